@@ -1,0 +1,1 @@
+"""lang_pz: language multi-agent reinforcement learning."""

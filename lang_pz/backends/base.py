@@ -1,0 +1,155 @@
+"""The interface every LLM backend implements.
+
+A backend turns one :class:`GenerationRequest` into one :class:`Generation`. Requests are
+plain, frozen data so that they can be hashed into a response-cache key; one set of
+generation-parameter names is used across backends (as in TorchRL's ``modules/llm``).
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+PromptFormat = Literal["chat", "completion"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. ``role`` is ``"system"``, ``"user"`` or ``"assistant"``."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """What to generate. Exactly one of ``messages`` (chat) or ``prompt`` (raw completion).
+
+    Attributes:
+        messages: chat messages, for chat-format requests.
+        prompt: raw prompt text, for completion-format requests.
+        max_tokens: upper bound on generated tokens (> 0).
+        temperature: sampling temperature (0 = greedy).
+        seed: sampling seed; ``None`` with ``temperature > 0`` makes the reply uncacheable.
+        json_schema: if given, the reply must be a JSON document matching this JSON Schema
+            (each backend sends it in the form its server accepts).
+        choices: if given, the reply must be exactly one of these strings (a grammar on
+            llama.cpp; a JSON-schema enum on OpenAI-compatible servers).
+        stop: stop sequences.
+    """
+
+    messages: tuple[Message, ...] | None = None
+    prompt: str | None = None
+    max_tokens: int = 64
+    temperature: float = 0.0
+    seed: int | None = 0
+    json_schema: dict[str, Any] | None = None
+    choices: tuple[str, ...] | None = None
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("GenerationRequest needs exactly one of messages= or prompt=")
+        if self.max_tokens <= 0:
+            raise ValueError(f"max_tokens must be > 0, got {self.max_tokens}")
+        if self.json_schema is not None and self.choices is not None:
+            raise ValueError("give json_schema= or choices=, not both")
+        if self.choices is not None and not self.choices:
+            raise ValueError("choices= must not be empty")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One reply.
+
+    Attributes:
+        text: the generated text (for ``choices`` requests: exactly one of the choices).
+        prompt_tokens: tokens in the prompt, as counted by the backend.
+        completion_tokens: tokens generated.
+        latency_s: wall-clock seconds of the call that produced it (0.0 when ``cached``).
+        cached: whether it came from the response cache.
+        model: the backend's model identifier.
+    """
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    model: str = ""
+
+
+@dataclass
+class TokenUsage:
+    """Running totals of one backend's calls (thread-safe to update via :meth:`add`)."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, g: Generation) -> None:
+        with self._lock:
+            self.calls += 1
+            self.cached_calls += int(g.cached)
+            self.prompt_tokens += g.prompt_tokens
+            self.completion_tokens += g.completion_tokens
+            self.latency_s += g.latency_s
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": round(self.latency_s, 3),
+        }
+
+
+class LLMBackend(ABC):
+    """Base class of LLM backends.
+
+    Subclasses implement :meth:`_generate`; :meth:`generate` adds the response cache and the
+    token accounting. ``prompt_format`` says which request form the model follows best
+    (policies build prompts accordingly).
+    """
+
+    model: str = ""
+    prompt_format: PromptFormat = "chat"
+
+    def __init__(self) -> None:
+        self.usage = TokenUsage()
+        self.cache: Any = None  # a lang_pz.backends.cache.ResponseCache or None
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Generate one reply; served from the cache when an identical request was made.
+
+        Raises:
+            BackendUnavailableError: the endpoint cannot be reached after retries.
+            BackendError: any other backend failure.
+        """
+        if self.cache is not None:
+            hit = self.cache.get(self.cache_identity(), request)
+            if hit is not None:
+                self.usage.add(hit)
+                return hit
+        gen = self._generate(request)
+        if self.cache is not None:
+            self.cache.put(self.cache_identity(), request, gen)
+        self.usage.add(gen)
+        return gen
+
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything about the backend (not the request) that shapes the answer."""
+        return {"backend": type(self).__name__, "model": self.model}
+
+    @abstractmethod
+    def _generate(self, request: GenerationRequest) -> Generation:
+        """Call the model. Must honour every field of ``request``."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (model weights, HTTP clients)."""

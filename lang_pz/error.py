@@ -1,0 +1,68 @@
+"""Every error lang_pz raises on purpose.
+
+One module, one base class (:class:`LangPZError`), modelled on ``gymnasium.error``: each
+message names the offending value and says how to fix it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LangPZError(Exception):
+    """Base class of every error lang_pz raises on purpose."""
+
+
+class UnknownEnvironmentError(LangPZError, KeyError):
+    """``lang_pz.make`` was given an id that is not registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidKwargError(LangPZError, TypeError):
+    """An environment constructor was given a keyword argument it does not accept, or a bad value."""
+
+
+class DependencyNotInstalled(LangPZError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+class ActionParseError(LangPZError, ValueError):
+    """Text could not be parsed into an action of the environment's action space.
+
+    Attributes:
+        text: the raw text that failed to parse (may be any string).
+        reason: a short, human-readable reason.
+    """
+
+    def __init__(self, text: Any, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        shown = repr(text) if len(repr(text)) <= 200 else repr(text)[:197] + "..."
+        super().__init__(f"could not parse action from {shown}: {reason}")
+
+
+class BackendError(LangPZError, RuntimeError):
+    """An LLM backend failed (unreachable endpoint, bad reply, exhausted retries)."""
+
+
+class BackendUnavailableError(BackendError, ConnectionError):
+    """The LLM endpoint could not be reached after the configured retries."""
+
+
+class SchemaValidationError(LangPZError, ValueError):
+    """An LLM reply did not validate against the schema it was asked for, after all retries.
+
+    Attributes:
+        raw: the last raw reply text.
+        errors: the validation error messages of each attempt, oldest first.
+    """
+
+    def __init__(self, what: str, raw: str, errors: list[str]) -> None:
+        self.raw = raw
+        self.errors = errors
+        super().__init__(
+            f"{what}: reply did not validate after {len(errors)} attempt(s); "
+            f"last error: {errors[-1] if errors else '?'}; last reply: {raw[:300]!r}"
+        )

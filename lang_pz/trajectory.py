@@ -1,0 +1,152 @@
+"""Trajectories: what happened in an episode, recorded as JSONL as it happens.
+
+One JSON object per line, each with a ``"type"``:
+
+- ``"agent_step"`` (one per agent decision): ``episode``, ``step``, ``agent``,
+  ``observation`` (the text the agent saw), ``raw_output`` (the policy's text),
+  ``action`` (the parsed environment action, JSON-able), ``parse_error`` (``null`` or the
+  reason), ``reward`` (reward the agent received for this step), ``prompt_tokens``,
+  ``completion_tokens``, ``latency_s``.
+- ``"state"`` (one per environment step, before the agents act): ``episode``, ``step``,
+  ``text`` — a rendering of the global state. Only the centralised critic reads it
+  (centralised training, decentralised execution); policies never see it.
+- ``"episode_end"``: ``episode``, ``seed``, ``returns`` (agent -> return), ``steps``.
+
+Every line is flushed when written, so a crash or kill loses at most the step in flight.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+
+@dataclass
+class AgentStep:
+    """One agent decision. See the module docstring for the fields."""
+
+    episode: int
+    step: int
+    agent: str
+    observation: str
+    raw_output: str
+    action: Any
+    parse_error: str | None
+    reward: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
+@dataclass
+class Trajectory:
+    """One episode in memory: the agents' steps, the global state per step and the returns.
+
+    Attributes:
+        episode: episode index within its run.
+        seed: the ``reset`` seed.
+        steps: agent steps in the order they happened.
+        states: step index -> global state text (critic only).
+        returns: agent -> undiscounted episode return.
+    """
+
+    episode: int
+    seed: int | None
+    steps: list[AgentStep] = field(default_factory=list)
+    states: dict[int, str] = field(default_factory=dict)
+    returns: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def agents(self) -> list[str]:
+        """Agents that acted, in order of first appearance."""
+        return list(dict.fromkeys(s.agent for s in self.steps))
+
+    @property
+    def team_return(self) -> float:
+        """Sum of the agents' returns."""
+        return float(sum(self.returns.values()))
+
+    def agent_steps(self, agent: str) -> list[AgentStep]:
+        return [s for s in self.steps if s.agent == agent]
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+class TrajectoryWriter:
+    """Append trajectory records to a JSONL file, flushing every line.
+
+    Args:
+        path: file to append to (parent folders are created).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: IO[str] = self.path.open("a", encoding="utf-8")
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._f.write(json.dumps(_jsonable(record)) + "\n")
+        self._f.flush()
+
+    def state(self, episode: int, step: int, text: str) -> None:
+        self._write({"type": "state", "episode": episode, "step": step, "text": text})
+
+    def agent_step(self, s: AgentStep) -> None:
+        self._write({"type": "agent_step", **asdict(s)})
+
+    def episode_end(self, episode: int, seed: int | None, returns: dict[str, float], steps: int) -> None:
+        self._write(
+            {"type": "episode_end", "episode": episode, "seed": seed, "returns": returns, "steps": steps}
+        )
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_trajectories(path: str | Path) -> list[Trajectory]:
+    """Read every episode of a JSONL trajectory file, including an unfinished last one.
+
+    A truncated last line (a write cut by a kill) is skipped.
+    """
+    return list(_iter_trajectories(Path(path).read_text(encoding="utf-8").splitlines()))
+
+
+def _iter_trajectories(lines: Iterable[str]) -> Iterator[Trajectory]:
+    by_ep: dict[int, Trajectory] = {}
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        ep = int(rec["episode"])
+        traj = by_ep.setdefault(ep, Trajectory(episode=ep, seed=None))
+        kind = rec.pop("type")
+        if kind == "agent_step":
+            traj.steps.append(AgentStep(**rec))
+        elif kind == "state":
+            traj.states[int(rec["step"])] = rec["text"]
+        elif kind == "episode_end":
+            traj.seed = rec["seed"]
+            traj.returns = {k: float(v) for k, v in rec["returns"].items()}
+    yield from by_ep.values()
