@@ -1,0 +1,132 @@
+"""Adapters: how one environment's agents see and act in text.
+
+A :class:`LanguageAdapter` holds every environment-specific choice of a language wrapper
+(observation text, action words, parsing, fallback, the critic's global-state text). The
+base class is generic: it works for any environment whose spaces :mod:`lang_pz.text.codec`
+handles (Discrete, MultiDiscrete, Box, Dict), so wrapping a new environment needs no
+adapter. Environment-specific adapters (``lang_pz.envs``) override single hooks to give
+better text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from lang_pz.text import codec
+
+
+def _space(space_or_fn: Any, agent: str | None) -> spaces.Space[Any]:
+    # PettingZoo exposes spaces as methods of the agent; Gymnasium as attributes.
+    return space_or_fn(agent) if callable(space_or_fn) else space_or_fn
+
+
+class LanguageAdapter:
+    """Generic text interface for an environment, built from its spaces.
+
+    Args:
+        action_names: words for the actions of a Discrete action space, index order
+            (default: the integers). One list for every agent.
+        describe_agent: whether observation text starts with ``"You are <agent>."``.
+
+    Hooks take the wrapped (inner) environment ``env``, the ``agent`` id (``None`` for
+    Gymnasium environments) and that agent's own raw ``observation`` and ``info`` only:
+    execution is decentralised. Only :meth:`state_text` sees every agent.
+    """
+
+    def __init__(self, action_names: Sequence[str] | None = None, *, describe_agent: bool = True) -> None:
+        self.action_names = list(action_names) if action_names is not None else None
+        self.describe_agent = describe_agent
+
+    # -- spaces -------------------------------------------------------------------------
+    def action_space(self, env: Any, agent: str | None) -> spaces.Space[Any]:
+        """The inner environment's action space for ``agent``."""
+        return _space(env.action_space, agent)
+
+    def observation_space(self, env: Any, agent: str | None) -> spaces.Space[Any]:
+        """The inner environment's observation space for ``agent``."""
+        return _space(env.observation_space, agent)
+
+    # -- observations -------------------------------------------------------------------
+    def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
+        """What the agent sees, as text (without the action line).
+
+        Default: the observation rendered by :func:`lang_pz.text.codec.render_value`; for the
+        PettingZoo ``{"observation", "action_mask"}`` convention, only ``"observation"``.
+        """
+        space = self.observation_space(env, agent)
+        if isinstance(space, spaces.Dict) and "action_mask" in space.spaces and "observation" in space.spaces:
+            body = codec.render_value(space["observation"], observation["observation"])
+        else:
+            body = codec.render_value(space, observation)
+        prefix = f"You are {agent}.\n" if self.describe_agent and agent is not None else ""
+        return f"{prefix}Observation: {body}"
+
+    def render(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
+        """The full observation text: :meth:`observation_text` then the action line."""
+        space = self.action_space(env, agent)
+        legal = self.legal_actions(env, agent, observation, info)
+        line = codec.describe_action_space(space, self.action_names, legal)
+        return f"{self.observation_text(env, agent, observation)}\n{line}"
+
+    # -- actions ------------------------------------------------------------------------
+    def action_mask(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> np.ndarray | None:
+        """The legal-action mask (PettingZoo convention: in the observation dict or in info)."""
+        if isinstance(observation, Mapping) and "action_mask" in observation:
+            return np.asarray(observation["action_mask"])
+        if "action_mask" in info:
+            return np.asarray(info["action_mask"])
+        return None
+
+    def uses_action_mask(self, env: Any, agent: str | None) -> bool:
+        """Whether legal actions depend on the state (an ``action_mask`` in the observation)."""
+        space = self.observation_space(env, agent)
+        return isinstance(space, spaces.Dict) and "action_mask" in space.spaces
+
+    def legal_actions(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> list[str] | None:
+        """Action words the agent may use now (Discrete spaces), else ``None``."""
+        space = self.action_space(env, agent)
+        if not isinstance(space, spaces.Discrete):
+            return None
+        vocab = codec.action_vocabulary(space, self.action_names)
+        mask = self.action_mask(env, agent, observation, info)
+        if mask is None:
+            return vocab
+        return [vocab[i] for i in np.flatnonzero(mask)]
+
+    def action_range(self, env: Any, agent: str | None) -> list[float] | None:
+        """``[low, high]`` for a one-number Box action space, else ``None``."""
+        space = self.action_space(env, agent)
+        if isinstance(space, spaces.Box) and int(np.prod(space.shape)) == 1:
+            return [float(np.ravel(space.low)[0]), float(np.ravel(space.high)[0])]
+        return None
+
+    def parse(self, env: Any, agent: str | None, text: str, observation: Any, info: Mapping[str, Any]) -> Any:
+        """Parse ``text`` into an inner-environment action.
+
+        Raises:
+            ActionParseError: the text does not name a legal action.
+        """
+        mask = self.action_mask(env, agent, observation, info)
+        return codec.parse_action(self.action_space(env, agent), text, names=self.action_names, mask=mask)
+
+    def fallback(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> Any:
+        """The action applied when text does not parse (see :func:`lang_pz.text.codec.fallback_action`)."""
+        return codec.fallback_action(self.action_space(env, agent), self.action_mask(env, agent, observation, info))
+
+    def action_text(self, env: Any, agent: str | None, action: Any) -> str:
+        """The text that :meth:`parse` maps back to ``action`` (for logs and scripted policies)."""
+        space = self.action_space(env, agent)
+        if isinstance(space, spaces.Discrete):
+            return codec.action_vocabulary(space, self.action_names)[int(action) - int(space.start)]
+        return codec.render_value(space, action)
+
+    # -- centralised critic only --------------------------------------------------------
+    def state_text(self, env: Any, observations: Mapping[str, Any]) -> str:
+        """Global state for the centralised critic. Default: every agent's observation text."""
+        return "\n".join(
+            f"[{agent}] {self.observation_text(env, agent, obs)}" for agent, obs in observations.items()
+        )

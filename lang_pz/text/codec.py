@@ -1,0 +1,225 @@
+"""Generic text rendering and action parsing for Gymnasium spaces.
+
+Supports ``Discrete``, ``MultiDiscrete``, ``Box`` and ``Dict`` spaces, so any PettingZoo or
+Gymnasium environment can be given a text interface without an adapter of its own.
+
+Parsing rules (:func:`parse_action`), applied in order:
+
+1. A JSON object ``{"action": ...}`` is unwrapped to its ``"action"`` value.
+2. Discrete: the whole reply, stripped of white space, quotes and trailing punctuation,
+   equal (case-insensitively) to one action word; else the last ``action: WORD``;
+   else the single action word mentioned as a whole word anywhere. Mentions of two
+   different words are ambiguous and fail.
+3. Box / MultiDiscrete: the numbers in the reply, which must be exactly as many as the
+   space has elements, finite and within bounds (integers for MultiDiscrete).
+4. Dict: a JSON object with one entry per sub-space, each parsed by these rules.
+
+A parse failure raises :class:`lang_pz.error.ActionParseError`; it never crashes otherwise,
+whatever the string (property-tested with hypothesis).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from lang_pz.error import ActionParseError
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_STRIP = " \t\r\n\"'`.,;:!?()[]{}<>*"
+_MAX_VECTOR_RENDER = 64
+
+
+def action_vocabulary(space: spaces.Discrete, names: Sequence[str] | None = None) -> list[str]:
+    """The words that name each action of a Discrete space: ``names`` or the integers.
+
+    Raises:
+        ValueError: if ``names`` has the wrong length or repeats a word.
+    """
+    n = int(space.n)
+    if names is None:
+        return [str(int(space.start) + i) for i in range(n)]
+    names = [str(x) for x in names]
+    if len(names) != n:
+        raise ValueError(f"{len(names)} action names given for Discrete({n}): {names}")
+    if len({x.lower() for x in names}) != n:
+        raise ValueError(f"action names must be distinct (case-insensitively): {names}")
+    return names
+
+
+def _fmt(x: float) -> str:
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{float(x):.3g}"
+
+
+def render_value(space: spaces.Space[Any], value: Any) -> str:
+    """Render a value of ``space`` as compact text.
+
+    Discrete and MultiDiscrete values become integers; Box values become numbers with 3
+    significant digits (arrays over 64 elements are summarised by shape, min, mean and max);
+    Dict values become ``key: value`` lines. Other spaces fall back to ``str(value)``.
+    """
+    if isinstance(space, spaces.Discrete):
+        return str(int(value))
+    if isinstance(space, spaces.Dict):
+        return "\n".join(f"{k}: {render_value(space[k], value[k])}" for k in space.spaces)
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        arr = np.asarray(value)
+        if arr.size > _MAX_VECTOR_RENDER:
+            return (
+                f"array of shape {tuple(arr.shape)} (min {_fmt(arr.min())}, "
+                f"mean {_fmt(arr.mean())}, max {_fmt(arr.max())})"
+            )
+        if arr.ndim == 0:
+            return _fmt(arr.item())
+        return "[" + ", ".join(_fmt(v) for v in arr.ravel()) + "]"
+    return str(value)
+
+
+def describe_action_space(
+    space: spaces.Space[Any], names: Sequence[str] | None = None, legal: Sequence[str] | None = None
+) -> str:
+    """One line telling an agent how to write an action of ``space``."""
+    if isinstance(space, spaces.Discrete):
+        words = list(legal) if legal is not None else action_vocabulary(space, names)
+        return "Actions: " + ", ".join(words)
+    if isinstance(space, spaces.Box):
+        lo, hi = np.broadcast_to(space.low, space.shape), np.broadcast_to(space.high, space.shape)
+        if space.shape in ((), (1,)):
+            return f"Action: a number from {_fmt(lo.ravel()[0])} to {_fmt(hi.ravel()[0])}"
+        return (
+            f"Action: {int(np.prod(space.shape))} numbers, each from "
+            f"{_fmt(lo.min())} to {_fmt(hi.max())}, e.g. [{', '.join(_fmt(v) for v in lo.ravel())}]"
+        )
+    if isinstance(space, spaces.MultiDiscrete):
+        return "Action: integers " + ", ".join(f"0-{int(n) - 1}" for n in np.ravel(space.nvec))
+    if isinstance(space, spaces.Dict):
+        return "Action: a JSON object with keys " + ", ".join(
+            f"{k} ({describe_action_space(s)})" for k, s in space.spaces.items()
+        )
+    raise TypeError(f"no text form for action space {space}")
+
+
+def _unwrap_json(text: str) -> str:
+    s = text.strip()
+    if s.startswith("{") and s.endswith("}"):
+        try:
+            obj = json.loads(s)
+        except (ValueError, RecursionError):
+            return text
+        if isinstance(obj, dict) and "action" in obj:
+            v = obj["action"]
+            return v if isinstance(v, str) else json.dumps(v)
+    return text
+
+
+def _parse_discrete(text: str, vocab: list[str]) -> int:
+    lowered = [w.lower() for w in vocab]
+    s = text.strip(_STRIP).lower()
+    if s in lowered:
+        return lowered.index(s)
+    alternation = "|".join(re.escape(w) for w in sorted(lowered, key=len, reverse=True))
+    word = rf"(?<![\w-])({alternation})(?![\w-])"
+    marked = re.findall(rf"action\s*[:=]\s*[\"'`*]*{word}", text, flags=re.IGNORECASE)
+    if marked:
+        return lowered.index(marked[-1].lower())
+    found = {m.lower() for m in re.findall(word, text, flags=re.IGNORECASE)}
+    if len(found) == 1:
+        return lowered.index(found.pop())
+    if not found:
+        raise ActionParseError(text, f"no action word found; expected one of {vocab}")
+    raise ActionParseError(
+        text, f"ambiguous: mentions {sorted(found)}; reply with exactly one of {vocab}"
+    )
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(m) for m in _NUMBER.findall(text)]
+
+
+def parse_action(
+    space: spaces.Space[Any],
+    text: str,
+    *,
+    names: Sequence[str] | None = None,
+    mask: np.ndarray | None = None,
+) -> Any:
+    """Parse ``text`` into an action of ``space`` (rules in the module docstring).
+
+    Args:
+        space: the environment's action space.
+        text: any string.
+        names: words for the actions of a Discrete space (default: the integers).
+        mask: legal-action mask of a Discrete space (1 = legal).
+
+    Returns:
+        ``int`` for Discrete, ``np.ndarray`` of the space's dtype for Box/MultiDiscrete,
+        ``dict`` for Dict.
+
+    Raises:
+        ActionParseError: the text names no valid action, is ambiguous, out of range or
+            illegal under ``mask``. Carries the raw text.
+        TypeError: the space is of a kind this parser does not handle.
+    """
+    if not isinstance(text, str):
+        raise ActionParseError(text, f"expected a str action, got {type(text).__name__}")
+    text = _unwrap_json(text)
+    if isinstance(space, spaces.Discrete):
+        vocab = action_vocabulary(space, names)
+        idx = _parse_discrete(text, vocab)
+        if mask is not None and not mask[idx]:
+            legal = [vocab[i] for i in np.flatnonzero(mask)]
+            raise ActionParseError(text, f"{vocab[idx]!r} is not legal now; legal: {legal}")
+        return int(space.start) + idx
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete)):
+        want = int(np.prod(space.shape))
+        nums = _numbers(text)
+        if len(nums) != want:
+            raise ActionParseError(text, f"expected {want} number(s), found {len(nums)}")
+        if not all(math.isfinite(x) for x in nums):
+            raise ActionParseError(text, "numbers must be finite")
+        arr = np.asarray(nums, dtype=np.float64).reshape(space.shape)
+        if isinstance(space, spaces.MultiDiscrete):
+            if not np.all(arr == np.round(arr)):
+                raise ActionParseError(text, "expected integers")
+            arr = arr.astype(space.dtype)
+        else:
+            arr = arr.astype(space.dtype)
+        if not space.contains(arr):
+            raise ActionParseError(text, f"out of range: {describe_action_space(space)}")
+        return arr
+    if isinstance(space, spaces.Dict):
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError):
+            raise ActionParseError(text, "expected a JSON object") from None
+        if not isinstance(obj, dict) or set(obj) != set(space.spaces):
+            raise ActionParseError(text, f"expected a JSON object with keys {list(space.spaces)}")
+        return {k: parse_action(s, json.dumps(obj[k]) if not isinstance(obj[k], str) else obj[k])
+                for k, s in space.spaces.items()}
+    raise TypeError(f"no text parser for action space {space}")
+
+
+def fallback_action(space: spaces.Space[Any], mask: np.ndarray | None = None) -> Any:
+    """The documented default action used when text does not parse.
+
+    Discrete: the first legal action under ``mask`` (else the first action); Box: zero
+    clipped into the bounds; MultiDiscrete: zeros; Dict: the fallback of each sub-space.
+    """
+    if isinstance(space, spaces.Discrete):
+        idx = int(np.flatnonzero(mask)[0]) if mask is not None and np.any(mask) else 0
+        return int(space.start) + idx
+    if isinstance(space, spaces.Box):
+        return np.clip(np.zeros(space.shape), space.low, space.high).astype(space.dtype)
+    if isinstance(space, spaces.MultiDiscrete):
+        return np.zeros(space.shape, dtype=space.dtype)
+    if isinstance(space, spaces.Dict):
+        return {k: fallback_action(s) for k, s in space.spaces.items()}
+    raise TypeError(f"no fallback action for action space {space}")

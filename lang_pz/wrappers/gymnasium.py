@@ -1,0 +1,59 @@
+"""Language wrapper for single-agent Gymnasium environments."""
+
+from __future__ import annotations
+
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH, text_observation_space, text_space
+from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
+
+
+class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConstructorArgs):
+    """The single-agent counterpart of the PettingZoo language wrappers; passes ``check_env``.
+
+    Observation ``Dict({"text": Text})``, action ``Text``; ``info`` gains the same keys as
+    :class:`lang_pz.wrappers.LanguageAECWrapper`. Adapter hooks receive ``agent=None``.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        adapter: LanguageAdapter | None = None,
+        *,
+        strict: bool = False,
+        observation_max_length: int = OBSERVATION_MAX_LENGTH,
+        action_max_length: int = ACTION_MAX_LENGTH,
+    ) -> None:
+        RecordConstructorArgs.__init__(
+            self, adapter=adapter, strict=strict,
+            observation_max_length=observation_max_length, action_max_length=action_max_length,
+        )
+        gym.Wrapper.__init__(self, env)
+        self.adapter = adapter if adapter is not None else LanguageAdapter()
+        self.strict = strict
+        self.observation_max_length = observation_max_length
+        self.observation_space = text_observation_space(observation_max_length)
+        self.action_space = text_space(action_max_length)
+        self._raw_obs: Any = None
+        self._raw_info: dict[str, Any] = {}
+
+    def _wrap(self, obs: Any, info: dict[str, Any], action_info: dict[str, Any] | None):
+        self._raw_obs, self._raw_info = obs, info
+        text = observation_dict(self.adapter, self.env, None, obs, info, self.observation_max_length)
+        return text, agent_info(self.adapter, self.env, None, obs, info, action_info)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._wrap(obs, info, None)
+
+    def step(self, action: Any) -> tuple[dict[str, str], SupportsFloat, bool, bool, dict[str, Any]]:
+        inner, action_info = decode_action(
+            self.adapter, self.env, None, action, self._raw_obs, self._raw_info, strict=self.strict
+        )
+        obs, reward, terminated, truncated, info = self.env.step(inner)
+        text, info = self._wrap(obs, info, action_info)
+        return text, reward, terminated, truncated, info

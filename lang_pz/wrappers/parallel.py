@@ -1,0 +1,80 @@
+"""Language wrapper for PettingZoo parallel environments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
+
+from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH, text_observation_space, text_space
+from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
+
+
+class LanguageParallelWrapper(BaseParallelWrapper):
+    """Make a parallel environment speak text: observations ``{"text": str}``, actions ``str``.
+
+    Overrides ``reset`` and ``step``; the result is still a ``ParallelEnv`` that passes
+    ``pettingzoo.test.parallel_api_test``. Arguments, spaces and ``infos`` entries are those
+    of :class:`lang_pz.wrappers.LanguageAECWrapper`.
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        adapter: LanguageAdapter | None = None,
+        *,
+        strict: bool = False,
+        observation_max_length: int = OBSERVATION_MAX_LENGTH,
+        action_max_length: int = ACTION_MAX_LENGTH,
+    ) -> None:
+        super().__init__(env)
+        self.adapter = adapter if adapter is not None else LanguageAdapter()
+        self.strict = strict
+        self.observation_max_length = observation_max_length
+        self._observation_spaces = {a: text_observation_space(observation_max_length) for a in env.possible_agents}
+        self._action_spaces = {a: text_space(action_max_length) for a in env.possible_agents}
+        self._raw_obs: dict[str, Any] = {}
+        self._raw_infos: dict[str, dict[str, Any]] = {}
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._action_spaces[agent]
+
+    def _wrap(self, obs: dict[str, Any], infos: dict[str, Any],
+              action_infos: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+        self._raw_obs = {**self._raw_obs, **obs}
+        self._raw_infos = {**self._raw_infos, **infos}
+        text = {
+            a: observation_dict(self.adapter, self.env, a, o, infos.get(a, {}), self.observation_max_length)
+            for a, o in obs.items()
+        }
+        info = {
+            a: agent_info(self.adapter, self.env, a, obs.get(a), i, action_infos.get(a))
+            for a, i in infos.items()
+        }
+        return text, info
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        self._raw_obs, self._raw_infos = {}, {}
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return self._wrap(obs, infos, {})
+
+    def step(self, actions: dict[str, Any]):
+        inner, action_infos = {}, {}
+        for agent, text in actions.items():
+            inner[agent], action_infos[agent] = decode_action(
+                self.adapter, self.env, agent, text, self._raw_obs.get(agent),
+                self._raw_infos.get(agent, {}), strict=self.strict,
+            )
+        obs, rewards, terminations, truncations, infos = self.env.step(inner)
+        text, info = self._wrap(obs, infos, action_infos)
+        return text, dict(rewards), terminations, truncations, info
+
+    def state_text(self) -> str:
+        """Global state as text, for a centralised critic only (never give it to policies)."""
+        return self.adapter.state_text(self.env, {a: self._raw_obs[a] for a in self.env.agents if a in self._raw_obs})
