@@ -1,0 +1,110 @@
+"""The policy interface: an observation (and its ``info``) in, one action string out.
+
+A policy acts from its *own* observation only (decentralised execution, as in CTDE; see
+LangMARL, "centralised language critic, decentralised language policies"). A plain
+PettingZoo loop can therefore do::
+
+    actions = {a: policies[a](obs[a], infos[a]) for a in env.agents}
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lang_pz.error import LangPZError
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of a policy.
+
+    Attributes:
+        action: the action text handed to the environment (its action wrapper parses it).
+        raw_output: what the model produced, verbatim (for the trajectory record).
+        prompt_tokens: prompt tokens spent on this decision (0 for non-LLM policies).
+        completion_tokens: generated tokens.
+        latency_s: wall-clock seconds of the decision.
+    """
+
+    action: str
+    raw_output: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
+class Policy(ABC):
+    """Base class of every policy.
+
+    Subclasses implement :meth:`decide`; calling the policy returns ``decide(...).action``.
+    """
+
+    @abstractmethod
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        """Choose an action.
+
+        Args:
+            observation: the agent's own observation, ``{"text": str}`` or the text itself.
+            info: the agent's ``info`` dict; ``"legal_actions"`` (list of str) for a finite
+                action set, ``"action_range"`` (``[low, high]``) for a 1-D continuous one.
+
+        Returns:
+            The :class:`Decision`.
+        """
+
+    def __call__(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> str:
+        """Return ``self.decide(observation, info).action``."""
+        return self.decide(observation, info).action
+
+
+def observation_text(observation: Mapping[str, Any] | str) -> str:
+    """The text of an observation given as ``{"text": str}`` or as a plain string.
+
+    Raises:
+        LangPZError: the observation is neither a string nor a mapping with a ``"text"`` str.
+    """
+    if isinstance(observation, str):
+        return observation
+    if isinstance(observation, Mapping) and isinstance(observation.get("text"), str):
+        return observation["text"]
+    shown = repr(observation)
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    raise LangPZError(
+        f"observation must be a str or a mapping with a 'text' str, got {shown}; "
+        "wrap the environment with lang_pz's text observation wrapper"
+    )
+
+
+def legal_actions(info: Mapping[str, Any] | None) -> tuple[str, ...] | None:
+    """``info["legal_actions"]`` as a tuple of str, or ``None`` when absent.
+
+    Raises:
+        LangPZError: ``legal_actions`` is present but empty.
+    """
+    if not info or info.get("legal_actions") is None:
+        return None
+    acts = tuple(str(a) for a in info["legal_actions"])
+    if not acts:
+        raise LangPZError("info['legal_actions'] is empty: the agent has no action to take")
+    return acts
+
+
+def action_range(info: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """``info["action_range"]`` as ``(low, high)`` floats, or ``None`` when absent.
+
+    Raises:
+        LangPZError: the range is not two numbers with ``low <= high``.
+    """
+    if not info or info.get("action_range") is None:
+        return None
+    rng = info["action_range"]
+    try:
+        low, high = (float(x) for x in rng)
+    except (TypeError, ValueError) as e:
+        raise LangPZError(f"info['action_range'] must be [low, high], got {rng!r}") from e
+    if not low <= high:
+        raise LangPZError(f"info['action_range'] must have low <= high, got {rng!r}")
+    return low, high

@@ -1,0 +1,202 @@
+"""A text policy executed by an LLM: the policy's parameter is a string, ``policy.policy``.
+
+In LangMARL each agent's policy is a natural-language instruction that the centralised
+critic's credits and the optimiser's "language gradient" rewrite between episodes; at run
+time each agent acts from its *own* observation only (centralised training, decentralised
+execution).
+
+How the instruction is shown to the model matters more than what it says for small models:
+the embedded SmolLM2-135M ignores an instruction given as a chat system message, but follows
+an *unconditional* one placed inline in a raw completion prompt after two worked examples
+(measured; see ``/work/shared/GUIDE.md`` and :func:`lang_pz.policies.adherence.measure_adherence`).
+So the prompt form follows ``backend.prompt_format`` unless overridden:
+
+- ``"chat"``: a system message holding the policy, a user message holding the observation.
+- ``"completion"``: a raw prompt of ``Policy: / Observation: / Action:`` blocks: two worked
+  examples from an unrelated toy situation (a robot and a lamp; different actions, each
+  obviously following its policy), then the real policy and observation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from lang_pz.backends.base import GenerationRequest, LLMBackend, Message
+from lang_pz.error import BackendError
+from lang_pz.policies.base import Decision, Policy, action_range, legal_actions, observation_text
+
+PromptFormat = Literal["chat", "completion"]
+
+#: Worked examples for a finite action set. Toy situation unrelated to any real task; the
+#: two examples pick different actions, each the one its policy names.
+CHOICE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Always turn left.",
+        "You are a robot in a hallway. A door is 3 m ahead. A lamp is on your right.\n"
+        "Actions: left, right, wait",
+        "left",
+    ),
+    (
+        "Always wait.",
+        "You are a robot in a hallway. A wall is 1 m to your left. A cat is behind you.\n"
+        "Actions: left, right, wait",
+        "wait",
+    ),
+)
+
+#: Worked examples for a 1-D continuous action (a number in a range).
+NUMBER_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Always set the dial to 7.",
+        "You are a robot next to a dial. The dial shows 2. A lamp is on your right.\n"
+        "Actions: a number from 0 to 10",
+        "7",
+    ),
+    (
+        "Always turn the dial to the lowest value.",
+        "You are a robot next to a dial. The dial shows 9. A cat is behind you.\n"
+        "Actions: a number from 0 to 10",
+        "0",
+    ),
+)
+
+#: Worked examples for free-text actions.
+TEXT_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Always say hello.",
+        "You are a robot at a door. A visitor is waiting.",
+        "hello",
+    ),
+    (
+        "Always answer with the colour of the lamp.",
+        "You are a robot in a hallway. The lamp is green.",
+        "green",
+    ),
+)
+
+COMPLETION_HEADER = "Each robot does exactly what its policy says.\n\n"
+
+
+def _fmt_number(x: float) -> str:
+    return f"{x:g}"
+
+
+class LLMPolicy(Policy):
+    """A policy whose parameter is a natural-language instruction executed by an LLM.
+
+    Args:
+        policy: the instruction (public and editable: the optimiser rewrites it).
+        backend: the LLM backend.
+        prompt_format: ``"chat"`` or ``"completion"``; ``None`` uses ``backend.prompt_format``.
+        max_tokens: bound on generated tokens (numbers and free text).
+        temperature: sampling temperature (0 = greedy).
+        seed: sampling seed.
+
+    With ``info["legal_actions"]`` the request carries ``choices`` (the reply is exactly one
+    of them); with ``info["action_range"]`` the model is asked for a number and the text is
+    returned for the environment's action wrapper to parse; otherwise free text (one line,
+    bounded by ``max_tokens``).
+    """
+
+    def __init__(
+        self,
+        policy: str,
+        backend: LLMBackend,
+        *,
+        prompt_format: PromptFormat | None = None,
+        max_tokens: int = 16,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        if prompt_format not in (None, "chat", "completion"):
+            raise ValueError(f"prompt_format must be 'chat', 'completion' or None, got {prompt_format!r}")
+        if max_tokens <= 0:
+            raise ValueError(f"max_tokens must be > 0, got {max_tokens}")
+        self.policy = policy
+        self.backend = backend
+        self._prompt_format = prompt_format
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+
+    @property
+    def prompt_format(self) -> PromptFormat:
+        """The prompt form in use (the override, else the backend's)."""
+        return self._prompt_format or self.backend.prompt_format
+
+    def __repr__(self) -> str:
+        return f"LLMPolicy(policy={self.policy!r}, backend={type(self.backend).__name__}, prompt_format={self.prompt_format!r})"
+
+    # -- prompt building -------------------------------------------------------------------
+
+    def build_request(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> GenerationRequest:
+        """The request :meth:`decide` would send for this observation (public for inspection)."""
+        text = observation_text(observation).strip()
+        acts = legal_actions(info)
+        rng = action_range(info) if acts is None else None
+        if acts is not None:
+            kind, examples, ask = "choice", CHOICE_EXAMPLES, f"one of: {', '.join(acts)}"
+            text = _ensure_action_line(text, f"Actions: {', '.join(acts)}")
+        elif rng is not None:
+            lo, hi = _fmt_number(rng[0]), _fmt_number(rng[1])
+            kind, examples, ask = "number", NUMBER_EXAMPLES, f"a number from {lo} to {hi}"
+            text = _ensure_action_line(text, f"Actions: a number from {lo} to {hi}")
+        else:
+            kind, examples, ask = "text", TEXT_EXAMPLES, "a short action"
+        common: dict[str, Any] = {
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+        if kind == "choice":
+            common["choices"] = acts
+            common["max_tokens"] = max(self.max_tokens, 8)
+        else:
+            common["max_tokens"] = self.max_tokens
+            common["stop"] = ("\n",)
+        if self.prompt_format == "chat":
+            system = (
+                f"You control one agent. Your policy: {self.policy}\n"
+                f"Follow your policy. Reply with {ask} and nothing else."
+            )
+            return GenerationRequest(
+                messages=(Message("system", system), Message("user", text)), **common
+            )
+        blocks = [f"Policy: {p}\nObservation: {o}\nAction: {a}\n" for p, o, a in examples]
+        prompt = COMPLETION_HEADER + "\n".join(blocks) + f"\nPolicy: {self.policy}\nObservation: {text}\nAction:"
+        return GenerationRequest(prompt=prompt, **common)
+
+    # -- acting ----------------------------------------------------------------------------
+
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        """Ask the backend for one action.
+
+        Raises:
+            BackendError: a ``choices`` request came back with text outside the choices.
+        """
+        req = self.build_request(observation, info)
+        t0 = time.perf_counter()
+        gen = self.backend.generate(req)
+        latency = gen.latency_s if gen.latency_s else time.perf_counter() - t0
+        action = gen.text.strip()
+        if req.choices is not None and action not in req.choices:
+            raise BackendError(
+                f"{type(self.backend).__name__} answered {gen.text!r} to a choices request; "
+                f"expected one of {list(req.choices)}"
+            )
+        return Decision(
+            action=action,
+            raw_output=gen.text,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=gen.completion_tokens,
+            latency_s=latency,
+        )
+
+
+def _ensure_action_line(text: str, line: str) -> str:
+    """Append ``line`` unless the observation already ends with an ``Actions:`` line."""
+    last = text.rsplit("\n", 1)[-1].strip()
+    if last.lower().startswith("actions:"):
+        return text
+    return f"{text}\n{line}"

@@ -1,0 +1,47 @@
+"""A uniformly random policy: the baseline every learned policy must beat."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from lang_pz.error import LangPZError
+from lang_pz.policies.base import Decision, Policy, action_range, legal_actions
+
+
+class RandomPolicy(Policy):
+    """Uniform over ``info["legal_actions"]``, or uniform in ``info["action_range"]``.
+
+    Uses its own :class:`numpy.random.Generator`; never the global random state.
+
+    Args:
+        seed: seed of the generator (``None``: fresh OS entropy).
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        """Sample an action; the observation is ignored.
+
+        Raises:
+            LangPZError: ``info`` has neither ``"legal_actions"`` nor ``"action_range"``.
+        """
+        t0 = time.perf_counter()
+        acts = legal_actions(info)
+        if acts is not None:
+            action = acts[int(self.rng.integers(len(acts)))]
+        else:
+            rng = action_range(info)
+            if rng is None:
+                keys = sorted(info) if info else []
+                raise LangPZError(
+                    "RandomPolicy needs info['legal_actions'] (finite actions) or "
+                    f"info['action_range'] (1-D continuous action); info has keys {keys}"
+                )
+            action = f"{float(self.rng.uniform(rng[0], rng[1])):.3f}"
+        return Decision(action=action, raw_output=action, latency_s=time.perf_counter() - t0)

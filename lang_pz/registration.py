@@ -1,0 +1,133 @@
+"""The environment registry: ``register`` an id, ``make`` it, list it with ``registry``.
+
+Modelled on ``gymnasium.envs.registration``: ids are ``family/name-vN``; ``make`` suggests
+close ids for a typo, checks keyword arguments against the entry point's signature, and
+turns a missing optional dependency into an error that names the extra to install.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lang_pz.error import DependencyNotInstalled, InvalidKwargError, UnknownEnvironmentError
+
+Api = Literal["aec", "parallel", "gymnasium"]
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A registered language environment.
+
+    Attributes:
+        id: ``family/name-vN``.
+        entry_point: ``"module:function"``; the function takes ``api`` and keyword
+            arguments and returns the environment.
+        description: one line, shown by ``lang-pz envs``.
+        apis: the APIs it can be made in; the first is the default.
+        extra: the ``lang_pz`` extra that installs its optional dependencies, if any.
+        kwargs: default keyword arguments.
+        test_kwargs: keyword arguments that make compliance tests fast (e.g. fewer cycles).
+    """
+
+    id: str
+    entry_point: str
+    description: str
+    apis: tuple[Api, ...] = ("parallel", "aec")
+    extra: str | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    test_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def load(self) -> Callable[..., Any]:
+        """Import the entry point.
+
+        Raises:
+            DependencyNotInstalled: the entry point's module needs a missing package.
+        """
+        module, _, attr = self.entry_point.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ImportError as exc:
+            hint = f"pip install 'lang_pz[{self.extra}]'" if self.extra else "reinstall lang_pz"
+            raise DependencyNotInstalled(
+                f"{self.id} needs {exc.name or 'a missing package'}, which is not installed: {hint}"
+            ) from exc
+
+
+#: Every registered environment, by id.
+registry: dict[str, EnvSpec] = {}
+
+
+def register(spec: EnvSpec) -> None:
+    """Add ``spec`` to :data:`registry`.
+
+    Raises:
+        ValueError: the id is already registered.
+    """
+    if spec.id in registry:
+        raise ValueError(f"environment id {spec.id!r} is already registered")
+    registry[spec.id] = spec
+
+
+def spec(env_id: str) -> EnvSpec:
+    """The spec of ``env_id``.
+
+    Raises:
+        UnknownEnvironmentError: not registered; the message suggests close ids.
+    """
+    if env_id in registry:
+        return registry[env_id]
+    close = difflib.get_close_matches(env_id, list(registry), n=3, cutoff=0.4)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownEnvironmentError(
+        f"no environment {env_id!r} is registered.{hint} `lang-pz envs` lists them."
+    )
+
+
+def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
+    """Make a registered language environment.
+
+    Args:
+        env_id: a registered id, e.g. ``"butterfly/pistonball-v0"``.
+        api: ``"parallel"``, ``"aec"`` or ``"gymnasium"``; default: the env's first API.
+        **kwargs: passed to the environment (see ``lang-pz envs --verbose`` or its docstring).
+
+    Returns:
+        A PettingZoo ``ParallelEnv`` / ``AECEnv`` or a Gymnasium ``Env`` whose observations
+        are ``{"text": str}`` and whose actions are ``str``.
+
+    Raises:
+        UnknownEnvironmentError: unknown ``env_id`` (with "did you mean").
+        InvalidKwargError: an unknown keyword argument (with "did you mean") or an API the
+            environment does not support.
+        DependencyNotInstalled: an optional dependency is missing (names the extra).
+    """
+    s = spec(env_id)
+    chosen = api or s.apis[0]
+    if chosen not in s.apis:
+        raise InvalidKwargError(f"{env_id} supports api={list(s.apis)}, not api={chosen!r}")
+    fn = s.load()
+    params = inspect.signature(fn).parameters
+    valid = [p for p in params if p != "api"]
+    for key in kwargs:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidKwargError(
+                f"{env_id} got an unexpected keyword argument {key!r}.{hint} Valid: {', '.join(valid)}"
+            )
+    return fn(api=chosen, **{**s.kwargs, **kwargs})
+
+
+def kwargs_of(env_id: str) -> dict[str, Any]:
+    """The keyword arguments ``make(env_id)`` accepts, with their defaults."""
+    fn = spec(env_id).load()
+    return {
+        name: (p.default if p.default is not inspect.Parameter.empty else None)
+        for name, p in inspect.signature(fn).parameters.items()
+        if name != "api"
+    }
