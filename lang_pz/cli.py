@@ -1,0 +1,190 @@
+"""The ``lang-pz`` command: list environments, play episodes, train policies."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+import yaml
+
+app = typer.Typer(
+    help="lang_pz: language multi-agent RL on PettingZoo environments.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+KwOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--kw", help="environment keyword argument KEY=VALUE (repeatable), e.g. --kw n_pistons=5"),
+]
+
+
+def _parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. n_pistons=5)", param_hint="--kw")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def _fail(exc: Exception) -> None:
+    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def envs(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show keyword arguments")] = False) -> None:
+    """List the registered environment ids with a one-line description."""
+    import lang_pz
+    from lang_pz.registration import kwargs_of
+
+    for env_id, s in sorted(lang_pz.registry.items()):
+        typer.echo(f"{env_id:34s} [{'/'.join(s.apis)}] {s.description}")
+        if verbose:
+            try:
+                kws = kwargs_of(env_id)
+            except ImportError as exc:
+                typer.echo(f"{'':34s} (unavailable: {exc})")
+                continue
+            typer.echo(f"{'':34s} kwargs: " + ", ".join(f"{k}={v!r}" for k, v in kws.items()))
+
+
+POLICIES = ("llm", "random", "heuristic")
+
+
+@app.command()
+def play(
+    env_id: Annotated[str, typer.Argument(help="registered id, see `lang-pz envs`")],
+    kw: KwOption = None,
+    policy: Annotated[str, typer.Option(help="llm, random or heuristic (Pistonball only)")] = "llm",
+    policy_text: Annotated[str, typer.Option(help="the text policy every LLM agent gets")] = "Always push up.",
+    backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
+    episodes: Annotated[int, typer.Option(min=1)] = 1,
+    seed: Annotated[int, typer.Option(help="seed of the first episode")] = 0,
+    api: Annotated[Optional[str], typer.Option(help="parallel or aec (default: the env's)")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
+    show: Annotated[int, typer.Option(help="print the first N agent steps")] = 3,
+) -> None:
+    """Play episodes with one policy per agent and print the returns."""
+    import lang_pz
+    from lang_pz.error import LangPZError
+    from lang_pz.policies.base import Policy
+    from lang_pz.rollout import rollout
+    from lang_pz.trajectory import TrajectoryWriter
+
+    if policy not in POLICIES:
+        close = difflib.get_close_matches(policy, POLICIES, n=1)
+        _fail(ValueError(f"unknown --policy {policy!r}{f'; did you mean {close[0]!r}' if close else ''}; "
+                         f"choose one of {', '.join(POLICIES)}"))
+    try:
+        env = lang_pz.make(env_id, api=api, **_parse_kwargs(kw))  # type: ignore[arg-type]
+        if not hasattr(env, "possible_agents"):
+            _fail(ValueError(f"{env_id} is a single-agent Gymnasium env; `play` runs PettingZoo envs"))
+        policies: dict[str, Policy]
+        if policy == "llm":
+            from lang_pz.backends import make_backend
+            from lang_pz.policies.llm import LLMPolicy
+
+            llm = make_backend(backend)
+            policies = {a: LLMPolicy(policy_text, llm) for a in env.possible_agents}
+        elif policy == "random":
+            from lang_pz.policies.random import RandomPolicy
+
+            policies = {a: RandomPolicy(seed=seed + i) for i, a in enumerate(env.possible_agents)}
+        else:
+            from lang_pz.policies.scripted import PistonballHeuristic
+
+            if not env_id.startswith("butterfly/pistonball"):
+                _fail(ValueError("the heuristic policy is for butterfly/pistonball-v0 only"))
+            policies = {a: PistonballHeuristic() for a in env.possible_agents}
+        writer = TrajectoryWriter(out) if out else None
+        for k in range(episodes):
+            traj = rollout(env, policies, seed=seed + k, episode=k, writer=writer)
+            if k == 0:
+                for s in traj.steps[:show]:
+                    typer.echo(f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
+                               + (f"  (parse error: {s.parse_error})" if s.parse_error else ""))
+            rets = ", ".join(f"{a}={r:.1f}" for a, r in traj.returns.items())
+            typer.echo(f"episode {k} (seed {seed + k}): team return {traj.team_return:.1f} [{rets}]")
+        if writer:
+            writer.close()
+            typer.echo(f"trajectories: {out}")
+    except LangPZError as exc:
+        _fail(exc)
+
+
+@app.command()
+def train(
+    config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
+    env_id: Annotated[Optional[str], typer.Option("--env", help="environment id [default: butterfly/pistonball-v0]")] = None,
+    kw: KwOption = None,
+    iterations: Annotated[Optional[int], typer.Option(help="training iterations [default: 2]")] = None,
+    episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration [default: 1]")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="first episode seed [default: 0]")] = None,
+    initial_policy: Annotated[Optional[str], typer.Option(help="starting policy [default: 'Always push up.']")] = None,
+    backend: Annotated[Optional[str], typer.Option(help="actor backend [default: embedded]")] = None,
+    critic_backend: Annotated[Optional[str], typer.Option(help="critic backend [default: actor's]")] = None,
+    optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend [default: actor's]")] = None,
+    run_dir: Annotated[Optional[Path], typer.Option(help="run folder [default: runs/<time>]")] = None,
+) -> None:
+    """Train text policies: rollout -> centralised critic -> per-agent gradient -> update."""
+    from pydantic import ValidationError
+
+    from lang_pz.error import LangPZError
+    from lang_pz.training import TrainConfig
+    from lang_pz.training import train as run_training
+
+    fields: dict[str, Any] = {}
+    if config is not None:
+        if not config.exists():
+            _fail(FileNotFoundError(f"--config {config} does not exist"))
+        fields = yaml.safe_load(config.read_text()) or {}
+        if not isinstance(fields, dict):
+            _fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
+    overrides = {
+        "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
+        "initial_policy": initial_policy, "actor_backend": backend, "critic_backend": critic_backend,
+        "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None,
+    }
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    if kw:
+        fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **_parse_kwargs(kw)}
+    try:
+        cfg = TrainConfig(**fields)
+        result = run_training(cfg, progress=lambda msg: typer.echo(msg, err=True))
+    except (ValidationError, LangPZError) as exc:
+        _fail(exc)
+        return
+    _summary(result)
+
+
+def _summary(result: Any) -> None:
+    import difflib as dl
+
+    typer.echo(f"\nrun folder: {result.run_dir}")
+    typer.echo("iteration  mean team return  parse errors  critic failures  agents updated  LLM calls  seconds")
+    for m in result.metrics:
+        typer.echo(f"{m.iteration:9d}  {m.mean_team_return:16.1f}  {m.parse_error_rate:12.0%}  {m.critic_failures:15d}  "
+                   f"{len(m.updated_agents):14d}  {m.llm_calls:9d}  {m.seconds:7.1f}")
+    typer.echo("\nhow each policy changed:")
+    for agent, new in result.final_policies.items():
+        old = result.initial_policies[agent]
+        if old == new:
+            typer.echo(f"  {agent}: unchanged: {old!r}")
+        else:
+            ratio = dl.SequenceMatcher(None, old, new).ratio()
+            typer.echo(f"  {agent}: {old!r}\n  {' ' * len(agent)}  -> {new!r}  (similarity {ratio:.2f})")
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

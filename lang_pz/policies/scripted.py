@@ -1,0 +1,28 @@
+"""Scripted Pistonball heuristic: a classical baseline that reads the same text as an LLM.
+
+Rule (per piston, from its own observation text only): if the ball is to its right or out
+of view, go ``down`` (make room: the ball should roll down a slope towards the left wall);
+if the ball is above it or to its left, go ``up`` (lift the ball's right side).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from lang_pz.policies.base import Decision, Policy, observation_text
+
+_BALL_RIGHT = re.compile(r"Ball: \d+ px to your right")
+
+
+class PistonballHeuristic(Policy):
+    """Slope-making heuristic for ``butterfly/pistonball-v0`` (discrete actions)."""
+
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        text = observation_text(observation)
+        if "Ball: out of view" in text or _BALL_RIGHT.search(text):
+            action = "down"
+        else:
+            action = "up"
+        return Decision(action=action, raw_output=action)

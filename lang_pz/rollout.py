@@ -1,0 +1,145 @@
+"""Run episodes of a language environment with one policy per agent, recording trajectories.
+
+Execution is decentralised: each policy gets only its own agent's observation and info.
+The global state text (``env.state_text()``) is recorded for the centralised critic only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pettingzoo import AECEnv, ParallelEnv
+
+from lang_pz.policies.base import Decision, Policy
+from lang_pz.trajectory import AgentStep, Trajectory, TrajectoryWriter
+
+
+def _state_text(env: Any) -> str | None:
+    fn = getattr(env, "state_text", None)
+    return fn() if callable(fn) else None
+
+
+def _check_policies(env: Any, policies: Mapping[str, Policy]) -> None:
+    missing = [a for a in env.possible_agents if a not in policies]
+    if missing:
+        raise KeyError(
+            f"no policy for agent(s) {missing}; policies were given for {sorted(policies)} "
+            "(agent ids must match env.possible_agents)"
+        )
+
+
+def rollout(
+    env: ParallelEnv | AECEnv,
+    policies: Mapping[str, Policy],
+    *,
+    seed: int | None,
+    episode: int = 0,
+    writer: TrajectoryWriter | None = None,
+    max_workers: int | None = None,
+    on_step: Callable[[], None] | None = None,
+) -> Trajectory:
+    """Play one episode and return its trajectory (also appended to ``writer`` as it happens).
+
+    Args:
+        env: a language environment (parallel or AEC) from :func:`lang_pz.make` or a wrapper.
+        policies: agent id -> policy; must cover ``env.possible_agents``.
+        seed: the ``reset`` seed.
+        episode: index written into every record.
+        writer: if given, every record is written and flushed as soon as it is known.
+        max_workers: threads for concurrent decisions in parallel envs (default: one per
+            agent). Backends that cannot serve requests concurrently serialise them.
+        on_step: called after every environment step (e.g. to advance a progress bar).
+
+    Returns:
+        The :class:`lang_pz.trajectory.Trajectory`, ``returns`` summed per agent.
+
+    Raises:
+        KeyError: a possible agent has no policy.
+    """
+    _check_policies(env, policies)
+    traj = Trajectory(episode=episode, seed=seed, returns={a: 0.0 for a in env.possible_agents})
+    if isinstance(env, ParallelEnv):
+        _rollout_parallel(env, policies, traj, writer, max_workers, on_step)
+    else:
+        _rollout_aec(env, policies, traj, writer, on_step)
+    if writer is not None:
+        writer.episode_end(episode, seed, traj.returns, len(traj.states) or len(traj.steps))
+    return traj
+
+
+def _record(traj: Trajectory, writer: TrajectoryWriter | None, step: AgentStep) -> None:
+    traj.steps.append(step)
+    traj.returns[step.agent] = traj.returns.get(step.agent, 0.0) + step.reward
+    if writer is not None:
+        writer.agent_step(step)
+
+
+def _state(traj: Trajectory, writer: TrajectoryWriter | None, t: int, env: Any) -> None:
+    text = _state_text(env)
+    if text is not None:
+        traj.states[t] = text
+        if writer is not None:
+            writer.state(traj.episode, t, text)
+
+
+def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Trajectory,
+                      writer: TrajectoryWriter | None, max_workers: int | None,
+                      on_step: Callable[[], None] | None) -> None:
+    obs, infos = env.reset(seed=traj.seed)
+    t = 0
+    with ThreadPoolExecutor(max_workers=max_workers or max(1, len(env.possible_agents))) as pool:
+        while env.agents:
+            _state(traj, writer, t, env)
+            agents = list(env.agents)
+            futures = {a: pool.submit(policies[a].decide, obs[a], infos[a]) for a in agents}
+            decisions: dict[str, Decision] = {a: f.result() for a, f in futures.items()}
+            next_obs, rewards, _, _, next_infos = env.step({a: d.action for a, d in decisions.items()})
+            for a in agents:
+                d, info = decisions[a], next_infos.get(a, {})
+                _record(traj, writer, AgentStep(
+                    episode=traj.episode, step=t, agent=a, observation=obs[a]["text"],
+                    raw_output=d.raw_output, action=info.get("action", d.action),
+                    parse_error=info.get("parse_error"), reward=float(rewards.get(a, 0.0)),
+                    prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
+                    latency_s=round(d.latency_s, 4),
+                ))
+            obs, infos = next_obs, next_infos
+            t += 1
+            if on_step is not None:
+                on_step()
+
+
+def _rollout_aec(env: AECEnv, policies: Mapping[str, Policy], traj: Trajectory,
+                 writer: TrajectoryWriter | None, on_step: Callable[[], None] | None) -> None:
+    env.reset(seed=traj.seed)
+    # An AEC agent's reward for its action arrives by its next turn; hold its step till then.
+    pending: dict[str, AgentStep] = {}
+    t = 0
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        if agent in pending:
+            step = pending.pop(agent)
+            step.reward = float(reward)
+            _record(traj, writer, step)
+        else:
+            traj.returns[agent] = traj.returns.get(agent, 0.0) + float(reward)
+        if terminated or truncated:
+            env.step(None)
+            continue
+        _state(traj, writer, t, env)
+        d = policies[agent].decide(obs, info)
+        env.step(d.action)
+        applied = env.infos.get(agent, {})
+        pending[agent] = AgentStep(
+            episode=traj.episode, step=t, agent=agent, observation=obs["text"], raw_output=d.raw_output,
+            action=applied.get("action", d.action), parse_error=applied.get("parse_error"), reward=0.0,
+            prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
+            latency_s=round(d.latency_s, 4),
+        )
+        t += 1
+        if on_step is not None:
+            on_step()
+    for step in pending.values():  # agents removed without a final last()
+        _record(traj, writer, step)
