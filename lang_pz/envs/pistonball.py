@@ -11,6 +11,7 @@ Action                 ``str``: ``down`` / ``stay`` / ``up`` (discrete) or a num
                        (continuous; positive raises the piston)
 Reward                 PettingZoo's: shared by all pistons, proportional to the ball's
                        leftward progress (100 = whole way), plus ``time_penalty`` per cycle
+Fallback               unparseable text applies ``stay`` (discrete) or 0.0 (continuous)
 Hold                   ``hold=k`` repeats each decision for k cycles (``supersuit.frame_skip_v0``);
                        rewards are summed; ``max_cycles`` counts physics cycles
 =====================  =====================================================================
@@ -82,6 +83,10 @@ class PistonballAdapter(LanguageAdapter):
         horiz = "still sideways" if abs(vx) < 5 else f"moving {'right' if vx > 0 else 'left'}"
         vert = "" if abs(vy) < 5 else f" and {'down' if vy > 0 else 'up'}"
         return f"Ball: {where}, its bottom {gap} px above your top, {horiz}{vert}."
+
+    def fallback(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> Any:
+        """Unparseable text keeps the piston still: ``stay`` (discrete) or 0.0 (continuous)."""
+        return ACTIONS.index("stay") if self.action_names else super().fallback(env, agent, observation, info)
 
     def state_text(self, env: Any, observations: Mapping[str, Any]) -> str:
         raw = env.unwrapped
