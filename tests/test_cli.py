@@ -1,0 +1,60 @@
+"""The lang-pz command on bad and good input (no LLM needed)."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from lang_pz.cli import app
+
+runner = CliRunner()
+
+
+def test_envs_lists_every_registered_id():
+    import lang_pz
+
+    out = runner.invoke(app, ["envs"]).output
+    for env_id in lang_pz.registry:
+        assert env_id in out
+
+
+def test_play_heuristic_prints_returns(tmp_path):
+    out_file = tmp_path / "t.jsonl"
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "hold=5",
+                              "--policy", "heuristic", "--episodes", "2", "--out", str(out_file)])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("team return") == 2
+    assert out_file.read_text().count('"episode_end"') == 2
+
+
+def test_unknown_env_suggests_the_close_id():
+    res = runner.invoke(app, ["play", "butterfly/pistonbal-v0", "--policy", "random"])
+    assert res.exit_code == 2
+    assert "butterfly/pistonball-v0" in res.output
+
+
+def test_bad_kwarg_and_kw_syntax():
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_piston=5", "--policy", "random"])
+    assert res.exit_code == 2 and "n_pistons" in res.output
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons", "--policy", "random"])
+    assert res.exit_code != 0 and "KEY=VALUE" in res.output
+
+
+def test_unknown_policy_is_named():
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--policy", "heuristc"])
+    assert res.exit_code == 2 and "heuristic" in res.output
+
+
+def test_train_rejects_bad_config(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("iterations: 0\nnot_a_field: 1\n")
+    res = runner.invoke(app, ["train", "--config", str(cfg)])
+    assert res.exit_code == 2
+    assert "iterations" in res.output and "not_a_field" in res.output
+    res = runner.invoke(app, ["train", "--config", str(tmp_path / "missing.yaml")])
+    assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_train_refuses_a_used_run_dir(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    res = runner.invoke(app, ["train", "--run-dir", str(tmp_path), "--backend", "openai:x"])
+    assert res.exit_code == 2 and "already holds a run" in res.output
