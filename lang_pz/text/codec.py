@@ -126,7 +126,8 @@ def _parse_discrete(text: str, vocab: list[str]) -> int:
     if s in lowered:
         return lowered.index(s)
     alternation = "|".join(re.escape(w) for w in sorted(lowered, key=len, reverse=True))
-    word = rf"(?<![\w-])({alternation})(?![\w-])"
+    # Not part of a longer word, a negative number or a decimal ("3.0" is not "0").
+    word = rf"(?<![\w-])(?<!\d\.)({alternation})(?![\w-])(?!\.\d)"
     marked = re.findall(rf"action\s*[:=]\s*[\"'`*]*{word}", text, flags=re.IGNORECASE)
     if marked:
         return lowered.index(marked[-1].lower())
@@ -170,7 +171,17 @@ def parse_action(
     """
     if not isinstance(text, str):
         raise ActionParseError(text, f"expected a str action, got {type(text).__name__}")
-    text = _unwrap_json(text)
+    try:
+        return _parse_unwrapped(space, _unwrap_json(text), names, mask)
+    except ActionParseError as exc:
+        if exc.text is text:
+            raise
+        raise ActionParseError(text, exc.reason) from None  # carry the raw text, not the unwrapped part
+
+
+def _parse_unwrapped(
+    space: spaces.Space[Any], text: str, names: Sequence[str] | None, mask: np.ndarray | None
+) -> Any:
     if isinstance(space, spaces.Discrete):
         vocab = action_vocabulary(space, names)
         idx = _parse_discrete(text, vocab)
