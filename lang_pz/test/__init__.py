@@ -1,0 +1,19 @@
+"""Compliance tests for language environments, shipped so users can check their own.
+
+Like ``pettingzoo.test``: call :func:`language_api_test` with a registered id or a
+constructor::
+
+    from lang_pz.test import language_api_test
+    language_api_test("classic/tictactoe-v0")
+    language_api_test(lambda: LanguageAECWrapper(my_aec_env(), MyAdapter()))
+"""
+
+from lang_pz.test.language_test import (
+    GARBAGE,
+    check_decoded,
+    check_legal_actions,
+    check_observation,
+    language_api_test,
+)
+
+__all__ = ["GARBAGE", "check_decoded", "check_legal_actions", "check_observation", "language_api_test"]

@@ -1,0 +1,169 @@
+"""Single-agent Gymnasium environments as language environments (:class:`LanguageGymWrapper`).
+
+CartPole (``classic_control/cartpole-v0``, from ``CartPole-v1``)
+
+=====================  =====================================================================
+API                    gymnasium
+Observation            ``{"text": str}``: cart position (m) and velocity (m/s), pole angle
+                       (degrees from upright) and angular velocity (degrees/s), each with its
+                       sign convention and the limits that end the episode, then the actions
+Action                 ``str``: ``left`` / ``right`` (push the cart)
+Reward                 +1 per step while the pole is up (Gymnasium's); 500 steps at most
+=====================  =====================================================================
+
+FrozenLake (``toy_text/frozen_lake-v0``, from ``FrozenLake-v1``)
+
+=====================  =====================================================================
+API                    gymnasium
+Observation            ``{"text": str}``: the lake map (``S`` start, ``F`` frozen, ``H`` hole,
+                       ``G`` goal) with your square drawn as ``@``, your row and column
+                       (1-based), whether the ice is slippery, then the actions
+Action                 ``str``: ``left`` / ``down`` / ``right`` / ``up``
+Reward                 1 on reaching the goal, else 0 (Gymnasium's); falling in a hole ends
+                       the episode
+=====================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lang_pz.error import InvalidKwargError
+from lang_pz.registration import Api
+from lang_pz.text.adapter import LanguageAdapter
+
+CARTPOLE_ACTIONS = ("left", "right")
+FROZEN_LAKE_ACTIONS = ("left", "down", "right", "up")
+
+
+def _signed(x: float, digits: int = 2) -> str:
+    return f"{x:+.{digits}f}"
+
+
+class CartPoleAdapter(LanguageAdapter):
+    """CartPole's four state variables, named, with units, signs and episode limits."""
+
+    def __init__(self) -> None:
+        super().__init__(action_names=CARTPOLE_ACTIONS, describe_agent=False)
+
+    def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
+        raw = env.unwrapped
+        x, x_dot, theta, theta_dot = (float(v) for v in np.asarray(observation).ravel())
+        limit_deg = math.degrees(raw.theta_threshold_radians)
+        return (
+            "Balance the pole on the cart by pushing the cart left or right.\n"
+            f"Cart position: {_signed(x)} m from the centre (positive = right; the episode ends "
+            f"beyond +/-{raw.x_threshold:g} m).\n"
+            f"Cart velocity: {_signed(x_dot)} m/s.\n"
+            f"Pole angle: {_signed(math.degrees(theta), 1)} degrees from upright (positive = leaning "
+            f"right; the episode ends beyond +/-{limit_deg:.0f} degrees).\n"
+            f"Pole angular velocity: {_signed(math.degrees(theta_dot), 1)} degrees/s (positive = "
+            "falling to the right)."
+        )
+
+
+class FrozenLakeAdapter(LanguageAdapter):
+    """FrozenLake's map with your square marked ``@``."""
+
+    def __init__(self, is_slippery: bool = True) -> None:
+        super().__init__(action_names=FROZEN_LAKE_ACTIONS, describe_agent=False)
+        self.is_slippery = is_slippery
+
+    def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
+        raw = env.unwrapped
+        desc = [[c.decode() if isinstance(c, bytes) else str(c) for c in row] for row in raw.desc]
+        nrow, ncol = len(desc), len(desc[0])
+        row, col = divmod(int(observation), ncol)
+        here = {"S": "the start", "F": "frozen ice", "H": "a hole", "G": "the goal"}[desc[row][col]]
+        desc[row][col] = "@"
+        grid = "\n".join("".join(r) for r in desc)
+        ice = ("The ice is slippery: you move in the chosen direction only 1/3 of the time, "
+               "otherwise to one side of it." if self.is_slippery else "The ice is not slippery.")
+        return (
+            f"Walk across a {nrow}x{ncol} frozen lake from S to G without falling into a hole.\n"
+            "Map (S start, F frozen ice, H hole, G goal, @ you):\n"
+            f"{grid}\n"
+            f"You are at row {row + 1}, column {col + 1} (on {here}). {ice} "
+            "Walking into the edge leaves you in place."
+        )
+
+
+def _check_api(name: str, api: str) -> None:
+    if api != "gymnasium":
+        raise InvalidKwargError(f"{name} supports api=['gymnasium'], got api={api!r}")
+
+
+def _check_steps(value: Any) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise InvalidKwargError(f"max_episode_steps must be None or an integer >= 1, got {value!r}")
+
+
+def make_cartpole(
+    api: Api = "gymnasium",
+    *,
+    max_episode_steps: int | None = None,
+    strict: bool = False,
+    render_mode: str | None = None,
+) -> Any:
+    """Make language CartPole (module docstring: spaces and reward).
+
+    Args:
+        api: ``"gymnasium"`` only.
+        max_episode_steps: episode length limit (default: Gymnasium's 500).
+        strict: raise :class:`lang_pz.error.ActionParseError` on unparseable text
+            (otherwise ``left`` is applied and ``info["parse_error"]`` is set).
+        render_mode: Gymnasium's (``"human"``, ``"rgb_array"`` or None).
+
+    Raises:
+        InvalidKwargError: another ``api`` or ``max_episode_steps`` < 1.
+    """
+    import gymnasium as gym
+
+    from lang_pz.wrappers import LanguageGymWrapper
+
+    _check_api("classic_control/cartpole", api)
+    _check_steps(max_episode_steps)
+    env = gym.make("CartPole-v1", max_episode_steps=max_episode_steps, render_mode=render_mode)
+    return LanguageGymWrapper(env, CartPoleAdapter(), strict=strict)
+
+
+def make_frozen_lake(
+    api: Api = "gymnasium",
+    *,
+    map_name: str = "4x4",
+    is_slippery: bool = True,
+    max_episode_steps: int | None = None,
+    strict: bool = False,
+    render_mode: str | None = None,
+) -> Any:
+    """Make language FrozenLake (module docstring: spaces and reward).
+
+    Args:
+        api: ``"gymnasium"`` only.
+        map_name: ``"4x4"`` or ``"8x8"``.
+        is_slippery: whether moves slip sideways 2/3 of the time (Gymnasium's default True).
+        max_episode_steps: episode length limit (default: Gymnasium's, 100 for 4x4).
+        strict: raise :class:`lang_pz.error.ActionParseError` on unparseable text
+            (otherwise ``left`` is applied and ``info["parse_error"]`` is set).
+        render_mode: Gymnasium's (``"human"``, ``"ansi"``, ``"rgb_array"`` or None).
+
+    Raises:
+        InvalidKwargError: another ``api``, an unknown ``map_name``, a non-bool
+            ``is_slippery`` or ``max_episode_steps`` < 1.
+    """
+    import gymnasium as gym
+
+    from lang_pz.wrappers import LanguageGymWrapper
+
+    _check_api("toy_text/frozen_lake", api)
+    if map_name not in ("4x4", "8x8"):
+        raise InvalidKwargError(f"map_name must be '4x4' or '8x8', got {map_name!r}")
+    if not isinstance(is_slippery, bool):
+        raise InvalidKwargError(f"is_slippery must be True or False, got {is_slippery!r}")
+    _check_steps(max_episode_steps)
+    env = gym.make("FrozenLake-v1", map_name=map_name, is_slippery=is_slippery,
+                   max_episode_steps=max_episode_steps, render_mode=render_mode)
+    return LanguageGymWrapper(env, FrozenLakeAdapter(is_slippery), strict=strict)

@@ -1,0 +1,395 @@
+"""Compliance test for language environments: the PettingZoo / Gymnasium API tests plus text checks.
+
+:func:`language_api_test` runs, for each API an environment can be made in:
+
+* ``aec``: ``pettingzoo.test.api_test`` and ``seed_test``;
+* ``parallel``: ``pettingzoo.test.parallel_api_test`` and ``parallel_seed_test``;
+* ``gymnasium``: ``gymnasium.utils.env_checker.check_env``;
+
+then lang_pz's own checks on a seeded episode that mixes valid and garbage text actions:
+
+* every observation is ``{"text": str}`` and lies in the observation space (charset, length);
+* every word in ``info["legal_actions"]`` parses to an action that is legal under the
+  environment's mask, and the adapter's ``action_text`` of that action parses back to it;
+* a valid text action is applied without ``info["parse_error"]``;
+* garbage text never crashes the environment: the fallback action is applied and
+  ``info["parse_error"]`` (a non-empty reason), ``info["fallback"]`` and ``info["action_text"]``
+  are set;
+* in strict mode garbage raises :class:`lang_pz.error.ActionParseError` carrying the raw
+  ``.text`` and leaves the environment where it was, while valid text still steps.
+
+Failures raise ``AssertionError`` with the environment, agent and text involved.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import Env
+from gymnasium import spaces as gym_spaces
+from pettingzoo import AECEnv, ParallelEnv
+
+from lang_pz.error import ActionParseError
+
+#: Text actions that no language environment should accept (no action word, no number).
+GARBAGE: tuple[str, ...] = (
+    "",
+    "   \n\t",
+    "qwzx vbnm",
+    "\x00\x01\x02\x7f",
+    "\u00ff\u20ac\U0001f600 " * 20,
+    "{" * 300,
+    '{"action": null}',
+    "zq" * 3000,
+)
+
+
+def _language_wrapper(env: Any) -> Any | None:
+    """The lang_pz language wrapper inside ``env``'s wrapper chain, if there is one."""
+    from lang_pz.wrappers import LanguageAECWrapper, LanguageGymWrapper, LanguageParallelWrapper
+
+    kinds = (LanguageAECWrapper, LanguageParallelWrapper, LanguageGymWrapper)
+    seen = 0
+    while env is not None and seen < 64:
+        if isinstance(env, kinds):
+            return env
+        env = env.__dict__.get("env", None) if hasattr(env, "__dict__") else None
+        seen += 1
+    return None
+
+
+def _api_of(env: Any) -> str:
+    if isinstance(env, AECEnv):
+        return "aec"
+    if isinstance(env, ParallelEnv):
+        return "parallel"
+    if isinstance(env, Env):
+        return "gymnasium"
+    raise TypeError(f"not a PettingZoo AECEnv/ParallelEnv or Gymnasium Env: {type(env).__name__}")
+
+
+# -- single checks ------------------------------------------------------------------------
+
+
+def check_observation(space: gym_spaces.Space[Any], obs: Any, where: str) -> None:
+    """``obs`` is ``{"text": str}`` and inside ``space``."""
+    assert isinstance(obs, Mapping) and isinstance(obs.get("text"), str), (
+        f"{where}: observation must be {{'text': str}}, got {type(obs).__name__}: {obs!r:.200}"
+    )
+    if not space.contains(obs):
+        text = obs["text"]
+        inner = space["text"] if isinstance(space, gym_spaces.Dict) and "text" in space.spaces else None
+        bounds, bad = "", []
+        if isinstance(inner, gym_spaces.Text):
+            bounds = f"{inner.min_length} to {inner.max_length} characters, "
+            bad = sorted({c for c in text if c not in inner.character_set})
+        raise AssertionError(
+            f"{where}: observation text is outside its space ({bounds}length {len(text)}, "
+            f"characters outside the charset: {bad[:10]}): {text[:200]!r}"
+        )
+
+
+def check_legal_actions(wrapper: Any, agent: str | None, raw_obs: Any, raw_info: Mapping[str, Any],
+                        legal: Sequence[str], where: str) -> None:
+    """Every legal word parses to a legal inner action, and that action's text parses back to it."""
+    adapter, inner = wrapper.adapter, wrapper.env
+    mask = adapter.action_mask(inner, agent, raw_obs, raw_info)
+    space = adapter.action_space(inner, agent)
+    for word in legal:
+        try:
+            action = adapter.parse(inner, agent, word, raw_obs, raw_info)
+        except ActionParseError as exc:
+            raise AssertionError(f"{where}: legal action {word!r} does not parse: {exc.reason}") from exc
+        if mask is not None and isinstance(space, gym_spaces.Discrete):
+            assert mask[int(action) - int(space.start)], (
+                f"{where}: legal action {word!r} parses to {action}, which the mask forbids"
+            )
+        again = adapter.parse(inner, agent, adapter.action_text(inner, agent, action), raw_obs, raw_info)
+        assert np.array_equal(np.asarray(again), np.asarray(action)), (
+            f"{where}: action_text({action!r}) parses to {again!r}, not back to {action!r}"
+        )
+
+
+def check_decoded(info: Mapping[str, Any], text: str, garbage: bool, where: str) -> None:
+    """The info keys a language wrapper sets after an action."""
+    for key in ("action_text", "action", "parse_error", "fallback"):
+        assert key in info, f"{where}: info lacks {key!r} after an action; info keys: {sorted(info)}"
+    assert info["action_text"] == text, (
+        f"{where}: info['action_text'] is {info['action_text']!r:.80}, not the text sent"
+    )
+    if garbage:
+        assert isinstance(info["parse_error"], str) and info["parse_error"], (
+            f"{where}: garbage {text!r:.80} did not set info['parse_error'] (it parsed to {info['action']!r})"
+        )
+        assert info["fallback"] is True, f"{where}: garbage {text!r:.80} did not set info['fallback']"
+    else:
+        assert info["parse_error"] is None, f"{where}: valid text {text!r} was rejected: {info['parse_error']}"
+        assert info["fallback"] is False, f"{where}: valid text {text!r} applied the fallback"
+
+
+def _valid_texts(wrapper: Any, agent: str | None, info: Mapping[str, Any], rng: np.random.Generator) -> list[str]:
+    if "legal_actions" in info:
+        return list(info["legal_actions"])
+    if "action_range" in info:
+        lo, hi = info["action_range"]
+        return [f"{lo:g}", f"{hi:g}", f"{(lo + hi) / 2:g}"]
+    if wrapper is not None:
+        space = wrapper.adapter.action_space(wrapper.env, agent)
+        space.seed(int(rng.integers(2**31)))
+        return [wrapper.adapter.action_text(wrapper.env, agent, space.sample())]
+    return []
+
+
+def _pick(rng: np.random.Generator, step: int, valid: list[str], garbage: Sequence[str]) -> tuple[str, bool]:
+    # Every third action is garbage (or every one when no valid text is known).
+    if garbage and (step % 3 == 2 or not valid):
+        return garbage[int(rng.integers(len(garbage)))], True
+    if valid:
+        return valid[int(rng.integers(len(valid)))], False
+    return "", True
+
+
+# -- per-API episodes ---------------------------------------------------------------------
+
+
+def _aec_episode(env: AECEnv, garbage: Sequence[str], max_steps: int, seed: int, name: str) -> None:
+    """Play episodes (reset with ``seed``, ``seed + 1`` ...) for ``max_steps`` agent steps in all."""
+    rng = np.random.default_rng(seed)
+    wrapper = _language_wrapper(env)
+    step, episode = 0, 0
+    while step < max_steps:
+        env.reset(seed=seed + episode)
+        episode += 1
+        for agent in env.agents:
+            check_observation(env.observation_space(agent), env.observe(agent), f"{name} reset {agent}")
+        for agent in env.agent_iter(max_steps - step):
+            obs, _, terminated, truncated, info = env.last()
+            where = f"{name} episode {episode} step {step} {agent}"
+            step += 1
+            check_observation(env.observation_space(agent), obs, where)
+            if terminated or truncated:
+                env.step(None)
+                continue
+            if wrapper is not None and info.get("legal_actions"):
+                raw = wrapper.env.observe(agent)
+                check_legal_actions(wrapper, agent, raw, wrapper.env.infos.get(agent, {}),
+                                    info["legal_actions"], where)
+            text, is_garbage = _pick(rng, step, _valid_texts(wrapper, agent, info, rng), garbage)
+            env.step(text)
+            if agent in env.infos:
+                check_decoded(env.infos[agent], text, is_garbage, where)
+
+
+def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, seed: int, name: str) -> None:
+    """Play episodes (reset with ``seed``, ``seed + 1`` ...) for ``max_steps`` parallel steps in all."""
+    rng = np.random.default_rng(seed)
+    wrapper = _language_wrapper(env)
+    episode = 0
+    for step in range(max_steps):
+        if step == 0 or not env.agents:
+            observations, infos = env.reset(seed=seed + episode)
+            episode += 1
+        actions, kinds = {}, {}
+        for agent in env.agents:
+            where = f"{name} episode {episode} step {step} {agent}"
+            check_observation(env.observation_space(agent), observations[agent], where)
+            info = infos.get(agent, {})
+            if wrapper is not None and info.get("legal_actions"):
+                # the wrapper keeps each agent's last raw observation and info for parsing
+                raw_obs, raw_info = wrapper._raw_obs.get(agent), wrapper._raw_infos.get(agent, {})
+                check_legal_actions(wrapper, agent, raw_obs, raw_info, info["legal_actions"], where)
+            actions[agent], kinds[agent] = _pick(
+                rng, step + len(actions), _valid_texts(wrapper, agent, info, rng), garbage)
+        observations, _, _, _, infos = env.step(actions)
+        for agent, text in actions.items():
+            if agent in infos:
+                check_decoded(infos[agent], text, kinds[agent], f"{name} episode {episode} step {step} {agent}")
+
+
+def _gym_episode(env: Env, garbage: Sequence[str], max_steps: int, seed: int, name: str) -> None:
+    rng = np.random.default_rng(seed)
+    wrapper = _language_wrapper(env)
+    obs, info = env.reset(seed=seed)
+    for step in range(max_steps):
+        where = f"{name} step {step}"
+        check_observation(env.observation_space, obs, where)
+        if wrapper is not None and info.get("legal_actions"):
+            check_legal_actions(wrapper, None, wrapper._raw_obs, wrapper._raw_info, info["legal_actions"], where)
+        text, is_garbage = _pick(rng, step, _valid_texts(wrapper, None, info, rng), garbage)
+        obs, _, terminated, truncated, info = env.step(text)
+        check_decoded(info, text, is_garbage, where)
+        if terminated or truncated:
+            obs, info = env.reset()
+
+
+# -- strict mode --------------------------------------------------------------------------
+
+
+def _expect_strict_error(step: Callable[[], Any], text: str, where: str) -> None:
+    try:
+        step()
+    except ActionParseError as exc:
+        assert exc.text == text, f"{where}: ActionParseError.text is {exc.text!r:.80}, not the raw text {text!r:.80}"
+        assert exc.reason, f"{where}: ActionParseError without a reason"
+        return
+    raise AssertionError(f"{where}: strict mode accepted garbage {text!r:.80}")
+
+
+def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: str) -> None:
+    wrapper = _language_wrapper(env)
+    rng = np.random.default_rng(seed)
+    if api == "aec":
+        env.reset(seed=seed)
+        agent = env.agent_selection
+        _, _, _, _, info = env.last()
+        for text in garbage:
+            _expect_strict_error(lambda t=text: env.step(t), text, f"{name} strict")
+            assert env.agent_selection == agent, f"{name} strict: a rejected action advanced the game"
+        valid = _valid_texts(wrapper, agent, info, rng)
+        if valid:
+            env.step(valid[0])
+    elif api == "parallel":
+        _, infos = env.reset(seed=seed)
+        agents = list(env.agents)
+        for text in garbage:
+            actions = {a: text for a in agents}
+            _expect_strict_error(lambda a=actions: env.step(a), text, f"{name} strict")
+        valid = {a: _valid_texts(wrapper, a, infos.get(a, {}), rng) for a in agents}
+        if all(valid.values()):
+            env.step({a: v[0] for a, v in valid.items()})
+    else:
+        _, info = env.reset(seed=seed)
+        for text in garbage:
+            _expect_strict_error(lambda t=text: env.step(t), text, f"{name} strict")
+        valid = _valid_texts(wrapper, None, info, rng)
+        if valid:
+            env.step(valid[0])
+
+
+# -- entry point --------------------------------------------------------------------------
+
+
+def _constructors(env_id_or_fn: str | Callable[[], Any], api: str | None,
+                  kwargs: Mapping[str, Any] | None) -> tuple[str, list[tuple[str, Callable[..., Any]]]]:
+    """``(name, [(api, make(**extra))])`` for an id (each API it supports) or a constructor."""
+    if isinstance(env_id_or_fn, str):
+        from lang_pz.registration import make, spec
+
+        s = spec(env_id_or_fn)
+        apis = [api] if api is not None else list(s.apis)
+        base = {**s.test_kwargs, **(kwargs or {})}
+        out = []
+        for a in apis:
+            def fn(_a: str = a, **extra: Any) -> Any:
+                return make(env_id_or_fn, api=_a, **{**base, **extra})
+            out.append((a, fn))
+        return env_id_or_fn, out
+    if not callable(env_id_or_fn):
+        raise TypeError(f"expected a registered id or a zero-argument constructor, got {env_id_or_fn!r}")
+    probe = env_id_or_fn(**(kwargs or {}))
+    found = _api_of(probe)
+    probe.close()
+    if api is not None and api != found:
+        raise ValueError(f"the constructor makes a {found} environment, not {api}")
+    name = getattr(env_id_or_fn, "__name__", repr(env_id_or_fn))
+
+    def make_it(**extra: Any) -> Any:
+        if extra:
+            raise TypeError("a constructor takes no test options")
+        return env_id_or_fn(**(kwargs or {}))
+    return name, [(found, make_it)]
+
+
+def _accepts_strict(env_id_or_fn: Any) -> bool:
+    if isinstance(env_id_or_fn, str):
+        from lang_pz.registration import spec
+
+        return "strict" in inspect.signature(spec(env_id_or_fn).load()).parameters
+    return False
+
+
+def language_api_test(
+    env_id_or_fn: str | Callable[..., Any],
+    *,
+    api: str | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    num_cycles: int = 100,
+    seed: int = 0,
+    api_tests: bool = True,
+    seed_tests: bool = True,
+    language_checks: bool = True,
+    strict_check: bool = True,
+    garbage: Iterable[str] = GARBAGE,
+    render_check: bool = False,
+) -> list[str]:
+    """Check a language environment against its APIs' tests and lang_pz's text checks.
+
+    Args:
+        env_id_or_fn: a registered id (tested in every API its spec lists, made with the
+            spec's ``test_kwargs``), or a constructor returning a PettingZoo ``AECEnv`` /
+            ``ParallelEnv`` or Gymnasium ``Env`` whose observations are ``{"text": str}``.
+        api: test only this API (an id's spec may list several).
+        kwargs: extra keyword arguments for ``lang_pz.make`` or the constructor.
+        num_cycles: cycles for PettingZoo's tests and the language episode.
+        seed: seed of the language episode and its random choices.
+        api_tests / seed_tests / language_checks / strict_check: turn parts off.
+        garbage: text actions that must not parse (default :data:`GARBAGE`).
+        render_check: let ``check_env`` try every render mode (may open a window).
+
+    Returns:
+        The APIs tested.
+
+    Raises:
+        AssertionError: a check failed (the message names the env, step, agent and text).
+        lang_pz.error.UnknownEnvironmentError: ``env_id_or_fn`` is an unknown id.
+    """
+    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+    garbage = tuple(garbage)
+    name, constructors = _constructors(env_id_or_fn, api, kwargs)
+    tested = []
+    for chosen, fn in constructors:
+        label = f"{name} [{chosen}]"
+        if chosen == "aec":
+            if api_tests:
+                api_test(fn(), num_cycles=num_cycles)
+            if seed_tests:
+                seed_test(fn, num_cycles=num_cycles)
+        elif chosen == "parallel":
+            if api_tests:
+                parallel_api_test(fn(), num_cycles=num_cycles)
+            if seed_tests:
+                parallel_seed_test(fn, num_cycles=num_cycles)
+        elif chosen == "gymnasium":
+            if api_tests or seed_tests:
+                from gymnasium.utils.env_checker import check_env
+
+                check_env(fn(), skip_render_check=not render_check)
+        else:
+            raise ValueError(f"unknown api {chosen!r}")
+        if language_checks:
+            env = fn()
+            episode = {"aec": _aec_episode, "parallel": _parallel_episode, "gymnasium": _gym_episode}[chosen]
+            # AEC steps are per agent; parallel and Gymnasium steps are whole cycles
+            steps = num_cycles * len(env.possible_agents) if chosen == "aec" else num_cycles
+            episode(env, garbage, steps, seed, label)
+            env.close()
+        if strict_check and garbage:
+            if _accepts_strict(env_id_or_fn):
+                env = fn(strict=True)
+            else:
+                env = fn()
+                wrapper = _language_wrapper(env)
+                if wrapper is None:
+                    env.close()
+                    env = None
+                else:
+                    wrapper.strict = True
+            if env is not None:
+                _strict_checks(env, chosen, garbage, seed, label)
+                env.close()
+        tested.append(chosen)
+    return tested
