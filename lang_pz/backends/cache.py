@@ -103,7 +103,9 @@ class ResponseCache:
     """
 
     def __init__(self, directory: str | Path | None = None) -> None:
-        self.directory = Path(directory).expanduser() if directory is not None else default_cache_dir()
+        self.directory = (
+            Path(directory).expanduser() if directory is not None else default_cache_dir()
+        )
         self.directory.mkdir(parents=True, exist_ok=True)
         self._cache = diskcache.Cache(str(self.directory))
 

