@@ -75,15 +75,16 @@ class Trajectory:
         return [s for s in self.steps if s.agent == agent]
 
 
-def _jsonable(x: Any) -> Any:
+def to_jsonable(x: Any) -> Any:
+    """NumPy arrays and scalars (also inside dicts and lists) as plain Python values."""
     if isinstance(x, np.ndarray):
         return x.tolist()
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [to_jsonable(v) for v in x]
     return x
 
 
@@ -100,7 +101,7 @@ class TrajectoryWriter:
         self._f: IO[str] = self.path.open("a", encoding="utf-8")
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._f.write(json.dumps(_jsonable(record)) + "\n")
+        self._f.write(json.dumps(to_jsonable(record)) + "\n")
         self._f.flush()
 
     def state(self, episode: int, step: int, text: str) -> None:

@@ -71,20 +71,8 @@ from lang_pz.registration import Api
 from lang_pz.text import codec
 from lang_pz.text.adapter import LanguageAdapter
 
-_STRIP = " \t\r\n\"'`.,;:!?()[]{}<>*"
-
-
-def _unwrap_json(text: str) -> str:
-    s = text.strip()
-    if s.startswith("{") and s.endswith("}"):
-        try:
-            obj = json.loads(s)
-        except (ValueError, RecursionError):
-            return text
-        if isinstance(obj, dict) and "action" in obj:
-            v = obj["action"]
-            return v if isinstance(v, str) else json.dumps(v)
-    return text
+_STRIP = codec.STRIP_CHARS
+_unwrap_json = codec.unwrap_json
 
 
 def _normalise(text: str) -> str:

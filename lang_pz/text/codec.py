@@ -32,7 +32,7 @@ from gymnasium import spaces
 from lang_pz.error import ActionParseError
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_STRIP = " \t\r\n\"'`.,;:!?()[]{}<>*"
+STRIP_CHARS = " \t\r\n\"'`.,;:!?()[]{}<>*"
 _MAX_VECTOR_RENDER = 64
 
 
@@ -107,7 +107,8 @@ def describe_action_space(
     raise TypeError(f"no text form for action space {space}")
 
 
-def _unwrap_json(text: str) -> str:
+def unwrap_json(text: str) -> str:
+    """The ``"action"`` value of a JSON object reply, as text; any other text unchanged."""
     s = text.strip()
     if s.startswith("{") and s.endswith("}"):
         try:
@@ -122,7 +123,7 @@ def _unwrap_json(text: str) -> str:
 
 def _parse_discrete(text: str, vocab: list[str]) -> int:
     lowered = [w.lower() for w in vocab]
-    s = text.strip(_STRIP).lower()
+    s = text.strip(STRIP_CHARS).lower()
     if s in lowered:
         return lowered.index(s)
     alternation = "|".join(re.escape(w) for w in sorted(lowered, key=len, reverse=True))
@@ -172,7 +173,7 @@ def parse_action(
     if not isinstance(text, str):
         raise ActionParseError(text, f"expected a str action, got {type(text).__name__}")
     try:
-        return _parse_unwrapped(space, _unwrap_json(text), names, mask)
+        return _parse_unwrapped(space, unwrap_json(text), names, mask)
     except ActionParseError as exc:
         if exc.text is text:
             raise

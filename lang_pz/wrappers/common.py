@@ -5,21 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from lang_pz.error import ActionParseError
 from lang_pz.spaces import to_charset
 from lang_pz.text.adapter import LanguageAdapter
-
-
-def _jsonable(action: Any) -> Any:
-    if isinstance(action, np.ndarray):
-        return action.tolist()
-    if isinstance(action, np.generic):
-        return action.item()
-    if isinstance(action, dict):
-        return {k: _jsonable(v) for k, v in action.items()}
-    return action
+from lang_pz.trajectory import to_jsonable
 
 
 def decode_action(
@@ -51,7 +40,7 @@ def decode_action(
         action, error = adapter.fallback(env, agent, observation, info), exc.reason
     return action, {
         "action_text": text if isinstance(text, str) else repr(text),
-        "action": _jsonable(action),
+        "action": to_jsonable(action),
         "parse_error": error,
         "fallback": error is not None,
     }
