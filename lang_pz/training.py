@@ -14,6 +14,7 @@ Every artefact is written to the run folder as it is made::
     RUN_DIR/iter_NNN/credits.jsonl           the critic's report per episode
     RUN_DIR/iter_NNN/critic_errors.jsonl     replies that failed validation after retries
     RUN_DIR/iter_NNN/updates.jsonl           per agent: gradient, old and new policy
+    RUN_DIR/iter_NNN/optimiser_errors.jsonl  gradient/rewrite replies that failed validation
     RUN_DIR/final/policies/AGENT.txt         the policies after the last update
 """
 
@@ -166,13 +167,19 @@ def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None)
 
         say(f"iteration {it}: optimiser")
         updated: list[str] = []
-        if reports:
-            updates = optimiser.step(policies, reports)
-            for agent, upd in updates.items():
-                _append_jsonl(it_dir / "updates.jsonl", upd.model_dump(mode="json"))
-                if upd.new != policies[agent]:
-                    updated.append(agent)
-                policies[agent] = upd.new
+        for agent in env.possible_agents:
+            credits = [r.credits[agent] for r in reports if agent in r.credits]
+            if not credits:
+                continue
+            try:
+                upd = optimiser.apply(agent, policies[agent], optimiser.gradient(agent, policies[agent], credits))
+            except LangPZError as exc:  # reported; the agent keeps its policy
+                _append_jsonl(it_dir / "optimiser_errors.jsonl", {"agent": agent, "error": str(exc)})
+                continue
+            _append_jsonl(it_dir / "updates.jsonl", upd.model_dump(mode="json"))
+            if upd.new != policies[agent]:
+                updated.append(agent)
+            policies[agent] = upd.new
 
         steps = [s for t in trajectories for s in t.steps]
         m = IterationMetrics(
