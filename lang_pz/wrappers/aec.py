@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH, text_observation_space, text_space
+from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
+from lang_pz.wrappers.common import MultiAgentTextSpaces, agent_info, decode_action, observation_dict
 
 
-class LanguageAECWrapper(BaseWrapper):
+class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
     """Make an AEC environment speak text: observations ``{"text": str}``, actions ``str``.
 
     Overrides ``observe`` (render text) and ``step`` (parse text); everything else is
@@ -45,18 +44,8 @@ class LanguageAECWrapper(BaseWrapper):
         action_max_length: int = ACTION_MAX_LENGTH,
     ) -> None:
         super().__init__(env)
-        self.adapter = adapter if adapter is not None else LanguageAdapter()
-        self.strict = strict
-        self.observation_max_length = observation_max_length
-        self._observation_spaces = {a: text_observation_space(observation_max_length) for a in env.possible_agents}
-        self._action_spaces = {a: text_space(action_max_length) for a in env.possible_agents}
+        self._init_language(env.possible_agents, adapter, strict, observation_max_length, action_max_length)
         self._action_infos: dict[str, dict[str, Any]] = {}
-
-    def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self._observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self._action_spaces[agent]
 
     def _raw(self, agent: str) -> Any:
         # Raw observations are only needed for masks; skip the inner observe() otherwise.

@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from lang_pz.error import ActionParseError
-from lang_pz.spaces import to_charset
+from gymnasium import spaces
+
+from lang_pz.spaces import text_observation_space, text_space, to_charset
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.trajectory import to_jsonable
 
@@ -69,3 +71,26 @@ def agent_info(adapter: LanguageAdapter, env: Any, agent: str | None, observatio
     if action_info:
         out.update(action_info)
     return out
+
+
+class MultiAgentTextSpaces:
+    """Mixin of the PettingZoo language wrappers: per-agent Text spaces, cached (same object
+    on every call, as PettingZoo requires for seeding)."""
+
+    adapter: LanguageAdapter
+    strict: bool
+    observation_max_length: int
+
+    def _init_language(self, possible_agents: list[str], adapter: LanguageAdapter | None, strict: bool,
+                       observation_max_length: int, action_max_length: int) -> None:
+        self.adapter = adapter if adapter is not None else LanguageAdapter()
+        self.strict = strict
+        self.observation_max_length = observation_max_length
+        self._observation_spaces = {a: text_observation_space(observation_max_length) for a in possible_agents}
+        self._action_spaces = {a: text_space(action_max_length) for a in possible_agents}
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._action_spaces[agent]

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH, text_observation_space, text_space
+from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
+from lang_pz.wrappers.common import MultiAgentTextSpaces, agent_info, decode_action, observation_dict
 
 
-class LanguageParallelWrapper(BaseParallelWrapper):
+class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
     """Make a parallel environment speak text: observations ``{"text": str}``, actions ``str``.
 
     Overrides ``reset`` and ``step``; the result is still a ``ParallelEnv`` that passes
@@ -31,19 +30,9 @@ class LanguageParallelWrapper(BaseParallelWrapper):
         action_max_length: int = ACTION_MAX_LENGTH,
     ) -> None:
         super().__init__(env)
-        self.adapter = adapter if adapter is not None else LanguageAdapter()
-        self.strict = strict
-        self.observation_max_length = observation_max_length
-        self._observation_spaces = {a: text_observation_space(observation_max_length) for a in env.possible_agents}
-        self._action_spaces = {a: text_space(action_max_length) for a in env.possible_agents}
+        self._init_language(env.possible_agents, adapter, strict, observation_max_length, action_max_length)
         self._raw_obs: dict[str, Any] = {}
         self._raw_infos: dict[str, dict[str, Any]] = {}
-
-    def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self._observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self._action_spaces[agent]
 
     def _wrap(self, obs: dict[str, Any], infos: dict[str, Any],
               action_infos: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
