@@ -1,5 +1,21 @@
-"""Language critics: read trajectories, assign credit in words."""
+"""Critics: the centralised language critic of LangMARL (credit assignment in words)."""
 
-from lang_pz.critics.central import CentralCritic, Credit, CriticReport
+from lang_pz.critics.central import (
+    AgentEvidence,
+    CentralCritic,
+    Credit,
+    CriticReport,
+    compute_evidence,
+    reply_model,
+    subsample_steps,
+)
 
-__all__ = ["CentralCritic", "Credit", "CriticReport"]
+__all__ = [
+    "AgentEvidence",
+    "CentralCritic",
+    "Credit",
+    "CriticReport",
+    "compute_evidence",
+    "reply_model",
+    "subsample_steps",
+]

@@ -1,5 +1,17 @@
-"""Policy optimisers: turn credits into edit directions and rewrite text policies."""
+"""Optimisers: LangMARL's language policy gradient (TextGrad-style textual gradients)."""
 
-from lang_pz.optimisers.textual import Gradient, PolicyUpdate, TextualPolicyOptimiser
+from lang_pz.optimisers.textual import (
+    Gradient,
+    PolicyUpdate,
+    TextualPolicyOptimiser,
+    gradient_reply_model,
+    policy_reply_model,
+)
 
-__all__ = ["Gradient", "PolicyUpdate", "TextualPolicyOptimiser"]
+__all__ = [
+    "Gradient",
+    "PolicyUpdate",
+    "TextualPolicyOptimiser",
+    "gradient_reply_model",
+    "policy_reply_model",
+]

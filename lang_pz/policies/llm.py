@@ -12,36 +12,40 @@ an *unconditional* one placed inline in a raw completion prompt after two worked
 So the prompt form follows ``backend.prompt_format`` unless overridden:
 
 - ``"chat"``: a system message holding the policy, a user message holding the observation.
-- ``"completion"``: a raw prompt of ``Policy: / Observation: / Action:`` blocks: two worked
-  examples from an unrelated toy situation (a robot and a lamp; different actions, each
-  obviously following its policy), then the real policy and observation.
+- ``"completion"``: a raw prompt of ``Policy / Observation / Policy / Action = "..."`` blocks:
+  two worked examples from an unrelated toy situation (a robot in a hallway; different
+  actions, each obviously the one its policy names), then the real policy and observation.
+  Measured with SmolLM2-135M on 6 unconditional piston policies x 8 observations: 48/48
+  actions as the policy says (held-out paraphrases: 49/64; "Stay put." fails).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-from lang_pz.backends.base import GenerationRequest, LLMBackend, Message
+from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
 from lang_pz.error import BackendError
 from lang_pz.policies.base import Decision, Policy, action_range, legal_actions, observation_text
 
-PromptFormat = Literal["chat", "completion"]
-
-#: Worked examples for a finite action set. Toy situation unrelated to any real task; the
-#: two examples pick different actions, each the one its policy names.
+#: Worked examples for a finite action set: a toy situation unrelated to any real task (a
+#: robot in a hallway, actions left / wait / right), the two examples picking different
+#: actions, each the word its policy names, while the observation mentions other action words
+#: (so the examples show "follow the policy, not the observation"). The wording was chosen by
+#: measurement on SmolLM2-135M (see ``measure_adherence``); it is fragile, so re-measure after
+#: any change.
 CHOICE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
     (
-        "Always turn left.",
-        "You are a robot in a hallway. A door is 3 m ahead. A lamp is on your right.\n"
-        "Actions: left, right, wait",
-        "left",
+        "Always turn right.",
+        "You are a robot in a hallway. A door is on your left, 3 m away. The lamp is off, "
+        "so wait for it.\nActions: left, wait, right",
+        "right",
     ),
     (
-        "Always wait.",
-        "You are a robot in a hallway. A wall is 1 m to your left. A cat is behind you.\n"
-        "Actions: left, right, wait",
+        "Always wait where you are.",
+        "You are a robot in a hallway. A wall is 1 m to your right. A cat is on your left, "
+        "moving left.\nActions: left, wait, right",
         "wait",
     ),
 )
@@ -76,7 +80,17 @@ TEXT_EXAMPLES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
-COMPLETION_HEADER = "Each robot does exactly what its policy says.\n\n"
+
+def completion_block(policy: str, observation: str, action: str | None = None) -> str:
+    """One ``Policy / Observation / Policy / Action`` block of the completion prompt.
+
+    The policy is repeated right before the action (measured: the 135M model copies the
+    action named by the nearest policy line far more reliably), and the action is quoted
+    (``Action = "up"``) so that the reply starts without a leading space, as the backend's
+    choices grammar requires, and ends at the closing quote.
+    """
+    head = f"Policy: {policy}\nObservation: {observation}\nPolicy: {policy}\nAction = \""
+    return head if action is None else f'{head}{action}"\n\n'
 
 
 def _fmt_number(x: float) -> str:
@@ -151,10 +165,11 @@ class LLMPolicy(Policy):
         }
         if kind == "choice":
             common["choices"] = acts
-            common["max_tokens"] = max(self.max_tokens, 8)
+            # a choice never needs more tokens than characters: never cut one short
+            common["max_tokens"] = max(self.max_tokens, max(len(a) for a in acts) + 2)
         else:
             common["max_tokens"] = self.max_tokens
-            common["stop"] = ("\n",)
+            common["stop"] = ('"', "\n")
         if self.prompt_format == "chat":
             system = (
                 f"You control one agent. Your policy: {self.policy}\n"
@@ -163,8 +178,8 @@ class LLMPolicy(Policy):
             return GenerationRequest(
                 messages=(Message("system", system), Message("user", text)), **common
             )
-        blocks = [f"Policy: {p}\nObservation: {o}\nAction: {a}\n" for p, o, a in examples]
-        prompt = COMPLETION_HEADER + "\n".join(blocks) + f"\nPolicy: {self.policy}\nObservation: {text}\nAction:"
+        prompt = "".join(completion_block(p, o, a) for p, o, a in examples)
+        prompt += completion_block(" ".join(self.policy.split()), text)  # one line per block
         return GenerationRequest(prompt=prompt, **common)
 
     # -- acting ----------------------------------------------------------------------------
