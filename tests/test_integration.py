@@ -1,0 +1,57 @@
+"""The main job end to end with the REAL embedded model (SmolLM2-135M via llama.cpp).
+
+Slow-ish (about a minute); marked ``integration`` (``make test-fast`` skips it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import lang_pz
+from lang_pz.rollout import rollout
+from lang_pz.training import TrainConfig, train
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory):
+    from lang_pz.backends import LlamaCppBackend
+
+    return LlamaCppBackend(cache=tmp_path_factory.mktemp("llm-cache"))
+
+
+def test_embedded_model_plays_a_short_episode(llm):
+    from lang_pz.policies.llm import LLMPolicy
+
+    env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=25)
+    traj = rollout(env, {a: LLMPolicy("Always push up.", llm) for a in env.possible_agents}, seed=0)
+    assert len(traj.steps) == 5 * 5
+    assert all(s.parse_error is None for s in traj.steps)  # constrained output always parses
+    assert all(s.raw_output in ("down", "stay", "up") for s in traj.steps)
+    assert all(s.prompt_tokens > 0 for s in traj.steps)
+
+
+def test_one_training_iteration_writes_a_complete_run_folder(tmp_path, monkeypatch, llm):
+    import lang_pz.training as training
+
+    monkeypatch.setattr(training, "make_backend", lambda spec: llm)  # reuse the loaded model
+    run = tmp_path / "run"
+    result = train(TrainConfig(env_kwargs={"n_pistons": 5, "hold": 25}, iterations=1,
+                               episodes_per_iteration=1, run_dir=str(run)))
+    it = run / "iter_000"
+    assert json.loads((run / "config.json").read_text())["iterations"] == 1
+    assert len((it / "trajectories.jsonl").read_text().splitlines()) == 5 * 5 + 5 + 1
+    assert sorted(p.name for p in (it / "policies").iterdir()) == [f"piston_{i}.txt" for i in range(5)]
+    # The critic either produced a validated report or its failure was reported; never both, never neither.
+    credits = (it / "credits.jsonl").exists()
+    assert credits != (it / "critic_errors.jsonl").exists()
+    if credits:
+        report = json.loads((it / "credits.jsonl").read_text().splitlines()[0])
+        assert set(report["credits"]) == set(result.initial_policies)
+        assert all(-1 <= c["credit"] <= 1 for c in report["credits"].values())
+    assert len(result.metrics) == 1 and result.metrics[0].llm_calls >= 25
+    assert set(result.final_policies) == set(result.initial_policies)
+    assert (run / "final" / "policies" / "piston_0.txt").read_text().strip() == result.final_policies["piston_0"]
