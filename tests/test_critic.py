@@ -270,15 +270,6 @@ def test_repeated_phrase():
 # -- the real model ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
-    from lang_pz.backends import LlamaCppBackend
-
-    llm = LlamaCppBackend(cache=tmp_path_factory.mktemp("llm-cache"))
-    yield llm
-    llm.close()
-
-
 @pytest.mark.integration
 def test_embedded_critic_returns_a_validated_report(embedded):
     traj = make_trajectory(n_steps=6)

@@ -16,28 +16,21 @@ from lang_pz.training import TrainConfig, train
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def llm(tmp_path_factory):
-    from lang_pz.backends import LlamaCppBackend
-
-    return LlamaCppBackend(cache=tmp_path_factory.mktemp("llm-cache"))
-
-
-def test_embedded_model_plays_a_short_episode(llm):
+def test_embedded_model_plays_a_short_episode(embedded):
     from lang_pz.policies.llm import LLMPolicy
 
     env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=25)
-    traj = rollout(env, {a: LLMPolicy("Always push up.", llm) for a in env.possible_agents}, seed=0)
+    traj = rollout(env, {a: LLMPolicy("Always push up.", embedded) for a in env.possible_agents}, seed=0)
     assert len(traj.steps) == 5 * 5
     assert all(s.parse_error is None for s in traj.steps)  # constrained output always parses
     assert all(s.raw_output in ("down", "stay", "up") for s in traj.steps)
     assert all(s.prompt_tokens > 0 for s in traj.steps)
 
 
-def test_one_training_iteration_writes_a_complete_run_folder(tmp_path, monkeypatch, llm):
+def test_one_training_iteration_writes_a_complete_run_folder(tmp_path, monkeypatch, embedded):
     import lang_pz.training as training
 
-    monkeypatch.setattr(training, "make_backend", lambda spec: llm)  # reuse the loaded model
+    monkeypatch.setattr(training, "make_backend", lambda spec: embedded)  # reuse the loaded model
     run = tmp_path / "run"
     result = train(TrainConfig(env_kwargs={"n_pistons": 5, "hold": 25}, iterations=1,
                                episodes_per_iteration=1, run_dir=str(run)))

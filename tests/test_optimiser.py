@@ -190,15 +190,6 @@ def test_update_dumps_to_json():
 # -- the real model ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
-    from lang_pz.backends import LlamaCppBackend
-
-    llm = LlamaCppBackend(cache=tmp_path_factory.mktemp("llm-cache"))
-    yield llm
-    llm.close()
-
-
 @pytest.mark.integration
 def test_embedded_optimiser_step_returns_validated_updates(embedded):
     updates = TextualPolicyOptimiser(embedded, max_policy_chars=120).step(POLICIES, REPORTS)

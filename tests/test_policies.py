@@ -225,15 +225,6 @@ def test_measure_adherence_with_a_scripted_stand_in():
         measure_adherence(ScriptedBackend([]), {"Go sideways.": "sideways"}, ["x"], PISTON_ACTIONS)
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
-    from lang_pz.backends import LlamaCppBackend
-
-    llm = LlamaCppBackend(cache=tmp_path_factory.mktemp("llm-cache"))
-    yield llm
-    llm.close()
-
-
 @pytest.mark.integration
 def test_embedded_model_follows_unconditional_piston_policies(embedded):
     policies = {"Always push up.": "up", "Always go down.": "down", "Always stay where you are.": "stay"}
