@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -66,7 +65,7 @@ def play(
     policy_text: Annotated[str, typer.Option(help="the text policy every LLM agent gets")] = "Always push up.",
     backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
     episodes: Annotated[int, typer.Option(min=1)] = 1,
-    seed: Annotated[int, typer.Option(help="seed of the first episode")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="seed of the first episode")] = 0,
     api: Annotated[Optional[str], typer.Option(help="parallel or aec (default: the env's)")] = None,
     out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
     show: Annotated[int, typer.Option(help="print the first N agent steps")] = 3,
@@ -82,6 +81,8 @@ def play(
         close = difflib.get_close_matches(policy, POLICIES, n=1)
         _fail(ValueError(f"unknown --policy {policy!r}{f'; did you mean {close[0]!r}' if close else ''}; "
                          f"choose one of {', '.join(POLICIES)}"))
+    if out is not None and out.exists():
+        _fail(FileExistsError(f"--out {out} already exists; choose another file or delete it"))
     try:
         env = lang_pz.make(env_id, api=api, **_parse_kwargs(kw))  # type: ignore[arg-type]
         if not hasattr(env, "possible_agents"):
@@ -115,7 +116,7 @@ def play(
         if writer:
             writer.close()
             typer.echo(f"trajectories: {out}")
-    except LangPZError as exc:
+    except (LangPZError, ValueError, OSError) as exc:
         _fail(exc)
 
 
@@ -126,8 +127,9 @@ def train(
     kw: KwOption = None,
     iterations: Annotated[Optional[int], typer.Option(help="training iterations [default: 2]")] = None,
     episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration [default: 1]")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="first episode seed [default: 0]")] = None,
-    initial_policy: Annotated[Optional[str], typer.Option(help="starting policy [default: 'Always push up.']")] = None,
+    seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed [default: 0]")] = None,
+    initial_policy: Annotated[Optional[str], typer.Option(
+        help="every agent's starting policy [default: 'Choose the action that helps your team most.']")] = None,
     backend: Annotated[Optional[str], typer.Option(help="actor backend [default: embedded]")] = None,
     critic_backend: Annotated[Optional[str], typer.Option(help="critic backend [default: actor's]")] = None,
     optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend [default: actor's]")] = None,
@@ -144,7 +146,10 @@ def train(
     if config is not None:
         if not config.exists():
             _fail(FileNotFoundError(f"--config {config} does not exist"))
-        fields = yaml.safe_load(config.read_text()) or {}
+        try:
+            fields = yaml.safe_load(config.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            _fail(ValueError(f"--config {config} could not be read as YAML/JSON: {exc}"))
         if not isinstance(fields, dict):
             _fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
     overrides = {
@@ -158,7 +163,7 @@ def train(
     try:
         cfg = TrainConfig(**fields)
         result = run_training(cfg, progress=lambda msg: typer.echo(msg, err=True))
-    except (ValidationError, LangPZError) as exc:
+    except (ValidationError, LangPZError, ValueError, OSError) as exc:
         _fail(exc)
         return
     _summary(result)

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import lang_pz
 from lang_pz.backends import LLMBackend, make_backend
 from lang_pz.critics import CentralCritic, CriticReport
-from lang_pz.error import LangPZError, RunDirError
+from lang_pz.error import InvalidKwargError, LangPZError, RunDirError
 from lang_pz.optimisers import TextualPolicyOptimiser
 from lang_pz.policies.llm import LLMPolicy
 from lang_pz.rollout import rollout
@@ -45,12 +45,12 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env_id: str = Field("butterfly/pistonball-v0", description="registered environment id")
-    env_kwargs: dict[str, Any] = Field(default_factory=lambda: {"n_pistons": 5, "hold": 5},
-                                       description="keyword arguments for lang_pz.make")
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for lang_pz.make")
     iterations: int = Field(2, ge=1, description="training iterations")
     episodes_per_iteration: int = Field(1, ge=1, description="training episodes per iteration")
     seed: int = Field(0, description="seed of the first episode; episode k uses seed + k")
-    initial_policy: str = Field("Always push up.", min_length=1, description="every agent's starting policy")
+    initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
+                                description="every agent's starting policy")
     actor_backend: str = Field("embedded", description="backend spec of the agents' LLM")
     critic_backend: str | None = Field(None, description="backend spec of the critic (default: actor's)")
     optimiser_backend: str | None = Field(None, description="backend spec of the optimiser (default: actor's)")
@@ -131,6 +131,9 @@ def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None)
     (run_dir / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
 
     env = lang_pz.make(config.env_id, **config.env_kwargs)
+    if not hasattr(env, "possible_agents"):
+        raise InvalidKwargError(f"{config.env_id} is a single-agent Gymnasium env; training needs a "
+                                "PettingZoo env (see `lang-pz envs` for the [parallel/aec] ones)")
     actor, critic_backend, optimiser_backend = _backends(config)
     critic = CentralCritic(critic_backend)
     optimiser = TextualPolicyOptimiser(optimiser_backend, max_policy_chars=config.max_policy_chars)

@@ -58,3 +58,30 @@ def test_train_refuses_a_used_run_dir(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     res = runner.invoke(app, ["train", "--run-dir", str(tmp_path), "--backend", "openai:x"])
     assert res.exit_code == 2 and "already holds a run" in res.output
+
+
+def test_train_on_a_single_agent_env_is_a_clear_error(tmp_path):
+    res = runner.invoke(app, ["train", "--env", "classic_control/cartpole-v0", "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "single-agent" in res.output
+
+
+def test_bad_backend_spec_is_a_clear_error(tmp_path):
+    res = runner.invoke(app, ["play", "classic/rps-v0", "--backend", "nonsense"])
+    assert res.exit_code == 2 and "openai:<model>" in res.output and "Traceback" not in res.output
+
+
+def test_play_refuses_to_append_to_an_existing_file(tmp_path):
+    out = tmp_path / "t.jsonl"
+    out.write_text("")
+    res = runner.invoke(app, ["play", "classic/rps-v0", "--policy", "random", "--out", str(out)])
+    assert res.exit_code == 2 and "already exists" in res.output
+
+
+def test_heuristic_refuses_text_it_cannot_read():
+    import pytest
+
+    from lang_pz.error import LangPZError
+    from lang_pz.policies import PistonballHeuristic
+
+    with pytest.raises(LangPZError, match="Pistonball"):
+        PistonballHeuristic()({"text": "garbage"})

@@ -164,3 +164,13 @@ def test_temporary_specs_are_removed():
 def test_duplicate_registration_rejected():
     with pytest.raises(ValueError, match="already registered"):
         register(registry["classic/rps-v0"])
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"continuous": "false"}, "continuous"), ({"max_cycles": 0}, "max_cycles"),
+    ({"time_penalty": "abc"}, "time_penalty"), ({"render_mode": "foo"}, "render_mode"),
+    ({"strict": "no"}, "strict"), ({"n_pistons": True}, "n_pistons"), ({"hold": 2.5}, "hold"),
+])
+def test_pistonball_rejects_wrong_types_naming_the_value(kwargs, named):
+    with pytest.raises(InvalidKwargError, match=named):
+        lang_pz.make("butterfly/pistonball-v0", **kwargs)

@@ -235,8 +235,8 @@ class OpenAIBackend(LLMBackend):
             )
             error: BackendError = BackendUnavailableError(
                 f"{where} failed after {attempts} attempt(s); last error {what}. Check that "
-                "the server is running and reachable at that address and that --base-url / "
-                "OPENAI_BASE_URL point to it."
+                "the server is running and reachable at that address and that the base_url "
+                "argument or OPENAI_BASE_URL points to it."
             )
         except openai.APIStatusError as exc:
             cause = exc

@@ -59,7 +59,6 @@ the extra moves ``spock`` (3) before ``lizard`` (4), unlike PettingZoo's docstri
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -67,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from lang_pz.error import ActionParseError, InvalidKwargError
+from lang_pz.envs.checks import check_api, check_bool
 from lang_pz.registration import Api
 from lang_pz.text import codec
 from lang_pz.text.adapter import LanguageAdapter
@@ -346,16 +346,6 @@ class RPSAdapter(LanguageAdapter):
 # -- entry points -------------------------------------------------------------------------
 
 
-def _check_api(name: str, api: str, allowed: Sequence[str]) -> None:
-    if api not in allowed:
-        raise InvalidKwargError(f"{name} supports api={list(allowed)}, got api={api!r}")
-
-
-def _check_bool(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise InvalidKwargError(f"{name} must be True or False, got {value!r}")
-
-
 def make_tictactoe(api: Api = "aec", *, strict: bool = False, render_mode: str | None = None) -> Any:
     """Make language tic-tac-toe (module docstring: agents, grammar, rewards).
 
@@ -372,8 +362,8 @@ def make_tictactoe(api: Api = "aec", *, strict: bool = False, render_mode: str |
 
     from lang_pz.wrappers import LanguageAECWrapper
 
-    _check_api("classic/tictactoe", api, ("aec",))
-    _check_bool("strict", strict)
+    check_api("classic/tictactoe", api, ("aec",))
+    check_bool("strict", strict)
     return LanguageAECWrapper(tictactoe_v3.env(render_mode=render_mode), TicTacToeAdapter(), strict=strict)
 
 
@@ -393,8 +383,8 @@ def make_connect_four(api: Api = "aec", *, strict: bool = False, render_mode: st
 
     from lang_pz.wrappers import LanguageAECWrapper
 
-    _check_api("classic/connect_four", api, ("aec",))
-    _check_bool("strict", strict)
+    check_api("classic/connect_four", api, ("aec",))
+    check_bool("strict", strict)
     return LanguageAECWrapper(connect_four_v3.env(render_mode=render_mode), ConnectFourAdapter(), strict=strict)
 
 
@@ -425,12 +415,12 @@ def make_rps(
 
     from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper
 
-    _check_api("classic/rps", api, ("parallel", "aec"))
+    check_api("classic/rps", api, ("parallel", "aec"))
     if not isinstance(num_actions, int) or isinstance(num_actions, bool) or num_actions < 3 or num_actions % 2 == 0:
         raise InvalidKwargError(f"num_actions must be an odd integer >= 3, got {num_actions!r}")
     if not isinstance(max_cycles, int) or isinstance(max_cycles, bool) or max_cycles < 1:
         raise InvalidKwargError(f"max_cycles must be an integer >= 1, got {max_cycles!r}")
-    _check_bool("strict", strict)
+    check_bool("strict", strict)
     adapter = RPSAdapter(num_actions)
     if api == "aec":
         env = rps_v2.env(num_actions=num_actions, max_cycles=max_cycles, render_mode=render_mode)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lang_pz.error import InvalidKwargError
+from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
 from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
 
@@ -125,7 +125,8 @@ def make_env(
         strict: raise :class:`lang_pz.error.ActionParseError` on unparseable text.
 
     Raises:
-        InvalidKwargError: ``n_pistons`` outside 2-20 or ``hold`` < 1.
+        InvalidKwargError: a value of the wrong type or out of range (e.g. ``n_pistons``
+            outside 2-20, ``hold`` or ``max_cycles`` < 1, a non-bool flag), naming the value.
     """
     from pettingzoo.butterfly import pistonball_v6
     from pettingzoo.utils.conversions import parallel_to_aec
@@ -133,10 +134,15 @@ def make_env(
 
     from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper
 
-    if not isinstance(n_pistons, int) or not 2 <= n_pistons <= 20:
-        raise InvalidKwargError(f"n_pistons must be an integer from 2 to 20, got {n_pistons!r}")
-    if not isinstance(hold, int) or hold < 1:
-        raise InvalidKwargError(f"hold must be an integer >= 1, got {hold!r}")
+    check_api("butterfly/pistonball-v0", api, ("parallel", "aec"))
+    check_int("n_pistons", n_pistons, 2, 20)
+    check_int("hold", hold, 1)
+    check_int("max_cycles", max_cycles, 1)
+    check_number("time_penalty", time_penalty)
+    for name, flag in (("continuous", continuous), ("random_drop", random_drop),
+                       ("random_rotate", random_rotate), ("strict", strict)):
+        check_bool(name, flag)
+    check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     env = pistonball_v6.parallel_env(
         n_pistons=n_pistons, continuous=continuous, max_cycles=max_cycles, time_penalty=time_penalty,
         random_drop=random_drop, random_rotate=random_rotate, render_mode=render_mode,

@@ -1,0 +1,12 @@
+"""Policies: act from one agent's own observation (``{"text": str}``) and info.
+
+``policy(observation, info) -> str`` returns the action text; ``policy.decide(...)`` also
+returns the raw model output, tokens and latency.
+"""
+
+from lang_pz.policies.base import Decision, Policy
+from lang_pz.policies.llm import LLMPolicy
+from lang_pz.policies.random import RandomPolicy
+from lang_pz.policies.scripted import PistonballHeuristic
+
+__all__ = ["Decision", "LLMPolicy", "PistonballHeuristic", "Policy", "RandomPolicy"]

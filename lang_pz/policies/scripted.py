@@ -11,16 +11,24 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from lang_pz.error import LangPZError
 from lang_pz.policies.base import Decision, Policy, observation_text
 
 _BALL_RIGHT = re.compile(r"Ball: \d+ px to your right")
 
 
 class PistonballHeuristic(Policy):
-    """Slope-making heuristic for ``butterfly/pistonball-v0`` (discrete actions)."""
+    """Slope-making heuristic for ``butterfly/pistonball-v0`` (discrete actions).
+
+    Raises:
+        LangPZError: from :meth:`decide`, for text that is not a Pistonball observation.
+    """
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         text = observation_text(observation)
+        if "Ball: " not in text:
+            raise LangPZError(f"not a Pistonball observation (no 'Ball: ...' line): {text[:80]!r}; "
+                              "PistonballHeuristic plays butterfly/pistonball-v0 only")
         if "Ball: out of view" in text or _BALL_RIGHT.search(text):
             action = "down"
         else:

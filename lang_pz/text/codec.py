@@ -198,12 +198,13 @@ def _parse_unwrapped(
         if not all(math.isfinite(x) for x in nums):
             raise ActionParseError(text, "numbers must be finite")
         arr = np.asarray(nums, dtype=np.float64).reshape(space.shape)
-        if isinstance(space, spaces.MultiDiscrete):
-            if not np.all(arr == np.round(arr)):
-                raise ActionParseError(text, "expected integers")
-            arr = arr.astype(space.dtype)
-        else:
-            arr = arr.astype(space.dtype)
+        if isinstance(space, spaces.MultiDiscrete) and not np.all(arr == np.round(arr)):
+            raise ActionParseError(text, "expected integers")
+        low = space.low if isinstance(space, spaces.Box) else space.start
+        high = space.high if isinstance(space, spaces.Box) else space.start + space.nvec - 1
+        if np.any(arr < low) or np.any(arr > high):  # checked before the cast, which could overflow
+            raise ActionParseError(text, f"out of range: {describe_action_space(space)}")
+        arr = arr.astype(space.dtype)
         if not space.contains(arr):
             raise ActionParseError(text, f"out of range: {describe_action_space(space)}")
         return arr
