@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from lang_pz.error import InvalidKwargError
+from lang_pz.envs.checks import check_api, check_bool, check_choice
 from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
 
@@ -91,11 +92,6 @@ class FrozenLakeAdapter(LanguageAdapter):
         )
 
 
-def _check_api(name: str, api: str) -> None:
-    if api != "gymnasium":
-        raise InvalidKwargError(f"{name} supports api=['gymnasium'], got api={api!r}")
-
-
 def _check_steps(value: Any) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
         raise InvalidKwargError(f"max_episode_steps must be None or an integer >= 1, got {value!r}")
@@ -124,8 +120,10 @@ def make_cartpole(
 
     from lang_pz.wrappers import LanguageGymWrapper
 
-    _check_api("classic_control/cartpole", api)
+    check_api("classic_control/cartpole-v0", api, ("gymnasium",))
     _check_steps(max_episode_steps)
+    check_bool("strict", strict)
+    check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     env = gym.make("CartPole-v1", max_episode_steps=max_episode_steps, render_mode=render_mode)
     return LanguageGymWrapper(env, CartPoleAdapter(), strict=strict)
 
@@ -158,12 +156,12 @@ def make_frozen_lake(
 
     from lang_pz.wrappers import LanguageGymWrapper
 
-    _check_api("toy_text/frozen_lake", api)
-    if map_name not in ("4x4", "8x8"):
-        raise InvalidKwargError(f"map_name must be '4x4' or '8x8', got {map_name!r}")
-    if not isinstance(is_slippery, bool):
-        raise InvalidKwargError(f"is_slippery must be True or False, got {is_slippery!r}")
+    check_api("toy_text/frozen_lake-v0", api, ("gymnasium",))
+    check_choice("map_name", map_name, ("4x4", "8x8"))
+    check_bool("is_slippery", is_slippery)
     _check_steps(max_episode_steps)
+    check_bool("strict", strict)
+    check_choice("render_mode", render_mode, (None, "human", "rgb_array", "ansi"))
     env = gym.make("FrozenLake-v1", map_name=map_name, is_slippery=is_slippery,
                    max_episode_steps=max_episode_steps, render_mode=render_mode)
     return LanguageGymWrapper(env, FrozenLakeAdapter(is_slippery), strict=strict)
