@@ -173,10 +173,10 @@ def _summary(result: Any) -> None:
     import difflib as dl
 
     typer.echo(f"\nrun folder: {result.run_dir}")
-    typer.echo("iteration  mean team return  parse errors  critic failures  agents updated  LLM calls  seconds")
+    typer.echo("iteration  mean team return  parse errors  critic failures  agents updated  LLM calls (cached)  seconds")
     for m in result.metrics:
         typer.echo(f"{m.iteration:9d}  {m.mean_team_return:16.1f}  {m.parse_error_rate:12.0%}  {m.critic_failures:15d}  "
-                   f"{len(m.updated_agents):14d}  {m.llm_calls:9d}  {m.seconds:7.1f}")
+                   f"{len(m.updated_agents):14d}  {m.llm_calls:9d} ({m.cached_calls:6d})  {m.seconds:7.1f}")
     typer.echo("\nhow each policy changed:")
     for agent, new in result.final_policies.items():
         old = result.initial_policies[agent]

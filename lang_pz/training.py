@@ -69,6 +69,7 @@ class IterationMetrics:
     critic_failures: int
     updated_agents: list[str]
     llm_calls: int
+    cached_calls: int
     seconds: float
 
 
@@ -144,6 +145,7 @@ def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None)
     for it in range(config.iterations):
         t0 = time.perf_counter()
         calls0 = sum(b.usage.calls for b in backends.values())
+        cached0 = sum(b.usage.cached_calls for b in backends.values())
         it_dir = run_dir / f"iter_{it:03d}"
         _write_policies(it_dir / "policies", policies)
         actors = {a: LLMPolicy(policies[a], actor) for a in env.possible_agents}
@@ -193,6 +195,7 @@ def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None)
             critic_failures=failures,
             updated_agents=updated,
             llm_calls=sum(b.usage.calls for b in backends.values()) - calls0,
+            cached_calls=sum(b.usage.cached_calls for b in backends.values()) - cached0,
             seconds=round(time.perf_counter() - t0, 2),
         )
         result.metrics.append(m)
