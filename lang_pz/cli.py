@@ -68,7 +68,7 @@ def play(
     seed: Annotated[int, typer.Option(min=0, help="seed of the first episode")] = 0,
     api: Annotated[Optional[str], typer.Option(help="parallel or aec (default: the env's)")] = None,
     out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
-    show: Annotated[int, typer.Option(help="print the first N agent steps")] = 3,
+    show: Annotated[int, typer.Option(min=0, help="print the first N agent steps")] = 3,
 ) -> None:
     """Play episodes with one policy per agent and print the returns."""
     import lang_pz

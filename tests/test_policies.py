@@ -230,3 +230,12 @@ def test_embedded_model_follows_unconditional_piston_policies(embedded):
     policies = {"Always push up.": "up", "Always go down.": "down", "Always stay where you are.": "stay"}
     table = adherence_table(embedded, policies, PISTON_OBSERVATIONS[:6], PISTON_ACTIONS)
     assert table.rate >= 0.9, table.actions
+
+
+@pytest.mark.parametrize("policy, backend", [("", "ok"), (None, "ok"), ("Always push up.", "embedded")])
+def test_llm_policy_rejects_bad_arguments_with_the_fix(policy, backend):
+    from lang_pz.backends import ScriptedBackend
+
+    real = ScriptedBackend([]) if backend == "ok" else backend
+    with pytest.raises((ValueError, TypeError), match="policy must be|make_backend"):
+        LLMPolicy(policy, real)

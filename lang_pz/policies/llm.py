@@ -124,6 +124,13 @@ class LLMPolicy(Policy):
         temperature: float = 0.0,
         seed: int = 0,
     ) -> None:
+        if not isinstance(policy, str) or not policy.strip():
+            raise ValueError(f"policy must be a non-empty str (the instruction), got {policy!r}")
+        if not isinstance(backend, LLMBackend):
+            raise TypeError(
+                f"backend must be an LLMBackend, got {backend!r}; build one with "
+                "lang_pz.backends.make_backend('embedded') or LlamaCppBackend()"
+            )
         if prompt_format not in (None, "chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat', 'completion' or None, got {prompt_format!r}")
         if max_tokens <= 0:
