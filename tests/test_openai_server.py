@@ -1,0 +1,79 @@
+"""The OpenAI-compatible backend against a REAL local server: llama-cpp-python's own
+OpenAI-compatible HTTP server serving the embedded model on 127.0.0.1 (no network)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+import lang_pz
+from lang_pz.backends import GenerationRequest, Message, OpenAIBackend
+from lang_pz.policies import LLMPolicy
+from lang_pz.rollout import rollout
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("uvicorn", reason="needs llama-cpp-python[server] (the dev extra)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    from lang_pz.backends.llama_cpp import default_model_path
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
+                    json.load(r)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("llama_cpp.server did not start within 60 s")
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def backend(server_url):
+    return OpenAIBackend("smollm2", base_url=server_url, api_key="sk-local-test-KEY",
+                         structured_output="json_object", cache=False, max_retries=2, backoff_s=0.1)
+
+
+def test_choices_and_json_schema_through_a_real_server(backend):
+    g = backend.generate(GenerationRequest(messages=(Message("user", "Pick one: up or down?"),),
+                                           choices=("up", "down", "stay"), max_tokens=16))
+    assert g.text in ("up", "down", "stay") and g.prompt_tokens > 0
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    g = backend.generate(GenerationRequest(messages=(Message("user", "Give x=3 as JSON"),),
+                                           json_schema=schema, max_tokens=24))
+    assert isinstance(json.loads(g.text)["x"], int)
+    assert "KEY" not in repr(backend)
+
+
+def test_a_pistonball_episode_with_llm_agents_over_http(backend):
+    env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=25)
+    traj = rollout(env, {a: LLMPolicy("Always push up.", backend) for a in env.possible_agents}, seed=0)
+    assert len(traj.steps) == 25 and all(s.parse_error is None for s in traj.steps)
+    assert backend.usage.calls == 25 and backend.usage.prompt_tokens > 0
