@@ -1,0 +1,226 @@
+"""Scoring functions for the language tasks (HotpotQA, MATH, GSM8K).
+
+Pure functions, no I/O. The conventions follow the public benchmarks, re-implemented here from
+their descriptions (see ``../shared/data/README.md``):
+
+* HotpotQA (Yang et al., 2018, official ``hotpot_evaluate_v1.py``): answers are normalised by
+  lower-casing, removing punctuation, removing the articles *a/an/the* and collapsing white
+  space; exact match and token F1 are computed on the normalised strings, and when either side
+  normalises to ``yes``/``no``/``noanswer`` and the two differ the F1 is 0. Supporting facts are
+  scored as precision / recall / F1 of ``(title, sentence index)`` pairs.
+* MATH (Hendrycks et al., 2021): the final answer is the content of the last ``\\boxed{...}`` (or
+  ``\\fbox{...}``), found by brace matching; equality is checked symbolically with the PyPI
+  package ``math-verify``.
+* GSM8K (Cobbe et al., 2021): the gold answer is the number after ``####`` with thousands
+  separators removed; a prediction is compared by its last number.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import threading
+from collections import Counter
+from collections.abc import Set as AbstractSet
+from fractions import Fraction
+
+from lang_pz.error import DependencyNotInstalled
+
+__all__ = [
+    "exact_match",
+    "gsm8k_equal",
+    "gsm8k_gold",
+    "gsm8k_number",
+    "last_boxed",
+    "math_equal",
+    "normalize_answer",
+    "supporting_fact_scores",
+    "token_f1",
+]
+
+# ----------------------------------------------------------------------------- HotpotQA
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = frozenset(string.punctuation)
+_SPECIAL = ("yes", "no", "noanswer")
+
+
+def normalize_answer(s: str) -> str:
+    """HotpotQA/SQuAD answer normalisation.
+
+    In this order: lower-case, remove every ASCII punctuation character, remove the whole
+    words ``a``, ``an`` and ``the``, and collapse runs of white space to single spaces (leading
+    and trailing white space removed).
+    """
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    """1.0 if the normalised prediction equals the normalised gold answer, else 0.0."""
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    """Token-level F1 between the normalised answers (HotpotQA official convention).
+
+    If either normalised answer is ``yes``, ``no`` or ``noanswer`` and they differ, the score is
+    0 (no partial credit for a wrong yes/no). No common token also gives 0.
+    """
+    pred_n = normalize_answer(prediction)
+    gold_n = normalize_answer(gold)
+    if (pred_n in _SPECIAL or gold_n in _SPECIAL) and pred_n != gold_n:
+        return 0.0
+    pred_toks = pred_n.split()
+    gold_toks = gold_n.split()
+    common = Counter(pred_toks) & Counter(gold_toks)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision = same / len(pred_toks)
+    recall = same / len(gold_toks)
+    return 2 * precision * recall / (precision + recall)
+
+
+def supporting_fact_scores(
+    predicted: AbstractSet[tuple[str, int]], gold: AbstractSet[tuple[str, int]]
+) -> dict[str, float]:
+    """Precision, recall and F1 of predicted supporting facts, each a ``(title, sent_id)`` pair.
+
+    As in the official HotpotQA script: an empty prediction has precision 0 (when there is
+    gold), and F1 is 0 when precision + recall is 0. Two empty sets score 1.0 on all three.
+    """
+    predicted = set(predicted)
+    gold = set(gold)
+    if not predicted and not gold:
+        return {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    tp = len(predicted & gold)
+    precision = tp / len(predicted) if predicted else 0.0
+    recall = tp / len(gold) if gold else 0.0
+    f1 = (
+        2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    )
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+# ----------------------------------------------------------------------------- MATH
+
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last ``\\boxed{...}`` or ``\\fbox{...}`` in ``text``, by brace matching.
+
+    Nested braces are handled (``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); escaped braces
+    ``\\{`` / ``\\}`` are not counted. Returns ``None`` if there is no box, or if the last box is
+    never closed. The content is stripped of surrounding white space.
+    """
+    starts = [m.end() for m in _BOX_RE.finditer(text)]
+    for start in reversed(starts):
+        depth = 1
+        i = start
+        while i < len(text):
+            ch = text[i]
+            if ch == "\\":
+                i += 2  # skip the escaped character (\{, \}, \\ ...)
+                continue
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start:i].strip()
+            i += 1
+        return None  # the last box is unbalanced
+    return None
+
+
+def _as_boxed_latex(answer: str) -> str:
+    """Wrap a bare answer so that math-verify's LaTeX extractor reads all of it."""
+    return "$\\boxed{" + answer + "}$"
+
+
+def math_equal(prediction: str, gold: str, *, timeout_seconds: int | None = 5) -> bool:
+    """Whether ``prediction`` equals the MATH ``gold`` answer, checked with ``math-verify``.
+
+    Args:
+        prediction: either a bare answer (``"\\frac{1}{2}"``) or a whole solution text, in which
+            case the content of its last ``\\boxed{}`` is used (see :func:`last_boxed`).
+        gold: the bare gold answer (the ``answer`` field of MATH-500).
+        timeout_seconds: per-step time limit passed to ``math_verify.parse`` and
+            ``math_verify.verify``. Those limits are implemented with ``signal.alarm``, which
+            only works in the main thread of the main interpreter; from any other thread this
+            function therefore passes ``None`` (no time limit, as math-verify recommends for
+            threaded use) and the caller is responsible for bounding the time (e.g. by running
+            the check in a worker process).
+
+    Returns:
+        ``True`` if math-verify finds the two answers equal; ``False`` otherwise, including when
+        either side cannot be parsed or the prediction is empty.
+    """
+    try:
+        import math_verify
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise DependencyNotInstalled(
+            "math_equal needs the package math-verify: pip install math-verify"
+        ) from e
+    boxed = last_boxed(prediction)
+    pred = boxed if boxed is not None else prediction.strip()
+    if not pred or not gold.strip():
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        timeout_seconds = None
+    gold_parsed = math_verify.parse(
+        _as_boxed_latex(gold.strip()), parsing_timeout=timeout_seconds
+    )
+    pred_parsed = math_verify.parse(
+        _as_boxed_latex(pred), parsing_timeout=timeout_seconds
+    )
+    if not gold_parsed or not pred_parsed:
+        return False
+    return bool(
+        math_verify.verify(gold_parsed, pred_parsed, timeout_seconds=timeout_seconds)
+    )
+
+
+# ----------------------------------------------------------------------------- GSM8K
+
+_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+
+
+def gsm8k_gold(answer_field: str) -> str:
+    """The gold number of a GSM8K ``answer`` field: the text after ``####``, commas removed.
+
+    Raises:
+        ValueError: if the field has no ``####`` marker.
+    """
+    if "####" not in answer_field:
+        raise ValueError(f"GSM8K answer has no '####' marker: {answer_field[-80:]!r}")
+    return answer_field.rsplit("####", 1)[1].strip().replace(",", "")
+
+
+def gsm8k_number(text: str) -> Fraction | None:
+    """The last number in ``text`` (commas removed, a trailing ``.`` ignored), exactly, or None."""
+    found = _NUMBER_RE.findall(text)
+    if not found:
+        return None
+    try:
+        return Fraction(found[-1].replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def gsm8k_equal(prediction_text: str, gold: str) -> bool:
+    """Whether the last number in ``prediction_text`` equals the GSM8K ``gold`` number.
+
+    ``gold`` is the output of :func:`gsm8k_gold`. The comparison is exact on rational values, so
+    ``"18"``, ``"18.0"`` and ``"18.00"`` all equal ``"18"``. If the prediction contains ``####``
+    (a GSM8K-formatted solution), only the text after the last marker is read.
+    """
+    if "####" in prediction_text:
+        prediction_text = prediction_text.rsplit("####", 1)[1]
+    pred = gsm8k_number(prediction_text)
+    gold_n = gsm8k_number(gold)
+    return pred is not None and gold_n is not None and pred == gold_n
