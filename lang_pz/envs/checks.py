@@ -17,11 +17,15 @@ def check_bool(name: str, value: Any) -> None:
         raise InvalidKwargError(f"{name} must be True or False, got {value!r}")
 
 
-def check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    """``value`` must be an int in ``[low, high]`` (no upper bound if ``high`` is None)."""
+def check_int(name: str, value: Any, low: int, high: int | None = None, *, optional: bool = False) -> None:
+    """``value`` must be an int in ``[low, high]`` (no upper bound if ``high`` is None),
+    or ``None`` when ``optional``."""
+    if optional and value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         bound = f"from {low} to {high}" if high is not None else f">= {low}"
-        raise InvalidKwargError(f"{name} must be an integer {bound}, got {value!r}")
+        either = "None or " if optional else ""
+        raise InvalidKwargError(f"{name} must be {either}an integer {bound}, got {value!r}")
 
 
 def check_number(name: str, value: Any) -> None:

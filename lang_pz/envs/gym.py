@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from lang_pz.error import InvalidKwargError
-from lang_pz.envs.checks import check_api, check_bool, check_choice
+from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int
 from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
 
@@ -92,11 +91,6 @@ class FrozenLakeAdapter(LanguageAdapter):
         )
 
 
-def _check_steps(value: Any) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise InvalidKwargError(f"max_episode_steps must be None or an integer >= 1, got {value!r}")
-
-
 def make_cartpole(
     api: Api = "gymnasium",
     *,
@@ -121,7 +115,7 @@ def make_cartpole(
     from lang_pz.wrappers import LanguageGymWrapper
 
     check_api("classic_control/cartpole-v0", api, ("gymnasium",))
-    _check_steps(max_episode_steps)
+    check_int("max_episode_steps", max_episode_steps, 1, optional=True)
     check_bool("strict", strict)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     env = gym.make("CartPole-v1", max_episode_steps=max_episode_steps, render_mode=render_mode)
@@ -159,7 +153,7 @@ def make_frozen_lake(
     check_api("toy_text/frozen_lake-v0", api, ("gymnasium",))
     check_choice("map_name", map_name, ("4x4", "8x8"))
     check_bool("is_slippery", is_slippery)
-    _check_steps(max_episode_steps)
+    check_int("max_episode_steps", max_episode_steps, 1, optional=True)
     check_bool("strict", strict)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array", "ansi"))
     env = gym.make("FrozenLake-v1", map_name=map_name, is_slippery=is_slippery,
