@@ -11,6 +11,9 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --upgrade pip
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
 	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev]"
+	# overcooked-ai without its declared deps: its `pygame` would overwrite pygame-ce (used by
+	# Pistonball) in site-packages; its real runtime deps come from the `overcooked` extra above.
+	$(BIN)/pip install --quiet --constraint constraints.txt --no-deps overcooked-ai==1.1.0
 	touch $(STAMP)
 
 install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test tools
