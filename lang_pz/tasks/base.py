@@ -1,0 +1,287 @@
+"""The turn-based team environment shared by the QA, math and code tasks.
+
+One episode is one benchmark task. Agents are *roles* (e.g. ``solver`` and ``verifier``); the
+constructor's ``turns`` (the topology) says who speaks when, e.g. ``("coder", "tester",
+"coder")``; a role may speak several times. Every message is posted to a shared transcript,
+together with what the environment itself reports (``env`` messages: the evidence sentences a
+finder named, a test run's results ...). An agent's observation is the task as its role sees
+it, the transcript so far and its reply format (see each task module for the table).
+
+Actions are free text (``Text`` space). The environment extracts what each role must deliver
+(an answer, sentence references, code, tests); text without it is a *parse error*: the role's
+documented fallback is applied and ``infos[agent]`` records ``action_text``, ``action`` (what
+was extracted or the fallback), ``parse_error`` and ``fallback``, as lang_pz's language wrappers
+do; with ``strict=True`` an :class:`~lang_pz.error.ActionParseError` is raised instead and the
+turn is not taken. The team's reward (shared, e.g. answer F1 or hidden tests passed) is given
+once, after the last turn; per-role details are in every agent's final ``info["score"]``.
+
+The task is chosen at ``reset``: ``options={"index": i}`` or the constructor's ``index`` fix it;
+otherwise ``reset(seed=s)`` draws it with ``numpy.random.default_rng(s)``, so the same seed
+always gives the same task (``reset()`` without a seed draws the next one).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from lang_pz.envs.checks import check_bool, check_int
+from lang_pz.error import ActionParseError, InvalidKwargError, LangPZError
+from lang_pz.spaces import ACTION_MAX_LENGTH, TEXT_CHARSET, text_observation_space, text_space, to_charset
+
+__all__ = ["Message", "TaskEnv", "ascii_text", "cut"]
+
+ItemT = TypeVar("ItemT")
+_ALLOWED = frozenset(TEXT_CHARSET)
+
+
+def ascii_text(text: str) -> str:
+    """``text`` folded into the observation charset: accents dropped (NFKD), other characters
+    outside printable ASCII replaced by ``?``. ``"Café – 5²"`` becomes ``"Cafe ? 52"``."""
+    folded = unicodedata.normalize("NFKD", text)
+    return "".join(c if c in _ALLOWED else "?" for c in folded if not unicodedata.combining(c))
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its head and a note of the cut."""
+    if len(text) <= limit:
+        return text
+    note = f" ...[{len(text) - limit} more chars cut]"
+    return text[: max(0, limit - len(note))] + note
+
+
+@dataclass(frozen=True)
+class Message:
+    """One transcript entry: ``speaker`` (an agent id or ``"env"``), its ``text`` (already
+    folded to ASCII and bounded) and the 1-based ``turn`` it belongs to."""
+
+    turn: int
+    speaker: str
+    text: str
+
+
+class TaskEnv(AECEnv, Generic[ItemT]):
+    """Base class of the task environments (a PettingZoo ``AECEnv`` with text spaces).
+
+    Subclasses define :attr:`ROLES` (role -> reply-format line), :attr:`DEFAULT_TURNS` and the
+    hooks ``_task_text``, ``_parse``, ``_fallback``, ``_apply``, ``_score`` and ``_describe``.
+
+    Args:
+        items: the tasks (benchmark items) episodes are drawn from; at least one.
+        turns: who speaks when (role names, at least one turn); default :attr:`DEFAULT_TURNS`.
+        index: always play ``items[index]`` (``None``: drawn at each reset).
+        strict: raise :class:`ActionParseError` on text without the role's deliverable.
+        max_message_chars: bound on each transcript message shown to agents (>= 200).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns :meth:`state_text`) or
+            ``"human"`` (prints it).
+    """
+
+    metadata: dict[str, Any] = {"name": "task_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+    #: role -> the reply-format line shown at the end of that role's observation.
+    ROLES: Mapping[str, str] = {}
+    DEFAULT_TURNS: tuple[str, ...] = ()
+    #: roles that must appear in ``turns``.
+    REQUIRED_ROLES: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        items: Sequence[ItemT],
+        *,
+        turns: Sequence[str] | None = None,
+        index: int | None = None,
+        strict: bool = False,
+        max_message_chars: int = 1500,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if not items:
+            raise LangPZError(f"{type(self).__name__}: no items to play (an empty split or data file?)")
+        self.items: tuple[ItemT, ...] = tuple(items)
+        turns = tuple(self.DEFAULT_TURNS if turns is None else turns)
+        if not turns or any(t not in self.ROLES for t in turns) or isinstance(turns, str):
+            raise InvalidKwargError(
+                f"turns must be a non-empty sequence of the roles {list(self.ROLES)}, got {turns!r}"
+            )
+        missing = [r for r in self.REQUIRED_ROLES if r not in turns]
+        if missing:
+            raise InvalidKwargError(f"turns must include {missing} (the team needs them), got {turns!r}")
+        check_int("index", index, 0, len(self.items) - 1, optional=True)
+        check_bool("strict", strict)
+        check_int("max_message_chars", max_message_chars, 200)
+        if render_mode not in (None, "human", "ansi"):
+            raise InvalidKwargError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
+        self.turns = turns
+        self.index = index
+        self.strict = strict
+        self.max_message_chars = max_message_chars
+        self.render_mode = render_mode
+        self.possible_agents = list(dict.fromkeys(turns))
+        # Bound of every observation: the longest task text, the transcript (each message
+        # bounded, at most one agent message and two env messages per turn) and the footer.
+        bound = max(len(self._task_text(item, role)) for item in self.items for role in self.possible_agents)
+        self._obs_max = bound + len(turns) * 3 * (max_message_chars + 40) + 1000
+        obs_space = text_observation_space(self._obs_max)
+        act_space = text_space(ACTION_MAX_LENGTH)
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self._rng: np.random.Generator | None = None
+        self.item: ItemT = self.items[0]
+        self.item_index = 0
+        self.turn = 0
+        self.transcript: list[Message] = []
+        self.score: dict[str, Any] | None = None
+        self.team_reward = 0.0
+        self.agents = []
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def _task_text(self, item: ItemT, role: str) -> str:
+        """The task as ``role`` sees it (ASCII, see :func:`ascii_text`)."""
+        raise NotImplementedError
+
+    def _parse(self, role: str, text: str) -> Any:
+        """What ``role`` delivers in ``text``; raises :class:`ActionParseError` if nothing."""
+        raise NotImplementedError
+
+    def _fallback(self, role: str) -> Any:
+        """What is used when ``role``'s text has no deliverable."""
+        raise NotImplementedError
+
+    def _apply(self, role: str, value: Any) -> list[str]:
+        """Take ``role``'s delivered ``value`` into the state; return env messages to post."""
+        return []
+
+    def _score(self) -> tuple[float, dict[str, Any]]:
+        """The team reward and the per-role details, after the last turn."""
+        raise NotImplementedError
+
+    def _describe(self) -> list[str]:
+        """Lines of the global state for :meth:`state_text` (task, extracted values ...)."""
+        return []
+
+    def _jsonable(self, role: str, value: Any) -> Any:
+        """``value`` as put in ``info["action"]`` (JSON-friendly)."""
+        return value
+
+    # -- PettingZoo API ---------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options and "index" in options:
+            idx = options["index"]
+            check_int("options['index']", idx, 0, len(self.items) - 1)
+        elif self.index is not None:
+            idx = self.index
+        else:
+            if seed is not None or self._rng is None:
+                self._rng = np.random.default_rng(seed)
+            idx = int(self._rng.integers(len(self.items)))
+        self.item_index = idx
+        self.item = self.items[idx]
+        self.turn = 0
+        self.transcript = []
+        self.score = None
+        self.team_reward = 0.0
+        self._start()
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {"role": a, "task_id": self._task_id()} for a in self.agents}
+        self.agent_selection = self.turns[0]
+        self._skip_agent_selection = None
+
+    def _start(self) -> None:
+        """Reset per-episode state of the subclass (called by :meth:`reset`)."""
+
+    def _task_id(self) -> str:
+        return str(self.item_index)
+
+    def observe(self, agent: str) -> dict[str, str]:
+        return {"text": to_charset(self._observation_text(agent), self._obs_max)}
+
+    def _observation_text(self, agent: str) -> str:
+        lines = [f"You are the {agent} in a team. {self._task_text(self.item, agent)}"]
+        if self.transcript:
+            lines.append("Messages so far:")
+            lines.extend(f"[{m.speaker}] {m.text}" for m in self.transcript)
+        if self.terminations.get(agent, False) or self.turn >= len(self.turns):
+            lines.append("The episode is over.")
+        elif self.turns[self.turn] == agent:
+            lines.append(f"Your turn ({self.turn + 1} of {len(self.turns)}). {self.ROLES[agent]}")
+        else:
+            lines.append(f"Waiting for the {self.turns[self.turn]} (turn {self.turn + 1} of {len(self.turns)}).")
+        return "\n".join(lines)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if not isinstance(action, str):
+            raise InvalidKwargError(f"{agent}: the action must be a str (free text), got {type(action).__name__}: {action!r:.80}")
+        try:
+            value, error = self._parse(agent, action), None
+        except ActionParseError as exc:
+            if self.strict:
+                raise
+            value, error = self._fallback(agent), exc.reason
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self.transcript.append(Message(self.turn + 1, agent, cut(ascii_text(action.strip()), self.max_message_chars)))
+        for note in self._apply(agent, value):
+            self.transcript.append(Message(self.turn + 1, "env", cut(ascii_text(note), self.max_message_chars)))
+        self.infos[agent] = {
+            **self.infos[agent],
+            "action_text": action,
+            "action": self._jsonable(agent, value),
+            "parse_error": error,
+            "fallback": error is not None,
+        }
+        self.turn += 1
+        if self.turn < len(self.turns):
+            self.agent_selection = self.turns[self.turn]
+        else:
+            self.team_reward, self.score = self._score()
+            for a in self.agents:
+                self.rewards[a] = float(self.team_reward)
+                self.terminations[a] = True
+                self.infos[a] = {**self.infos[a], "score": self.score}
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def state_text(self) -> str:
+        """The global view for a centralised critic: the task, every message, extracted
+        values and, after the last turn, the score and the gold answer."""
+        lines = [f"Task {self._task_id()}, turn {min(self.turn + 1, len(self.turns))} of {len(self.turns)} "
+                 f"(order: {', '.join(self.turns)})."]
+        lines.extend(self._describe())
+        lines.extend(f"[turn {m.turn}, {m.speaker}] {m.text}" for m in self.transcript)
+        if self.score is not None:
+            lines.append(f"Team reward: {self.team_reward:g}. Score: {self.score}")
+        return "\n".join(lines)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = self.state_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass

