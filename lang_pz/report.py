@@ -1,0 +1,242 @@
+"""Reports on a training run folder: a learning-curve PNG and a text summary.
+
+Reads the run folder that :func:`lang_pz.training.train` writes (see that module)::
+
+    RUN_DIR/config.json                    TrainConfig as JSON (env_id, critic_mode, ...)
+    RUN_DIR/metrics.jsonl                  one JSON object per *completed* iteration
+    RUN_DIR/iter_NNN/policies/AGENT.txt    policies iteration NNN's episodes used
+    RUN_DIR/iter_NNN/candidates/AGENT.txt  policies NNN's update proposed (may be absent)
+    RUN_DIR/final/policies/AGENT.txt       policies after the last iteration (absent while running)
+
+Each metrics line must carry ``iteration``, ``train_return``, ``val_return``,
+``candidate_val_return`` and ``accepted`` (the last three may be ``null``); other fields are
+optional and unknown ones ignored. Accept/reject is the training loop's validation-gated
+update (see :mod:`lang_pz.training`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lang_pz.error import RunDirError
+
+ROLES = ("actor", "critic", "optimiser")
+
+
+class RoleUsage(BaseModel):
+    """LLM usage of one role (actor, critic or optimiser) in one iteration; cost in US dollars."""
+
+    model_config = ConfigDict(extra="ignore")
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class IterationRecord(BaseModel):
+    """One line of ``metrics.jsonl``; returns are team returns (sum of agents' rewards)."""
+
+    model_config = ConfigDict(extra="ignore")
+    iteration: int = Field(ge=0)
+    train_return: float
+    train_returns: list[float] = Field(default_factory=list)
+    val_return: float | None
+    candidate_val_return: float | None
+    accepted: bool | None
+    changed_agents: list[str] = Field(default_factory=list)
+    parse_error_rate: float = 0.0
+    critic_failures: int = 0
+    optimiser_failures: int = 0
+    llm_calls: int = 0
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class RunSummary:
+    """What a run folder holds.
+
+    Attributes:
+        run_dir: the folder.
+        config: ``config.json`` as a dict.
+        metrics: one record per completed iteration, in file order.
+        initial_policies: agent -> text of ``iter_000/policies``.
+        final_policies: agent -> text of ``final/policies`` if present; otherwise the policies
+            the run had when it stopped: ``iter_{N+1}/policies`` for the last completed
+            iteration N if that folder exists, else ``iter_N/policies`` with
+            ``iter_N/candidates`` laid over it when N's update was accepted, else the initial ones.
+        finished: whether ``final/policies`` exists.
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    metrics: list[IterationRecord]
+    initial_policies: dict[str, str]
+    final_policies: dict[str, str]
+    finished: bool
+
+
+def _read_policies(folder: Path) -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(folder.glob("*.txt"))}
+
+
+def _read_metrics(path: Path) -> list[IterationRecord]:
+    records: list[IterationRecord] = []
+    if not path.exists():
+        return records
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(IterationRecord.model_validate(json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise RunDirError(f"{path} line {n} is not JSON ({exc.msg}); fix or delete that line") from exc
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or "(line)"
+            got = "" if err["type"] == "missing" else f" (got {err.get('input')!r})"
+            raise RunDirError(f"{path} line {n}, field {field!r}: {err['msg']}{got}; the run was "
+                              "written by an incompatible lang_pz version or the line is corrupt") from exc
+    return records
+
+
+def load_run(run_dir: str | Path) -> RunSummary:
+    """Read a run folder (see the module docstring for the layout and the final-policy rule).
+
+    Raises:
+        lang_pz.error.RunDirError: the folder is missing, is not a run (no ``config.json`` or
+            no ``iter_000/policies``), or ``metrics.jsonl`` has a bad line (file, line, field).
+    """
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise RunDirError(f"run folder {root} does not exist; pass the folder `lang-pz train` wrote")
+    missing = [p for p in ("config.json", "iter_000/policies") if not (root / p).exists()]
+    if missing:
+        raise RunDirError(f"{root} is not a training run folder: missing {' and '.join(missing)}")
+    try:
+        config = json.loads((root / "config.json").read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{root / 'config.json'} is not JSON ({exc.msg} at line {exc.lineno})") from exc
+    metrics = _read_metrics(root / "metrics.jsonl")
+    initial = _read_policies(root / "iter_000" / "policies")
+    finished = (root / "final" / "policies").is_dir()
+    final = _read_policies(root / "final" / "policies") if finished else dict(initial)
+    if not finished and metrics:
+        last, it = metrics[-1], root / f"iter_{metrics[-1].iteration:03d}"
+        nxt = root / f"iter_{last.iteration + 1:03d}" / "policies"
+        if nxt.is_dir():
+            final = _read_policies(nxt)
+        else:
+            final = _read_policies(it / "policies") or final
+            if last.accepted:
+                final.update(_read_policies(it / "candidates"))
+    return RunSummary(root, config, metrics, initial, final, finished)
+
+
+def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
+    """Write a PNG learning curve: team return (y) per iteration (x).
+
+    Draws the mean training return (line) over each training episode's return (faint dots),
+    the validation return of each iteration's starting policies, and each proposed update at
+    its candidate's validation return (at the training return if it has none): green ▲
+    accepted, red ✕ rejected. Uses the Agg canvas (no display needed). Returns ``path``.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2), dpi=110)
+    FigureCanvasAgg(fig)
+    ax, ms = fig.add_subplot(), run.metrics
+    xs = [m.iteration for m in ms]
+    pts = [(m.iteration, r) for m in ms for r in m.train_returns]
+    if pts:
+        ax.scatter(*zip(*pts), s=12, color="tab:blue", alpha=0.25, label="training episode")
+    ax.plot(xs, [m.train_return for m in ms], "o-", color="tab:blue", label="training return (mean)")
+    val = [(m.iteration, m.val_return) for m in ms if m.val_return is not None]
+    if val:
+        ax.plot(*zip(*val), "s--", color="tab:orange", label="validation return")
+    for ok, marker, color, label in ((True, "^", "tab:green", "update accepted"),
+                                     (False, "x", "tab:red", "update rejected")):
+        sel = [(m.iteration, m.train_return if m.candidate_val_return is None else m.candidate_val_return)
+               for m in ms if m.accepted is ok]
+        if sel:
+            ax.scatter(*zip(*sel), marker=marker, s=70, color=color, zorder=3, label=f"{label} (candidate val.)")
+    if not ms:
+        ax.text(0.5, 0.5, "no completed iteration yet", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("team return (sum of agents' rewards)")
+    ax.set_title(f"{run.config.get('env_id', '?')} - critic mode: {run.config.get('critic_mode', '?')}"
+                 + ("" if run.finished else " (unfinished)"))
+    if xs:
+        ax.set_xticks(xs)
+        ax.legend(fontsize="small", loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    (out := Path(path)).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="png")
+    return out
+
+
+def word_diff(old: str, new: str) -> str:
+    """Word-level diff in ``git diff --word-diff`` style: ``[-removed-]{+added+}``."""
+    a, b = old.split(), new.split()
+    parts: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            parts.append(" ".join(a[i1:i2]))
+        if op in ("delete", "replace"):
+            parts.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if op in ("insert", "replace"):
+            parts.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(parts)
+
+
+def _num(x: float | None, fmt: str = "9.1f") -> str:
+    return format(x, fmt) if x is not None else format("-", ">" + fmt.split(".")[0])
+
+
+def _role_cell(u: RoleUsage | None) -> str:
+    cost = "" if u is None or u.cost_usd is None else f" ${u.cost_usd:.4f}"
+    return f"{'-':>17}" if u is None else f"{u.prompt_tokens + u.completion_tokens:>7d}t{cost:>9}"
+
+
+def summary_text(run: RunSummary) -> str:
+    """A terminal-readable summary: run, per-iteration table, totals, policy diffs."""
+    c, ms = run.config, run.metrics
+    lines = [f"run: {run.run_dir}",
+             f"env: {c.get('env_id', '?')} {json.dumps(c.get('env_kwargs', {}))}",
+             f"critic mode: {c.get('critic_mode', '?')}",
+             f"iterations done: {len(ms)} of {c.get('iterations', '?')}"
+             + ("" if run.finished else " (unfinished: no final/policies)"), ""]
+    head = (f"{'iter':>4} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} {'calls':>6} "
+            + " ".join(f"{r + ' tok/$':>17}" for r in ROLES))
+    lines += [head, "-" * len(head)]
+    for m in ms:
+        update = {True: "accepted", False: "rejected", None: "none"}[m.accepted]
+        lines.append(f"{m.iteration:>4} {_num(m.train_return)} {_num(m.val_return)} "
+                     f"{_num(m.candidate_val_return)} {update:>8} {len(m.changed_agents):>7} {m.llm_calls:>6} "
+                     + " ".join(_role_cell(m.usage.get(r)) for r in ROLES))
+    lines += ["", f"totals: {sum(m.llm_calls for m in ms)} LLM calls, {sum(m.seconds for m in ms):.1f} s, "
+                  f"{sum(m.accepted is True for m in ms)} update(s) accepted, "
+                  f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
+                  f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)"]
+    for r in ROLES:
+        us = [m.usage[r] for m in ms if r in m.usage]
+        if us:
+            costs = [u.cost_usd for u in us if u.cost_usd is not None]
+            cost = f"${sum(costs):.4f}" if costs else "cost unknown"
+            lines.append(f"  {r:<9} {sum(u.calls for u in us)} calls ({sum(u.cached_calls for u in us)} cached), "
+                         f"{sum(u.prompt_tokens for u in us)} prompt + {sum(u.completion_tokens for u in us)} "
+                         f"completion tokens, {cost}")
+    lines += ["", "policies, initial -> final ([-removed-] {+added+}):"]
+    for agent in sorted(run.initial_policies.keys() | run.final_policies.keys()):
+        old, new = run.initial_policies.get(agent, ""), run.final_policies.get(agent, "")
+        lines.append(f"  {agent}: " + (f"unchanged: {old}" if old == new else word_diff(old, new)))
+    return "\n".join(lines)

@@ -1,0 +1,168 @@
+"""lang_pz.report and `lang-pz report` on run folders built here (no LLM needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lang_pz.cli import app
+from lang_pz.error import RunDirError
+from lang_pz.report import load_run, plot_learning_curve, summary_text, word_diff
+
+AGENTS = ("piston_0", "piston_1")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _usage(k: int) -> dict:
+    return {role: {"calls": 10 * (k + 1) + j, "cached_calls": j, "prompt_tokens": 1000 * (j + 1) + k,
+                   "completion_tokens": 50 + k, "cost_usd": 0.001 * (j + 1), "model": "m"}
+            for j, role in enumerate(("actor", "critic", "optimiser"))}
+
+
+def _metric(k: int, accepted: bool | None, returns: list[float]) -> dict:
+    return {"iteration": k, "train_return": sum(returns) / len(returns), "train_returns": returns,
+            "val_return": 10.0 * k - 5, "candidate_val_return": None if accepted is None else 10.0 * k + 3.5,
+            "accepted": accepted, "changed_agents": ["piston_1"] if accepted is not None else [],
+            "parse_error_rate": 0.0, "critic_failures": k, "optimiser_failures": 1,
+            "llm_calls": 61 + k, "usage": _usage(k), "seconds": 1.5, "a_future_field": {"x": 1}}
+
+
+def _policies(folder: Path, policies: dict[str, str]) -> None:
+    folder.mkdir(parents=True)
+    for agent, text in policies.items():
+        (folder / f"{agent}.txt").write_text(text + "\n", encoding="utf-8")
+
+
+def make_run(root: Path, accepted: list[bool | None], finished: bool = True, started_next: bool = True) -> Path:
+    """A run folder like training.py writes: iteration k's candidate gives piston_1 version k+1."""
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps({
+        "env_id": "butterfly/pistonball-v0", "env_kwargs": {"n_pistons": 2}, "iterations": 3,
+        "critic_mode": "counterfactual"}))
+    policies = {"piston_0": "Always push up.", "piston_1": "Push up when the ball is left."}
+    lines = []
+    for k, acc in enumerate(accepted):
+        _policies(root / f"iter_{k:03d}" / "policies", policies)
+        candidate = {"piston_1": f"Push down when the ball is right, version {k + 1}."}
+        if acc is not None:
+            _policies(root / f"iter_{k:03d}" / "candidates", candidate)
+        if acc:
+            policies = {**policies, **candidate}
+        lines.append(json.dumps(_metric(k, acc, [float(-100 + 40 * k), float(60 + 40 * k)])))
+    if not finished and started_next:  # the next iteration had begun when the run stopped
+        _policies(root / f"iter_{len(accepted):03d}" / "policies", policies)
+    if finished:
+        _policies(root / "final" / "policies", policies)
+    (root / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def assert_png(path: Path) -> None:
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE and len(data) > 1000
+    from matplotlib.image import imread
+
+    img = imread(path)
+    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+
+
+def test_complete_run_loads_plots_and_summarises(tmp_path):
+    run = load_run(make_run(tmp_path / "run", [True, False, True]))
+    assert run.finished and [m.iteration for m in run.metrics] == [0, 1, 2]
+    assert run.metrics[1].usage["critic"].prompt_tokens == 2001  # extra fields ignored, values kept
+    assert run.initial_policies["piston_1"] == "Push up when the ball is left."
+    assert run.final_policies["piston_1"] == "Push down when the ball is right, version 3."
+    assert run.final_policies["piston_0"] == "Always push up."
+    png = plot_learning_curve(run, tmp_path / "out" / "curve.png")
+    assert_png(png)
+
+    text = summary_text(run)
+    assert "butterfly/pistonball-v0" in text and "counterfactual" in text and "3 of 3" in text
+    rows = [ln.split() for ln in text.splitlines() if ln.split()[:1] in (["0"], ["1"], ["2"])]
+    assert [r[4] for r in rows] == ["accepted", "rejected", "accepted"]
+    assert rows[2][1:4] == ["60.0", "15.0", "23.5"]  # mean of -20 and 140; val; candidate val
+    assert [r[6] for r in rows] == ["61", "62", "63"]
+    assert rows[2][7:9] == ["1054t", "$0.0010"]  # actor tokens 1002 + 52, cost
+    assert "186 LLM calls" in text and "2 update(s) accepted, 1 rejected" in text
+    assert "critic    63 calls (3 cached), 6003 prompt + 153 completion tokens, $0.0060" in text
+    assert "piston_0: unchanged: Always push up." in text
+    assert "Push [-up-] {+down+} when the ball is [-left.-] {+right, version 3.+}" in text
+
+
+def test_unfinished_run_takes_the_next_iterations_policies(tmp_path):
+    run = load_run(make_run(tmp_path / "run", [True, True], finished=False))
+    assert not run.finished
+    assert run.final_policies["piston_1"] == "Push down when the ball is right, version 2."
+    assert "unfinished" in summary_text(run) and "2 of 3" in summary_text(run)
+    assert_png(plot_learning_curve(run, tmp_path / "c.png"))
+
+
+@pytest.mark.parametrize(("accepted", "expected"), [
+    ([True, True], "Push down when the ball is right, version 2."),   # candidates laid over
+    ([True, False], "Push down when the ball is right, version 1."),  # rejected: iteration's own
+])
+def test_unfinished_run_stopped_between_iterations(tmp_path, accepted, expected):
+    run = load_run(make_run(tmp_path / "run", accepted, finished=False, started_next=False))
+    assert run.final_policies["piston_1"] == expected
+
+
+def test_rejections_only_leave_policies_unchanged(tmp_path):
+    run = load_run(make_run(tmp_path / "run", [False, False, None]))
+    assert run.final_policies == run.initial_policies
+    text = summary_text(run)
+    assert "0 update(s) accepted, 2 rejected, 3 critic and 3 optimiser failure(s)" in text and "none" in text
+    assert "piston_1: unchanged" in text
+    assert_png(plot_learning_curve(run, tmp_path / "c.png"))
+
+
+def test_run_without_completed_iterations_still_reports(tmp_path):
+    run = load_run(make_run(tmp_path / "run", [], finished=False))  # iteration 0 still running
+    assert run.metrics == [] and run.final_policies == run.initial_policies and len(run.initial_policies) == 2
+    assert "0 of 3" in summary_text(run)
+    assert_png(plot_learning_curve(run, tmp_path / "c.png"))
+
+
+def test_malformed_metrics_lines_name_file_line_and_field(tmp_path):
+    root = make_run(tmp_path / "run", [True, False])
+    good = (root / "metrics.jsonl").read_text().splitlines()
+    bad = json.loads(good[1])
+    del bad["val_return"]
+    (root / "metrics.jsonl").write_text("\n".join([good[0], json.dumps(bad)]) + "\n")
+    with pytest.raises(RunDirError, match=r"metrics\.jsonl line 2, field 'val_return'"):
+        load_run(root)
+    bad = json.loads(good[0]) | {"train_return": "high"}
+    (root / "metrics.jsonl").write_text(json.dumps(bad) + "\n")
+    with pytest.raises(RunDirError, match=r"line 1, field 'train_return'.*'high'"):
+        load_run(root)
+    (root / "metrics.jsonl").write_text(good[0] + "\n{not json\n")
+    with pytest.raises(RunDirError, match=r"metrics\.jsonl line 2 is not JSON"):
+        load_run(root)
+
+
+def test_not_a_run_folder_names_what_is_missing(tmp_path):
+    with pytest.raises(RunDirError, match="does not exist"):
+        load_run(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunDirError, match=r"not a training run folder: missing config\.json and iter_000/policies"):
+        load_run(tmp_path / "empty")
+
+
+def test_word_diff():
+    assert word_diff("a b c", "a x c") == "a [-b-] {+x+} c"
+    assert word_diff("a b", "a b c") == "a b {+c+}"
+
+
+def test_cli_report_prints_summary_and_writes_png(tmp_path):
+    root = make_run(tmp_path / "run", [True, False, True])
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(root)])
+    assert res.exit_code == 0, res.output
+    assert "2 update(s) accepted" in res.output and str(root / "learning_curve.png") in res.output
+    assert_png(root / "learning_curve.png")
+    res = runner.invoke(app, ["report", str(root), "--out", str(tmp_path / "x.png")])
+    assert res.exit_code == 0 and (tmp_path / "x.png").exists()
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and "config.json" in res.output and str(tmp_path) in res.output
