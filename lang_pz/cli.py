@@ -187,6 +187,25 @@ def _summary(result: Any) -> None:
             typer.echo(f"  {agent}: {old!r}\n  {' ' * len(agent)}  -> {new!r}  (similarity {ratio:.2f})")
 
 
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run folder written by `lang-pz train`")],
+    out: Annotated[Optional[Path], typer.Option(help="PNG to write [default: RUN_DIR/learning_curve.png]")] = None,
+) -> None:
+    """Summarise a training run and plot its learning curve (works on unfinished runs too)."""
+    from lang_pz.error import LangPZError
+    from lang_pz.report import load_run, plot_learning_curve, summary_text
+
+    try:
+        run = load_run(run_dir)
+        png = plot_learning_curve(run, out or run_dir / "learning_curve.png")
+    except (LangPZError, OSError) as exc:
+        _fail(exc)
+        return
+    typer.echo(summary_text(run))
+    typer.echo(f"\nlearning curve: {png}")
+
+
 def main() -> None:  # pragma: no cover - console entry
     app()
 
