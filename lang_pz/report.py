@@ -223,10 +223,11 @@ def summary_text(run: RunSummary) -> str:
         lines.append(f"{m.iteration:>4} {_num(m.train_return)} {_num(m.val_return)} "
                      f"{_num(m.candidate_val_return)} {update:>8} {len(m.changed_agents):>7} {m.llm_calls:>6} "
                      + " ".join(_role_cell(m.usage.get(r)) for r in ROLES))
-    lines += ["", f"totals: {sum(m.llm_calls for m in ms)} LLM calls, {sum(m.seconds for m in ms):.1f} s, "
-                  f"{sum(m.accepted is True for m in ms)} update(s) accepted, "
-                  f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
-                  f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)"]
+    totals = (f"totals: {sum(m.llm_calls for m in ms)} LLM calls, {sum(m.seconds for m in ms):.1f} s, "
+              f"{sum(m.accepted is True for m in ms)} update(s) accepted, "
+              f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
+              f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)")
+    lines += ["", totals]
     for r in ROLES:
         us = [m.usage[r] for m in ms if r in m.usage]
         if us:
