@@ -121,6 +121,39 @@ def play(
 
 
 @app.command()
+def adherence(
+    backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
+    prompt_format: Annotated[Optional[str], typer.Option(help="chat or completion [default: the backend's]")] = None,
+    observations: Annotated[int, typer.Option(min=1, help="real Pistonball observations per policy")] = 8,
+    seed: Annotated[int, typer.Option(min=0, help="seed of the episodes the observations come from")] = 0,
+) -> None:
+    """Measure policy adherence: how often the model's action is the one a text policy names.
+
+    Runs the fixed grid of 15 unconditional Pistonball policies in free phrasing (5 per action)
+    x real observations, and prints the rate per policy and overall.
+    """
+    from lang_pz.backends import make_backend
+    from lang_pz.error import LangPZError
+    from lang_pz.policies.adherence import PISTON_ACTIONS, PISTON_POLICIES, adherence_table, pistonball_observations
+
+    if prompt_format not in (None, "chat", "completion"):
+        _fail(ValueError(f"--prompt-format must be chat or completion, got {prompt_format!r}"))
+    try:
+        llm = make_backend(backend)
+        obs = pistonball_observations(observations, seed=seed)
+        table = adherence_table(llm, PISTON_POLICIES, obs, PISTON_ACTIONS, prompt_format=prompt_format)  # type: ignore[arg-type]
+    except (LangPZError, ValueError, OSError) as exc:
+        _fail(exc)
+        return
+    fmt = prompt_format or llm.prompt_format
+    typer.echo(f"backend {backend}, prompt format {fmt}, {len(obs)} observations per policy")
+    for text, rate in table.per_policy.items():
+        typer.echo(f"  {rate:6.0%}  {text!r} -> {PISTON_POLICIES[text]}   chose: {', '.join(table.actions[text])}")
+    hits = round(table.rate * len(PISTON_POLICIES) * len(obs))
+    typer.echo(f"adherence: {table.rate:.1%} ({hits}/{len(PISTON_POLICIES) * len(obs)})")
+
+
+@app.command()
 def train(
     config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
     env_id: Annotated[Optional[str], typer.Option("--env", help="environment id [default: butterfly/pistonball-v0]")] = None,

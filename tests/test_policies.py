@@ -20,13 +20,13 @@ from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.error import BackendError, LangPZError
 from lang_pz.policies.adherence import (
     PISTON_ACTIONS,
-    PISTON_OBSERVATIONS,
+    pistonball_observations,
     PISTON_POLICIES,
     adherence_table,
     measure_adherence,
 )
 from lang_pz.policies.base import Decision, Policy
-from lang_pz.policies.llm import CHOICE_EXAMPLES, NUMBER_EXAMPLES, LLMPolicy
+from lang_pz.policies.llm import NUMBER_EXAMPLES, LLMPolicy, choice_examples
 from lang_pz.policies.random import RandomPolicy
 
 OBS = (
@@ -180,15 +180,20 @@ def test_policy_text_is_an_editable_parameter():
     assert "Always push up." not in llm.requests[1].prompt
 
 
-def test_worked_examples_do_not_favour_real_actions():
-    picks = [a for _, _, a in CHOICE_EXAMPLES]
-    assert len(set(picks)) == len(picks) == 2  # two examples, different actions
-    for policy, obs, action in CHOICE_EXAMPLES:
-        assert action in policy.lower()  # obviously follows its own policy
-        assert action in obs.rsplit("Actions:", 1)[1]
-    for word in ("up", "down", "stay", "0", "3", "8"):  # no action of the real tasks
-        assert word not in picks
+@pytest.mark.parametrize("actions", [["down", "stay", "up"], ["rock", "paper"], ["1", "2", "3", "4", "5", "6", "7"], ["go"]])
+def test_worked_examples_use_the_real_action_words(actions):
+    examples = choice_examples(actions)
+    picks = [a for _, _, a in examples]
+    assert len(set(picks)) == len(picks) == min(3, len(actions))  # each example a different action
+    for policy, obs, action in examples:
+        assert action in actions and action in policy  # obviously follows its own policy
+        assert obs.endswith("Actions: " + ", ".join(actions))
     assert len({a for _, _, a in NUMBER_EXAMPLES}) == 2
+
+
+def test_worked_examples_reject_an_empty_action_set():
+    with pytest.raises(ValueError, match="at least one action"):
+        choice_examples([])
 
 
 def test_reply_outside_choices_is_an_error():
@@ -209,15 +214,24 @@ def test_decision_reports_tokens_and_latency():
 
 # -- adherence -----------------------------------------------------------------------------
 
+OBSERVATIONS = pistonball_observations(2)
+
+
+def test_pistonball_observations_are_real_and_deterministic():
+    obs = pistonball_observations(8)
+    assert len(obs) == 8 == len(set(obs))
+    assert all(o.startswith("You are piston_") and o.endswith("Actions: down, stay, up") for o in obs)
+    assert obs == pistonball_observations(8)
+
 
 def test_measure_adherence_with_a_scripted_stand_in():
     def obedient(req):  # reads the last policy line and answers the action it names
         policy = req.prompt.rsplit("Policy: ", 1)[1]
         return next(a for a in req.choices if a in policy.lower())
 
-    assert measure_adherence(ScriptedBackend(obedient), PISTON_POLICIES, PISTON_OBSERVATIONS[:2], PISTON_ACTIONS) == 1.0
+    assert measure_adherence(ScriptedBackend(obedient), PISTON_POLICIES, OBSERVATIONS[:2], PISTON_ACTIONS) == 1.0
     table = adherence_table(
-        ScriptedBackend(lambda req: "down"), PISTON_POLICIES, PISTON_OBSERVATIONS[:2], PISTON_ACTIONS
+        ScriptedBackend(lambda req: "down"), PISTON_POLICIES, OBSERVATIONS[:2], PISTON_ACTIONS
     )
     assert table.rate == pytest.approx(1 / 3)
     assert table.per_policy["Always go down."] == 1.0 and table.per_policy["Always push up."] == 0.0
@@ -227,8 +241,10 @@ def test_measure_adherence_with_a_scripted_stand_in():
 
 @pytest.mark.integration
 def test_embedded_model_follows_unconditional_piston_policies(embedded):
-    policies = {"Always push up.": "up", "Always go down.": "down", "Always stay where you are.": "stay"}
-    table = adherence_table(embedded, policies, PISTON_OBSERVATIONS[:6], PISTON_ACTIONS)
+    names = ["Push up.", "Always go up.", "Always push down.", "Lower yourself all the time, going down.",
+             "Stay put.", "Hold your position: stay."]  # free phrasings the old fixed examples failed
+    policies = {p: PISTON_POLICIES[p] for p in names}
+    table = adherence_table(embedded, policies, pistonball_observations(4), PISTON_ACTIONS)
     assert table.rate >= 0.9, table.actions
 
 

@@ -79,41 +79,51 @@ def measure_adherence(
     return adherence_table(backend, policies, observations, legal_actions).rate
 
 
-#: Unconditional Pistonball piston policies and the action each prescribes.
+#: Unconditional Pistonball piston policies in free phrasing and the action each prescribes.
 PISTON_POLICIES: dict[str, str] = {
     "Always push up.": "up",
-    "Always go down.": "down",
-    "Always stay where you are.": "stay",
+    "Always go up.": "up",
     "Move up at every step.": "up",
+    "Push up.": "up",
+    "Keep rising: always up.": "up",
+    "Always push down.": "down",
+    "Always go down.": "down",
+    "Push down.": "down",
     "Lower yourself all the time, going down.": "down",
+    "Always move down.": "down",
+    "Always stay.": "stay",
+    "Always stay where you are.": "stay",
     "Never move: stay still.": "stay",
+    "Stay put.": "stay",
+    "Hold your position: stay.": "stay",
 }
-
-#: Varied Pistonball observations (discrete actions), as the text wrapper renders them.
-PISTON_OBSERVATIONS: list[str] = [
-    "You are piston_2 (of 5). Your height: 30 of 64 px. Left neighbour: 12 px lower than you. "
-    "Right neighbour: 4 px higher than you. Ball: 40 px to your left, 18 px above your top, "
-    "moving right and down.\nActions: down, stay, up",
-    "You are piston_0 (of 5). Your height: 0 of 64 px. Left neighbour: none (wall). "
-    "Right neighbour: 20 px higher than you. Ball: directly above you, 5 px above your top, "
-    "moving left.\nActions: down, stay, up",
-    "You are piston_4 (of 5). Your height: 64 of 64 px. Left neighbour: 30 px lower than you. "
-    "Right neighbour: none (wall). Ball: 120 px to your left, 40 px above your top, "
-    "not moving.\nActions: down, stay, up",
-    "You are piston_1 (of 5). Your height: 45 of 64 px. Left neighbour: 8 px higher than you. "
-    "Right neighbour: 8 px lower than you. Ball: 10 px to your right, 2 px above your top, "
-    "moving left and up.\nActions: down, stay, up",
-    "You are piston_3 (of 5). Your height: 16 of 64 px. Left neighbour: level with you. "
-    "Right neighbour: 16 px higher than you. Ball: 60 px to your right, 30 px above your top, "
-    "moving right and up.\nActions: down, stay, up",
-    "You are piston_2 (of 5). Your height: 52 of 64 px. Left neighbour: 40 px lower than you. "
-    "Right neighbour: level with you. Ball: 3 px to your left, touching your top, "
-    "moving down.\nActions: down, stay, up",
-    "You are piston_1 (of 5). Your height: 8 of 64 px. Left neighbour: 2 px higher than you. "
-    "Right neighbour: 50 px higher than you. Ball: 200 px to your right, 60 px above your top, "
-    "moving right.\nActions: down, stay, up",
-    "You are piston_0 (of 5). Your height: 33 of 64 px. Left neighbour: none (wall). "
-    "Right neighbour: 1 px lower than you. Ball: 15 px to your right, falling onto you, "
-    "moving left and down.\nActions: down, stay, up",
-]
 PISTON_ACTIONS: tuple[str, ...] = ("down", "stay", "up")
+
+
+def pistonball_observations(k: int = 8, *, n_pistons: int = 5, seed: int = 0) -> list[str]:
+    """``k`` real Pistonball observation texts (as agents see them, action line included).
+
+    Played from random actions over a few seeded episodes of the language env, keeping
+    observations of different pistons at different moments (deterministic for a ``seed``).
+
+    Raises:
+        ValueError: ``k < 1``.
+    """
+    import lang_pz
+    from lang_pz.policies.random import RandomPolicy
+
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    env = lang_pz.make("butterfly/pistonball-v0", n_pistons=n_pistons, hold=5)
+    pool: list[str] = []
+    for episode in range(4):
+        obs, infos = env.reset(seed=seed + episode)
+        rnd = RandomPolicy(seed=seed + episode)
+        for t in range(6):
+            for a in env.agents[:2] if t % 2 else env.agents[3:]:
+                pool.append(obs[a]["text"])
+            obs, _, _, _, infos = env.step({a: rnd(obs[a], infos[a]) for a in env.agents})
+            if not env.agents:
+                break
+    env.close()
+    return pool[:: max(1, len(pool) // k)][:k]

@@ -13,42 +13,60 @@ So the prompt form follows ``backend.prompt_format`` unless overridden:
 
 - ``"chat"``: a system message holding the policy, a user message holding the observation.
 - ``"completion"``: a raw prompt of ``Policy / Observation / Policy / Action = "..."`` blocks:
-  two worked examples from an unrelated toy situation (a robot in a hallway; different
-  actions, each obviously the one its policy names), then the real policy and observation.
-  Measured with SmolLM2-135M on 6 unconditional piston policies x 8 observations: 48/48
-  actions as the policy says (held-out paraphrases: 49/64; "Stay put." fails).
+  worked examples from an unrelated toy situation (a robot in a hallway) that use the
+  environment's own action words (see :func:`choice_examples`), each picking the action its
+  policy names, then the real policy and observation. Measured with SmolLM2-135M on 15
+  Pistonball policies in free phrasing x 8 real observations: 119/120 actions as the policy
+  says.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
 from lang_pz.error import BackendError
 from lang_pz.policies.base import Decision, Policy, action_range, legal_actions, observation_text
 
-#: Worked examples for a finite action set: a toy situation unrelated to any real task (a
-#: robot in a hallway, actions left / wait / right), the two examples picking different
-#: actions, each the word its policy names, while the observation mentions other action words
-#: (so the examples show "follow the policy, not the observation"). The wording was chosen by
-#: measurement on SmolLM2-135M (see ``measure_adherence``); it is fragile, so re-measure after
-#: any change.
-CHOICE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
-    (
-        "Always turn right.",
-        "You are a robot in a hallway. A door is on your left, 3 m away. The lamp is off, "
-        "so wait for it.\nActions: left, wait, right",
-        "right",
-    ),
-    (
-        "Always wait where you are.",
-        "You are a robot in a hallway. A wall is 1 m to your right. A cat is on your left, "
-        "moving left.\nActions: left, wait, right",
-        "wait",
-    ),
+#: Toy situations of the worked examples for a finite action set: a robot in a hallway,
+#: unrelated to any real task, each mentioning things that suggest no particular action.
+CHOICE_SITUATIONS: tuple[str, ...] = (
+    "You are a robot in a hallway. A door is on your left, 3 m away. A cat is on your right, "
+    "moving away. The lamp is off.",
+    "You are a robot in a hallway. A wall is 1 m to your right. Someone calls you from far away.",
+    "You are a robot in a hallway. The floor is wet. A box is 2 m ahead of you.",
 )
+#: Policy phrasings of the worked examples (``{}`` is an action word).
+CHOICE_PHRASINGS: tuple[str, ...] = ("Always choose {}.", "Pick {} every time.", "Your action is always {}.")
+
+
+def choice_examples(actions: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
+    """Worked examples for a finite action set, built from *the environment's own action words*.
+
+    Up to three ``(policy, observation, action)`` examples in the toy hallway situations of
+    :data:`CHOICE_SITUATIONS`, each policy naming a different action (the last, the first, then
+    a middle one of ``actions``) in a different phrasing, and each observation ending with the
+    real ``Actions:`` line. Showing the real action words is what makes a small model map a
+    policy onto them. Measured with SmolLM2-135M on 15 Pistonball policies in free phrasing
+    ("Push down.", "Stay put.", "Lower yourself all the time, going down." ...) x 8 real
+    observations: 119/120 actions as the policy says, against 91/120 with fixed examples whose
+    actions were other words (left / wait / right), which never mapped "push down" to ``down``.
+
+    Args:
+        actions: the legal action words, in the order the observation lists them (>= 1).
+    """
+    acts = list(dict.fromkeys(actions))
+    if not acts:
+        raise ValueError("actions is empty: a choice needs at least one action word")
+    picks = list(dict.fromkeys([acts[-1], acts[0], acts[len(acts) // 2]]))
+    line = "\nActions: " + ", ".join(acts)
+    return tuple(
+        (phrasing.format(a), situation + line, a)
+        for a, phrasing, situation in zip(picks, CHOICE_PHRASINGS, CHOICE_SITUATIONS)
+    )
+
 
 #: Worked examples for a 1-D continuous action (a number in a range).
 NUMBER_EXAMPLES: tuple[tuple[str, str, str], ...] = (
@@ -158,7 +176,7 @@ class LLMPolicy(Policy):
         acts = legal_actions(info)
         rng = action_range(info) if acts is None else None
         if acts is not None:
-            kind, examples, ask = "choice", CHOICE_EXAMPLES, f"one of: {', '.join(acts)}"
+            kind, examples, ask = "choice", choice_examples(acts), f"one of: {', '.join(acts)}"
             text = _ensure_action_line(text, f"Actions: {', '.join(acts)}")
         elif rng is not None:
             lo, hi = _fmt_number(rng[0]), _fmt_number(rng[1])
