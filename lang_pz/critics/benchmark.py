@@ -1,0 +1,465 @@
+"""How well does a language critic assign credit? Scoring against known faults, and the
+fault-injection benchmark that makes them.
+
+**The benchmark.** For one environment, each *case* plays one episode with a good base team
+in which one agent, drawn at random, is a :class:`~lang_pz.policies.faulty.FaultyPolicy`:
+its action is replaced during a window of ``window`` consecutive decisions, drawn at random
+inside the unfaulted episode of the same seed (which is also played, to record the fault's
+effect on the team return). Ground truth: the faulty agent and its *faulty steps* — the
+trajectory steps where its action was replaced **and** differs from what the base policy
+chose (the replaced steps are recorded too). A case with no faulty step (e.g. the ``random``
+fault drew the base action every time) is redrawn, at most ``MAX_REDRAWS`` times, then
+skipped and counted. The critic then reads the faulty trajectory. This is fault injection
+used as labelling, after Who&When's "which agent, which step" task (Zhang et al. 2025,
+"Which Agent Causes Task Failures and When?", ICML), with labels known by construction.
+
+**Scoring** (shared with :mod:`lang_pz.critics.whowhen`):
+
+- the *blamed agent* is the agent with the lowest credit. A tie for the lowest credit is a
+  miss under the default ``tie="miss"`` (the critic did not single anyone out); ``"first"``
+  blames the first tied agent in trajectory order, ``"random"`` a seeded uniform choice;
+- the *blamed steps* are the steps the blamed agent's credit cites; the case is a step-level
+  hit if any of them lies in the faulty window ``[first faulty step - tolerance, last faulty
+  step + tolerance]`` (``tolerance=0`` by default). No blamed agent, no blamed steps;
+- a critic that fails (no valid reply, backend error) scores a miss on that case, and the
+  failure is counted (``critic_failures``).
+
+**Baselines.** Analytic chance: agent ``1 / n_agents``; step: the fraction of the
+trajectory's steps inside the window (the chance that one uniformly random step hits it),
+both averaged over cases. Empirical: :class:`RandomCritic`, seeded, scored by the same code.
+Note a critic may cite up to ``MAX_CITED_STEPS`` steps and scores if *any* hits, so its step
+accuracy is advantaged against the one-step chance; the random critic cites one step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal, Protocol
+
+import numpy as np
+
+from lang_pz.critics.central import CentralCritic, Credit, CriticReport, compute_evidence
+from lang_pz.error import InvalidKwargError, LangPZError
+from lang_pz.policies.base import Policy
+from lang_pz.policies.faulty import FAULTS, Fault, FaultyPolicy
+from lang_pz.trajectory import Trajectory, to_jsonable
+
+TieRule = Literal["miss", "first", "random"]
+TIE_RULES: tuple[str, ...] = ("miss", "first", "random")
+#: Redraws of a case's faulty agent and window when a draw yields no faulty step.
+MAX_REDRAWS = 10
+#: Base team per environment id when the caller gives none: ``(agent, seed) -> Policy``.
+DEFAULT_BASE_POLICIES: dict[str, Callable[[str, int], Policy]] = {}
+#: The ``harmful`` fault per environment id when the caller gives none (base action -> faulty).
+DEFAULT_HARMFUL_ACTIONS: dict[str, Mapping[str, str]] = {
+    # Pistonball: the opposite of the slope-making move (a piston that should make room rises).
+    "butterfly/pistonball-v0": {"up": "down", "down": "up", "stay": "down"},
+}
+
+
+def _pistonball_heuristic(agent: str, seed: int) -> Policy:
+    from lang_pz.policies.scripted import PistonballHeuristic
+
+    return PistonballHeuristic()
+
+
+DEFAULT_BASE_POLICIES["butterfly/pistonball-v0"] = _pistonball_heuristic
+
+
+def random_base_policy(agent: str, seed: int) -> Policy:
+    """The generic base team: :class:`~lang_pz.policies.random.RandomPolicy` seeded per agent."""
+    from lang_pz.policies.random import RandomPolicy
+
+    return RandomPolicy(seed=seed)
+
+
+class Assessor(Protocol):
+    """Anything that credits the agents of a trajectory, like :class:`CentralCritic`."""
+
+    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None) -> CriticReport: ...
+
+
+# -- scoring -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Whom and when a critic's report blames.
+
+    Attributes:
+        agent: the blamed agent, ``None`` when a tie was scored as a miss.
+        steps: the steps its credit cites (empty without a blamed agent).
+        tied: every agent sharing the lowest credit (one agent: no tie).
+    """
+
+    agent: str | None
+    steps: tuple[int, ...]
+    tied: tuple[str, ...]
+
+
+def blame(report: CriticReport, *, tie: TieRule = "miss", rng: np.random.Generator | None = None) -> Blame:
+    """The agent with the lowest credit and the steps it cites (ties per ``tie``, see the module).
+
+    Raises:
+        LangPZError: an unknown tie rule, ``tie="random"`` without ``rng``, or an empty report.
+    """
+    if tie not in TIE_RULES:
+        raise LangPZError(f"unknown tie rule {tie!r}; choose one of {', '.join(TIE_RULES)}")
+    if not report.credits:
+        raise LangPZError(f"the report of episode {report.episode} credits no agent; nothing to blame")
+    low = min(c.credit for c in report.credits.values())
+    tied = tuple(a for a, c in report.credits.items() if c.credit == low)
+    if len(tied) == 1 or tie == "first":
+        agent: str | None = tied[0]
+    elif tie == "random":
+        if rng is None:
+            raise LangPZError("tie='random' needs rng= (a numpy Generator)")
+        agent = tied[int(rng.integers(len(tied)))]
+    else:
+        agent = None
+    steps = tuple(report.credits[agent].steps) if agent is not None else ()
+    return Blame(agent=agent, steps=steps, tied=tied)
+
+
+def fault_window(truth_steps: Sequence[int], tolerance: int = 0) -> tuple[int, int]:
+    """``(first - tolerance, last + tolerance)`` of the faulty steps, inclusive.
+
+    Raises:
+        LangPZError: no faulty step, or a negative tolerance.
+    """
+    if not truth_steps:
+        raise LangPZError("no faulty step: a case needs at least one to be scored")
+    if tolerance < 0:
+        raise LangPZError(f"tolerance must be >= 0 steps, got {tolerance}")
+    return min(truth_steps) - tolerance, max(truth_steps) + tolerance
+
+
+def chance_step_hit(all_steps: Sequence[int], truth_steps: Sequence[int], tolerance: int = 0) -> float:
+    """The chance that one uniformly random step of ``all_steps`` lies in the faulty window."""
+    lo, hi = fault_window(truth_steps, tolerance)
+    uniq = set(all_steps)
+    if not uniq:
+        return 0.0
+    return sum(lo <= s <= hi for s in uniq) / len(uniq)
+
+
+def score_report(
+    report: CriticReport,
+    truth_agent: str,
+    truth_steps: Sequence[int],
+    *,
+    tolerance: int = 0,
+    tie: TieRule = "miss",
+    rng: np.random.Generator | None = None,
+) -> dict[str, Any]:
+    """Score one report: ``blamed``, ``tied``, ``cited`` (steps), ``credits``, ``agent_hit``,
+    ``step_hit`` (a blamed step in the faulty window) and ``joint_hit`` (both)."""
+    b = blame(report, tie=tie, rng=rng)
+    lo, hi = fault_window(truth_steps, tolerance)
+    agent_hit = b.agent == truth_agent
+    step_hit = any(lo <= s <= hi for s in b.steps)
+    return {
+        "blamed": b.agent, "tied": list(b.tied), "cited": list(b.steps),
+        "credits": {a: c.credit for a, c in report.credits.items()},
+        "agent_hit": agent_hit, "step_hit": step_hit, "joint_hit": agent_hit and step_hit,
+        "error": None,
+    }
+
+
+def failed_score(error: Exception) -> dict[str, Any]:
+    """The score of a case whose critic failed: a miss, with the error."""
+    return {"blamed": None, "tied": [], "cited": [], "credits": {}, "agent_hit": False,
+            "step_hit": False, "joint_hit": False, "error": f"{type(error).__name__}: {error}"}
+
+
+def assess_and_score(
+    critic: Assessor,
+    trajectory: Trajectory,
+    truth_agent: str,
+    truth_steps: Sequence[int],
+    *,
+    tolerance: int = 0,
+    tie: TieRule = "miss",
+    rng: np.random.Generator | None = None,
+) -> dict[str, Any]:
+    """Ask ``critic`` about ``trajectory`` and score it; a :class:`LangPZError` is a miss."""
+    try:
+        report = critic.assess(trajectory)
+    except LangPZError as exc:
+        return failed_score(exc)
+    out = score_report(report, truth_agent, truth_steps, tolerance=tolerance, tie=tie, rng=rng)
+    out["usage"] = report.usage
+    out["explanations"] = {a: c.explanation for a, c in report.credits.items()}
+    return out
+
+
+class RandomCritic:
+    """The empirical chance baseline: distinct uniform random credits in [-1, 1] and one
+    uniformly random cited step (among the agent's own steps) per agent.
+
+    Args:
+        seed: seed of its :class:`numpy.random.Generator`.
+    """
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None) -> CriticReport:
+        agents = trajectory.agents
+        if not agents:
+            raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
+        values = self.rng.uniform(-1.0, 1.0, size=len(agents))
+        credits = {}
+        for a, v in zip(agents, values):
+            own = sorted({s.step for s in trajectory.agent_steps(a)})
+            cited = [own[int(self.rng.integers(len(own)))]]
+            credits[a] = Credit(agent=a, credit=float(v), explanation="random baseline", steps=cited)
+        return CriticReport(
+            episode=trajectory.episode, credits=credits, team_return=trajectory.team_return,
+            evidence=compute_evidence(trajectory), total_steps=len({s.step for s in trajectory.steps}),
+        )
+
+
+# -- summary -------------------------------------------------------------------------------
+
+
+def wilson_interval(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial proportion (Wilson 1927, JASA 22:209)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = hits / n
+    d = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+@dataclass
+class Summary:
+    """Accuracies of one source (an environment id or a Who&When folder) over its cases.
+
+    Attributes:
+        source: the environment id or data folder.
+        cases: scored cases (skipped cases excluded).
+        agent_acc / step_acc / joint_acc: the critic's hit rates (see the module docstring).
+        agent_acc_ci95: Wilson 95% interval of ``agent_acc``.
+        chance_agent_acc / chance_step_acc: analytic chance, averaged over cases.
+        random_agent_acc / random_step_acc: :class:`RandomCritic` scored the same way.
+        ties: cases where the lowest credit was shared by several agents.
+        critic_failures: cases where the critic raised (scored as misses).
+        skipped: cases dropped (no faulty step after redraws; malformed Who&When files).
+    """
+
+    source: str
+    cases: int
+    agent_acc: float
+    step_acc: float
+    joint_acc: float
+    agent_acc_ci95: tuple[float, float]
+    chance_agent_acc: float
+    chance_step_acc: float
+    random_agent_acc: float
+    random_step_acc: float
+    ties: int
+    critic_failures: int
+    skipped: int = 0
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def summarise(source: str, records: Sequence[Mapping[str, Any]], *, skipped: int = 0,
+              settings: Mapping[str, Any] | None = None) -> Summary:
+    """Aggregate per-case records (each with ``critic``, ``random_critic``, ``chance_agent``,
+    ``chance_step``) into a :class:`Summary`."""
+    n = len(records)
+
+    def mean(values: list[float]) -> float:
+        return float(np.mean(values)) if values else 0.0
+
+    crit = [r["critic"] for r in records]
+    rnd = [r["random_critic"] for r in records]
+    hits = sum(c["agent_hit"] for c in crit)
+    return Summary(
+        source=source, cases=n,
+        agent_acc=mean([c["agent_hit"] for c in crit]), step_acc=mean([c["step_hit"] for c in crit]),
+        joint_acc=mean([c["joint_hit"] for c in crit]), agent_acc_ci95=wilson_interval(hits, n),
+        chance_agent_acc=mean([r["chance_agent"] for r in records]),
+        chance_step_acc=mean([r["chance_step"] for r in records]),
+        random_agent_acc=mean([c["agent_hit"] for c in rnd]), random_step_acc=mean([c["step_hit"] for c in rnd]),
+        ties=sum(len(c["tied"]) > 1 for c in crit), critic_failures=sum(c["error"] is not None for c in crit),
+        skipped=skipped, settings=dict(settings or {}),
+    )
+
+
+class ResultsWriter:
+    """Append per-case records to a JSONL file, one flushed line each (``None``: no file)."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._f: IO[str] | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._f = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        if self._f is not None:
+            self._f.write(json.dumps(to_jsonable(dict(record))) + "\n")
+            self._f.flush()
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def summary_dict(summary: Summary) -> dict[str, Any]:
+    """A :class:`Summary` as plain JSON-able data."""
+    return to_jsonable(asdict(summary))
+
+
+# -- fault injection -------------------------------------------------------------------------
+
+
+def fault_truth(trajectory: Trajectory, policy: FaultyPolicy, agent: str) -> tuple[list[int], list[int]]:
+    """``(replaced_steps, faulty_steps)``: the faulty policy's replaced / faulty decisions as
+    trajectory steps (decision ``k`` is the agent's ``k``-th step in ``trajectory``)."""
+    own = sorted(s.step for s in trajectory.agent_steps(agent))
+    to_step = {k: own[k] for k in range(len(own))}
+    replaced = [to_step[k] for k in policy.replaced_decisions if k in to_step]
+    faulty = [to_step[k] for k in policy.faulty_decisions if k in to_step]
+    return replaced, faulty
+
+
+def _seed(*parts: int) -> int:
+    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
+
+
+def run_fault_benchmark(
+    env_id: str,
+    critic: Assessor,
+    *,
+    cases: int = 20,
+    seed: int = 0,
+    fault: Fault = "idle",
+    env_kwargs: Mapping[str, Any] | None = None,
+    base_policy: Callable[[str, int], Policy] | None = None,
+    fault_action: str | Mapping[str, str] | None = None,
+    window: int = 2,
+    tolerance: int = 0,
+    tie: TieRule = "miss",
+    out: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Summary:
+    """Run the fault-injection benchmark on one environment (see the module docstring).
+
+    Args:
+        env_id: a registered PettingZoo (multi-agent) environment id.
+        critic: the critic under test, e.g. ``CentralCritic(backend)``.
+        cases: scored cases wanted (>= 1).
+        seed: master seed; case ``i`` resets the environment with ``seed + i`` and draws its
+            faulty agent, window and policy seeds from ``SeedSequence([seed, i, ...])``.
+        fault: ``"idle"``, ``"harmful"`` or ``"random"``.
+        env_kwargs: keyword arguments of :func:`lang_pz.make`.
+        base_policy: ``(agent, seed) -> Policy`` for the good team; default
+            :data:`DEFAULT_BASE_POLICIES` for the id (Pistonball: the scripted heuristic), else
+            :func:`random_base_policy`.
+        fault_action: the faulty action (see :class:`FaultyPolicy`); for ``"harmful"`` the
+            default is :data:`DEFAULT_HARMFUL_ACTIONS` for the id.
+        window: consecutive decisions replaced per case (>= 1).
+        tolerance: steps of slack around the faulty window for a step-level hit (>= 0).
+        tie: tie rule for the lowest credit: ``"miss"``, ``"first"`` or ``"random"``.
+        out: JSONL file the per-case records are appended to, one flushed line per case.
+        progress: called with a one-line message per case.
+
+    Returns:
+        The :class:`Summary` (also the per-case records in ``out``).
+
+    Raises:
+        InvalidKwargError: bad ``cases``, ``window``, ``tolerance``, ``fault`` or ``tie``; a
+            single-agent environment; ``"harmful"`` with no action known for the id.
+        LangPZError: from the environment or the policies.
+    """
+    import lang_pz
+    from lang_pz.rollout import rollout
+
+    if cases < 1:
+        raise InvalidKwargError(f"cases must be >= 1, got {cases}")
+    if window < 1:
+        raise InvalidKwargError(f"window must be >= 1 decision, got {window}")
+    if tolerance < 0:
+        raise InvalidKwargError(f"tolerance must be >= 0 steps, got {tolerance}")
+    if fault not in FAULTS:
+        raise InvalidKwargError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
+    if tie not in TIE_RULES:
+        raise InvalidKwargError(f"unknown tie rule {tie!r}; choose one of {', '.join(TIE_RULES)}")
+    if fault == "harmful" and fault_action is None:
+        fault_action = DEFAULT_HARMFUL_ACTIONS.get(env_id)
+        if fault_action is None:
+            raise InvalidKwargError(
+                f"no harmful action is known for {env_id}; give fault_action= (CLI: --fault-action WORD)"
+            )
+    env = lang_pz.make(env_id, **dict(env_kwargs or {}))
+    if not hasattr(env, "possible_agents"):
+        raise InvalidKwargError(f"{env_id} is a single-agent Gymnasium env; the fault benchmark needs PettingZoo agents")
+    agents = list(env.possible_agents)
+    make_base = base_policy or DEFAULT_BASE_POLICIES.get(env_id, random_base_policy)
+    settings = {"env_kwargs": dict(env_kwargs or {}), "fault": fault, "window": window, "tolerance": tolerance,
+                "tie": tie, "seed": seed, "fault_action": fault_action}
+
+    def team(case: int) -> dict[str, Policy]:
+        return {a: make_base(a, _seed(seed, case, 1, j)) for j, a in enumerate(agents)}
+
+    tie_rng = np.random.default_rng(_seed(seed, 2))
+    random_critic = RandomCritic(seed=_seed(seed, 3))
+    records: list[dict[str, Any]] = []
+    skipped = 0
+    with ResultsWriter(out) as writer:
+        for case in range(cases):
+            ep_seed = seed + case
+            rng = np.random.default_rng(_seed(seed, case, 0))
+            clean = rollout(env, team(case), seed=ep_seed, episode=case)
+            for _ in range(MAX_REDRAWS):
+                agent = agents[int(rng.integers(len(agents)))]
+                n_dec = len(clean.agent_steps(agent))
+                start = int(rng.integers(max(1, n_dec - window + 1)))
+                policies = team(case)
+                faulty = FaultyPolicy(policies[agent], fault, range(start, start + window),
+                                      action=fault_action, seed=_seed(seed, case, 2))
+                policies[agent] = faulty
+                traj = rollout(env, policies, seed=ep_seed, episode=case)
+                replaced, truth = fault_truth(traj, faulty, agent)
+                if truth:
+                    break
+            else:
+                skipped += 1
+                if progress:
+                    progress(f"{env_id} case {case}: no faulty step after {MAX_REDRAWS} draws, skipped")
+                continue
+            all_steps = sorted({s.step for s in traj.steps})
+            kw = {"tolerance": tolerance, "tie": tie, "rng": tie_rng}
+            record = {
+                "source": env_id, "case": case, "seed": ep_seed, "fault": fault, "faulty_agent": agent,
+                "decisions": [start, start + window - 1], "replaced_steps": replaced, "faulty_steps": truth,
+                "base_actions": [r.base_action for r in faulty.log if r.replaced],
+                "faulty_actions": [r.action for r in faulty.log if r.replaced],
+                "n_agents": len(traj.agents), "n_steps": len(all_steps),
+                "team_return": traj.team_return, "clean_team_return": clean.team_return,
+                "chance_agent": 1.0 / len(traj.agents), "chance_step": chance_step_hit(all_steps, truth, tolerance),
+                "critic": assess_and_score(critic, traj, agent, truth, **kw),
+                "random_critic": assess_and_score(random_critic, traj, agent, truth, **kw),
+            }
+            writer.write(record)
+            records.append(record)
+            if progress:
+                c = record["critic"]
+                progress(f"{env_id} case {case}: faulty {agent} at steps {truth}; blamed {c['blamed']} "
+                         f"citing {c['cited']}{' (critic failed)' if c['error'] else ''}")
+    return summarise(env_id, records, skipped=skipped, settings=settings)
