@@ -49,3 +49,50 @@ register(EnvSpec(
     description="FrozenLake (single agent): a grid map with your position; walk left/down/right/up.",
     apis=("gymnasium",),
 ))
+
+# -- benchmark tasks (lang_pz.tasks): one episode = one task, agents are roles; test_kwargs use
+# the two hand-written demo items of each benchmark so compliance tests need no data files.
+register(EnvSpec(
+    id="tasks/hotpotqa-v0",
+    entry_point="lang_pz.tasks.qa_env:make_hotpotqa",
+    description="HotpotQA (distractor): a finder names evidence sentences, an answerer answers; reward = F1.",
+    apis=("aec",),
+    extra="tasks",
+    test_kwargs={"source": "demo"},
+))
+
+register(EnvSpec(
+    id="tasks/math500-v0",
+    entry_point="lang_pz.tasks.math_env:make_math500",
+    description="MATH-500: a solver boxes an answer, a verifier confirms or corrects; math-verify scores it.",
+    apis=("aec",),
+    extra="tasks",
+    test_kwargs={"source": "demo"},
+))
+
+register(EnvSpec(
+    id="tasks/gsm8k-v0",
+    entry_point="lang_pz.tasks.math_env:make_gsm8k",
+    description="GSM8K: a solver answers '#### n', a verifier confirms or corrects; exact number match.",
+    apis=("aec",),
+    extra="tasks",
+    test_kwargs={"source": "demo"},
+))
+
+register(EnvSpec(
+    id="tasks/humaneval-v0",
+    entry_point="lang_pz.tasks.code_env:make_humaneval",
+    description="HumanEval: coder writes, tester's asserts run in a sandbox, coder revises; hidden tests score.",
+    apis=("aec",),
+    extra="tasks",
+    test_kwargs={"source": "demo"},
+))
+
+register(EnvSpec(
+    id="tasks/mbpp-v0",
+    entry_point="lang_pz.tasks.code_env:make_mbpp",
+    description="MBPP: coder writes, tester's asserts run in a sandbox, coder revises; hidden tests score.",
+    apis=("aec",),
+    extra="tasks",
+    test_kwargs={"source": "demo"},
+))

@@ -149,8 +149,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         """What ``role`` delivers in ``text``; raises :class:`ActionParseError` if nothing."""
         raise NotImplementedError
 
-    def _fallback(self, role: str) -> Any:
-        """What is used when ``role``'s text has no deliverable."""
+    def _fallback(self, role: str, text: str) -> Any:
+        """What is used when ``role``'s ``text`` has no deliverable."""
         raise NotImplementedError
 
     def _apply(self, role: str, value: Any) -> list[str]:
@@ -237,7 +237,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         except ActionParseError as exc:
             if self.strict:
                 raise
-            value, error = self._fallback(agent), exc.reason
+            value, error = self._fallback(agent, action), exc.reason
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self.transcript.append(Message(self.turn + 1, agent, cut(ascii_text(action.strip()), self.max_message_chars)))

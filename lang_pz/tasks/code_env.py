@@ -227,7 +227,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
             raise ActionParseError(text, "no assert statement found: write tests like 'assert f(2) == 4'")
         return {"setup": setup, "tests": list(tests)}
 
-    def _fallback(self, role: str) -> Any:
+    def _fallback(self, role: str, text: str) -> Any:
         return self.code if role == "coder" else {"setup": "", "tests": []}
 
     def _apply(self, role: str, value: Any) -> list[str]:

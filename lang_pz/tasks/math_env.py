@@ -1,0 +1,268 @@
+"""Math word problems (MATH-500, GSM8K) as a team of a solver and a verifier.
+
+==================  ==============================================================================
+Agents              ``solver``, ``verifier``; the order is the ``turns`` argument, default
+                    ``("solver", "verifier")``; e.g. ``("solver", "verifier", "solver")`` lets the
+                    solver answer the verifier, ``("solver",)`` is the plain benchmark
+API                 AEC; observation ``{"text": str}``, action ``str`` (free text)
+solver sees         the problem and the transcript (the verifier's replies)
+solver delivers     MATH: a final answer in ``\\boxed{...}`` (the last box, by brace matching);
+                    GSM8K: the number after ``####``, else the last number of the text.
+                    Fallback: MATH: the whole reply is the answer; GSM8K: no answer
+verifier sees       the problem, the transcript (the solver's reply) and the extracted answer
+verifier delivers   a confirmation (a reply starting with *correct*, *yes*, *agree*, *confirmed*
+                    or *verified*) keeps the answer; a new answer (as the solver's: a box for
+                    MATH, ``####`` or a number for GSM8K) replaces it. Fallback: keep the answer
+Reward              shared, at the end: 1.0 if the team's final answer equals the gold answer
+                    (MATH: ``math-verify`` symbolic equality; GSM8K: exact rational equality of
+                    the numbers), else 0.0
+info["score"]       ``correct``, ``answer``, ``gold_answer``, ``solver_answer``,
+                    ``solver_correct`` (the solver's last own answer), ``changed_by_verifier``,
+                    ``check`` (``"ok"``, ``"too_long"``, ``"timeout"`` or ``"no_answer"``)
+==================  ==============================================================================
+
+Bounded scoring: ``math-verify`` limits its own time with ``signal.alarm``, which works only in
+the main thread. :func:`bounded_math_equal` therefore calls it directly (with its
+``timeout_s``) in the main thread, and from any other thread (e.g. environments stepped by a
+thread pool) sends the check to a worker process and waits at most ``timeout_s``, killing and
+replacing the worker if it hangs. Answers longer than :data:`MAX_ANSWER_CHARS` are not
+parsed at all (they score 0). GSM8K checks are plain rational arithmetic and need no bound.
+
+Sources: MATH (Hendrycks et al., 2021, section 3: the answer is the last ``\\boxed{}``,
+checked for equivalence), MATH-500 (Lightman et al., 2023, "Let's Verify Step by Step"),
+GSM8K (Cobbe et al., 2021, section 2: the final answer follows ``####``); the solver/verifier
+split follows the verifier idea of Cobbe et al., section 4, done here by an agent.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from lang_pz.envs.checks import check_api, check_choice, check_int, check_number
+from lang_pz.error import ActionParseError, InvalidKwargError
+from lang_pz.registration import Api
+from lang_pz.tasks.base import TaskEnv, ascii_text, cut
+from lang_pz.tasks.datasets import GSM8KItem, MathItem, load_items
+from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
+
+__all__ = ["MAX_ANSWER_CHARS", "MathTaskEnv", "bounded_math_equal", "make_gsm8k", "make_math500"]
+
+#: Longest answer (in characters) handed to math-verify; longer ones score 0 unparsed.
+MAX_ANSWER_CHARS = 400
+
+_CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.I)
+_pool_lock = threading.Lock()
+_pool: Any = None
+
+
+def _worker_pool() -> Any:
+    global _pool
+    if _pool is None:
+        _pool = multiprocessing.get_context("spawn").Pool(1)
+    return _pool
+
+
+def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tuple[bool, str]:
+    """:func:`lang_pz.tasks.scoring.math_equal` bounded in time from any thread.
+
+    Returns:
+        ``(equal, check)`` where ``check`` is ``"ok"``, ``"too_long"`` (the prediction's answer
+        has more than :data:`MAX_ANSWER_CHARS` characters; not parsed) or ``"timeout"`` (no
+        verdict within ``timeout_s``; counted as not equal).
+    """
+    boxed = last_boxed(prediction)
+    answer = boxed if boxed is not None else prediction.strip()
+    if len(answer) > MAX_ANSWER_CHARS:
+        return False, "too_long"
+    if threading.current_thread() is threading.main_thread():
+        try:
+            return math_equal(answer, gold, timeout_seconds=max(1, math.ceil(timeout_s))), "ok"
+        except TimeoutError:
+            return False, "timeout"
+    global _pool
+    with _pool_lock:  # one check at a time in the worker; a hang is cut at timeout_s
+        pool = _worker_pool()
+        try:
+            return bool(pool.apply_async(math_equal, (answer, gold)).get(timeout_s)), "ok"
+        except multiprocessing.TimeoutError:
+            pool.terminate()
+            _pool = None
+            return False, "timeout"
+
+
+class MathTaskEnv(TaskEnv[Any]):
+    """Solver and verifier on MATH-500 or GSM8K items (see the module docstring).
+
+    Args:
+        items: :class:`MathItem` (MATH) or :class:`GSM8KItem` (GSM8K) objects, one kind.
+        check_timeout_s: bound on one MATH answer check (> 0).
+        (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
+    """
+
+    metadata = {"name": "math_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+    ROLES = {"solver": "", "verifier": ""}
+    DEFAULT_TURNS = ("solver", "verifier")
+    REQUIRED_ROLES = ("solver",)
+
+    def __init__(self, items: Sequence[Any], *, check_timeout_s: float = 5.0, **kwargs: Any) -> None:
+        check_number("check_timeout_s", check_timeout_s)
+        if not check_timeout_s > 0:
+            raise InvalidKwargError(f"check_timeout_s must be > 0 seconds, got {check_timeout_s!r}")
+        self.gsm8k = bool(items) and isinstance(items[0], GSM8KItem)
+        self.check_timeout_s = float(check_timeout_s)
+        fmt = "end with '#### <number>'" if self.gsm8k else "put the final answer in \\boxed{...}"
+        self.ROLES = {
+            "solver": f"Reply with a short solution; {fmt}.",
+            "verifier": f"Check the solver's answer. Reply 'Correct' if it is right, else {fmt}.",
+        }
+        super().__init__(items, **kwargs)
+
+    def _task_id(self) -> str:
+        return f"gsm8k/{self.item.index}" if self.gsm8k else self.item.unique_id
+
+    def _task_text(self, item: Any, role: str) -> str:
+        problem = item.question if self.gsm8k else item.problem
+        return ascii_text(f"Problem: {problem.strip()}")
+
+    def _start(self) -> None:
+        self.answer: str | None = None
+        self.solver_answer: str | None = None
+
+    def _extract(self, text: str) -> str | None:
+        if self.gsm8k:
+            number = gsm8k_number(text.rsplit("####", 1)[1] if "####" in text else text)
+            return None if number is None else _number_text(number)
+        return last_boxed(text) or None
+
+    def _parse(self, role: str, text: str) -> Any:
+        found = self._extract(text)
+        if role == "verifier":
+            if found is not None:
+                return {"verdict": "corrected", "answer": found}
+            if _CONFIRM.match(text):
+                return {"verdict": "confirmed", "answer": self.answer}
+            raise ActionParseError(text, "neither a confirmation ('Correct') nor a new answer")
+        if found is None:
+            need = "a number (after '####')" if self.gsm8k else "a \\boxed{...} answer"
+            raise ActionParseError(text, f"no final answer: write {need}")
+        return found
+
+    def _fallback(self, role: str, text: str) -> Any:
+        if role == "verifier":
+            return {"verdict": "kept (no verdict)", "answer": self.answer}
+        if self.gsm8k:
+            return None
+        return text.strip() or None
+
+    def _apply(self, role: str, value: Any) -> list[str]:
+        if role == "solver":
+            self.answer = self.solver_answer = value
+            shown = "none" if value is None else cut(value, 200)
+            return [f"The solver's final answer: {shown}"]
+        self.answer = value["answer"]
+        return []
+
+    def _is_correct(self, answer: str | None) -> tuple[bool, str]:
+        if answer is None:
+            return False, "no_answer"
+        if self.gsm8k:
+            return gsm8k_equal(answer, self.item.answer), "ok"
+        return bounded_math_equal(answer, self.item.answer, self.check_timeout_s)
+
+    def _score(self) -> tuple[float, dict[str, Any]]:
+        correct, check = self._is_correct(self.answer)
+        if self.solver_answer == self.answer:
+            solver_correct = correct
+        else:
+            solver_correct, _ = self._is_correct(self.solver_answer)
+        return float(correct), {
+            "correct": correct,
+            "answer": self.answer,
+            "gold_answer": self.item.answer,
+            "solver_answer": self.solver_answer,
+            "solver_correct": solver_correct,
+            "changed_by_verifier": self.answer != self.solver_answer,
+            "check": check,
+        }
+
+    def _describe(self) -> list[str]:
+        lines = [self._task_text(self.item, "solver")]
+        if self.answer is not None:
+            lines.append(f"Current answer: {cut(ascii_text(self.answer), 200)}")
+        if self.score is not None:
+            lines.append(f"Gold answer: {ascii_text(self.item.answer)}")
+        return lines
+
+
+def _number_text(x: Any) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
+
+
+def _make(benchmark: str, env_id: str, api: Api, turns: Sequence[str], split: str, split_seed: int,
+          index: int | None, source: str, data_dir: str | None, check_timeout_s: float, strict: bool,
+          max_message_chars: int, render_mode: str | None) -> MathTaskEnv:
+    check_api(env_id, api, ("aec",))
+    check_choice("split", split, ("all", "train", "val", "test"))
+    check_int("split_seed", split_seed, 0)
+    check_choice("source", source, ("local", "hub", "demo"))
+    items = load_items(benchmark, split=split, source=source, data_dir=data_dir, split_seed=split_seed)
+    return MathTaskEnv(items, turns=turns, index=index, check_timeout_s=check_timeout_s, strict=strict,
+                       max_message_chars=max_message_chars, render_mode=render_mode)
+
+
+def make_math500(
+    api: Api = "aec",
+    *,
+    turns: Sequence[str] = MathTaskEnv.DEFAULT_TURNS,
+    split: str = "all",
+    split_seed: int = 0,
+    index: int | None = None,
+    source: str = "local",
+    data_dir: str | None = None,
+    check_timeout_s: float = 5.0,
+    strict: bool = False,
+    max_message_chars: int = 1500,
+    render_mode: str | None = None,
+) -> MathTaskEnv:
+    """MATH-500 as a solver/verifier team.
+
+    Args:
+        api: ``"aec"`` only.
+        turns: the topology (see the module docstring).
+        split: ``"all"`` (500 problems) or ``"train"``/``"val"``/``"test"`` of a seeded
+            60/20/20 split with ``split_seed``.
+        index: always play this item of the split (``None``: drawn per ``reset(seed)``).
+        source: ``"local"`` (``<data_dir>/math500/test.jsonl``), ``"hub"`` or ``"demo"``.
+        data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
+        check_timeout_s: bound on one answer check.
+        strict, max_message_chars, render_mode: see :class:`MathTaskEnv`.
+    """
+    return _make("math500", "tasks/math500-v0", api, turns, split, split_seed, index, source, data_dir,
+                 check_timeout_s, strict, max_message_chars, render_mode)
+
+
+def make_gsm8k(
+    api: Api = "aec",
+    *,
+    turns: Sequence[str] = MathTaskEnv.DEFAULT_TURNS,
+    split: str = "all",
+    split_seed: int = 0,
+    index: int | None = None,
+    source: str = "local",
+    data_dir: str | None = None,
+    strict: bool = False,
+    max_message_chars: int = 1500,
+    render_mode: str | None = None,
+) -> MathTaskEnv:
+    """GSM8K (the 1319 test problems) as a solver/verifier team.
+
+    Args: as :func:`make_math500` (``<data_dir>/gsm8k/test.jsonl``; no answer-check timeout
+    is needed: GSM8K answers are compared as exact rationals).
+    """
+    return _make("gsm8k", "tasks/gsm8k-v0", api, turns, split, split_seed, index, source, data_dir,
+                 5.0, strict, max_message_chars, render_mode)

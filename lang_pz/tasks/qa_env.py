@@ -1,0 +1,240 @@
+"""Multi-hop question answering (HotpotQA, distractor setting) as a finder/answerer team.
+
+==================  ==============================================================================
+Agents              ``finder`` (names the evidence), ``answerer``; the order is the ``turns``
+                    argument, default ``("finder", "answerer")``; ``("answerer",)`` is the plain
+                    benchmark (the answerer then reads the paragraphs itself)
+API                 AEC; observation ``{"text": str}``, action ``str`` (free text)
+finder sees         the question and the context paragraphs, each sentence labelled ``[p.s]``
+                    (paragraph ``p`` and sentence ``s``, both from 1), and the transcript
+finder delivers     sentence labels, e.g. ``Evidence: 2.1, 5.3`` (every ``p.s`` in the reply that
+                    exists in the context). The env posts the named sentences. Fallback: none
+answerer sees       the question and the transcript (the finder's reply and the named sentences);
+                    the paragraphs too when no finder speaks before it, or with
+                    ``answerer_sees_context=True``
+answerer delivers   the text after the last ``Answer:`` (to the end of that line). Fallback: the
+                    whole reply is taken as the answer
+Reward              shared, at the end: the answer's token F1 against the gold answer, with the
+                    official HotpotQA normalisation (and F1 0 for a yes/no mismatch)
+info["score"]       ``f1``, ``em``, ``answer``, ``gold_answer``; with a finder: ``sp_precision``,
+                    ``sp_recall``, ``sp_f1`` of the named sentences against the gold supporting
+                    facts, ``evidence`` and ``gold_evidence`` (as ``p.s`` labels)
+==================  ==============================================================================
+
+Observations are folded to ASCII (accents dropped, see :func:`~lang_pz.tasks.base.ascii_text`);
+answers are scored on the raw reply text. ``max_paragraphs`` shortens the context for small
+models: the gold paragraphs are kept with the first distractors, in the original order (this
+makes the task easier; the default keeps all ten paragraphs). Sources: HotpotQA (Yang et al.,
+2018, sections 2 and 5: distractor setting, answer EM/F1 and supporting-fact EM/F1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int
+from lang_pz.error import ActionParseError
+from lang_pz.registration import Api
+from lang_pz.tasks.base import TaskEnv, ascii_text, cut
+from lang_pz.tasks.datasets import HotpotQAItem, load_items
+from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
+
+__all__ = ["QATaskEnv", "make_hotpotqa"]
+
+_LABEL = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,3})(?![\d])")
+_ANSWER = re.compile(r"answer\s*:\s*(.*)", re.I)
+
+
+class QATaskEnv(TaskEnv[HotpotQAItem]):
+    """Finder and answerer on HotpotQA items (see the module docstring).
+
+    Args:
+        items: the questions.
+        max_paragraphs: keep at most this many context paragraphs (gold ones first chosen),
+            ``None`` for all.
+        answerer_sees_context: show the paragraphs to the answerer even after a finder.
+        (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
+    """
+
+    metadata = {"name": "hotpotqa_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+    ROLES = {
+        "finder": "Reply with the labels of the sentences that answer the question, e.g. 'Evidence: 2.1, 5.3'.",
+        "answerer": "Reply with 'Answer: ' and the short answer (a name, a number, yes or no).",
+    }
+    DEFAULT_TURNS = ("finder", "answerer")
+    REQUIRED_ROLES = ("answerer",)
+
+    def __init__(
+        self,
+        items: Sequence[HotpotQAItem],
+        *,
+        max_paragraphs: int | None = None,
+        answerer_sees_context: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        check_int("max_paragraphs", max_paragraphs, 2, optional=True)
+        check_bool("answerer_sees_context", answerer_sees_context)
+        self.max_paragraphs = max_paragraphs
+        self.answerer_sees_context = answerer_sees_context
+        self._views: dict[str, tuple[list[tuple[str, tuple[str, ...]]], str]] = {}
+        turns = tuple(kwargs.get("turns") or self.DEFAULT_TURNS)
+        first_answer = turns.index("answerer") if "answerer" in turns else 0
+        self._answerer_reads = answerer_sees_context or "finder" not in turns[:first_answer]
+        super().__init__(items, **kwargs)
+
+    # -- the context as shown -----------------------------------------------------------------------
+
+    def _view(self, item: HotpotQAItem) -> tuple[list[tuple[str, tuple[str, ...]]], str]:
+        """``(paragraphs shown, their text)``; paragraphs are ``(title, sentences)``."""
+        if item.id not in self._views:
+            paragraphs = list(item.context)
+            if self.max_paragraphs is not None and len(paragraphs) > self.max_paragraphs:
+                gold = {t for t, _ in item.supporting_facts}
+                keep = {i for i, (t, _) in enumerate(paragraphs) if t in gold}
+                for i in range(len(paragraphs)):
+                    if len(keep) >= self.max_paragraphs:
+                        break
+                    keep.add(i)
+                paragraphs = [p for i, p in enumerate(paragraphs) if i in keep]
+            lines = []
+            for p, (title, sentences) in enumerate(paragraphs, 1):
+                lines.append(f"({p}) {title}:")
+                lines.extend(f" [{p}.{s}] {sent.strip()}" for s, sent in enumerate(sentences, 1))
+            self._views[item.id] = (paragraphs, ascii_text("\n".join(lines)))
+        return self._views[item.id]
+
+    def _task_text(self, item: HotpotQAItem, role: str) -> str:
+        question = ascii_text(f"Question: {item.question.strip()}")
+        if role == "finder" or self._answerer_reads:
+            return f"{question}\nParagraphs:\n{self._view(item)[1]}"
+        return question
+
+    def _label(self, title: str, sent_id: int) -> str | None:
+        for p, (t, sentences) in enumerate(self._view(self.item)[0], 1):
+            if t == title and 0 <= sent_id < len(sentences):
+                return f"{p}.{sent_id + 1}"
+        return None
+
+    # -- turns ----------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self.evidence: list[tuple[str, int]] | None = None
+        self.answer: str | None = None
+
+    def _task_id(self) -> str:
+        return self.item.id
+
+    def _parse(self, role: str, text: str) -> Any:
+        if role == "finder":
+            paragraphs = self._view(self.item)[0]
+            found: list[tuple[str, int]] = []
+            for p, s in _LABEL.findall(text):
+                p_i, s_i = int(p), int(s)
+                if 1 <= p_i <= len(paragraphs) and 1 <= s_i <= len(paragraphs[p_i - 1][1]):
+                    fact = (paragraphs[p_i - 1][0], s_i - 1)
+                    if fact not in found:
+                        found.append(fact)
+            if not found:
+                raise ActionParseError(text, "names no sentence label of the context (e.g. 'Evidence: 2.1, 5.3')")
+            return found
+        matches = _ANSWER.findall(text)
+        answer = matches[-1].strip() if matches else ""
+        if not answer:
+            raise ActionParseError(text, "no 'Answer: ...' line")
+        return answer
+
+    def _fallback(self, role: str, text: str) -> Any:
+        return [] if role == "finder" else " ".join(text.split())
+
+    def _jsonable(self, role: str, value: Any) -> Any:
+        return [list(f) for f in value] if role == "finder" else value
+
+    def _apply(self, role: str, value: Any) -> list[str]:
+        if role == "answerer":
+            self.answer = value
+            return []
+        self.evidence = value
+        if not value:
+            return ["The finder named no sentence."]
+        sentences = dict(self.item.context)
+        lines = ["Evidence sentences:"]
+        for title, s in value:
+            lines.append(f"[{self._label(title, s)}] {title}: {sentences[title][s].strip()}")
+        return [cut("\n".join(lines), self.max_message_chars)]
+
+    def _score(self) -> tuple[float, dict[str, Any]]:
+        answer = self.answer or ""
+        f1 = token_f1(answer, self.item.answer)
+        score: dict[str, Any] = {
+            "f1": f1,
+            "em": exact_match(answer, self.item.answer),
+            "answer": answer,
+            "gold_answer": self.item.answer,
+        }
+        if "finder" in self.turns:
+            predicted = set(self.evidence or [])
+            sp = supporting_fact_scores(predicted, set(self.item.supporting_facts))
+            score.update(
+                sp_precision=sp["precision"],
+                sp_recall=sp["recall"],
+                sp_f1=sp["f1"],
+                evidence=[self._label(t, s) for t, s in self.evidence or []],
+                gold_evidence=[self._label(t, s) for t, s in self.item.supporting_facts],
+            )
+        return f1, score
+
+    def gold_labels(self) -> list[str]:
+        """The gold supporting facts of the current item as ``p.s`` labels (for tests/demos).
+
+        A fact whose sentence is not shown (a context shorter than the fact index, as happens in
+        a few HotpotQA items) has no label and is left out."""
+        labels = [self._label(t, s) for t, s in self.item.supporting_facts]
+        return [x for x in labels if x is not None]
+
+    def _describe(self) -> list[str]:
+        lines = [ascii_text(f"Question: {self.item.question.strip()}")]
+        if self.evidence is not None:
+            lines.append(f"Named evidence: {[self._label(t, s) for t, s in self.evidence]}")
+        if self.answer is not None:
+            lines.append(ascii_text(f"Current answer: {cut(self.answer, 200)}"))
+        if self.score is not None:
+            lines.append(ascii_text(f"Gold answer: {self.item.answer}; gold evidence: {self.gold_labels()}"))
+        return lines
+
+
+def make_hotpotqa(
+    api: Api = "aec",
+    *,
+    turns: Sequence[str] = QATaskEnv.DEFAULT_TURNS,
+    split: str = "dev",
+    index: int | None = None,
+    source: str = "local",
+    data_dir: str | None = None,
+    max_paragraphs: int | None = None,
+    answerer_sees_context: bool = False,
+    strict: bool = False,
+    max_message_chars: int = 1500,
+    render_mode: str | None = None,
+) -> QATaskEnv:
+    """HotpotQA (distractor) as a finder/answerer team.
+
+    Args:
+        api: ``"aec"`` only.
+        turns: the topology (see the module docstring).
+        split: ``"dev"`` or ``"train"`` (``<data_dir>/hotpotqa/{split}_300.jsonl``; with
+            ``source="hub"``: the hub's ``validation`` / ``train``).
+        index: always play this item (``None``: drawn per ``reset(seed)``).
+        source: ``"local"``, ``"hub"`` or ``"demo"`` (2 toy items).
+        data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
+        max_paragraphs, answerer_sees_context: see :class:`QATaskEnv`.
+        strict, max_message_chars, render_mode: see :class:`~lang_pz.tasks.base.TaskEnv`.
+    """
+    check_api("tasks/hotpotqa-v0", api, ("aec",))
+    check_choice("split", split, ("dev", "train"))
+    check_choice("source", source, ("local", "hub", "demo"))
+    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir)
+    return QATaskEnv(items, turns=turns, index=index, max_paragraphs=max_paragraphs,
+                     answerer_sees_context=answerer_sees_context, strict=strict,
+                     max_message_chars=max_message_chars, render_mode=render_mode)
