@@ -96,3 +96,21 @@ register(EnvSpec(
     extra="tasks",
     test_kwargs={"source": "demo"},
 ))
+
+# Overcooked-AI (overcooked_ai_py 1.1.0): one id per layout, both action levels via `actions=`.
+for _layout, _what in (
+    ("cramped_room", "a small shared room: one pot, close quarters"),
+    ("asymmetric_advantages", "two separate kitchens sharing two pots in the middle"),
+    ("coordination_ring", "a ring around a central counter; players must not block each other"),
+    ("forced_coordination", "one player has the onions and dishes, the other the pots and the window"),
+    ("counter_circuit", "a long loop around a counter; passing items over it saves time"),
+):
+    register(EnvSpec(
+        id=f"overcooked/{_layout}-v0",
+        entry_point=f"lang_pz.envs.overcooked:make_{_layout}",
+        description=f"Overcooked-AI, {_what}. Cook and serve onion soups as a team of two.",
+        apis=("parallel", "aec"),
+        extra="overcooked",
+        test_kwargs={"horizon": 30},
+    ))
+del _layout, _what

@@ -1,0 +1,364 @@
+"""High-level Overcooked skills, executed with overcooked_ai's planners.
+
+A *skill* is a medium-level action in the sense of overcooked_ai's
+``MediumLevelActionManager`` (Carroll et al., "On the Utility of Learning about Humans for
+Human-AI Coordination", NeurIPS 2019, Sec. 4 and App. C: the planning agents choose "medium
+level actions" = motion goals such as "go to a pot and interact"). Each skill names a set of
+target cells; every tick the agent re-plans from where it stands to the cheapest reachable
+target with overcooked_ai's ``MotionPlanner`` and takes the first action of that plan, then
+``interact`` when it faces the target.
+
+=====================  =====================================================================
+Skill                  Precondition / target / done when
+=====================  =====================================================================
+pick up onion          empty hands / an onion dispenser or an onion on a counter / holding onion
+pick up dish           empty hands / a dish dispenser or a dish on a counter / holding a dish
+put onion in pot       holding an onion / a pot with room / the onion is in the pot
+start cooking          empty hands / a pot with ingredients, not cooking (full pots first) /
+                       the pot cooks
+fill dish with soup    holding a dish / a ready pot, else a cooking one (waits beside it) /
+                       holding soup
+deliver soup           holding soup / a serving window / the soup is delivered
+place on counter       holding anything / the nearest empty counter / hands empty
+wait N                 N in :data:`WAITS` / - / N ticks have passed
+=====================  =====================================================================
+
+A skill ends ``done``, ``impossible`` (its precondition fails or no target is reachable; the
+reason is kept; the agent stays for that tick), or ``blocked`` (the teammate stood in the way
+for :data:`BLOCKED_LIMIT` ticks in a row); the environment may also stop it while still
+``running`` (see :class:`lang_pz.envs.overcooked.OvercookedParallelEnv`).
+
+Planners: ``MediumLevelActionManager`` with overcooked_ai's standard ``NO_COUNTERS_PARAMS``
+(used for the dispenser / pot / serving targets and by the greedy partner) and a
+``MotionPlanner`` whose motion goals include every counter (for counter targets; building
+the manager itself with counter goals takes 100 s on Counter Circuit). Both are pickled once
+per layout in the user cache directory (:func:`planner_dir`), never in site-packages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+#: Skills without a parameter, in action-index order.
+SKILLS: tuple[str, ...] = (
+    "pick up onion",
+    "pick up dish",
+    "put onion in pot",
+    "start cooking",
+    "fill dish with soup",
+    "deliver soup",
+    "place on counter",
+)
+#: The durations ``wait N`` accepts, in ticks.
+WAITS: tuple[int, ...] = (1, 2, 5, 10)
+#: Every skill word, in action-index order (``SKILLS`` then ``wait N``).
+SKILL_WORDS: tuple[str, ...] = SKILLS + tuple(f"wait {n}" for n in WAITS)
+#: Consecutive ticks the teammate may block a skill before it ends ``blocked``.
+BLOCKED_LIMIT: int = 3
+
+#: The environment variable that moves every lang_pz cache (shared with the LLM cache).
+CACHE_DIR_ENV = "LANG_PZ_CACHE_DIR"
+
+
+def planner_dir() -> Path:
+    """Where planners are pickled: ``$LANG_PZ_CACHE_DIR/overcooked`` if the variable is set,
+    else ``platformdirs.user_cache_dir("lang_pz")/overcooked`` (as the LLM response cache)."""
+    root = os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("lang_pz")
+    return Path(root).expanduser() / "overcooked"
+
+
+@dataclass(frozen=True)
+class Planners:
+    """The planners of one layout.
+
+    Attributes:
+        mlam: ``MediumLevelActionManager`` with ``NO_COUNTERS_PARAMS``.
+        counter_mp: ``MotionPlanner`` whose goals include every counter cell.
+    """
+
+    mlam: Any
+    counter_mp: Any
+
+    @property
+    def mdp(self) -> Any:
+        """The ``OvercookedGridworld`` the planners were built for."""
+        return self.mlam.mdp
+
+
+_MEMO: dict[tuple[str, str], Planners] = {}
+
+
+def _key(mdp: Any, params: dict[str, Any]) -> str:
+    blob = json.dumps({"terrain": mdp.terrain_mtx, "start": mdp.start_player_positions,
+                       "orders": mdp.start_all_orders, "params": params}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _planners_folder(folder: Path) -> Any:
+    """Point overcooked_ai's own planner folder at ``folder`` for the duration.
+
+    Building a ``MediumLevelActionManager`` steps an internal ``OvercookedEnv`` whose motion
+    planner overcooked_ai pickles into ``overcooked_ai_py/data/planners`` (site-packages) and
+    announces on stdout; both are redirected (folder) and silenced (stdout) here.
+    """
+    import overcooked_ai_py.data.planners as data_planners
+    import overcooked_ai_py.planning.planners as planners
+
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = (planners.PLANNERS_DIR, data_planners.PLANNERS_DIR)
+    planners.PLANNERS_DIR = data_planners.PLANNERS_DIR = str(folder)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        planners.PLANNERS_DIR, data_planners.PLANNERS_DIR = saved
+
+
+def _load_or_build(path: Path, build: Any, check: Any) -> Any:
+    if path.exists():
+        try:
+            with path.open("rb") as f:
+                obj = pickle.load(f)
+            if check(obj):
+                return obj
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+            pass  # stale or corrupt: rebuild below
+    obj = build()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        pickle.dump(obj, f, pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)  # atomic: concurrent builders never see half a file
+    return obj
+
+
+def load_planners(mdp: Any) -> Planners:
+    """The planners of ``mdp``'s layout: from this process's memo, else from the pickle in
+    :func:`planner_dir`, else built (0.03-4 s per layout, 1.6 s more for Counter Circuit's
+    counter planner) and pickled there.
+
+    Args:
+        mdp: an ``overcooked_ai_py.mdp.overcooked_mdp.OvercookedGridworld``.
+    """
+    from overcooked_ai_py.planning.planners import NO_COUNTERS_PARAMS, MediumLevelActionManager, MotionPlanner
+
+    folder = planner_dir()
+    version = metadata.version("overcooked_ai")
+    counters = sorted(mdp.get_counter_locations())
+    memo_key = (str(folder), _key(mdp, {"v": version}))
+    if memo_key in _MEMO:
+        return _MEMO[memo_key]
+    stem = f"{mdp.layout_name}-{version}"
+    with _planners_folder(folder / "overcooked_ai"):
+        mlam = _load_or_build(
+            folder / f"{stem}-mlam-{_key(mdp, NO_COUNTERS_PARAMS)}.pkl",
+            lambda: MediumLevelActionManager(mdp, NO_COUNTERS_PARAMS),
+            lambda m: m.params == NO_COUNTERS_PARAMS and m.mdp == mdp,
+        )
+        counter_mp = _load_or_build(
+            folder / f"{stem}-counter-mp-{_key(mdp, {'counter_goals': counters})}.pkl",
+            lambda: MotionPlanner(mdp, counter_goals=counters),
+            lambda m: sorted(m.counter_goals) == counters and m.mdp == mdp,
+        )
+    out = Planners(mlam=mlam, counter_mp=counter_mp)
+    _MEMO[memo_key] = out
+    return out
+
+
+# -- skills -------------------------------------------------------------------------------
+
+
+@dataclass
+class SkillRun:
+    """One agent's skill in progress.
+
+    Attributes:
+        skill: a word of :data:`SKILL_WORDS`.
+        ticks: ticks spent on it so far.
+        status: ``running``, ``done``, ``impossible`` or ``blocked``.
+        reason: why it is impossible or blocked (empty otherwise).
+        blocked: consecutive ticks the teammate stood in the way.
+        expected: the (position, orientation) the last move should have reached, if it moved.
+    """
+
+    skill: str
+    ticks: int = 0
+    status: str = "running"
+    reason: str = ""
+    blocked: int = 0
+    expected: Any = field(default=None, repr=False)
+
+    @property
+    def wait_ticks(self) -> int | None:
+        """N for ``wait N``, else ``None``."""
+        return int(self.skill.split()[1]) if self.skill.startswith("wait ") else None
+
+
+def _held(player: Any) -> str | None:
+    return player.get_object().name if player.has_object() else None
+
+
+def skill_targets(planners: Planners, state: Any, index: int, skill: str) -> tuple[list[Any], str]:
+    """Motion goals ``[(position, orientation), ...]`` of ``skill`` for player ``index`` now,
+    reachable from where it stands, or ``([], reason)`` when the skill is impossible.
+
+    ``wait N`` has no targets and is always possible (``([], "")``).
+    """
+    mdp, mlam, mp = planners.mdp, planners.mlam, planners.counter_mp
+    player = state.players[index]
+    held = _held(player)
+    if skill.startswith("wait "):
+        return [], ""
+    needs = {"pick up onion": None, "pick up dish": None, "start cooking": None,
+             "put onion in pot": "onion", "fill dish with soup": "dish", "deliver soup": "soup"}
+    if skill in needs:
+        need = needs[skill]
+        if need is None and held is not None:
+            return [], f"your hands must be empty, but you hold {article(held)}"
+        if need is not None and held != need:
+            return [], f"you must hold {article(need)}, but you hold {article(held) if held else 'nothing'}"
+    elif skill == "place on counter" and held is None:
+        return [], "you hold nothing"
+    counter_objects = mdp.get_counter_objects_dict(state, mdp.get_counter_locations())
+    pots = mdp.get_pot_states(state)
+    if skill == "pick up onion":
+        goals, what = mlam.pickup_onion_actions(counter_objects), "onion dispenser or onion on a counter"
+    elif skill == "pick up dish":
+        goals, what = mlam.pickup_dish_actions(counter_objects), "dish dispenser or dish on a counter"
+    elif skill == "put onion in pot":
+        goals, what = mlam.put_onion_in_pot_actions(pots), "pot with room for an onion"
+    elif skill == "start cooking":
+        full = mdp.get_full_but_not_cooking_pots(pots)
+        positions = full or mdp.get_partially_full_pots(pots)
+        goals, what = _goals_at(mp, positions), "pot with ingredients that is not cooking yet"
+    elif skill == "fill dish with soup":
+        goals, what = mlam.pickup_soup_with_dish_actions(pots, only_nearly_ready=True), "pot that is cooking or ready"
+        ready = _goals_at(mp, pots["ready"])
+        reachable_ready = [g for g in ready if mp.is_valid_motion_start_goal_pair(player.pos_and_or, g)]
+        goals = reachable_ready or goals
+    elif skill == "deliver soup":
+        goals, what = mlam.deliver_soup_actions(), "serving window"
+    elif skill == "place on counter":
+        goals, what = _goals_at(mp, mdp.get_empty_counter_locations(state)), "empty counter"
+    else:
+        raise ValueError(f"unknown skill {skill!r}; skills: {list(SKILL_WORDS)}")
+    reachable = [g for g in goals if mp.is_valid_motion_start_goal_pair(player.pos_and_or, g)]
+    if not reachable:
+        return [], f"there is no {what} you can reach"
+    return reachable, ""
+
+
+def _goals_at(mp: Any, positions: list[Any]) -> list[Any]:
+    return [g for pos in positions for g in mp.motion_goals_for_pos[pos]]
+
+
+def article(obj: str | None) -> str:
+    """``"an onion"``, ``"a dish"``, ``"a soup"`` (``"nothing"`` for ``None``)."""
+    if obj is None:
+        return "nothing"
+    return f"{'an' if obj[0] in 'aeiou' else 'a'} {obj}"
+
+
+def is_possible(planners: Planners, state: Any, index: int, skill: str) -> bool:
+    """Whether ``skill`` can start now for player ``index``."""
+    return skill.startswith("wait ") or bool(skill_targets(planners, state, index, skill)[0])
+
+
+def next_action(planners: Planners, state: Any, index: int, run: SkillRun) -> Any:
+    """The primitive overcooked_ai action player ``index`` takes this tick for ``run``.
+
+    Marks ``run`` impossible (and returns ``STAY``) when its precondition fails or no target
+    is reachable; moves into the teammate's cell are avoided (the next-cheapest target is
+    used; failing that the agent stays, which counts as a blocked tick).
+    """
+    from overcooked_ai_py.mdp.actions import Action
+
+    run.expected = None
+    if run.wait_ticks is not None:
+        return Action.STAY
+    goals, reason = skill_targets(planners, state, index, run.skill)
+    if not goals:
+        run.status, run.reason = "impossible", reason
+        return Action.STAY
+    mp = planners.counter_mp
+    start = state.players[index].pos_and_or
+    other = state.players[1 - index].position
+    plans = sorted((mp.get_plan(start, g) + (g,) for g in goals), key=lambda p: p[2])
+    for actions, path, _cost, goal in plans:
+        action = actions[0]
+        if action == Action.INTERACT:
+            if run.skill == "fill dish with soup" and not _ready_pot_faced(planners, state, goal):
+                return Action.STAY  # beside a cooking pot: wait for the soup
+            return action
+        if path[0][0] == other and path[0][0] != start[0]:
+            continue  # the teammate is in that cell
+        run.expected = path[0]
+        return action
+    run.blocked += 1
+    return Action.STAY
+
+
+def _ready_pot_faced(planners: Planners, state: Any, goal: Any) -> bool:
+    from overcooked_ai_py.mdp.actions import Action
+
+    pos, orientation = goal
+    return planners.mdp.soup_ready_at_location(state, Action.move_in_direction(pos, orientation))
+
+
+def update(planners: Planners, before: Any, after: Any, index: int, run: SkillRun, action: Any) -> None:
+    """Advance ``run`` after one tick from ``before`` to ``after`` in which player ``index`` took
+    ``action``: count the tick, detect completion and blocking."""
+    from overcooked_ai_py.mdp.actions import Action
+
+    if run.status != "running":
+        run.ticks += 1
+        return
+    run.ticks += 1
+    held_before, held_after = _held(before.players[index]), _held(after.players[index])
+    if run.wait_ticks is not None:
+        if run.ticks >= run.wait_ticks:
+            run.status = "done"
+        return
+    if action == Action.INTERACT:
+        done = {
+            "pick up onion": held_after == "onion",
+            "pick up dish": held_after == "dish",
+            "put onion in pot": held_before == "onion" and held_after is None,
+            "fill dish with soup": held_after == "soup",
+            "deliver soup": held_before == "soup" and held_after is None,
+            "place on counter": held_before is not None and held_after is None,
+            "start cooking": _faced_pot_cooking(planners, after, index),
+        }[run.skill]
+        if done:
+            run.status = "done"
+        return
+    if run.expected is not None and after.players[index].pos_and_or != run.expected:
+        run.blocked += 1  # a collision with the teammate kept us in place
+    elif run.expected is not None:
+        run.blocked = 0
+    if run.blocked >= BLOCKED_LIMIT:
+        run.status, run.reason = "blocked", f"your teammate stood in your way for {run.blocked} steps"
+
+
+def _faced_pot_cooking(planners: Planners, state: Any, index: int) -> bool:
+    from overcooked_ai_py.mdp.actions import Action
+
+    player = state.players[index]
+    pos = Action.move_in_direction(player.position, player.orientation)
+    if not state.has_object(pos) or pos not in planners.mdp.get_pot_locations():
+        return False
+    soup = state.get_object(pos)
+    return bool(soup.is_cooking or soup.is_ready)
