@@ -142,8 +142,9 @@ class ExecutionResult:
             (wall-clock or CPU limit), ``"memory"`` (``MemoryError``) or ``"output_limit"``
             (a file or the output grew past ``max_file_mb``).
         returncode: the exit code; negative = killed by that signal (``None`` never).
-        stdout, stderr: decoded output (UTF-8, invalid bytes replaced), each truncated to
-            ``max_output_chars``.
+        stdout, stderr: decoded output (UTF-8, invalid bytes replaced): the first
+            ``max_output_chars`` of stdout and the last ``max_output_chars`` of stderr (where a
+            traceback ends).
         stdout_truncated, stderr_truncated: whether anything was cut.
         duration_s: wall-clock seconds of the run.
         isolation: how it ran: ``uid`` (``None`` = the parent's user), ``network``
@@ -358,16 +359,22 @@ def _read_back(f, limit: int) -> tuple[str, bool]:  # type: ignore[no-untyped-de
     return text, more
 
 
-def _status(returncode: int, timed_out: bool, stderr: str) -> Status:
+def _tail(f, n: int = 4000) -> str:  # type: ignore[no-untyped-def]
+    f.seek(0, os.SEEK_END)
+    f.seek(max(0, f.tell() - n))
+    return f.read().decode("utf-8", errors="replace")
+
+
+def _status(returncode: int, timed_out: bool, stderr_tail: str) -> Status:
     if timed_out or returncode == -signal.SIGXCPU:
         return "timeout"
     if returncode == -signal.SIGXFSZ:
         return "output_limit"
     if returncode == 0:
         return "ok"
-    if "MemoryError" in stderr[-2000:]:
+    if "MemoryError" in stderr_tail:
         return "memory"
-    if "[Errno 27] File too large" in stderr[-2000:]:  # Python ignores SIGXFSZ: writes raise EFBIG
+    if "[Errno 27] File too large" in stderr_tail:  # Python ignores SIGXFSZ: writes raise EFBIG
         return "output_limit"
     return "error"
 
@@ -436,9 +443,12 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             if uid is not None:
                 _kill_uid(uid)
             stdout, out_cut = _read_back(out, config.max_output_chars)
-            stderr, err_cut = _read_back(err, config.max_output_chars)
+            err_tail = _tail(err, max(4000, 4 * config.max_output_chars))
+            err.seek(0, os.SEEK_END)
+            err_cut = err.tell() > len(err_tail.encode("utf-8", errors="replace")) or len(err_tail) > config.max_output_chars
+            stderr = err_tail[-config.max_output_chars:] if config.max_output_chars else ""
         return ExecutionResult(
-            status=_status(returncode, timed_out, stderr),
+            status=_status(returncode, timed_out, err_tail),
             returncode=returncode,
             stdout=stdout,
             stderr=stderr,

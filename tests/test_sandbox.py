@@ -1,0 +1,161 @@
+"""The code sandbox against hostile programs: each costs its own result and nothing else.
+
+Measured on the development machine (root in a container, 2 cores; timeout_s=2):
+infinite loop, sleep, fork bomb -> "timeout" after ~2.0 s; 10 GB bytearray and a 10^9-element
+list -> "memory" in ~0.1 s; stdout flood -> "output_limit"; OPENAI_API_KEY of the parent ->
+absent from the child's os.environ; /proc/<parent>/environ and /proc/1/environ -> PermissionError;
+a setsid()-escaped child -> killed after the run; killing the parent -> PermissionError;
+writing into the repository -> PermissionError; a TCP connection -> no network (empty namespace).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+import pytest
+
+from lang_pz.error import InvalidKwargError
+from lang_pz.tasks.sandbox import SandboxConfig, run_python, run_python_many
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
+
+ROOT = os.geteuid() == 0
+FAST = SandboxConfig(timeout_s=2.0)
+SECRET = "sk-lang-pz-test-secret-0123456789"
+
+
+def _sandbox_pids() -> list[int]:
+    """Live processes of any uid of the sandbox pool."""
+    from lang_pz.tasks.sandbox import UID_POOL_SIZE
+
+    base = SandboxConfig().uid_base
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                status = open(f"/proc/{entry.name}/status").read()
+            except OSError:
+                continue
+            uid = int(status.split("Uid:")[1].split()[0])
+            state = status.split("State:")[1].split()[0]
+            if base <= uid < base + UID_POOL_SIZE and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_plain_program_runs_and_captures_output():
+    r = run_python("import sys\nprint('out', 6 * 7)\nprint('err', file=sys.stderr)\nsys.exit(0)", FAST)
+    assert r.ok and r.status == "ok" and r.returncode == 0
+    assert r.stdout == "out 42\n" and r.stderr == "err\n"
+    assert r.duration_s < 2.0
+
+
+def test_failing_program_is_an_error_with_traceback():
+    r = run_python("def f():\n    return 1 / 0\nf()", FAST)
+    assert r.status == "error" and not r.ok and r.returncode == 1
+    assert "ZeroDivisionError" in r.stderr
+
+
+@pytest.mark.parametrize("source", [
+    "while True:\n    pass",
+    "import time\ntime.sleep(60)",
+])
+def test_endless_programs_time_out(source):
+    t0 = time.perf_counter()
+    r = run_python(source, FAST)
+    assert r.status == "timeout" and r.returncode < 0
+    assert 1.9 < time.perf_counter() - t0 < 6.0
+
+
+def test_fork_bomb_is_contained_and_cleaned_up():
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    r = run_python(bomb, FAST)
+    assert r.status == "timeout"
+    assert _sandbox_pids() == []
+    # the next run is not affected
+    assert run_python("print('fine')", FAST).stdout == "fine\n"
+
+
+@pytest.mark.parametrize("source", ["x = bytearray(10 ** 10)", "x = [0] * (10 ** 9)"])
+def test_huge_allocation_hits_the_memory_limit(source):
+    r = run_python(source, FAST)
+    assert r.status == "memory" and "MemoryError" in r.stderr
+    assert r.duration_s < 2.0
+
+
+def test_output_flood_is_cut():
+    r = run_python("import sys\nwhile True:\n    sys.stdout.write('x' * 10000)", SandboxConfig(timeout_s=5.0, max_output_chars=100))
+    assert r.status in ("output_limit", "timeout")
+    assert len(r.stdout) == 100 and r.stdout_truncated
+
+
+def test_parent_secrets_are_not_in_the_child_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    r = run_python("import os\nprint(sorted(os.environ))\nprint(os.environ.get('OPENAI_API_KEY'))", FAST)
+    assert r.ok
+    assert SECRET not in r.stdout and "OPENAI_API_KEY" not in r.stdout
+    assert r.stdout.splitlines()[-1] == "None"
+
+
+@pytest.mark.skipif(not ROOT, reason="as a normal user the child can read its parent's /proc entries (documented)")
+def test_parent_proc_environ_is_unreadable(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    for target in ("os.getppid()", "1", str(os.getpid())):
+        r = run_python(f"import os\nprint(open('/proc/%d/environ' % {target}, 'rb').read())", FAST)
+        assert r.status == "error" and "PermissionError" in r.stderr, target
+        assert SECRET not in r.stdout
+
+
+@pytest.mark.skipif(not ROOT, reason="privileges are only dropped when the parent is root")
+def test_runs_as_an_unprivileged_user_who_cannot_touch_the_repo(tmp_path):
+    target = tmp_path / "owned.txt"
+    r = run_python(f"import os\nprint(os.getuid())\nopen({str(target)!r}, 'w').write('x')", FAST)
+    assert int(r.stdout.split()[0]) >= SandboxConfig().uid_base
+    assert r.status == "error" and "PermissionError" in r.stderr
+    assert not target.exists()
+    r = run_python("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", FAST)
+    assert "PermissionError" in r.stderr
+
+
+@pytest.mark.skipif(not ROOT, reason="escaped children are swept by uid only when privileges are dropped")
+def test_escaped_child_is_killed_after_the_run():
+    src = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nprint('parent done')"
+    r = run_python(src, FAST)
+    assert r.stdout == "parent done\n"
+    assert _sandbox_pids() == []
+
+
+def test_network_is_isolated_when_possible():
+    r = run_python("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1)\nprint('connected')", FAST)
+    if r.isolation["network"] == "isolated":
+        assert r.status == "error" and "connected" not in r.stdout
+    else:
+        assert not ROOT  # as root the namespace is expected to work on Linux
+
+
+def test_working_directory_is_private_and_removed():
+    r = run_python("import os\nprint(os.getcwd())\nopen('scratch.txt', 'w').write('x')\nprint(os.listdir('.'))", FAST)
+    cwd, listing = r.stdout.splitlines()
+    assert cwd.startswith(tempfile.gettempdir()) and "scratch.txt" in listing
+    assert not os.path.exists(cwd)
+
+
+def test_many_concurrent_runs_keep_their_own_results():
+    sources = [f"print({i} * 3)" for i in range(12)] + ["while True: pass", "x = bytearray(10 ** 10)"]
+    results = run_python_many(sources, FAST, max_workers=4)
+    assert [r.stdout for r in results[:12]] == [f"{i * 3}\n" for i in range(12)]
+    assert [r.status for r in results[12:]] == ["timeout", "memory"]
+
+
+def test_bad_config_and_source_are_rejected():
+    with pytest.raises(InvalidKwargError, match="timeout_s"):
+        SandboxConfig(timeout_s=0)
+    with pytest.raises(InvalidKwargError, match="memory_mb"):
+        SandboxConfig(memory_mb=10)
+    with pytest.raises(InvalidKwargError, match="source must be a str"):
+        run_python(b"print(1)")  # type: ignore[arg-type]
+    with pytest.raises(InvalidKwargError, match="max_workers"):
+        run_python_many(["1"], max_workers=0)
