@@ -239,6 +239,87 @@ def report(
     typer.echo(f"\nlearning curve: {png}")
 
 
+FAULT_CHOICES = ("idle", "harmful", "random")
+TIE_CHOICES = ("miss", "first", "random")
+
+
+@app.command("eval-critic")
+def eval_critic(
+    env_ids: Annotated[Optional[list[str]], typer.Option(
+        "--env", help="fault-injection benchmark on this environment id (repeatable), e.g. butterfly/pistonball-v0",
+        show_default="none")] = None,
+    kw: KwOption = None,
+    cases: Annotated[int, typer.Option(min=1, help="fault-injection cases per --env")] = 20,
+    seed: Annotated[int, typer.Option(min=0, help="master seed (case i resets the env with seed + i)")] = 0,
+    fault: Annotated[str, typer.Option(help="idle, harmful or random")] = "idle",
+    fault_action: Annotated[Optional[str], typer.Option(
+        help="the faulty action word", show_default="idle: the env's no-op; harmful: known per env (Pistonball: the opposite move)")] = None,
+    window: Annotated[int, typer.Option(min=1, help="consecutive decisions made faulty per case")] = 2,
+    tolerance: Annotated[int, typer.Option(min=0, help="steps of slack around the faulty window for a step hit")] = 0,
+    tie: Annotated[str, typer.Option(help="a tie for the lowest credit: miss, first or random")] = "miss",
+    whowhen: Annotated[Optional[Path], typer.Option(help="also score a Who&When folder of JSON cases",
+                                                     show_default="none")] = None,
+    backend: Annotated[str, typer.Option(help="critic backend: 'embedded' or 'openai:<model>'")] = "embedded",
+    out: Annotated[Optional[Path], typer.Option(
+        help="results folder, must be new or empty", show_default="runs/eval-critic-<time>")] = None,
+) -> None:
+    """Measure the critic's credit assignment against known faults (who and when), against chance."""
+    import json
+    import time
+
+    from lang_pz.error import LangPZError
+    from lang_pz.registration import spec
+
+    if not env_ids and whowhen is None:
+        _fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
+    for name, value, choices in (("--fault", fault, FAULT_CHOICES), ("--tie", tie, TIE_CHOICES)):
+        if value not in choices:
+            close = difflib.get_close_matches(value, choices, n=1)
+            _fail(ValueError(f"unknown {name} {value!r}{f'; did you mean {close[0]!r}' if close else ''}; "
+                             f"choose one of {', '.join(choices)}"))
+    if whowhen is not None and not whowhen.is_dir():
+        _fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
+    out = out or Path("runs") / time.strftime("eval-critic-%Y%m%d-%H%M%S")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        _fail(FileExistsError(f"--out {out} already exists and is not an empty folder; choose another or delete it"))
+    env_kwargs = _parse_kwargs(kw)
+    try:
+        for env_id in env_ids or []:
+            spec(env_id)
+        from lang_pz.backends import make_backend
+        from lang_pz.critics import CentralCritic
+        from lang_pz.critics.benchmark import run_fault_benchmark, summary_dict
+        from lang_pz.critics.whowhen import run_whowhen_benchmark
+
+        critic = CentralCritic(make_backend(backend))
+        out.mkdir(parents=True, exist_ok=True)
+        log = lambda msg: typer.echo(msg, err=True)  # noqa: E731
+        summaries = []
+        for i, env_id in enumerate(env_ids or []):
+            slug = env_id.replace("/", "_")
+            summaries.append(run_fault_benchmark(
+                env_id, critic, cases=cases, seed=seed, fault=fault, env_kwargs=env_kwargs,  # type: ignore[arg-type]
+                fault_action=fault_action, window=window, tolerance=tolerance, tie=tie,  # type: ignore[arg-type]
+                out=out / f"{i}-{slug}.jsonl", progress=log))
+        if whowhen is not None:
+            summary, _ = run_whowhen_benchmark(whowhen, critic, seed=seed, tolerance=tolerance, tie=tie,  # type: ignore[arg-type]
+                                               out=out / "whowhen.jsonl", progress=log)
+            summaries.append(summary)
+    except (LangPZError, ValueError, OSError) as exc:
+        _fail(exc)
+        return
+    (out / "summary.json").write_text(json.dumps(
+        {"backend": backend, "summaries": [summary_dict(s) for s in summaries]}, indent=2))
+    typer.echo(f"{'source':34s} {'cases':>5s} {'agent acc':>9s} {'step acc':>8s} {'random agent acc':>16s} "
+               f"{'random step acc':>15s} {'random critic':>13s} {'ties':>4s} {'failed':>6s} {'skipped':>7s}")
+    for s in summaries:
+        typer.echo(f"{s.source[-34:]:34s} {s.cases:5d} {s.agent_acc:9.2f} {s.step_acc:8.2f} "
+                   f"{s.chance_agent_acc:16.2f} {s.chance_step_acc:15.2f} "
+                   f"{s.random_agent_acc:6.2f}/{s.random_step_acc:.2f} {s.ties:4d} {s.critic_failures:6d} {s.skipped:7d}")
+    typer.echo("random agent/step acc: analytic chance; random critic: a seeded random critic, agent/step")
+    typer.echo(f"results: {out}")
+
+
 def main() -> None:  # pragma: no cover - console entry
     app()
 

@@ -9,6 +9,8 @@ from lang_pz.critics.central import (
     reply_model,
     subsample_steps,
 )
+from lang_pz.critics.benchmark import RandomCritic, Summary, blame, run_fault_benchmark, score_report
+from lang_pz.critics.whowhen import read_whowhen, run_whowhen_benchmark
 
 __all__ = [
     "AgentEvidence",
@@ -18,4 +20,11 @@ __all__ = [
     "compute_evidence",
     "reply_model",
     "subsample_steps",
+    "RandomCritic",
+    "Summary",
+    "blame",
+    "read_whowhen",
+    "run_fault_benchmark",
+    "run_whowhen_benchmark",
+    "score_report",
 ]

@@ -5,8 +5,9 @@ returns the raw model output, tokens and latency.
 """
 
 from lang_pz.policies.base import Decision, Policy
+from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.policies.llm import LLMPolicy
 from lang_pz.policies.random import RandomPolicy
 from lang_pz.policies.scripted import PistonballHeuristic
 
-__all__ = ["Decision", "LLMPolicy", "PistonballHeuristic", "Policy", "RandomPolicy"]
+__all__ = ["Decision", "FaultyPolicy", "LLMPolicy", "PistonballHeuristic", "Policy", "RandomPolicy"]
