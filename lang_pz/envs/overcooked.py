@@ -275,10 +275,13 @@ class OvercookedParallelEnv(ParallelEnv):
         sparse, shaped, ticks = [0.0, 0.0], [0.0, 0.0], 0
         while True:
             before = self.state
-            joint = tuple(
-                next_action(self.planners, before, i, run) if run.status == "running" else Action.STAY
-                for i, run in enumerate(runs)
-            )
+            p0, p1 = before.players
+            a0 = next_action(self.planners, before, 0, runs[0], frozenset({p1.position})) \
+                if runs[0].status == "running" else Action.STAY
+            going = runs[0].expected[0] if runs[0].status == "running" and runs[0].expected else p0.position
+            a1 = next_action(self.planners, before, 1, runs[1], frozenset({p0.position, going})) \
+                if runs[1].status == "running" else Action.STAY
+            joint = (a0, a1)
             sp, sh = self._tick(joint)
             sparse = [x + y for x, y in zip(sparse, sp)]
             shaped = [x + y for x, y in zip(shaped, sh)]

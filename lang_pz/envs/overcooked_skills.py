@@ -26,7 +26,10 @@ wait N                 N in :data:`WAITS` / - / N ticks have passed
 A skill ends ``done``, ``impossible`` (its precondition fails or no target is reachable; the
 reason is kept; the agent stays for that tick), or ``blocked`` (the teammate stood in the way
 for :data:`BLOCKED_LIMIT` ticks in a row); the environment may also stop it while still
-``running`` (see :class:`lang_pz.envs.overcooked.OvercookedParallelEnv`).
+``running`` (see :mod:`lang_pz.envs.overcooked`). The precomputed plans ignore the teammate,
+so traffic follows one rule (:func:`next_action`): ``player_0`` has right of way, ``player_1``
+steers around it at once, ``player_0`` around a teammate that has not moved away after a
+tick. Two skill-driven players therefore never collide or swap back and forth forever.
 
 Planners: ``MediumLevelActionManager`` with overcooked_ai's standard ``NO_COUNTERS_PARAMS``
 (used for the dispenser / pot / serving targets and by the greedy partner) and a
@@ -191,7 +194,7 @@ class SkillRun:
         status: ``running``, ``done``, ``impossible`` or ``blocked``.
         reason: why it is impossible or blocked (empty otherwise).
         blocked: consecutive ticks the teammate stood in the way.
-        expected: the (position, orientation) the last move should have reached, if it moved.
+        expected: the (position, orientation) this tick's action should reach.
     """
 
     skill: str
@@ -277,38 +280,67 @@ def is_possible(planners: Planners, state: Any, index: int, skill: str) -> bool:
     return skill.startswith("wait ") or bool(skill_targets(planners, state, index, skill)[0])
 
 
-def next_action(planners: Planners, state: Any, index: int, run: SkillRun) -> Any:
+def next_action(planners: Planners, state: Any, index: int, run: SkillRun,
+                avoid: frozenset[tuple[int, int]] = frozenset()) -> Any:
     """The primitive overcooked_ai action player ``index`` takes this tick for ``run``.
 
     Marks ``run`` impossible (and returns ``STAY``) when its precondition fails or no target
-    is reachable; moves into the teammate's cell are avoided (the next-cheapest target is
-    used; failing that the agent stays, which counts as a blocked tick).
+    is reachable. The move is the first of the motion planner's precomputed shortest plan,
+    unless that enters a cell of ``avoid`` (the teammate's cell, and for ``player_1`` also the
+    cell ``player_0`` is moving to: ``player_0`` has right of way). Then ``player_1`` takes a
+    shortest path around (:func:`_detour`) at once, ``player_0`` after waiting one tick for
+    the teammate to clear; a tick spent waiting counts as blocked. ``run.expected`` is set to
+    the (position, orientation) the action should reach.
     """
     from overcooked_ai_py.mdp.actions import Action
 
-    run.expected = None
+    me = state.players[index].pos_and_or
+    run.expected = me
     if run.wait_ticks is not None:
         return Action.STAY
     goals, reason = skill_targets(planners, state, index, run.skill)
     if not goals:
         run.status, run.reason = "impossible", reason
         return Action.STAY
-    mp = planners.counter_mp
-    start = state.players[index].pos_and_or
-    other = state.players[1 - index].position
-    plans = sorted((mp.get_plan(start, g) + (g,) for g in goals), key=lambda p: p[2])
-    for actions, path, _cost, goal in plans:
-        action = actions[0]
-        if action == Action.INTERACT:
-            if run.skill == "fill dish with soup" and not _ready_pot_faced(planners, state, goal):
-                return Action.STAY  # beside a cooking pot: wait for the soup
-            return action
-        if path[0][0] == other and path[0][0] != start[0]:
-            continue  # the teammate is in that cell
-        run.expected = path[0]
+    goals = [g for g in goals if g[0] not in avoid] or goals  # prefer targets nobody stands on
+    actions, path, _cost, goal = min((planners.counter_mp.get_plan(me, g) + (g,) for g in goals),
+                                     key=lambda p: p[2])
+    action = actions[0]
+    if action == Action.INTERACT:
+        if run.skill == "fill dish with soup" and not _ready_pot_faced(planners, state, goal):
+            return Action.STAY  # beside a cooking pot: wait for the soup
         return action
-    run.blocked += 1
-    return Action.STAY
+    if path[0][0] in avoid and path[0][0] != me[0]:
+        detour = None if index == 0 and run.blocked == 0 else _detour(planners.mdp, me, set(goals), avoid)
+        if detour is None:
+            run.blocked += 1
+            return Action.STAY
+        action = detour
+    run.expected = planners.mdp._move_if_direction(me[0], me[1], action)
+    return action
+
+
+def _detour(mdp: Any, start: Any, goals: set[Any], avoid: frozenset[tuple[int, int]]) -> Any | None:
+    """First move of a shortest path from ``start`` to any of ``goals`` that never enters a
+    cell of ``avoid``, by breadth-first search over (position, orientation); ``None`` if there
+    is none. The precomputed plans ignore the teammate; this routes around it."""
+    from collections import deque
+
+    from overcooked_ai_py.mdp.actions import Direction
+
+    first: dict[Any, Any] = {start: None}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        if node in goals and node != start:
+            return first[node]
+        for d in Direction.ALL_DIRECTIONS:
+            nxt = mdp._move_if_direction(node[0], node[1], d)
+            if nxt in first or (nxt[0] in avoid and nxt[0] != node[0]):
+                continue
+            first[nxt] = d if first[node] is None else first[node]
+            queue.append(nxt)
+    return None
 
 
 def _ready_pot_faced(planners: Planners, state: Any, goal: Any) -> bool:
@@ -345,10 +377,10 @@ def update(planners: Planners, before: Any, after: Any, index: int, run: SkillRu
         if done:
             run.status = "done"
         return
-    if run.expected is not None and after.players[index].pos_and_or != run.expected:
-        run.blocked += 1  # a collision with the teammate kept us in place
-    elif run.expected is not None:
-        run.blocked = 0
+    if after.players[index].pos_and_or != run.expected:
+        run.blocked += 1  # the move did not happen: the teammate was in the way
+    elif run.expected != before.players[index].pos_and_or:
+        run.blocked = 0  # moved as planned
     if run.blocked >= BLOCKED_LIMIT:
         run.status, run.reason = "blocked", f"your teammate stood in your way for {run.blocked} steps"
 
