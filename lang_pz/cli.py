@@ -54,14 +54,14 @@ def envs(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show key
             typer.echo(f"{'':34s} kwargs: " + ", ".join(f"{k}={v!r}" for k, v in kws.items()))
 
 
-POLICIES = ("llm", "random", "heuristic")
+POLICIES = ("llm", "random", "heuristic", "greedy")
 
 
 @app.command()
 def play(
     env_id: Annotated[str, typer.Argument(help="registered id, see `lang-pz envs`")],
     kw: KwOption = None,
-    policy: Annotated[str, typer.Option(help="llm, random or heuristic (Pistonball only)")] = "llm",
+    policy: Annotated[str, typer.Option(help="llm, random, heuristic (Pistonball only) or greedy (Overcooked only)")] = "llm",
     policy_text: Annotated[str, typer.Option(help="the text policy every LLM agent gets")] = "Always push up.",
     backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
     episodes: Annotated[int, typer.Option(min=1)] = 1,
@@ -98,6 +98,12 @@ def play(
             from lang_pz.policies.random import RandomPolicy
 
             policies = {a: RandomPolicy(seed=seed + i) for i, a in enumerate(env.possible_agents)}
+        elif policy == "greedy":
+            from lang_pz.policies.overcooked import OvercookedGreedyPolicy
+
+            if not env_id.startswith("overcooked/"):
+                _fail(ValueError("the greedy policy is for overcooked/<layout>-v0 only"))
+            policies = {a: OvercookedGreedyPolicy(env, a, seed=seed + i) for i, a in enumerate(env.possible_agents)}
         else:
             from lang_pz.policies.scripted import PistonballHeuristic
 

@@ -19,6 +19,7 @@ Teams: any mix of :class:`lang_pz.policies.LLMPolicy`, this greedy policy and
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -33,19 +34,24 @@ from lang_pz.policies.random import RandomPolicy
 PARTNERS: tuple[str, ...] = ("greedy", "random")
 
 
+_GLOBAL_NUMPY = threading.Lock()
+
+
 @contextlib.contextmanager
 def _global_numpy_seeded(rng: np.random.Generator) -> Iterator[None]:
     """Seed NumPy's *global* generator from ``rng`` for the duration, then restore it.
 
     ``GreedyHumanModel`` draws its un-sticking moves from ``np.random``; this makes them
-    reproducible per policy without leaving the global state changed.
+    reproducible per policy without leaving the global state changed. A lock serialises
+    policies deciding in parallel threads (as ``lang_pz.rollout`` may run them).
     """
-    saved = np.random.get_state()
-    np.random.seed(int(rng.integers(2**32)))
-    try:
-        yield
-    finally:
-        np.random.set_state(saved)
+    with _GLOBAL_NUMPY:
+        saved = np.random.get_state()
+        np.random.seed(int(rng.integers(2**32)))
+        try:
+            yield
+        finally:
+            np.random.set_state(saved)
 
 
 def _game(env: Any) -> Any:
@@ -106,6 +112,11 @@ class OvercookedGreedyPolicy(Policy):
         self.index = self.game.index(agent)
         self.rng = np.random.default_rng(seed)
         self.model = GreedyHumanModel(self.game.planners.mlam)
+        self._reset_model()
+
+    def _reset_model(self) -> None:
+        # Agent.reset() also forgets the agent index and the mdp: set them again
+        self.model.reset()
         self.model.set_agent_index(self.index)
         self.model.set_mdp(self.game.mdp)
         self._last_timestep = -1
@@ -118,7 +129,7 @@ class OvercookedGreedyPolicy(Policy):
         t0 = time.perf_counter()
         state = self.game.state
         if state.timestep <= self._last_timestep:
-            self.model.reset()  # a new episode: forget the previous state
+            self._reset_model()  # a new episode: forget the previous state
         self._last_timestep = state.timestep
         if self.game.action_level == "primitive":
             from overcooked_ai_py.mdp.actions import Action
