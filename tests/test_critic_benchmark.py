@@ -31,7 +31,12 @@ from lang_pz.critics.benchmark import (
     summarise,
     wilson_interval,
 )
-from lang_pz.critics.whowhen import clip_message, read_whowhen, run_whowhen_benchmark, to_trajectory
+from lang_pz.critics.whowhen import (
+    clip_message,
+    read_whowhen,
+    run_whowhen_benchmark,
+    to_trajectory,
+)
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies import FaultyPolicy
 from lang_pz.policies.base import Decision, Policy

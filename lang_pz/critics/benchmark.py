@@ -42,7 +42,11 @@ from typing import IO, Any, Literal, Protocol
 
 import numpy as np
 
-from lang_pz.critics.central import CentralCritic, Credit, CriticReport, compute_evidence
+from lang_pz.critics.central import (
+    Credit,
+    CriticReport,
+    compute_evidence,
+)
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy
 from lang_pz.policies.faulty import FAULTS, Fault, FaultyPolicy
