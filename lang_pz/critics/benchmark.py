@@ -29,6 +29,10 @@ trajectory's steps inside the window (the chance that one uniformly random step 
 both averaged over cases. Empirical: :class:`RandomCritic`, seeded, scored by the same code.
 Note a critic may cite up to ``MAX_CITED_STEPS`` steps and scores if *any* hits, so its step
 accuracy is advantaged against the one-step chance; the random critic cites one step.
+
+Episode length matters: with ``n_pistons=5, hold=5`` the Pistonball heuristic wins in 2-4
+decisions (measured, seeds 0-4), so a 2-decision window covers most of the episode and the step
+chance is near 1; ``hold=1`` gives 7-14 decisions.
 """
 
 from __future__ import annotations
@@ -256,6 +260,7 @@ class Summary:
         ties: cases where the lowest credit was shared by several agents.
         critic_failures: cases where the critic raised (scored as misses).
         skipped: cases dropped (no faulty step after redraws; malformed Who&When files).
+        settings: the run's settings (seed, fault, window, tolerance, tie rule ...).
     """
 
     source: str
