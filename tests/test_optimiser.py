@@ -1,7 +1,7 @@
-"""The textual policy optimiser: per-agent gradients, validated rewrites, retries, errors.
+"""The textual policy optimiser: gradient -> aggregate -> apply, retries, limits, momentum.
 
-Unit tests use :class:`ScriptedBackend`, a scripted LLM stand-in. The ``integration`` test
-runs one optimiser step with the real SmolLM2-135M and checks that the updates validate.
+Every test uses :class:`ScriptedBackend`, a scripted LLM stand-in that answers per stage (read
+from the prompt); no test loads the real model.
 """
 
 from __future__ import annotations
@@ -9,23 +9,52 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import Credit, CriticReport
+from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.error import SchemaValidationError
-from lang_pz.optimisers import Gradient, PolicyUpdate, TextualPolicyOptimiser, gradient_reply_model, policy_reply_model
+from lang_pz.optimisers import (
+    Gradient,
+    Momentum,
+    PolicyUpdate,
+    TextualPolicyOptimiser,
+    gradient_reply_model,
+    policy_reply_model,
+    rewrite_fraction,
+)
+from lang_pz.optimisers.textual import DIRECTION_MAX_CHARS, MAX_REWRITE, evidence_for
 
 
 def prompt_of(req: GenerationRequest) -> str:
     return req.prompt if req.prompt is not None else "\n".join(m.content for m in req.messages or ())
 
 
-def report(episode: int, values: dict[str, tuple[float, str, list[int]]]) -> CriticReport:
+def task_of(req: GenerationRequest) -> str:
+    """The part of a prompt after the worked example."""
+    return prompt_of(req).rsplit("Now your task:", 1)[-1]
+
+
+def stage_of(req: GenerationRequest) -> str:
+    task = task_of(req)
+    if "Edit directions from this batch:" in task:
+        return "agg"
+    if "Critic's credits for" in task:
+        return "grad"
+    assert "New policy as JSON:" in task
+    return "apply"
+
+
+def report(episode: int, values: dict[str, tuple[float, str, list[int]]], counterfactuals=()) -> CriticReport:
     return CriticReport(
         episode=episode,
         team_return=0.0,
         credits={a: Credit(agent=a, credit=c, explanation=e, steps=s) for a, (c, e, s) in values.items()},
+        counterfactuals=[c.as_dict() for c in counterfactuals],
     )
 
 
@@ -36,8 +65,8 @@ REPORTS = [
 POLICIES = {"piston_0": "Always push up.", "piston_1": "Always stay where you are."}
 
 
-def grad_reply(direction="go down more", steps=(2,)) -> str:
-    return json.dumps({"direction": direction, "evidence_steps": list(steps)})
+def grad_reply(change="go down more", steps=(2,), keep="", drop="") -> str:
+    return json.dumps({"keep": keep, "change": change, "drop": drop, "evidence_steps": list(steps)})
 
 
 def policy_reply(text: str) -> str:
@@ -45,42 +74,30 @@ def policy_reply(text: str) -> str:
 
 
 def routed(replies: dict[str, list[str]]):
-    """A scripted stand-in that answers by agent and stage (read from the prompt)."""
+    """A scripted stand-in that answers by agent and stage (``"piston_0/grad"``, ``/agg``, ``/apply``)."""
     queues = {k: list(v) for k, v in replies.items()}
 
     def answer(req: GenerationRequest) -> str:
-        p = prompt_of(req)
-        task = p.rsplit("Now your task:", 1)[-1]
-        stage = "grad" if "Edit direction as JSON" in task else "apply"
+        p, task = prompt_of(req), task_of(req)
         agent = next(a for a in POLICIES if f"Agent: {a}" in task or f"agent {a}" in p)
-        return queues[f"{agent}/{stage}"].pop(0)
+        return queues[f"{agent}/{stage_of(req)}"].pop(0)
 
     return answer
 
 
-def test_step_updates_each_agent_from_its_own_credits_only():
-    llm = ScriptedBackend(
-        routed({
-            "piston_0/grad": [grad_reply("go down more", (1, 2))],
-            "piston_0/apply": [policy_reply("Always go down.")],
-            "piston_1/grad": [grad_reply("keep still", (0,))],
-            "piston_1/apply": [policy_reply("Always stay where you are.")],
-        })
-    )
-    updates = TextualPolicyOptimiser(llm).step(POLICIES, REPORTS)
-    assert set(updates) == set(POLICIES)
-    u0 = updates["piston_0"]
-    assert isinstance(u0, PolicyUpdate)
-    assert (u0.old, u0.new, u0.changed) == ("Always push up.", "Always go down.", True)
-    assert u0.gradient == Gradient(agent="piston_0", direction="go down more", evidence_steps=[1, 2])
-    assert not updates["piston_1"].changed and len(u0.generations) == 2
-    grads = [prompt_of(r).rsplit("Now your task:", 1)[1] for r in llm.requests if "Edit direction as JSON" in prompt_of(r).rsplit("Now your task:", 1)[1]]
-    assert len(grads) == 2
-    g0 = next(p for p in grads if "Agent: piston_0" in p)
-    g1 = next(p for p in grads if "Agent: piston_1" in p)
-    assert "ZERO-A" in g0 and "ZERO-B" in g0 and "ONE-" not in g0
-    assert "ONE-A" in g1 and "ONE-B" in g1 and "ZERO-" not in g1
-    assert "Always push up." in g0 and "Always stay where you are." not in g0
+# -- Gradient and schemas ------------------------------------------------------------------
+
+
+def test_gradient_direction_joins_keep_change_drop():
+    g = Gradient(agent="a", keep="KEEP-X", change="CHANGE-Y", drop="DROP-Z", evidence_steps=[3])
+    assert g.direction == "keep: KEEP-X; change: CHANGE-Y; drop: DROP-Z"
+    assert Gradient(agent="a", change="c").direction == "keep: ; change: c; drop: "
+    with pytest.raises(ValidationError):
+        Gradient(agent="a", change="")  # a gradient must say what to change
+    with pytest.raises(ValidationError):
+        Gradient(agent="a", change="c", evidence_steps=[0, 1, 2, 3])
+    with pytest.raises(ValidationError):
+        Gradient(agent="a", change="c", keep="x" * (DIRECTION_MAX_CHARS + 1))
 
 
 def test_gradient_schema_restricts_evidence_to_cited_steps():
@@ -90,28 +107,183 @@ def test_gradient_schema_restricts_evidence_to_cited_steps():
     schema = llm.requests[0].json_schema
     assert schema == gradient_reply_model([1, 2]).model_json_schema()
     assert schema["properties"]["evidence_steps"]["items"]["enum"] == [1, 2]
-    assert schema["required"] == ["direction", "evidence_steps"]
+    assert schema["required"] == ["keep", "change", "drop", "evidence_steps"]
+    assert schema["additionalProperties"] is False
+    for part in ("keep", "change", "drop"):
+        assert schema["properties"][part]["maxLength"] == DIRECTION_MAX_CHARS
     assert gradient_reply_model([]).model_json_schema()["properties"]["evidence_steps"]["maxItems"] == 0
+
+
+def test_gradient_prompt_shows_policy_credits_and_evidence():
+    llm = ScriptedBackend([grad_reply(keep="stay low", change="go down more", drop="pushing up", steps=(2, 1))])
+    credits = [r.credits["piston_0"] for r in REPORTS]
+    g = TextualPolicyOptimiser(llm).gradient("piston_0", "Always push up.", credits, evidence=["EVIDENCE-LINE"])
+    assert g == Gradient(agent="piston_0", keep="stay low", change="go down more", drop="pushing up",
+                         evidence_steps=[2, 1])
+    task = task_of(llm.requests[0])
+    assert "Current policy: Always push up." in task and "ZERO-A" in task and "ZERO-B" in task
+    assert "Computed re-runs of piston_0's episodes:\n- EVIDENCE-LINE" in task
+    llm = ScriptedBackend([grad_reply()])
+    TextualPolicyOptimiser(llm).gradient("piston_0", "Always push up.", credits)
+    assert "Computed re-runs" not in task_of(llm.requests[0])
 
 
 def test_apply_prompt_and_schema():
     llm = ScriptedBackend([policy_reply("Always go down.")], prompt_format="chat")
-    upd = TextualPolicyOptimiser(llm, max_policy_chars=40).apply(
-        "piston_0", "Always push up.", Gradient(agent="piston_0", direction="go down more")
-    )
-    assert upd.new == "Always go down."
+    grad = Gradient(agent="piston_0", keep="KEEP-X", change="go down more", drop="DROP-Z")
+    upd = TextualPolicyOptimiser(llm, max_policy_chars=40).apply("piston_0", "Always push up.", grad)
+    assert upd.new == "Always go down." and upd.gradient == grad and len(upd.generations) == 1
     system, user = llm.requests[0].messages
-    assert "Current policy: Always push up." in user.content and "Edit direction: go down more" in user.content
+    assert system.role == "system" and "piston_0" in system.content
+    for line in ("Current policy: Always push up.", "Keep: KEEP-X", "Change: go down more", "Drop: DROP-Z"):
+        assert line in user.content
     assert llm.requests[0].json_schema == policy_reply_model(40).model_json_schema()
     assert llm.requests[0].json_schema["properties"]["policy"]["maxLength"] == 40
 
 
+def test_worked_examples_are_valid_replies_within_the_rewrite_limit():
+    from lang_pz.optimisers.textual import AGGREGATE_EXAMPLE, APPLY_EXAMPLE, GRADIENT_EXAMPLE
+
+    for example in (GRADIENT_EXAMPLE, AGGREGATE_EXAMPLE):
+        gradient_reply_model([0, 1, 2]).model_validate(json.loads(example.rsplit("\n", 1)[1]))
+    new = json.loads(APPLY_EXAMPLE.rsplit("\n", 1)[1])
+    policy_reply_model(300).model_validate(new)
+    old = APPLY_EXAMPLE.split("\n", 1)[0].removeprefix("Current policy: ")
+    assert rewrite_fraction(old, new["policy"]) <= MAX_REWRITE
+
+
+# -- a full step ---------------------------------------------------------------------------
+
+
+def full_script():
+    return routed({
+        "piston_0/grad": [grad_reply("go down more", (1, 2)), grad_reply("go down", (2,))],
+        "piston_0/agg": [grad_reply("go down more", (2,), drop="pushing up")],
+        "piston_0/apply": [policy_reply("Always go down.")],
+        "piston_1/grad": [grad_reply("keep still", (0,)), grad_reply("keep still", (4,))],
+        "piston_1/agg": [grad_reply("keep still", (0, 4))],
+        "piston_1/apply": [policy_reply("Always stay where you are.")],
+    })
+
+
+def test_step_updates_each_agent_from_its_own_credits_only():
+    llm = ScriptedBackend(full_script())
+    updates = TextualPolicyOptimiser(llm).step(POLICIES, REPORTS)
+    assert set(updates) == set(POLICIES)
+    u0 = updates["piston_0"]
+    assert isinstance(u0, PolicyUpdate)
+    assert (u0.old, u0.new, u0.changed) == ("Always push up.", "Always go down.", True)
+    assert u0.gradient == Gradient(agent="piston_0", change="go down more", drop="pushing up", evidence_steps=[2])
+    assert [g.change for g in u0.gradients] == ["go down more", "go down"]
+    assert not updates["piston_1"].changed
+    assert len(u0.generations) == 4  # two gradients, one aggregate, one update
+    assert [stage_of(r) for r in llm.requests].count("grad") == 4
+    grads = [task_of(r) for r in llm.requests if stage_of(r) == "grad"]
+    for p in grads:
+        assert ("ZERO-" in p) != ("ONE-" in p)  # one agent's credits per prompt, never both
+        if "Agent: piston_0" in p:
+            assert "Always push up." in p and "Always stay where you are." not in p
+    assert {("ZERO-A" in p, "ZERO-B" in p) for p in grads if "Agent: piston_0" in p} == {(True, False), (False, True)}
+
+
+def test_aggregation_is_skipped_for_one_gradient_and_no_momentum():
+    llm = ScriptedBackend([grad_reply("go down more", (1,)), policy_reply("Always go down.")])
+    upd = TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", REPORTS[:1])
+    assert [stage_of(r) for r in llm.requests] == ["grad", "apply"]  # no aggregation call
+    assert upd.gradient == upd.gradients[0] and len(upd.generations) == 2
+    # the direct API agrees: no call, the one gradient is the aggregate
+    g = Gradient(agent="piston_0", change="c")
+    opt = TextualPolicyOptimiser(ScriptedBackend([]))
+    assert opt.aggregate("piston_0", "p", [g]) == (g, [])
+
+
+def test_aggregation_merges_the_batch_with_the_momentum_lines():
+    momentum = Momentum(beta=0.5)
+    momentum.push("piston_0", Gradient(agent="piston_0", change="OLDER-CHANGE", drop="OLDER-DROP"))
+    momentum.push("piston_0", Gradient(agent="piston_0", change="OLD-CHANGE"))
+    llm = ScriptedBackend(full_script())
+    upd = TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", REPORTS, momentum)
+    stages = [stage_of(r) for r in llm.requests]
+    assert stages == ["grad", "grad", "agg", "apply"]
+    agg = task_of(llm.requests[2])
+    assert "- keep: ; change: go down more; drop: ; steps [1, 2]" in agg
+    assert "- keep: ; change: go down; drop: ; steps [2]" in agg
+    assert "Earlier directions (momentum; weight 1 = last iteration):" in agg
+    assert "- weight 1: keep: ; change: OLD-CHANGE; drop: " in agg
+    assert "- weight 0.5: keep: ; change: OLDER-CHANGE; drop: OLDER-DROP" in agg
+    assert agg.index("OLD-CHANGE") < agg.index("OLDER-CHANGE")  # newest first
+    # the aggregation schema offers only the steps the batch's gradients cite
+    assert llm.requests[2].json_schema["properties"]["evidence_steps"]["items"]["enum"] == [1, 2]
+    # the apply stage follows the aggregate, and the aggregate is pushed into the momentum
+    assert "Drop: pushing up" in task_of(llm.requests[3])
+    assert momentum.get("piston_0")[0] == (1.0, upd.gradient)
+    assert [g.change for _, g in momentum.get("piston_0")] == ["go down more", "OLD-CHANGE", "OLDER-CHANGE"]
+    assert [w for w, _ in momentum.get("piston_0")] == [1.0, 0.5, 0.25]
+
+
+def test_one_gradient_with_momentum_is_still_aggregated():
+    momentum = Momentum()
+    momentum.push("piston_0", Gradient(agent="piston_0", change="OLD-CHANGE"))
+    llm = ScriptedBackend([grad_reply("go down", (1,)), grad_reply("go down more", (1,)),
+                           policy_reply("Always go down.")])
+    upd = TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", REPORTS[:1], momentum)
+    assert [stage_of(r) for r in llm.requests] == ["grad", "agg", "apply"]
+    assert "OLD-CHANGE" in task_of(llm.requests[1]) and upd.gradient.change == "go down more"
+    assert [g.change for g in upd.gradients] == ["go down"]
+
+
+def test_momentum_of_another_agent_is_not_shown():
+    momentum = Momentum()
+    momentum.push("piston_1", Gradient(agent="piston_1", change="OTHER-AGENT"))
+    llm = ScriptedBackend([grad_reply(steps=(1,)), policy_reply("Always go down.")])
+    TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", REPORTS[:1], momentum)
+    assert [stage_of(r) for r in llm.requests] == ["grad", "apply"]
+    assert all("OTHER-AGENT" not in prompt_of(r) for r in llm.requests)
+    assert [g.change for _, g in momentum.get("piston_1")] == ["OTHER-AGENT"]
+
+
+# -- the rewrite limit ---------------------------------------------------------------------
+
+
+def test_rewrite_limit_rejects_a_large_rewrite_then_accepts_a_smaller_one():
+    old, big, small = "Always push up.", "Wait for the ball, then rise slowly near it.", "Always push down."
+    frac = rewrite_fraction(old, big)
+    assert frac > 0.5 >= rewrite_fraction(old, small)
+    grad = Gradient(agent="piston_0", change="go down")
+    llm = ScriptedBackend([policy_reply(big), policy_reply(small)])
+    upd = TextualPolicyOptimiser(llm, max_rewrite=0.5).apply("piston_0", old, grad)
+    assert upd.new == small and len(upd.generations) == 2
+    retry = prompt_of(llm.requests[1])
+    assert f"rewrites {frac:.0%} of the current one" in retry and "at most 50%" in retry
+    llm = ScriptedBackend([policy_reply(big)] * 2)
+    with pytest.raises(SchemaValidationError, match="policy update for piston_0") as info:
+        TextualPolicyOptimiser(llm, max_rewrite=0.5, max_attempts=2).apply("piston_0", old, grad)
+    assert len(info.value.errors) == 2 and "at most 50%" in info.value.errors[-1]
+    # with no limit the same rewrite is accepted at once
+    llm = ScriptedBackend([policy_reply(big)])
+    assert TextualPolicyOptimiser(llm, max_rewrite=1.0).apply("piston_0", old, grad).new == big
+
+
+@given(a=st.text(max_size=40), b=st.text(max_size=40))
+def test_rewrite_fraction_is_a_share(a, b):
+    f = rewrite_fraction(a, b)
+    assert 0.0 <= f <= 1.0
+    assert rewrite_fraction(a, a) == 0.0
+    if a and b and not set(a) & set(b):
+        assert f == 1.0
+
+
+# -- retries and errors --------------------------------------------------------------------
+
 BAD_GRADIENTS = {
     "uncited evidence step": (grad_reply(steps=(9,)), "not cited"),
-    "empty direction": (grad_reply(direction="  "), "direction is empty"),
-    "repetition": (grad_reply(direction="go down go down go down go down go down go down"), "repeats"),
+    "empty change": (grad_reply(change="  "), "change is empty"),
+    "repeated change": (grad_reply(change="go down go down go down go down go down go down"), "change repeats"),
+    "repeated keep": (grad_reply(keep="stay low stay low stay low stay low stay low stay low"), "keep repeats"),
+    "too long": (grad_reply(change="go down " * 20), f"at most {DIRECTION_MAX_CHARS}"),
+    "missing keep": (json.dumps({"change": "d", "drop": "", "evidence_steps": []}), "keep"),
     "not json": ("go down", "not valid JSON"),
-    "extra field": (json.dumps({"direction": "d", "evidence_steps": [], "policy": "p"}), "policy"),
+    "extra field": (json.dumps({"keep": "", "change": "d", "drop": "", "evidence_steps": [], "policy": "p"}), "policy"),
 }
 
 
@@ -120,13 +292,26 @@ def test_bad_gradient_is_retried_with_the_error_then_raises(case):
     bad, needle = BAD_GRADIENTS[case]
     credits = [r.credits["piston_0"] for r in REPORTS]
     llm = ScriptedBackend([bad, grad_reply()])
-    grad = TextualPolicyOptimiser(llm).gradient("piston_0", "Always push up.", credits)
-    assert grad.direction == "go down more"
+    grad = TextualPolicyOptimiser(llm, seed=7).gradient("piston_0", "Always push up.", credits)
+    assert grad.change == "go down more"
+    assert "rejected" not in prompt_of(llm.requests[0])
     assert "rejected" in prompt_of(llm.requests[1]) and needle in prompt_of(llm.requests[1])
+    assert (llm.requests[0].seed, llm.requests[1].seed) == (7, 8)
+    assert llm.requests[1].temperature > llm.requests[0].temperature
     llm = ScriptedBackend([bad] * 2)
     with pytest.raises(SchemaValidationError, match="language gradient for piston_0") as info:
         TextualPolicyOptimiser(llm, max_attempts=2).gradient("piston_0", "Always push up.", credits)
     assert len(info.value.errors) == 2 and needle in info.value.errors[-1]
+
+
+def test_bad_aggregate_is_retried_then_raises():
+    gs = [Gradient(agent="piston_0", change="a", evidence_steps=[1]), Gradient(agent="piston_0", change="b")]
+    llm = ScriptedBackend([grad_reply(steps=(5,)), grad_reply("go down", (1,))])
+    agg, gens = TextualPolicyOptimiser(llm).aggregate("piston_0", "p", gs)
+    assert agg.change == "go down" and len(gens) == 2 and "not cited" in prompt_of(llm.requests[1])
+    llm = ScriptedBackend([grad_reply(steps=(5,))] * 2)
+    with pytest.raises(SchemaValidationError, match="aggregated gradient for piston_0"):
+        TextualPolicyOptimiser(llm, max_attempts=2).aggregate("piston_0", "p", gs)
 
 
 BAD_POLICIES = {
@@ -134,7 +319,7 @@ BAD_POLICIES = {
     "blank": (policy_reply("   "), "policy is empty"),
     "too long": (policy_reply("Always push up. " * 30), "at most 300"),
     "non-ascii": (policy_reply("Always push up \u2191."), "printable ASCII"),
-    "newline": (policy_reply("Always push up.\nNow."), "printable ASCII"),
+    "control character": (policy_reply("Always push up.\x07"), "printable ASCII"),
     "repetition": (policy_reply("to make the ball move, to make the ball move, to make the ball move"), "repeats"),
 }
 
@@ -142,22 +327,21 @@ BAD_POLICIES = {
 @pytest.mark.parametrize("case", sorted(BAD_POLICIES))
 def test_bad_new_policy_is_retried_with_the_error_then_raises(case):
     bad, needle = BAD_POLICIES[case]
-    grad = Gradient(agent="piston_0", direction="go down more")
+    grad = Gradient(agent="piston_0", change="go down more")
     llm = ScriptedBackend([bad, policy_reply("Always go down.")])
-    assert TextualPolicyOptimiser(llm).apply("piston_0", "Always push up.", grad).new == "Always go down."
+    opt = TextualPolicyOptimiser(llm, max_rewrite=1.0)
+    assert opt.apply("piston_0", "Always push up.", grad).new == "Always go down."
     assert needle in prompt_of(llm.requests[1])
     llm = ScriptedBackend([bad] * 3)
     with pytest.raises(SchemaValidationError, match="policy update for piston_0") as info:
-        TextualPolicyOptimiser(llm, max_attempts=3).apply("piston_0", "Always push up.", grad)
+        TextualPolicyOptimiser(llm, max_attempts=3, max_rewrite=1.0).apply("piston_0", "Always push up.", grad)
     assert len(info.value.errors) == 3 and info.value.raw == bad
 
 
-def test_worked_examples_are_valid_replies():
-    from lang_pz.optimisers.textual import APPLY_EXAMPLE, GRADIENT_EXAMPLE
-
-    grad = json.loads(GRADIENT_EXAMPLE.rsplit("\n", 1)[1])
-    gradient_reply_model([0, 1, 2]).model_validate(grad)
-    policy_reply_model(300).model_validate(json.loads(APPLY_EXAMPLE.rsplit("\n", 1)[1]))
+def test_new_policy_whitespace_is_collapsed():
+    llm = ScriptedBackend([policy_reply("  Always push\n up.\tNow. ")])
+    upd = TextualPolicyOptimiser(llm).apply("piston_0", "Always push up.", Gradient(agent="piston_0", change="c"))
+    assert upd.new == "Always push up. Now." and len(upd.generations) == 1
 
 
 def test_caller_errors_are_refused():
@@ -166,37 +350,121 @@ def test_caller_errors_are_refused():
         opt.gradient("piston_0", "p", [REPORTS[0].credits["piston_1"]])
     with pytest.raises(ValueError, match="no credits"):
         opt.gradient("piston_0", "p", [])
+    with pytest.raises(ValueError, match="no gradients"):
+        opt.aggregate("piston_0", "p", [])
+    with pytest.raises(ValueError, match="piston_1"):
+        opt.aggregate("piston_0", "p", [Gradient(agent="piston_1", change="d")] * 2)
     with pytest.raises(ValueError, match="applied to agent"):
-        opt.apply("piston_0", "p", Gradient(agent="piston_1", direction="d"))
+        opt.apply("piston_0", "p", Gradient(agent="piston_1", change="d"))
+    with pytest.raises(ValueError, match="no report credits agent 'piston_7'"):
+        opt.update("piston_7", "p", REPORTS)
     with pytest.raises(ValueError, match="max_policy_chars"):
         TextualPolicyOptimiser(ScriptedBackend([]), max_policy_chars=3)
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match=f"max_rewrite must be in \\(0, 1\\], got {bad}"):
+            TextualPolicyOptimiser(ScriptedBackend([]), max_rewrite=bad)
+    with pytest.raises(ValueError, match="max_attempts"):
+        TextualPolicyOptimiser(ScriptedBackend([]), max_attempts=0)
+    assert opt.backend.requests == []  # nothing was asked of the model
 
 
 def test_step_skips_uncredited_agents_and_ignores_agents_without_policy():
-    llm = ScriptedBackend([grad_reply(steps=()), policy_reply("Always go down.")])
+    llm = ScriptedBackend([grad_reply(steps=()), policy_reply("Go down.")])
     reports = [report(0, {"piston_0": (0.0, "ok", []), "opponent": (1.0, "won", [1])})]
-    updates = TextualPolicyOptimiser(llm).step({"piston_0": "Up.", "piston_7": "Up."}, reports)
+    updates = TextualPolicyOptimiser(llm).step({"piston_0": "Go up.", "piston_7": "Go up."}, reports)
     assert set(updates) == {"piston_0"} and len(llm.requests) == 2
     assert "won" not in prompt_of(llm.requests[0])
 
 
 def test_update_dumps_to_json():
-    llm = ScriptedBackend([grad_reply(steps=(2,)), policy_reply("Always go down.")])
-    upd = TextualPolicyOptimiser(llm).step({"piston_0": "Up."}, REPORTS)["piston_0"]
+    llm = ScriptedBackend(full_script())
+    upd = TextualPolicyOptimiser(llm).step({"piston_0": "Always push up."}, REPORTS)["piston_0"]
     data = json.loads(json.dumps(upd.model_dump(mode="json")))
     assert data["new"] == "Always go down." and data["gradient"]["evidence_steps"] == [2]
+    assert data["gradient"]["drop"] == "pushing up"
+    assert [g["change"] for g in data["gradients"]] == ["go down more", "go down"]
+    assert len(data["generations"]) == 4
+    assert PolicyUpdate.model_validate(data).gradient == upd.gradient
 
 
-# -- the real model ------------------------------------------------------------------------
+# -- counterfactual evidence ---------------------------------------------------------------
+
+PROBES = [
+    Counterfactual(agents=("piston_0",), replacement="down", team_return=9.0, delta=4.0, steps=3),
+    Counterfactual(agents=("piston_1",), replacement="up", team_return=1.0, delta=-4.0, steps=3),
+    Counterfactual(agents=("piston_0", "piston_1"), replacement="random", team_return=2.0, delta=-3.0, steps=3),
+]
 
 
-@pytest.mark.integration
-def test_embedded_optimiser_step_returns_validated_updates(embedded):
-    updates = TextualPolicyOptimiser(embedded, max_policy_chars=120).step(POLICIES, REPORTS)
-    assert set(updates) == set(POLICIES)
-    cited = {"piston_0": {1, 2}, "piston_1": {0, 4}}
-    for agent, upd in updates.items():
-        assert upd.agent == agent and upd.old == POLICIES[agent]
-        assert 0 < len(upd.new) <= 120 and all(32 <= ord(ch) < 127 for ch in upd.new)
-        assert upd.gradient.agent == agent and upd.gradient.direction
-        assert set(upd.gradient.evidence_steps) <= cited[agent]
+def test_evidence_for_picks_only_the_probes_that_replaced_the_agent():
+    r = report(0, {"piston_0": (0.5, "ok", [1]), "piston_1": (-0.5, "bad", [0])}, PROBES)
+    agents = ["piston_0", "piston_1"]
+    assert evidence_for("piston_0", r) == [PROBES[0].describe(agents), PROBES[2].describe(agents)]
+    assert evidence_for("piston_1", r) == [PROBES[1].describe(agents), PROBES[2].describe(agents)]
+    assert evidence_for("piston_0", REPORTS[0]) == []
+
+
+def test_update_shows_each_agent_only_its_own_probes():
+    r = report(0, {"piston_0": (0.5, "ok", [1]), "piston_1": (-0.5, "bad", [0])}, PROBES)
+    llm = ScriptedBackend(routed({
+        "piston_0/grad": [grad_reply(steps=(1,))], "piston_0/apply": [policy_reply("Always push down.")],
+        "piston_1/grad": [grad_reply(steps=(0,))], "piston_1/apply": [policy_reply("Always stay where you are.")],
+    }))
+    TextualPolicyOptimiser(llm).step(POLICIES, [r])
+    grads = {a: task_of(q) for q in llm.requests if stage_of(q) == "grad" for a in POLICIES if f"Agent: {a}" in task_of(q)}
+    agents = ["piston_0", "piston_1"]
+    assert PROBES[0].describe(agents) in grads["piston_0"] and PROBES[0].describe(agents) not in grads["piston_1"]
+    assert PROBES[1].describe(agents) in grads["piston_1"] and PROBES[1].describe(agents) not in grads["piston_0"]
+    assert all(PROBES[2].describe(agents) in p for p in grads.values())
+
+
+# -- momentum ------------------------------------------------------------------------------
+
+
+def _g(i: int, agent: str = "a") -> Gradient:
+    return Gradient(agent=agent, change=f"change {chr(65 + i)}", evidence_steps=[i])
+
+
+@pytest.mark.parametrize("beta,min_weight", [(0.5, 0.2), (0.8, 0.3), (0.0, 0.2), (0.9, 1.0)])
+def test_momentum_decays_and_forgets(beta, min_weight):
+    m = Momentum(beta=beta, min_weight=min_weight)
+    for i in range(6):
+        m.push("a", _g(i))
+        items = m.get("a")
+        ages = range(len(items))
+        assert [g for _, g in items] == [_g(i - k) for k in ages]  # newest first
+        assert [w for w, _ in items] == pytest.approx([beta**k for k in ages])
+        assert all(w >= min_weight for w, _ in items)
+        # everything old enough to weigh less than min_weight is forgotten, nothing else
+        assert len(items) == min(i + 1, sum(beta**k >= min_weight - 1e-9 for k in range(i + 1)))
+    assert m.get("b") == []
+
+
+def test_momentum_is_per_agent_and_get_returns_a_copy():
+    m = Momentum()
+    m.push("a", _g(0))
+    m.push("b", _g(1, "b"))
+    m.push("a", _g(2))
+    assert [g.change for _, g in m.get("a")] == ["change C", "change A"]
+    assert [w for w, _ in m.get("b")] == [1.0]
+    m.get("a").clear()
+    assert len(m.get("a")) == 2
+
+
+def test_momentum_json_round_trip():
+    m = Momentum(beta=0.7, min_weight=0.3)
+    for i in range(3):
+        m.push("piston_0", _g(i, "piston_0"))
+    m.push("piston_1", Gradient(agent="piston_1", keep="k", change="c", drop="d", evidence_steps=[4, 5]))
+    back = Momentum.from_json(json.loads(json.dumps(m.to_json())))
+    assert back == m and back.beta == 0.7 and back.min_weight == 0.3
+    back.push("piston_0", _g(3, "piston_0"))
+    m.push("piston_0", _g(3, "piston_0"))
+    assert back.get("piston_0") == m.get("piston_0")  # the restored memory decays the same way
+
+
+@pytest.mark.parametrize("kw,needle", [({"beta": 1.0}, "beta"), ({"beta": -0.1}, "beta"),
+                                       ({"min_weight": 0.0}, "min_weight"), ({"min_weight": 1.5}, "min_weight")])
+def test_momentum_bad_settings(kw, needle):
+    with pytest.raises(ValueError, match=needle):
+        Momentum(**kw)
