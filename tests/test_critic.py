@@ -16,7 +16,16 @@ from pydantic import BaseModel
 
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
-from lang_pz.critics import CentralCritic, Credit, CriticReport, compute_evidence, reply_model, subsample_steps
+from lang_pz.critics import (
+    CentralCritic,
+    Credit,
+    CriticReport,
+    compute_evidence,
+    reply_model,
+    subsample_steps,
+)
+from lang_pz.critics.central import CRITIC_MODES, GLOBAL_EXAMPLE, TEAM, own_view
+from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.error import LangPZError, SchemaValidationError
 from lang_pz.structured import ask_structured, repeated_phrase
 from lang_pz.trajectory import AgentStep, Trajectory
@@ -280,3 +289,147 @@ def test_embedded_critic_returns_a_validated_report(embedded):
         assert c.agent == a and -1 <= c.credit <= 1 and 0 < len(c.explanation) <= 80
         assert set(c.steps) <= set(range(6))
     assert 1 <= report.attempts <= 3
+
+
+# -- modes and counterfactual evidence -----------------------------------------------------
+
+
+def team_reply(credit: float = -0.5, steps=(1, 2), explanation: str = "SHARED-CRITIQUE of the team") -> str:
+    return json.dumps({TEAM: {"credit": credit, "steps": list(steps), "explanation": explanation}})
+
+
+def test_default_mode_is_central_credit():
+    report = CentralCritic(ScriptedBackend([reply()])).assess(make_trajectory())
+    assert report.mode == "central_credit" and report.counterfactuals == []
+    assert CRITIC_MODES == ("central_credit", "central_global", "independent")
+
+
+def test_central_global_gives_every_agent_the_one_shared_credit():
+    llm = ScriptedBackend([team_reply()])
+    report = CentralCritic(llm, mode="central_global").assess(make_trajectory())
+    assert len(llm.requests) == 1 and report.mode == "central_global"
+    schema = llm.requests[0].json_schema
+    assert schema["required"] == [TEAM] and list(schema["properties"]) == [TEAM]
+    assert schema == reply_model([TEAM], [0, 1, 2, 3]).model_json_schema()
+    assert set(report.credits) == set(AGENTS)
+    for a, c in report.credits.items():
+        assert c == Credit(agent=a, credit=-0.5, explanation="SHARED-CRITIQUE of the team", steps=[1, 2])
+    p = prompt_of(llm.requests[0])
+    assert "one shared credit" in p and GLOBAL_EXAMPLE in p
+    real = p.split("Now the real episode:")[1]
+    assert "STATE-0" in real and "piston_0 down; piston_1 stay; piston_2 up" in real  # the central view
+
+
+def test_central_global_rejects_per_agent_replies():
+    llm = ScriptedBackend([reply(), team_reply()])
+    report = CentralCritic(llm, mode="central_global").assess(make_trajectory())
+    assert report.attempts == 2 and len(report.errors) == 1 and "piston_0" in report.errors[0]
+    llm = ScriptedBackend([reply()] * 2)
+    with pytest.raises(SchemaValidationError):
+        CentralCritic(llm, mode="central_global", max_attempts=2).assess(make_trajectory())
+
+
+def test_global_worked_example_is_a_valid_reply():
+    example = json.loads(GLOBAL_EXAMPLE.rsplit("Credits as JSON:\n", 1)[1])
+    model = reply_model([TEAM], [0, 1, 2])
+    CentralCritic.validate_reply(model.model_validate(example), [TEAM], [0, 1, 2])
+
+
+def _independent_answer(credits: dict[str, float]):
+    """Answers each per-agent call with a reply for the one agent the prompt names."""
+
+    def answer(req: GenerationRequest) -> str:
+        real = prompt_of(req).split("Now the real episode:")[1]
+        (agent,) = [a for a in AGENTS if f"Agents: {a}." in real]
+        return json.dumps({agent: {"credit": credits[agent], "steps": [0], "explanation": f"EXPL-{agent}"}})
+
+    return answer
+
+
+def test_independent_makes_one_call_per_agent_on_its_own_view():
+    credits = dict(zip(AGENTS, (1.0, 0.0, -1.0)))
+    llm = ScriptedBackend(_independent_answer(credits))
+    traj = make_trajectory()
+    policies = {a: f"POLICY-{a}" for a in AGENTS}
+    report = CentralCritic(llm, mode="independent").assess(traj, policies)
+    assert len(llm.requests) == len(AGENTS) and report.mode == "independent" and report.attempts == 3
+    assert {a: c.credit for a, c in report.credits.items()} == credits
+    assert all(c.agent == a and c.explanation == f"EXPL-{a}" for a, c in report.credits.items())
+    for req in llm.requests:
+        p = prompt_of(req)
+        (me,) = [a for a in AGENTS if f"Agents: {a}." in p]
+        assert req.json_schema["required"] == [me]
+        for t in range(4):
+            assert f"OBS-{me}-{t}" in p  # its own observations, in place of the global state
+        assert "STATE-" not in p  # no global state
+        for other in set(AGENTS) - {me}:
+            assert other not in p  # no other agent's actions, observations, policy or return
+        assert f"POLICY-{me}" in p
+        assert f"{me}: return {traj.returns[me]}" in p
+    assert report.evidence == compute_evidence(traj) and report.total_steps == 4
+    assert report.team_return == traj.team_return
+
+
+def test_independent_raises_when_one_agent_fails():
+    def answer(req: GenerationRequest) -> str:
+        if "Agents: piston_1." in prompt_of(req):
+            return "no idea"
+        return _independent_answer(dict.fromkeys(AGENTS, 0.0))(req)
+
+    with pytest.raises(SchemaValidationError):
+        CentralCritic(ScriptedBackend(answer), mode="independent", max_attempts=2).assess(make_trajectory())
+
+
+def test_own_view_keeps_only_the_agents_part():
+    traj = make_trajectory()
+    traj.finished = True
+    view = own_view(traj, "piston_1")
+    assert view.agents == ["piston_1"] and len(view.steps) == 4
+    assert view.states == {t: f"OBS-piston_1-{t}" for t in range(4)}
+    assert view.returns == {"piston_1": traj.returns["piston_1"]}
+    assert (view.episode, view.seed, view.finished) == (traj.episode, traj.seed, True)
+
+
+def test_bad_mode_is_rejected():
+    with pytest.raises(ValueError, match="'global'") as info:
+        CentralCritic(ScriptedBackend([]), mode="global")
+    for m in CRITIC_MODES:
+        assert m in str(info.value)
+
+
+CF = [
+    Counterfactual(agents=("piston_0",), replacement="up", team_return=5.0, delta=2.0, steps=4),
+    Counterfactual(agents=("piston_2",), replacement="default", team_return=-1.0, delta=-4.0, steps=4),
+    Counterfactual(agents=AGENTS, replacement="random", team_return=0.5, delta=-2.5, steps=4),
+]
+
+
+@pytest.mark.parametrize("mode", ["central_credit", "central_global"])
+def test_counterfactual_lines_appear_in_the_prompt(mode):
+    llm = ScriptedBackend([team_reply() if mode == "central_global" else reply()])
+    report = CentralCritic(llm, mode=mode).assess(make_trajectory(), counterfactuals=CF)
+    real = prompt_of(llm.requests[0]).split("Now the real episode:")[1]
+    assert "Counterfactual re-runs (same seed, computed):" in real
+    for c in CF:
+        assert f"- {c.describe(list(AGENTS))}" in real
+    assert "every agent had played random actions" in real
+    assert real.index("Counterfactual re-runs") < real.index("Steps (")  # evidence before the steps
+    assert report.counterfactuals == [c.as_dict() for c in CF]
+    assert json.loads(json.dumps(report.model_dump(mode="json")))["counterfactuals"][0]["agents"] == ["piston_0"]
+
+
+def test_no_counterfactual_section_without_probes():
+    llm = ScriptedBackend([reply()])
+    CentralCritic(llm).assess(make_trajectory())
+    assert "Counterfactual re-runs" not in prompt_of(llm.requests[0])
+
+
+def test_independent_shows_each_agent_only_its_own_probes():
+    llm = ScriptedBackend(_independent_answer(dict.fromkeys(AGENTS, 0.0)))
+    report = CentralCritic(llm, mode="independent").assess(make_trajectory(), counterfactuals=CF)
+    by_agent = {a: prompt_of(r) for r in llm.requests for a in AGENTS if f"Agents: {a}." in prompt_of(r)}
+    assert CF[0].describe(["piston_0"]) in by_agent["piston_0"]
+    assert CF[1].describe(["piston_2"]) in by_agent["piston_2"]
+    assert "Counterfactual re-runs" not in by_agent["piston_1"]
+    assert all("random actions" not in p for p in by_agent.values())  # team probes are not shown
+    assert report.counterfactuals == [c.as_dict() for c in CF]

@@ -142,7 +142,11 @@ def test_apply_prompt_and_schema():
 
 
 def test_worked_examples_are_valid_replies_within_the_rewrite_limit():
-    from lang_pz.optimisers.textual import AGGREGATE_EXAMPLE, APPLY_EXAMPLE, GRADIENT_EXAMPLE
+    from lang_pz.optimisers.textual import (
+        AGGREGATE_EXAMPLE,
+        APPLY_EXAMPLE,
+        GRADIENT_EXAMPLE,
+    )
 
     for example in (GRADIENT_EXAMPLE, AGGREGATE_EXAMPLE):
         gradient_reply_model([0, 1, 2]).model_validate(json.loads(example.rsplit("\n", 1)[1]))
