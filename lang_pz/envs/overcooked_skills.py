@@ -19,7 +19,8 @@ start cooking          empty hands / a pot with ingredients, not cooking (full p
 fill dish with soup    holding a dish / a ready pot, else a cooking one (waits beside it) /
                        holding soup
 deliver soup           holding soup / a serving window / the soup is delivered
-place on counter       holding anything / the nearest empty counter / hands empty
+place on counter       holding anything / the nearest empty counter your teammate can reach
+                       too (else any empty counter) / hands empty
 wait N                 N in :data:`WAITS` / - / N ticks have passed
 =====================  =====================================================================
 
@@ -255,7 +256,10 @@ def skill_targets(planners: Planners, state: Any, index: int, skill: str) -> tup
     elif skill == "deliver soup":
         goals, what = mlam.deliver_soup_actions(), "serving window"
     elif skill == "place on counter":
-        goals, what = _goals_at(mp, mdp.get_empty_counter_locations(state)), "empty counter"
+        empty = mdp.get_empty_counter_locations(state)
+        mate = state.players[1 - index].pos_and_or
+        shared = [c for c in empty if any(mp.is_valid_motion_start_goal_pair(mate, g) for g in mp.motion_goals_for_pos[c])]
+        goals, what = _goals_at(mp, shared or empty), "empty counter"
     else:
         raise ValueError(f"unknown skill {skill!r}; skills: {list(SKILL_WORDS)}")
     reachable = [g for g in goals if mp.is_valid_motion_start_goal_pair(player.pos_and_or, g)]
