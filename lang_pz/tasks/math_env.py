@@ -21,11 +21,15 @@ info["score"]       ``correct``, ``answer``, ``gold_answer``, ``solver_answer``,
                     ``check`` (``"ok"``, ``"too_long"``, ``"timeout"`` or ``"no_answer"``)
 ==================  ==============================================================================
 
-Bounded scoring: ``math-verify`` limits its own time with ``signal.alarm``, which works only in
-the main thread. :func:`bounded_math_equal` therefore calls it directly (with its
+Bounded scoring: short answers can hang a symbolic check (measured: ``2^{2^{30}}``,
+``9^{9^{9^{9}}}`` or ``(10^{10^{7}})!`` against ``1`` run for minutes in sympy without a
+bound). ``math-verify`` limits its own parse and verify steps with ``signal.alarm``, which works
+only in the main thread (there each step gets ``timeout_s``; measured 3.1-3.8 s for those inputs
+with ``timeout_s=3``, scored not equal). :func:`bounded_math_equal` therefore calls it directly (with its
 ``timeout_s``) in the main thread, and from any other thread (e.g. environments stepped by a
 thread pool) sends the check to a worker process and waits at most ``timeout_s``, killing and
-replacing the worker if it hangs. Answers longer than :data:`MAX_ANSWER_CHARS` are not
+replacing the worker if it hangs (the worker's start-up, up to :data:`WORKER_START_TIMEOUT_S`,
+is not counted). Answers longer than :data:`MAX_ANSWER_CHARS` are not
 parsed at all (they score 0). GSM8K checks are plain rational arithmetic and need no bound.
 
 Sources: MATH (Hendrycks et al., 2021, section 3: the answer is the last ``\\boxed{}``,
@@ -36,6 +40,7 @@ split follows the verifier idea of Cobbe et al., section 4, done here by an agen
 
 from __future__ import annotations
 
+import atexit
 import math
 import multiprocessing
 import re
@@ -55,16 +60,39 @@ __all__ = ["MAX_ANSWER_CHARS", "MathTaskEnv", "bounded_math_equal", "make_gsm8k"
 #: Longest answer (in characters) handed to math-verify; longer ones score 0 unparsed.
 MAX_ANSWER_CHARS = 400
 
+# the numbers lang_pz.tasks.scoring.gsm8k_number reads (GSM8K convention: commas are separators)
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.I)
 _pool_lock = threading.Lock()
 _pool: Any = None
 
 
+#: Bound on starting the checking worker (a fresh interpreter importing math-verify and sympy);
+#: kept apart from the per-check bound so that a slow start is not taken for a hanging check.
+WORKER_START_TIMEOUT_S = 120.0
+
+
+def _close_pool() -> None:
+    global _pool
+    if _pool is not None:
+        _pool.terminate()
+        _pool = None
+
+
 def _worker_pool() -> Any:
     global _pool
     if _pool is None:
-        _pool = multiprocessing.get_context("spawn").Pool(1)
+        pool = multiprocessing.get_context("spawn").Pool(1)
+        try:
+            pool.apply_async(math_equal, ("1", "1")).get(WORKER_START_TIMEOUT_S)  # imports math-verify
+        except BaseException:
+            pool.terminate()
+            raise
+        _pool = pool
     return _pool
+
+
+atexit.register(_close_pool)
 
 
 def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tuple[bool, str]:
@@ -84,14 +112,12 @@ def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tu
             return math_equal(answer, gold, timeout_seconds=max(1, math.ceil(timeout_s))), "ok"
         except TimeoutError:
             return False, "timeout"
-    global _pool
     with _pool_lock:  # one check at a time in the worker; a hang is cut at timeout_s
         pool = _worker_pool()
         try:
             return bool(pool.apply_async(math_equal, (answer, gold)).get(timeout_s)), "ok"
         except multiprocessing.TimeoutError:
-            pool.terminate()
-            _pool = None
+            _close_pool()
             return False, "timeout"
 
 
@@ -135,8 +161,10 @@ class MathTaskEnv(TaskEnv[Any]):
 
     def _extract(self, text: str) -> str | None:
         if self.gsm8k:
-            number = gsm8k_number(text.rsplit("####", 1)[1] if "####" in text else text)
-            return None if number is None else _number_text(number)
+            tail = text.rsplit("####", 1)[1] if "####" in text else text
+            if gsm8k_number(tail) is None:
+                return None
+            return _NUMBER.findall(tail)[-1].replace(",", "")  # the exact digits, as scored
         return last_boxed(text) or None
 
     def _parse(self, role: str, text: str) -> Any:
@@ -197,10 +225,6 @@ class MathTaskEnv(TaskEnv[Any]):
         if self.score is not None:
             lines.append(f"Gold answer: {ascii_text(self.item.answer)}")
         return lines
-
-
-def _number_text(x: Any) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
 
 
 def _make(benchmark: str, env_id: str, api: Api, turns: Sequence[str], split: str, split_seed: int,
