@@ -36,7 +36,8 @@ def _sandbox_pids() -> list[int]:
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                status = open(f"/proc/{entry.name}/status").read()
+                with open(f"/proc/{entry.name}/status") as f:
+                    status = f.read()
             except OSError:
                 continue
             uid = int(status.split("Uid:")[1].split()[0])

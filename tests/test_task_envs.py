@@ -25,11 +25,21 @@ import pytest
 
 import lang_pz
 from lang_pz.backends import ScriptedBackend
-from lang_pz.error import ActionParseError, DependencyNotInstalled, InvalidKwargError, LangPZError
+from lang_pz.error import (
+    ActionParseError,
+    DependencyNotInstalled,
+    InvalidKwargError,
+    LangPZError,
+)
 from lang_pz.policies import LLMPolicy
 from lang_pz.rollout import rollout
 from lang_pz.tasks import demo_items, load_from_hub, normalize_answer
-from lang_pz.tasks.code_env import extract_code, extract_tests, make_humaneval, make_mbpp
+from lang_pz.tasks.code_env import (
+    extract_code,
+    extract_tests,
+    make_humaneval,
+    make_mbpp,
+)
 from lang_pz.tasks.math_env import bounded_math_equal, make_gsm8k, make_math500
 from lang_pz.tasks.qa_env import make_hotpotqa
 

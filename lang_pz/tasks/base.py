@@ -33,7 +33,13 @@ from pettingzoo import AECEnv
 
 from lang_pz.envs.checks import check_bool, check_int
 from lang_pz.error import ActionParseError, InvalidKwargError, LangPZError
-from lang_pz.spaces import ACTION_MAX_LENGTH, TEXT_CHARSET, text_observation_space, text_space, to_charset
+from lang_pz.spaces import (
+    ACTION_MAX_LENGTH,
+    TEXT_CHARSET,
+    text_observation_space,
+    text_space,
+    to_charset,
+)
 
 __all__ = ["Message", "TaskEnv", "ascii_text", "cut"]
 

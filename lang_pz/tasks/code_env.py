@@ -43,7 +43,13 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.envs.checks import (
+    check_api,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+)
 from lang_pz.error import ActionParseError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, ascii_text
@@ -60,8 +66,8 @@ __all__ = [
     "run_hidden_tests",
 ]
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
-_CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.M)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
+_CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.MULTILINE)
 
 
 def extract_code(text: str) -> str | None:

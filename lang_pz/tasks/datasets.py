@@ -39,17 +39,17 @@ __all__ = [
     "GSM8KItem",
     "HotpotQAItem",
     "MathItem",
-    "load_gsm8k",
-    "load_hotpotqa",
-    "load_humaneval",
-    "load_math500",
-    "load_mbpp",
     "demo_items",
     "gsm8k_item",
     "hotpotqa_item",
     "humaneval_item",
     "load_from_hub",
+    "load_gsm8k",
+    "load_hotpotqa",
+    "load_humaneval",
     "load_items",
+    "load_math500",
+    "load_mbpp",
     "math_item",
     "mbpp_item",
     "resolve_data_dir",
@@ -228,7 +228,6 @@ def math_item(r: dict[str, Any]) -> MathItem:
 
 def load_gsm8k(data_dir: str | os.PathLike[str] | None = None) -> list[GSM8KItem]:
     """The 1319 GSM8K test problems from ``<data_dir>/gsm8k/test.jsonl``."""
-    from lang_pz.tasks.scoring import gsm8k_gold
 
     path = _path(data_dir, "gsm8k", "test.jsonl")
     return [gsm8k_item(i, r) for i, r in enumerate(_read_jsonl(path))]

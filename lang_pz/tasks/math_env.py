@@ -52,7 +52,7 @@ from lang_pz.envs.checks import check_api, check_choice, check_int, check_number
 from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, ascii_text, cut
-from lang_pz.tasks.datasets import GSM8KItem, MathItem, load_items
+from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
 
 __all__ = ["MAX_ANSWER_CHARS", "MathTaskEnv", "bounded_math_equal", "make_gsm8k", "make_math500"]
@@ -62,7 +62,7 @@ MAX_ANSWER_CHARS = 400
 
 # the numbers lang_pz.tasks.scoring.gsm8k_number reads (GSM8K convention: commas are separators)
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
-_CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.I)
+_CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.IGNORECASE)
 _pool_lock = threading.Lock()
 _pool: Any = None
 

@@ -44,7 +44,7 @@ from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
 __all__ = ["QATaskEnv", "make_hotpotqa"]
 
 _LABEL = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,3})(?![\d])")
-_ANSWER = re.compile(r"answer\s*:\s*(.*)", re.I)
+_ANSWER = re.compile(r"answer\s*:\s*(.*)", re.IGNORECASE)
 
 
 class QATaskEnv(TaskEnv[HotpotQAItem]):

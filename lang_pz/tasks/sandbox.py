@@ -210,7 +210,7 @@ def _can_run(python: str, uid: int | None, unshare_net: bool) -> bool:
         try:
             r = subprocess.run([sys.executable, "-I", "-S", "-c", _BOOTSTRAP, json.dumps(cfg)], cwd=tmp,
                                env=_minimal_env(tmp), stdin=subprocess.DEVNULL, capture_output=True,
-                               timeout=30)
+                               timeout=30, check=False)
         except (OSError, subprocess.SubprocessError):
             return False
         return r.returncode == 0
