@@ -130,11 +130,12 @@ def test_escaped_child_is_killed_after_the_run():
 
 
 def test_network_is_isolated_when_possible():
+    if run_python("pass", FAST).isolation["network"] != "isolated":
+        assert not ROOT, "as root on Linux the network namespace is expected to work"
+        pytest.skip("network not isolated for non-root runs (documented); no network in tests")
     r = run_python("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1)\nprint('connected')", FAST)
-    if r.isolation["network"] == "isolated":
-        assert r.status == "error" and "connected" not in r.stdout
-    else:
-        assert not ROOT  # as root the namespace is expected to work on Linux
+    assert r.status == "error" and "connected" not in r.stdout
+    assert "OSError" in r.stderr or "unreachable" in r.stderr
 
 
 def test_working_directory_is_private_and_removed():
