@@ -74,7 +74,7 @@ def core(layout: str, level: str, seconds: float) -> tuple[float, float]:
                 acts = {a: int(rng.choice(np.flatnonzero(env.skill_mask(a)))) for a in env.agents}
             env.step(acts)
             d += 1
-        return int(env.state.timestep), d
+        return int(env.game_state.timestep), d
 
     return _timed(seconds, episode)
 
@@ -91,7 +91,7 @@ def language(layout: str, level: str, seconds: float) -> tuple[float, float]:
             obs, _, _, _, infos = env.step(acts)
             assert all(len(o["text"]) > 0 for o in obs.values())
             d += 1
-        return int(env.unwrapped.state.timestep), d
+        return int(env.unwrapped.game_state.timestep), d
 
     return _timed(seconds, episode)
 

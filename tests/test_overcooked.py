@@ -72,7 +72,7 @@ def test_text_shows_map_players_pots_orders_time():
     env = make(horizon=50)
     obs, infos = env.reset(seed=0)
     game = env.unwrapped
-    me, mate = game.state.players
+    me, mate = game.game_state.players
     text = obs["player_0"]["text"]
     for y, row in enumerate(game.mdp.terrain_mtx):
         drawn = "".join("A" if (x, y) == me.position else "B" if (x, y) == mate.position else t
@@ -83,7 +83,7 @@ def test_text_shows_map_players_pots_orders_time():
     assert "holding nothing" in text
     for x, y in game.mdp.get_pot_locations():
         assert f"Pot ({x},{y}): empty." in text
-    order = game.state.all_orders[0]
+    order = game.game_state.all_orders[0]
     assert f"soup of 3 onions ({order.value} points, cooks {order.time} steps)" in text
     assert "Step 0 of 50, 50 left." in text
     assert text.splitlines()[-1] == "Actions: " + ", ".join(PRIMITIVES)
@@ -117,7 +117,7 @@ def test_text_tracks_held_objects_pot_progress_and_counters():
     assert "Teammate (B):" in obs["player_1"]["text"] and "holding an onion." in obs["player_1"]["text"]
     _, _, obs, _ = run_skill(env, "player_0", "place on counter")
     game = env.unwrapped
-    (pos, obj), = game.state.objects.items()
+    (pos, obj), = game.game_state.objects.items()
     assert obj.name == "onion"
     assert f"On counters: onion ({pos[0]},{pos[1]})." in obs["player_0"]["text"]
     row = obs["player_0"]["text"].splitlines()[3 + pos[1]]
@@ -127,7 +127,7 @@ def test_text_tracks_held_objects_pot_progress_and_counters():
         run_skill(env, "player_0", "pick up onion")
         run_skill(env, "player_0", "put onion in pot")
     _, _, obs, _ = run_skill(env, "player_0", "start cooking")
-    soup = game.state.get_object(game.mdp.get_pot_locations()[0])
+    soup = game.game_state.get_object(game.mdp.get_pot_locations()[0])
     assert f"cooking, {soup.cook_time_remaining} more steps." in obs["player_0"]["text"]
     run_skill(env, "player_0", "pick up dish")
     _, _, obs, _ = run_skill(env, "player_0", "fill dish with soup")
@@ -154,11 +154,11 @@ def test_skills_cook_and_serve_a_soup_with_sparse_reward():
     env = make(actions="skills")
     env.reset(seed=0)
     rewards = cook_one_soup(env)
-    value = env.unwrapped.state.all_orders[0].value
+    value = env.unwrapped.game_state.all_orders[0].value
     assert value == 20
     assert rewards == [0.0] * 9 + [float(value)]
     assert env.unwrapped.soups_delivered == 1
-    assert env.unwrapped.state.players[0].held_object is None
+    assert env.unwrapped.game_state.players[0].held_object is None
 
 
 def test_shaped_reward_in_the_papers_units():
@@ -190,14 +190,14 @@ def test_counter_skills_pass_items_in_forced_coordination():
     env = make("forced_coordination", actions="skills")
     env.reset(seed=0)
     game = env.unwrapped
-    left = next(a for a in AGENTS if game.state.players[game.index(a)].position[0] < 2)
+    left = next(a for a in AGENTS if game.game_state.players[game.index(a)].position[0] < 2)
     right = next(a for a in AGENTS if a != left)
     assert not game.skill_mask(right)[SKILL_WORDS.index("pick up onion")]  # no onion on its side
     run_skill(env, left, "pick up onion")
     run_skill(env, left, "place on counter")
     assert game.skill_mask(right)[SKILL_WORDS.index("pick up onion")]
     run_skill(env, right, "pick up onion")
-    assert game.state.players[game.index(right)].held_object.name == "onion"
+    assert game.game_state.players[game.index(right)].held_object.name == "onion"
     _, _, obs, _ = run_skill(env, right, "put onion in pot")
     assert "1 onion of 3, not cooking." in obs[right]["text"]
 
@@ -206,7 +206,7 @@ def test_wait_takes_its_ticks_and_steps_end_with_the_first_skill():
     env = make(actions="skills")
     env.reset(seed=0)
     _, _, _, _, infos = env.step({"player_0": "wait 5", "player_1": "wait 2"})
-    assert infos["player_0"]["ticks"] == 2 and env.unwrapped.state.timestep == 2
+    assert infos["player_0"]["ticks"] == 2 and env.unwrapped.game_state.timestep == 2
     assert infos["player_1"]["skill"]["status"] == "done"
     assert infos["player_0"]["skill"] == {"skill": "wait 5", "status": "in progress", "ticks": 2, "reason": ""}
 
@@ -236,18 +236,18 @@ def test_impossible_skill_is_reported_in_info_and_next_observation():
     assert "you must hold a soup, but you hold nothing" in info["parse_error"]
     assert "'deliver soup' was impossible: you must hold a soup, but you hold nothing, so you did 'wait 1' instead." \
         in obs["player_0"]["text"]
-    assert env.unwrapped.state.timestep == 1  # it cost one tick, standing still
+    assert env.unwrapped.game_state.timestep == 1  # it cost one tick, standing still
 
 
 def test_unreadable_reply_is_reported_and_waits():
     for level, fallback in (("skills", "wait 1"), ("primitive", "stay")):
         env = make(actions=level)
         env.reset(seed=0)
-        before = env.unwrapped.state.players[0].pos_and_or
+        before = env.unwrapped.game_state.players[0].pos_and_or
         obs, _, _, _, infos = env.step({"player_0": "I like turtles", "player_1": infos_word(level)})
         assert infos["player_0"]["parse_error"] and infos["player_0"]["fallback"]
         assert f"Your last reply named no action, so you did '{fallback}' instead." in obs["player_0"]["text"]
-        assert env.unwrapped.state.players[0].pos_and_or == before
+        assert env.unwrapped.game_state.players[0].pos_and_or == before
         # the note is shown once
         obs, _, _, _, _ = env.step({"player_0": infos_word(level), "player_1": infos_word(level)})
         assert "named no action" not in obs["player_0"]["text"]
@@ -263,7 +263,7 @@ def test_strict_mode_raises_on_impossible_skill_with_the_text():
     with pytest.raises(ActionParseError, match="impossible now") as exc:
         env.step({"player_0": "fill dish with soup", "player_1": "wait 1"})
     assert exc.value.text == "fill dish with soup"
-    assert env.unwrapped.state.timestep == 0
+    assert env.unwrapped.game_state.timestep == 0
 
 
 def test_skill_that_becomes_impossible_midway_ends_with_a_reason():
@@ -275,9 +275,9 @@ def test_skill_that_becomes_impossible_midway_ends_with_a_reason():
         run_skill(env, "player_0", "put onion in pot")
     run_skill(env, "player_1", "pick up onion")
     run = SkillRun("put onion in pot")
-    next_action(game.planners, game.state, 1, run)  # the pot is full now
+    next_action(game.planners, game.game_state, 1, run)  # the pot is full now
     assert run.status == "impossible" and run.reason == "there is no pot with room for an onion you can reach"
-    assert skill_targets(game.planners, game.state, 0, "deliver soup") == (
+    assert skill_targets(game.planners, game.game_state, 0, "deliver soup") == (
         [], "you must hold a soup, but you hold nothing")
 
 
@@ -383,7 +383,7 @@ def test_llm_and_greedy_team_with_a_scripted_model():
         obs, _, _, _, infos = env.step({a: team[a](obs[a], infos[a]) for a in env.agents})
         assert infos["player_0"]["parse_error"] is None
     assert llm.requests and all("Actions:" in (r.prompt or str(r.messages)) for r in llm.requests)
-    assert env.unwrapped.state.timestep == 60
+    assert env.unwrapped.game_state.timestep == 60
 
 
 def test_random_partner_and_bad_partner_arguments():
@@ -442,4 +442,4 @@ def test_embedded_model_plays_a_few_skill_steps(embedded):
         assert actions["player_0"] in infos["player_0"]["legal_actions"]
         obs, _, _, _, infos = env.step(actions)
         assert infos["player_0"]["parse_error"] is None
-    assert env.unwrapped.state.timestep >= 3
+    assert env.unwrapped.game_state.timestep >= 3

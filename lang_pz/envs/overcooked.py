@@ -38,7 +38,7 @@ a step took, ``info["skill"]`` the outcome.
 
 The game is deterministic (fixed start state); ``reset(seed=...)`` is accepted for the API.
 The numeric core's observation is only the tick (``Discrete(horizon + 1)``); the text is
-rendered from the game state, ``env.unwrapped.state``.
+rendered from the game state, ``env.unwrapped.game_state``.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ class OvercookedParallelEnv(ParallelEnv):
         return self._action_spaces[agent]
 
     @property
-    def state(self) -> Any:  # type: ignore[override]
+    def game_state(self) -> Any:
         """The current ``OvercookedState`` (shared, fully observable)."""
         return self.game.state
 
@@ -194,7 +194,7 @@ class OvercookedParallelEnv(ParallelEnv):
             i = self.index(agent)
             self._mask_cache = {k: v for k, v in self._mask_cache.items() if k[1] == self._tick_id}
             self._mask_cache[key] = np.array(
-                [is_possible(self.planners, self.state, i, w) for w in SKILL_WORDS], dtype=np.int8)
+                [is_possible(self.planners, self.game_state, i, w) for w in SKILL_WORDS], dtype=np.int8)
         return self._mask_cache[key]
 
     def note_unread(self, agent: str, reason: str | None) -> None:
@@ -240,7 +240,7 @@ class OvercookedParallelEnv(ParallelEnv):
         for a in agents:
             if "skill" in outcome[a]:
                 infos[a]["skill"] = dict(outcome[a])
-        t = int(self.state.timestep)
+        t = int(self.game_state.timestep)
         obs = {a: min(t, self.horizon) for a in agents}
         terminations = {a: False for a in agents}
         truncations = {a: done for a in agents}
@@ -274,7 +274,7 @@ class OvercookedParallelEnv(ParallelEnv):
         runs = [SkillRun(SKILL_WORDS[self._index_of(actions, a, wait1)]) for a in AGENTS]
         sparse, shaped, ticks = [0.0, 0.0], [0.0, 0.0], 0
         while True:
-            before = self.state
+            before = self.game_state
             p0, p1 = before.players
             a0 = next_action(self.planners, before, 0, runs[0], frozenset({p1.position})) \
                 if runs[0].status == "running" else Action.STAY
@@ -287,7 +287,7 @@ class OvercookedParallelEnv(ParallelEnv):
             shaped = [x + y for x, y in zip(shaped, sh)]
             ticks += 1
             for i, run in enumerate(runs):
-                update(self.planners, before, self.state, i, run, joint[i])
+                update(self.planners, before, self.game_state, i, run, joint[i])
             if self.game.is_done() or ticks >= MAX_SKILL_TICKS or any(r.status != "running" for r in runs):
                 break
         outcome = {
@@ -298,7 +298,7 @@ class OvercookedParallelEnv(ParallelEnv):
         return sparse, shaped, ticks, outcome
 
     def _info(self, agent: str, sparse: float, shaped: float, ticks: int) -> dict[str, Any]:
-        return {"timestep": int(self.state.timestep), "ticks": ticks, "soups_delivered": self.soups_delivered,
+        return {"timestep": int(self.game_state.timestep), "ticks": ticks, "soups_delivered": self.soups_delivered,
                 "sparse_reward": sparse, "shaped_reward": shaped}
 
     def render(self) -> str | None:
@@ -378,7 +378,7 @@ def _key_line(mdp: Any) -> str:
 
 def _shared_lines(env: OvercookedParallelEnv) -> list[str]:
     """Pots, counter objects and orders."""
-    state, mdp = env.state, env.mdp
+    state, mdp = env.game_state, env.mdp
     lines = [_pot_text(state, p) for p in mdp.get_pot_locations()]
     on_counters = [f"{obj.name} ({x},{y})" for (x, y), obj in sorted(state.objects.items())
                    if mdp.get_terrain_type_at_pos((x, y)) == "X"]
@@ -409,7 +409,7 @@ def _outcome_text(outcome: Mapping[str, Any] | None, you: bool) -> str | None:
 
 def describe_for(env: OvercookedParallelEnv, agent: str) -> str:
     """``agent``'s observation text (without the action line)."""
-    state, mdp = env.state, env.mdp
+    state, mdp = env.game_state, env.mdp
     i = env.index(agent)
     me, mate = state.players[i], state.players[1 - i]
     t = int(state.timestep)
@@ -435,7 +435,7 @@ def describe_for(env: OvercookedParallelEnv, agent: str) -> str:
 
 def describe_state(env: OvercookedParallelEnv) -> str:
     """The global state text (both players named, no "you"), for the centralised critic."""
-    state, mdp = env.state, env.mdp
+    state, mdp = env.game_state, env.mdp
     t = int(state.timestep)
     lines = [f"Overcooked, {env.layout}. Step {t} of {env.horizon}. Soups delivered: "
              f"{env.soups_delivered} (team score {env.score}).",
@@ -479,7 +479,7 @@ class OvercookedAdapter(LanguageAdapter):
             if word is None:
                 game.note_unread(agent, "your last reply named no action")
                 raise
-            why = skill_targets(game.planners, game.state, game.index(agent), word)[1]
+            why = skill_targets(game.planners, game.game_state, game.index(agent), word)[1]
             game.note_unread(agent, f"'{word}' was impossible: {why}")
             raise ActionParseError(text, f"'{word}' is impossible now: {why}") from exc
         game.note_unread(agent, None)

@@ -4,7 +4,7 @@
 "On the Utility of Learning about Humans for Human-AI Coordination", NeurIPS 2019, App. C:
 the hand-coded "greedy human model" that fetches onions, fills the pot, fetches a dish when a
 soup is nearly ready, and serves). It is a *centralised scripted partner*: it is built with
-the environment and reads the full game state (``env.unwrapped.state``), not the agent's
+the environment and reads the full game state (``env.unwrapped.game_state``), not the agent's
 text observation, which it ignores. Use it as a teammate or baseline, not as a decentralised
 policy.
 
@@ -127,7 +127,7 @@ class OvercookedGreedyPolicy(Policy):
         from lang_pz.envs.overcooked_skills import SKILL_WORDS
 
         t0 = time.perf_counter()
-        state = self.game.state
+        state = self.game.game_state
         if state.timestep <= self._last_timestep:
             self._reset_model()  # a new episode: forget the previous state
         self._last_timestep = state.timestep
