@@ -159,28 +159,57 @@ def adherence(
     typer.echo(f"adherence: {table.rate:.1%} ({hits}/{len(PISTON_POLICIES) * len(obs)})")
 
 
-@app.command()
+def _config_help() -> str:
+    from lang_pz.training import TrainConfig
+
+    lines = ["Every TrainConfig field, settable in --config or with --set KEY=VALUE:", ""]
+    for name, f in TrainConfig.model_fields.items():
+        default = f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
+        lines.append(f"{name} [default: {default!r}]: {f.description}")
+    from rich.markup import escape  # typer renders help text as rich markup
+
+    return escape("\n\n".join(lines))
+
+
+@app.command(epilog=_config_help())
 def train(
     config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
+    resume: Annotated[Optional[Path], typer.Option(help="continue this run folder (its config.json is used)")] = None,
     env_id: Annotated[Optional[str], typer.Option("--env", help="environment id [default: butterfly/pistonball-v0]")] = None,
     kw: KwOption = None,
     iterations: Annotated[Optional[int], typer.Option(help="training iterations [default: 2]")] = None,
     episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration [default: 1]")] = None,
     seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed [default: 0]")] = None,
-    initial_policy: Annotated[Optional[str], typer.Option(
-        help="every agent's starting policy [default: 'Choose the action that helps your team most.']")] = None,
+    critic_mode: Annotated[Optional[str], typer.Option(
+        help="central_credit, central_global or independent [default: central_credit]")] = None,
     backend: Annotated[Optional[str], typer.Option(help="actor backend [default: embedded]")] = None,
     critic_backend: Annotated[Optional[str], typer.Option(help="critic backend [default: actor's]")] = None,
     optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend [default: actor's]")] = None,
     run_dir: Annotated[Optional[Path], typer.Option(help="run folder [default: runs/<time>]")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
 ) -> None:
-    """Train text policies: rollout -> centralised critic -> per-agent gradient -> update."""
+    """Train text policies: rollout -> critic -> per-agent gradient -> validated update."""
     from pydantic import ValidationError
 
     from lang_pz.error import LangPZError
     from lang_pz.training import TrainConfig
     from lang_pz.training import train as run_training
 
+    say = lambda msg: typer.echo(msg, err=True)  # noqa: E731
+    if resume is not None:
+        given = [n for n, v in (("--config", config), ("--env", env_id), ("--kw", kw), ("--iterations", iterations),
+                                ("--episodes", episodes), ("--seed", seed), ("--critic-mode", critic_mode),
+                                ("--backend", backend), ("--run-dir", run_dir), ("--set", set_)) if v]
+        if given:
+            _fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
+        try:
+            result = run_training(resume=resume, progress=say)
+        except (LangPZError, ValueError, OSError) as exc:
+            _fail(exc)
+            return
+        _finish(result)
+        return
     fields: dict[str, Any] = {}
     if config is not None:
         if not config.exists():
@@ -193,37 +222,37 @@ def train(
             _fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
     overrides = {
         "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
-        "initial_policy": initial_policy, "actor_backend": backend, "critic_backend": critic_backend,
+        "critic_mode": critic_mode, "actor_backend": backend, "critic_backend": critic_backend,
         "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None,
     }
     fields.update({k: v for k, v in overrides.items() if v is not None})
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **_parse_kwargs(kw)}
+    for pair in set_ or []:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in TrainConfig.model_fields:
+            close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
+            _fail(ValueError(f"--set {pair!r}: not KEY=VALUE with a TrainConfig field"
+                             f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"))
+        fields[key] = yaml.safe_load(value)
     try:
         cfg = TrainConfig(**fields)
-        result = run_training(cfg, progress=lambda msg: typer.echo(msg, err=True))
+        result = run_training(cfg, progress=say)
     except (ValidationError, LangPZError, ValueError, OSError) as exc:
         _fail(exc)
         return
-    _summary(result)
+    _finish(result)
 
 
-def _summary(result: Any) -> None:
-    import difflib as dl
+def _finish(result: Any) -> None:
+    from lang_pz.report import load_run, plot_learning_curve, summary_text
 
-    typer.echo(f"\nrun folder: {result.run_dir}")
-    typer.echo("iteration  mean team return  parse errors  critic failures  agents updated  LLM calls (cached)  seconds")
-    for m in result.metrics:
-        typer.echo(f"{m.iteration:9d}  {m.mean_team_return:16.1f}  {m.parse_error_rate:12.0%}  {m.critic_failures:15d}  "
-                   f"{len(m.updated_agents):14d}  {m.llm_calls:9d} ({m.cached_calls:6d})  {m.seconds:7.1f}")
-    typer.echo("\nhow each policy changed:")
-    for agent, new in result.final_policies.items():
-        old = result.initial_policies[agent]
-        if old == new:
-            typer.echo(f"  {agent}: unchanged: {old!r}")
-        else:
-            ratio = dl.SequenceMatcher(None, old, new).ratio()
-            typer.echo(f"  {agent}: {old!r}\n  {' ' * len(agent)}  -> {new!r}  (similarity {ratio:.2f})")
+    run = load_run(result.run_dir)
+    png = plot_learning_curve(run, Path(result.run_dir) / "learning_curve.png")
+    typer.echo(summary_text(run))
+    if result.stopped:
+        typer.echo(f"stopped early: {result.stopped}")
+    typer.echo(f"\nrun folder: {result.run_dir}\nlearning curve: {png}")
 
 
 @app.command()

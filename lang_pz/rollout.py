@@ -64,6 +64,7 @@ def rollout(
         _rollout_parallel(env, policies, traj, writer, max_workers, on_step)
     else:
         _rollout_aec(env, policies, traj, writer, on_step)
+    traj.finished = True
     if writer is not None:
         writer.episode_end(episode, seed, traj.returns, len(traj.states) or len(traj.steps))
     return traj

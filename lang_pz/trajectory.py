@@ -53,6 +53,8 @@ class Trajectory:
         steps: agent steps in the order they happened.
         states: step index -> global state text (critic only).
         returns: agent -> undiscounted episode return.
+        finished: whether the episode ended (set by :func:`rollout` and by
+            :func:`read_trajectories` on an ``episode_end`` record).
     """
 
     episode: int
@@ -60,6 +62,7 @@ class Trajectory:
     steps: list[AgentStep] = field(default_factory=list)
     states: dict[int, str] = field(default_factory=dict)
     returns: dict[str, float] = field(default_factory=dict)
+    finished: bool = False
 
     @property
     def agents(self) -> list[str]:
@@ -125,12 +128,14 @@ class TrajectoryWriter:
         self.close()
 
 
-def read_trajectories(path: str | Path) -> list[Trajectory]:
+def read_trajectories(path: str | Path, *, finished_only: bool = False) -> list[Trajectory]:
     """Read every episode of a JSONL trajectory file, including an unfinished last one.
 
-    A truncated last line (a write cut by a kill) is skipped.
+    A truncated last line (a write cut by a kill) is skipped. With ``finished_only``, only
+    episodes whose ``episode_end`` record was written are returned (what a resumed run keeps).
     """
-    return list(_iter_trajectories(Path(path).read_text(encoding="utf-8").splitlines()))
+    trajs = list(_iter_trajectories(Path(path).read_text(encoding="utf-8").splitlines()))
+    return [t for t in trajs if t.finished] if finished_only else trajs
 
 
 def _iter_trajectories(lines: Iterable[str]) -> Iterator[Trajectory]:
@@ -150,4 +155,5 @@ def _iter_trajectories(lines: Iterable[str]) -> Iterator[Trajectory]:
         elif kind == "episode_end":
             traj.seed = rec["seed"]
             traj.returns = {k: float(v) for k, v in rec["returns"].items()}
+            traj.finished = True
     yield from by_ep.values()

@@ -6,6 +6,18 @@ run time, and it does *credit assignment in language*: for each agent, a signed 
 short explanation and the steps that justify it. Those credits are what the textual
 optimiser (:mod:`lang_pz.optimisers.textual`) turns into each agent's language gradient.
 
+Modes (``mode=``), as compared in LangMARL's ablations:
+
+- ``"central_credit"`` (default): one call reads the whole trajectory (global state, every
+  agent's actions) and assigns *each agent its own* credit;
+- ``"central_global"``: one call reads the same view but writes *one shared* critique for the
+  team, which every agent receives (a team-level update, no credit assignment);
+- ``"independent"``: one call per agent that sees only that agent's own observations, actions
+  and return (independent learners: no global view, no credit assignment).
+
+Counterfactual re-runs (:mod:`lang_pz.critics.counterfactual`) may be passed to
+:meth:`CentralCritic.assess`; they are shown among the computed evidence.
+
 Design choices, for small models (the embedded SmolLM2-135M):
 
 - one call per trajectory; the prompt is a compact rendering (the global state and each
@@ -25,15 +37,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
+from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.error import LangPZError
 from lang_pz.structured import ask_structured
 from lang_pz.trajectory import AgentStep, Trajectory
+
+CriticMode = Literal["central_credit", "central_global", "independent"]
+CRITIC_MODES: tuple[str, ...] = ("central_credit", "central_global", "independent")
+#: The reply key of the shared critique in ``"central_global"`` mode.
+TEAM = "team"
 
 #: Longest explanation accepted per agent (characters); also the schema's ``maxLength``.
 EXPLANATION_MAX_CHARS = 80
@@ -67,6 +85,11 @@ Step 2: The box is 1 m from the goal.
 Credits as JSON:
 {"robot_a": {"credit": 1.0, "steps": [0, 1], "explanation": "highest return; pushed at every step"}, \
 "robot_b": {"credit": -0.5, "steps": [1], "explanation": "negative return; only waited"}}"""
+
+
+#: The worked example in ``"central_global"`` mode: the same toy episode, one shared critique.
+GLOBAL_EXAMPLE = CRITIC_EXAMPLE.rsplit("Credits as JSON:", 1)[0] + """Credits as JSON:
+{"team": {"credit": 0.5, "steps": [0, 1], "explanation": "the box moved, but only one robot pushed"}}"""
 
 
 class Credit(BaseModel):
@@ -108,8 +131,12 @@ class CriticReport(BaseModel):
 
     Attributes:
         episode: the trajectory's episode index.
-        credits: agent -> :class:`Credit`, one for every agent that acted.
+        credits: agent -> :class:`Credit`, one for every agent that acted (in
+            ``"central_global"`` mode every agent holds the same shared critique).
         team_return: the trajectory's team return.
+        mode: the critic mode that wrote the report.
+        counterfactuals: the counterfactual probes shown to the critic
+            (:meth:`~lang_pz.critics.counterfactual.Counterfactual.as_dict` each).
         evidence: agent -> the computed :class:`AgentEvidence` shown to the critic.
         shown_steps: the steps rendered in the prompt (after subsampling).
         total_steps: how many distinct steps the trajectory has.
@@ -123,6 +150,8 @@ class CriticReport(BaseModel):
     episode: int
     credits: dict[str, Credit]
     team_return: float
+    mode: str = "central_credit"
+    counterfactuals: list[dict[str, Any]] = Field(default_factory=list)
     evidence: dict[str, AgentEvidence] = Field(default_factory=dict)
     shown_steps: list[int] = Field(default_factory=list)
     total_steps: int = 0
@@ -248,12 +277,17 @@ class CentralCritic:
         retry_temperature: temperature of retries (a greedy retry of a nearly identical
             prompt tends to repeat the same mistake); each retry uses ``seed + attempt``.
         seed: base sampling seed.
+        mode: ``"central_credit"``, ``"central_global"`` or ``"independent"`` (module docstring).
+
+    Raises:
+        ValueError: a bad setting (the message names it).
     """
 
     def __init__(
         self,
         backend: LLMBackend,
         *,
+        mode: CriticMode = "central_credit",
         max_attempts: int = 3,
         max_prompt_steps: int = 40,
         max_prompt_chars: int = 5000,
@@ -262,6 +296,8 @@ class CentralCritic:
         retry_temperature: float = 0.7,
         seed: int = 0,
     ) -> None:
+        if mode not in CRITIC_MODES:
+            raise ValueError(f"mode must be one of {', '.join(CRITIC_MODES)}, got {mode!r}")
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         if max_prompt_steps < 1:
@@ -271,6 +307,7 @@ class CentralCritic:
         if credit_levels is not None and not all(-1.0 <= c <= 1.0 for c in credit_levels):
             raise ValueError(f"credit_levels must lie in [-1, 1], got {list(credit_levels)}")
         self.backend = backend
+        self.mode = mode
         self.max_attempts = max_attempts
         self.max_prompt_steps = max_prompt_steps
         self.max_prompt_chars = max_prompt_chars
@@ -281,10 +318,16 @@ class CentralCritic:
 
     # -- prompt ----------------------------------------------------------------------------
 
-    def layout(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None) -> tuple[str, list[int]]:
+    def layout(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        extra_evidence: Sequence[str] = (),
+    ) -> tuple[str, list[int]]:
         """The trajectory as the critic sees it, and the steps shown.
 
-        Policies, the computed evidence, then per shown step the global state text and each
+        Policies, the computed evidence (with ``extra_evidence`` lines, e.g. counterfactual
+        re-runs, after the per-agent facts), then per shown step the global state text and each
         agent's action. Steps are evenly subsampled to ``max_prompt_steps``; if the rendering
         would exceed ``max_prompt_chars``, state texts are shortened (down to
         :data:`MIN_STATE_CHARS`) and then fewer steps are shown — the text says which.
@@ -302,6 +345,9 @@ class CentralCritic:
             e = ev[a]
             acts = ", ".join(f"{k} x{v}" for k, v in e.action_counts.items())
             head.append(f"- {a}: return {_fmt(e.agent_return)}; actions {acts}; parse errors {e.parse_errors}")
+        if extra_evidence:
+            head.append("Counterfactual re-runs (same seed, computed):")
+            head += [f"- {line}" for line in extra_evidence]
         acted: dict[int, list[str]] = {}
         for s in trajectory.steps:
             err = f" (unparsable output {_clip(s.raw_output, 30)!r})" if s.parse_error is not None else ""
@@ -332,9 +378,11 @@ class CentralCritic:
             lines.append(action_lines[t])
         return "\n".join(lines), shown
 
-    def render(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None) -> str:
+    def render(
+        self, trajectory: Trajectory, policies: Mapping[str, str] | None = None, extra_evidence: Sequence[str] = ()
+    ) -> str:
         """The trajectory as the critic sees it (see :meth:`layout`)."""
-        return self.layout(trajectory, policies)[0]
+        return self.layout(trajectory, policies, extra_evidence)[0]
 
     def _instructions(self, agents: Sequence[str]) -> str:
         levels = (
@@ -342,6 +390,14 @@ class CentralCritic:
             if self.credit_levels
             else "a number from -1 to 1"
         )
+        if self.mode == "central_global":
+            return (
+                "You are the team's critic. Read how the episode went and give the whole team one "
+                f"shared credit for the team result: {levels} (positive: good, negative: bad), "
+                f"under the key \"{TEAM}\", with a short explanation (at most "
+                f"{EXPLANATION_MAX_CHARS} characters) and up to {MAX_CITED_STEPS} step numbers "
+                "from the steps shown. Reply with JSON only."
+            )
         return (
             "You are the team's critic. Read how the episode went and give each agent a credit "
             f"for its share in the team result: {levels} (positive: helped the team, negative: "
@@ -356,10 +412,11 @@ class CentralCritic:
         policies: Mapping[str, str] | None,
         errors: Sequence[str],
         schema: dict[str, Any],
+        extra_evidence: Sequence[str] = (),
     ) -> GenerationRequest:
         """The request of one attempt (``errors``: messages of the rejected attempts)."""
-        agents = trajectory.agents
-        body, _ = self.layout(trajectory, policies)
+        agents = [TEAM] if self.mode == "central_global" else trajectory.agents
+        body, _ = self.layout(trajectory, policies, extra_evidence)
         fix = ""
         if errors:
             fix = f"\nYour previous reply was rejected: {errors[-1]}\nFix this in your new reply."
@@ -372,13 +429,14 @@ class CentralCritic:
             "seed": self.seed + attempt,
         }
         instructions = self._instructions(agents)
+        example = GLOBAL_EXAMPLE if self.mode == "central_global" else CRITIC_EXAMPLE
         fmt = getattr(self.backend, "prompt_format", "chat")
         if fmt == "chat":
-            system = f"{instructions}\n\nExample:\n{CRITIC_EXAMPLE}"
+            system = f"{instructions}\n\nExample:\n{example}"
             return GenerationRequest(
                 messages=(Message("system", system), Message("user", body + fix)), **common
             )
-        prompt = f"{instructions}\n\nExample:\n{CRITIC_EXAMPLE}\n\nNow the real episode:\n{body}{fix}\nCredits as JSON:\n"
+        prompt = f"{instructions}\n\nExample:\n{example}\n\nNow the real episode:\n{body}{fix}\nCredits as JSON:\n"
         return GenerationRequest(prompt=prompt, **common)
 
     # -- validation ------------------------------------------------------------------------
@@ -411,13 +469,21 @@ class CentralCritic:
 
     # -- public ----------------------------------------------------------------------------
 
-    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None) -> CriticReport:
-        """Credit every agent that acted in ``trajectory``, in one validated LLM call.
+    def assess(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        counterfactuals: Sequence[Counterfactual] = (),
+    ) -> CriticReport:
+        """Credit every agent that acted in ``trajectory`` (validated LLM calls, per ``mode``).
 
         Args:
             trajectory: the episode (its ``states`` are the global state texts; CTDE: only
-                the critic reads them).
+                the critic reads them; ``"independent"`` mode shows each agent only its own
+                observations instead).
             policies: agent -> its current policy text, shown to the critic if given.
+            counterfactuals: re-run results shown as evidence (in ``"independent"`` mode each
+                agent sees only the probes that replaced it alone).
 
         Returns:
             The :class:`CriticReport`.
@@ -431,6 +497,35 @@ class CentralCritic:
         agents = trajectory.agents
         if not agents:
             raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
+        cf = [c.as_dict() for c in counterfactuals]
+        if self.mode != "independent":
+            lines = [c.describe(agents) for c in counterfactuals]
+            report = self._assess_view(trajectory, policies, lines)
+            if self.mode == "central_global":  # the one shared critique, given to every agent
+                shared = report.credits[TEAM]
+                report.credits = {a: shared.model_copy(update={"agent": a}) for a in agents}
+            return report.model_copy(update={"mode": self.mode, "counterfactuals": cf})
+        parts = []
+        for a in agents:
+            own = [c.describe([a]) for c in counterfactuals if c.agents == (a,)]
+            parts.append(self._assess_view(own_view(trajectory, a), policies, own))
+        return CriticReport(
+            episode=trajectory.episode,
+            credits={a: p.credits[a] for a, p in zip(agents, parts)},
+            team_return=trajectory.team_return,
+            mode=self.mode,
+            counterfactuals=cf,
+            evidence=compute_evidence(trajectory),
+            shown_steps=sorted({t for p in parts for t in p.shown_steps}),
+            total_steps=len({s.step for s in trajectory.steps}),
+            errors=[e for p in parts for e in p.errors],
+            generations=[g for p in parts for g in p.generations],
+        )
+
+    def _assess_view(
+        self, trajectory: Trajectory, policies: Mapping[str, str] | None, extra_evidence: Sequence[str]
+    ) -> CriticReport:
+        agents = [TEAM] if self.mode == "central_global" else trajectory.agents
         all_steps = sorted({s.step for s in trajectory.steps})
         model = reply_model(agents, all_steps, self.credit_levels)
         schema = model.model_json_schema()
@@ -438,7 +533,7 @@ class CentralCritic:
 
         def build(errors: list[str]) -> GenerationRequest:
             seen[:] = errors
-            return self.build_request(trajectory, policies, errors, schema)
+            return self.build_request(trajectory, policies, errors, schema, extra_evidence)
 
         reply, gens = ask_structured(
             self.backend,
@@ -463,9 +558,22 @@ class CentralCritic:
             credits=credits,
             team_return=trajectory.team_return,
             evidence=compute_evidence(trajectory),
-            shown_steps=self.layout(trajectory, policies)[1],
+            shown_steps=self.layout(trajectory, policies, extra_evidence)[1],
             total_steps=len(all_steps),
             errors=list(seen),
             generations=gens,
         )
 
+
+def own_view(trajectory: Trajectory, agent: str) -> Trajectory:
+    """The part of ``trajectory`` one agent took part in: its own steps, its own observations
+    in place of the global state, its own return (the ``"independent"`` critic's view)."""
+    steps = trajectory.agent_steps(agent)
+    return Trajectory(
+        episode=trajectory.episode,
+        seed=trajectory.seed,
+        steps=steps,
+        states={s.step: s.observation for s in steps},
+        returns={agent: trajectory.returns.get(agent, float(sum(s.reward for s in steps)))},
+        finished=trajectory.finished,
+    )

@@ -6,7 +6,8 @@ the steps it rests on), and an optimiser step rewrites that agent's policy text 
 the same two-stage pattern as TextGrad's textual gradients (feedback on a variable, then a
 "textual gradient descent" update of its text).
 
-Both stages are single LLM calls through :func:`lang_pz.structured.ask_structured`: the reply
+Each agent's step has three stages (gradient per trajectory, aggregation over the batch with
+momentum, update). Every stage is a single LLM call through :func:`lang_pz.structured.ask_structured`: the reply
 is schema-constrained, validated (evidence steps must be among the cited ones; the new policy
 non-empty, at most ``max_policy_chars`` printable ASCII characters, no phrase repeated three
 times), retried with the error
@@ -17,25 +18,31 @@ from that agent's credits only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
 from lang_pz.critics.central import Credit, CriticReport
+from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.structured import ask_structured, repeated_phrase
 
-#: Longest edit direction (characters); also the schema's ``maxLength``.
-DIRECTION_MAX_CHARS = 120
+if TYPE_CHECKING:
+    from lang_pz.optimisers.momentum import Momentum
+
+#: Longest text of one part of an edit direction (characters); also the schema's ``maxLength``.
+DIRECTION_MAX_CHARS = 100
 #: Most evidence steps one gradient may cite.
 MAX_EVIDENCE_STEPS = 3
 #: Schema hints (not enforced on parsing) for text written by the model: printable ASCII
-#: without quotes or backslashes, starting with a letter. The direction also excludes digits
-#: (measured: SmolLM2-135M otherwise fills strings with "1.0.0.0..." up to maxLength);
-#: policies may contain numbers ("within 10 px").
-DIRECTION_PATTERN = r"^[A-Za-z][A-Za-z ,.;:'!?()-]{0,%d}$"
+#: without quotes or backslashes. Directions exclude digits (measured: SmolLM2-135M otherwise
+#: fills strings with "1.0.0.0..." up to maxLength); policies may contain numbers.
+DIRECTION_PATTERN = r"^([A-Za-z][A-Za-z ,.;:'!?()-]{0,%d})?$"
 POLICY_PATTERN = r"^[A-Za-z][A-Za-z0-9 ,.;:'!?()%%+<>=/-]{0,%d}$"
+#: Default limit of one update: the share of the policy text it may rewrite (1 - difflib ratio).
+MAX_REWRITE = 0.75
 
 #: Worked example of the gradient stage (toy agent and task).
 GRADIENT_EXAMPLE = """Agent: robot_b
@@ -43,14 +50,30 @@ Current policy: Always wait.
 Critic's credits for robot_b (from -1 = hurt the team to 1 = helped it):
 - episode 0: credit -0.5, steps [1, 2]: only waited, so the box moved slowly
 - episode 1: credit -1, steps [0]: blocked the door by waiting
+Computed re-runs of robot_b's episodes:
+- if robot_b had played push at every step: team return 6.0 (+4.0)
+- if robot_b had played pull at every step: team return -3.0 (-5.0)
 Edit direction as JSON:
-{"direction": "wait less; push the box toward the goal instead", "evidence_steps": [1, 0]}"""
+{"keep": "", "change": "push instead of waiting", "drop": "waiting", "evidence_steps": [1, 0]}"""
+
+#: Worked example of the aggregation stage (toy agent and task).
+AGGREGATE_EXAMPLE = """Agent: robot_b
+Current policy: Always wait.
+Edit directions from this batch:
+- keep: ; change: push instead of waiting; drop: waiting; steps [1]
+- keep: ; change: pull the box; drop: ; steps [0]
+Earlier directions (momentum; weight 1 = last iteration):
+- weight 0.5: keep: ; change: push the box; drop: waiting
+Edit direction as JSON:
+{"keep": "", "change": "push instead of waiting", "drop": "waiting", "evidence_steps": [1]}"""
 
 #: Worked example of the update stage (toy agent and task).
 APPLY_EXAMPLE = """Current policy: Always wait.
-Edit direction: wait less; push the box toward the goal instead
+Keep: 
+Change: push instead of waiting
+Drop: waiting
 New policy as JSON:
-{"policy": "Always push the box toward the goal."}"""
+{"policy": "Always push."}"""
 
 
 class Gradient(BaseModel):
@@ -58,15 +81,24 @@ class Gradient(BaseModel):
 
     Attributes:
         agent: the agent id.
-        direction: the edit direction, in words.
+        keep: what the policy should keep (may be empty).
+        change: what to change, in words (non-empty).
+        drop: what to remove (may be empty).
         evidence_steps: trajectory steps supporting it (among the steps its credits cite).
     """
 
     model_config = ConfigDict(frozen=True)
 
     agent: str
-    direction: str = Field(min_length=1, max_length=DIRECTION_MAX_CHARS)
+    keep: str = Field("", max_length=DIRECTION_MAX_CHARS)
+    change: str = Field(min_length=1, max_length=DIRECTION_MAX_CHARS)
+    drop: str = Field("", max_length=DIRECTION_MAX_CHARS)
     evidence_steps: list[int] = Field(default_factory=list, max_length=MAX_EVIDENCE_STEPS)
+
+    @property
+    def direction(self) -> str:
+        """The three parts on one line: ``keep: ...; change: ...; drop: ...``."""
+        return f"keep: {self.keep}; change: {self.change}; drop: {self.drop}"
 
 
 class PolicyUpdate(BaseModel):
@@ -75,9 +107,10 @@ class PolicyUpdate(BaseModel):
     Attributes:
         agent: the agent id.
         old: the policy text before the step.
-        new: the policy text after it (may equal ``old``).
-        gradient: the :class:`Gradient` the step followed.
-        generations: the LLM calls of both stages, oldest first.
+        new: the candidate policy text after it (may equal ``old``).
+        gradient: the aggregated :class:`Gradient` the step followed.
+        gradients: the per-trajectory gradients that were aggregated.
+        generations: the LLM calls of every stage, oldest first.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -86,6 +119,7 @@ class PolicyUpdate(BaseModel):
     old: str
     new: str
     gradient: Gradient
+    gradients: list[Gradient] = Field(default_factory=list)
     generations: list[Generation] = Field(default_factory=list)
 
     @property
@@ -102,8 +136,19 @@ def _printable_ascii(text: str) -> bool:
     return all(32 <= ord(ch) < 127 for ch in text)
 
 
+def _text_field() -> tuple[Any, Any]:
+    return (
+        str,
+        Field(
+            max_length=DIRECTION_MAX_CHARS,
+            json_schema_extra={"pattern": DIRECTION_PATTERN % (DIRECTION_MAX_CHARS - 1)},
+        ),
+    )
+
+
 def gradient_reply_model(cited_steps: Sequence[int]) -> type[BaseModel]:
-    """The JSON reply of the gradient stage: ``{"direction": str, "evidence_steps": [int]}``.
+    """The JSON reply of the gradient and aggregation stages:
+    ``{"keep": str, "change": str, "drop": str, "evidence_steps": [int]}``.
 
     ``evidence_steps`` is hinted to an enum of the cited steps (empty list if none).
     """
@@ -118,14 +163,9 @@ def gradient_reply_model(cited_steps: Sequence[int]) -> type[BaseModel]:
     return create_model(
         "GradientReply",
         __config__=ConfigDict(extra="forbid"),
-        direction=(
-            str,
-            Field(
-                min_length=1,
-                max_length=DIRECTION_MAX_CHARS,
-                json_schema_extra={"pattern": DIRECTION_PATTERN % (DIRECTION_MAX_CHARS - 1)},
-            ),
-        ),
+        keep=_text_field(),
+        change=_text_field(),
+        drop=_text_field(),
         evidence_steps=steps_field,
     )
 
@@ -146,16 +186,42 @@ def policy_reply_model(max_policy_chars: int) -> type[BaseModel]:
     )
 
 
+def rewrite_fraction(old: str, new: str) -> float:
+    """Share of ``old`` an update rewrote: ``1 - difflib.SequenceMatcher(old, new).ratio()`` in [0, 1]."""
+    return 1.0 - difflib.SequenceMatcher(None, old, new).ratio()
+
+
+def evidence_for(agent: str, report: CriticReport) -> list[str]:
+    """The counterfactual lines of ``report`` that concern ``agent`` (probes that replaced it)."""
+    agents = list(report.credits)
+    return [
+        Counterfactual(**{**c, "agents": tuple(c["agents"])}).describe(agents)
+        for c in report.counterfactuals
+        if agent in c["agents"]
+    ]
+
+
 class TextualPolicyOptimiser:
     """LangMARL language-policy-gradient optimiser (TextGrad-style textual gradients).
+
+    One step per agent: a *gradient* per trajectory (the critic's credit for this agent and the
+    counterfactual evidence that concerns it -> keep / change / drop), an *aggregation* of the
+    batch's gradients with the agent's momentum (skipped when there is one gradient and no
+    momentum), and an *update* that rewrites the policy along the aggregate, rewriting at most
+    ``max_rewrite`` of it.
 
     Args:
         backend: the LLM backend.
         max_policy_chars: longest policy text a step may produce.
+        max_rewrite: largest share of the policy one update may rewrite, in (0, 1]
+            (:func:`rewrite_fraction`); a larger rewrite is rejected and retried.
         max_attempts: LLM calls per stage before :class:`~lang_pz.error.SchemaValidationError`.
         temperature: sampling temperature of first attempts.
         retry_temperature: temperature of retries (each retry uses ``seed + attempt``).
         seed: base sampling seed.
+
+    Raises:
+        ValueError: a bad setting (the message names it).
     """
 
     def __init__(
@@ -163,6 +229,7 @@ class TextualPolicyOptimiser:
         backend: LLMBackend,
         *,
         max_policy_chars: int = 300,
+        max_rewrite: float = MAX_REWRITE,
         max_attempts: int = 3,
         temperature: float = 0.0,
         retry_temperature: float = 0.7,
@@ -170,10 +237,13 @@ class TextualPolicyOptimiser:
     ) -> None:
         if max_policy_chars < 8:
             raise ValueError(f"max_policy_chars must be >= 8, got {max_policy_chars}")
+        if not 0.0 < max_rewrite <= 1.0:
+            raise ValueError(f"max_rewrite must be in (0, 1], got {max_rewrite}")
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.backend = backend
         self.max_policy_chars = max_policy_chars
+        self.max_rewrite = max_rewrite
         self.max_attempts = max_attempts
         self.temperature = temperature
         self.retry_temperature = retry_temperature
@@ -199,8 +269,17 @@ class TextualPolicyOptimiser:
         prompt = f"{instructions}\n\nExample:\n{example}\n\nNow your task:\n{head}{fix}\n{tail}\n"
         return GenerationRequest(prompt=prompt, **common)
 
+    @staticmethod
+    def _steps_hint(cited: Sequence[int]) -> str:
+        return f" ({', '.join(map(str, cited))})" if cited else " (none are cited: give [])"
+
     def gradient_request(
-        self, agent: str, policy: str, credits: Sequence[Credit], errors: Sequence[str] = ()
+        self,
+        agent: str,
+        policy: str,
+        credits: Sequence[Credit],
+        errors: Sequence[str] = (),
+        evidence: Sequence[str] = (),
     ) -> GenerationRequest:
         """The request of one attempt of the gradient stage (public for inspection)."""
         cited = sorted({s for c in credits for s in c.steps})
@@ -212,17 +291,44 @@ class TextualPolicyOptimiser:
         ]
         for i, c in enumerate(credits):
             lines.append(f"- episode {i}: credit {_fmt(c.credit)}, steps {list(c.steps)}: {c.explanation}")
+        if evidence:
+            lines.append(f"Computed re-runs of {agent}'s episodes:")
+            lines += [f"- {e}" for e in evidence]
         lines.append("Edit direction as JSON:")
         instructions = (
-            "You improve one agent's policy. From the critic's credits, say in a few words how "
-            f"the policy should change (at most {DIRECTION_MAX_CHARS} characters) and cite up to "
-            f"{MAX_EVIDENCE_STEPS} of the steps the credits cite"
-            + (f" ({', '.join(map(str, cited))})" if cited else " (none are cited: give [])")
-            + ". Reply with JSON only."
+            "You improve one agent's policy. From the critic's credits and the computed re-runs, "
+            "say what the policy should keep, what it should change and what it should drop "
+            f"(each at most {DIRECTION_MAX_CHARS} characters; keep and drop may be empty) and cite "
+            f"up to {MAX_EVIDENCE_STEPS} of the steps the credits cite{self._steps_hint(cited)}. "
+            "A re-run with a higher team return shows a better action. Reply with JSON only."
         )
-        return self._request(
-            instructions, GRADIENT_EXAMPLE, "\n".join(lines), errors, schema, DIRECTION_MAX_CHARS // 2 + 40
+        return self._request(instructions, GRADIENT_EXAMPLE, "\n".join(lines), errors, schema, 3 * DIRECTION_MAX_CHARS // 4 + 48)
+
+    def aggregate_request(
+        self,
+        agent: str,
+        policy: str,
+        gradients: Sequence[Gradient],
+        momentum: Sequence[tuple[float, Gradient]] = (),
+        errors: Sequence[str] = (),
+    ) -> GenerationRequest:
+        """The request of one attempt of the aggregation stage (public for inspection)."""
+        cited = sorted({s for g in gradients for s in g.evidence_steps})
+        schema = gradient_reply_model(cited).model_json_schema()
+        lines = [f"Agent: {agent}", f"Current policy: {policy}", "Edit directions from this batch:"]
+        lines += [f"- {g.direction}; steps {list(g.evidence_steps)}" for g in gradients]
+        if momentum:
+            lines.append("Earlier directions (momentum; weight 1 = last iteration):")
+            lines += [f"- weight {_fmt(w)}: {g.direction}" for w, g in momentum]
+        lines.append("Edit direction as JSON:")
+        instructions = (
+            "You merge the edit directions for one agent's policy into one. Where they conflict, "
+            "follow the majority of this batch, then the heavier earlier directions. Say what to "
+            f"keep, change and drop (each at most {DIRECTION_MAX_CHARS} characters) and cite up to "
+            f"{MAX_EVIDENCE_STEPS} of the steps the directions cite{self._steps_hint(cited)}. "
+            "Reply with JSON only."
         )
+        return self._request(instructions, AGGREGATE_EXAMPLE, "\n".join(lines), errors, schema, 3 * DIRECTION_MAX_CHARS // 4 + 48)
 
     def apply_request(self, agent: str, policy: str, gradient: Gradient, errors: Sequence[str] = ()) -> GenerationRequest:
         """The request of one attempt of the update stage (public for inspection)."""
@@ -230,14 +336,16 @@ class TextualPolicyOptimiser:
         body = "\n".join(
             [
                 f"Current policy: {policy}",
-                f"Edit direction: {gradient.direction}",
+                f"Keep: {gradient.keep}",
+                f"Change: {gradient.change}",
+                f"Drop: {gradient.drop}",
                 "New policy as JSON:",
             ]
         )
         instructions = (
-            f"Rewrite the policy of agent {agent} along the edit direction. The new policy is "
-            f"one short instruction (at most {self.max_policy_chars} characters, plain ASCII). "
-            "Reply with JSON only."
+            f"Rewrite the policy of agent {agent}: keep what Keep says, make the change, remove "
+            f"what Drop says. The new policy is one short instruction (at most "
+            f"{self.max_policy_chars} characters, plain ASCII). Reply with JSON only."
         )
         return self._request(
             instructions, APPLY_EXAMPLE, body, errors, schema, min(self.max_policy_chars // 2, 160) + 16
@@ -245,21 +353,54 @@ class TextualPolicyOptimiser:
 
     # -- stages ----------------------------------------------------------------------------
 
-    def gradient(self, agent: str, policy: str, credits: Sequence[Credit]) -> Gradient:
-        """One LLM call (plus retries): this agent's credits -> an edit direction.
+    def _direction_validator(self, cited: Sequence[int]) -> Callable[[BaseModel], None]:
+        def validate(reply: BaseModel) -> None:
+            d = reply.model_dump()
+            if not d["change"].strip():
+                raise ValueError("change is empty: say how the policy should change")
+            for part in ("keep", "change", "drop"):
+                rep = repeated_phrase(d[part])
+                if rep:
+                    raise ValueError(f"{part} repeats {rep!r}: say it once, in a few words")
+            bad = [s for s in d["evidence_steps"] if s not in cited]
+            if bad:
+                raise ValueError(
+                    f"evidence_steps {bad} were not cited; cite only steps {list(cited)}"
+                    if cited
+                    else f"evidence_steps {bad} were not cited (none are): give []"
+                )
+
+        return validate
+
+    @staticmethod
+    def _to_gradient(agent: str, reply: BaseModel) -> Gradient:
+        d = reply.model_dump()
+        return Gradient(
+            agent=agent,
+            keep=" ".join(d["keep"].split()),
+            change=" ".join(d["change"].split()),
+            drop=" ".join(d["drop"].split()),
+            evidence_steps=list(dict.fromkeys(d["evidence_steps"])),
+        )
+
+    def gradient(self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = ()) -> Gradient:
+        """One LLM call (plus retries): this agent's credits (and evidence) -> keep/change/drop.
 
         Args:
             agent: the agent id.
             policy: its current policy text.
-            credits: the critic's credits *for this agent*, one per trajectory of the batch.
+            credits: the critic's credits *for this agent* (usually one trajectory's).
+            evidence: computed facts about this agent (e.g. counterfactual re-run lines).
 
         Raises:
             ValueError: no credits, or a credit of another agent.
             SchemaValidationError: no valid reply after ``max_attempts``.
         """
-        return self._gradient(agent, policy, credits)[0]
+        return self._gradient(agent, policy, credits, evidence)[0]
 
-    def _gradient(self, agent: str, policy: str, credits: Sequence[Credit]) -> tuple[Gradient, list[Generation]]:
+    def _gradient(
+        self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = ()
+    ) -> tuple[Gradient, list[Generation]]:
         if not credits:
             raise ValueError(f"no credits for agent {agent!r}: nothing to compute a gradient from")
         others = sorted({c.agent for c in credits if c.agent != agent})
@@ -269,54 +410,69 @@ class TextualPolicyOptimiser:
                 "each agent's update must use only its own credits"
             )
         cited = sorted({s for c in credits for s in c.steps})
-        model = gradient_reply_model(cited)
-
-        def validate(reply: BaseModel) -> None:
-            d = reply.model_dump()
-            if not d["direction"].strip():
-                raise ValueError("direction is empty: say how the policy should change")
-            rep = repeated_phrase(d["direction"])
-            if rep:
-                raise ValueError(f"direction repeats {rep!r}: say it once, in a few words")
-            bad = [s for s in d["evidence_steps"] if s not in cited]
-            if bad:
-                raise ValueError(
-                    f"evidence_steps {bad} were not cited by the credits; cite only steps {cited}"
-                    if cited
-                    else f"evidence_steps {bad} were not cited by the credits (none are): give []"
-                )
-
         reply, gens = ask_structured(
             self.backend,
-            lambda errors: self.gradient_request(agent, policy, credits, errors),
-            model,
+            lambda errors: self.gradient_request(agent, policy, credits, errors, evidence),
+            gradient_reply_model(cited),
             what=f"language gradient for {agent}",
             max_attempts=self.max_attempts,
-            validate=validate,
+            validate=self._direction_validator(cited),
         )
-        d = reply.model_dump()
-        grad = Gradient(
-            agent=agent,
-            direction=" ".join(d["direction"].split()),
-            evidence_steps=list(dict.fromkeys(d["evidence_steps"])),
+        return self._to_gradient(agent, reply), gens
+
+    def aggregate(
+        self,
+        agent: str,
+        policy: str,
+        gradients: Sequence[Gradient],
+        momentum: Sequence[tuple[float, Gradient]] = (),
+    ) -> tuple[Gradient, list[Generation]]:
+        """Merge a batch's gradients for one agent with its momentum into one gradient.
+
+        One LLM call (plus retries), skipped when there is exactly one gradient and no
+        momentum (that gradient is the aggregate).
+
+        Returns:
+            ``(aggregate, generations)``.
+
+        Raises:
+            ValueError: no gradients, or a gradient of another agent.
+            SchemaValidationError: no valid reply after ``max_attempts``.
+        """
+        if not gradients:
+            raise ValueError(f"no gradients for agent {agent!r} to aggregate")
+        others = sorted({g.agent for g in gradients if g.agent != agent})
+        if others:
+            raise ValueError(f"aggregate for {agent!r} was given gradients of other agent(s) {others}")
+        if len(gradients) == 1 and not momentum:
+            return gradients[0], []
+        cited = sorted({s for g in gradients for s in g.evidence_steps})
+        reply, gens = ask_structured(
+            self.backend,
+            lambda errors: self.aggregate_request(agent, policy, gradients, momentum, errors),
+            gradient_reply_model(cited),
+            what=f"aggregated gradient for {agent}",
+            max_attempts=self.max_attempts,
+            validate=self._direction_validator(cited),
         )
-        return grad, gens
+        return self._to_gradient(agent, reply), gens
 
     def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
-        """One LLM call (plus retries): rewrite ``policy`` along ``gradient``.
+        """One LLM call (plus retries): rewrite ``policy`` along ``gradient`` (a candidate).
 
         Raises:
             ValueError: the gradient belongs to another agent.
             SchemaValidationError: no valid new policy (non-empty, at most
-                ``max_policy_chars`` printable ASCII characters) after ``max_attempts``.
+                ``max_policy_chars`` printable ASCII characters, rewriting at most
+                ``max_rewrite`` of the old text) after ``max_attempts``.
         """
         if gradient.agent != agent:
             raise ValueError(f"gradient of {gradient.agent!r} applied to agent {agent!r}")
         model = policy_reply_model(self.max_policy_chars)
 
         def validate(reply: BaseModel) -> None:
-            text = reply.model_dump()["policy"]
-            if not text.strip():
+            text = " ".join(reply.model_dump()["policy"].split())
+            if not text:
                 raise ValueError("policy is empty: write one short instruction")
             if not _printable_ascii(text):
                 bad = sorted({repr(ch) for ch in text if not 32 <= ord(ch) < 127})
@@ -324,6 +480,12 @@ class TextualPolicyOptimiser:
             rep = repeated_phrase(text)
             if rep:
                 raise ValueError(f"policy repeats {rep!r}: write one short instruction, once")
+            frac = rewrite_fraction(policy, text)
+            if frac > self.max_rewrite:
+                raise ValueError(
+                    f"the new policy rewrites {frac:.0%} of the current one; change at most "
+                    f"{self.max_rewrite:.0%}: keep more of the current wording"
+                )
 
         reply, gens = ask_structured(
             self.backend,
@@ -336,25 +498,49 @@ class TextualPolicyOptimiser:
         new = " ".join(reply.model_dump()["policy"].split())
         return PolicyUpdate(agent=agent, old=policy, new=new, gradient=gradient, generations=gens)
 
-    def step(self, policies: Mapping[str, str], reports: Sequence[CriticReport]) -> dict[str, PolicyUpdate]:
-        """One optimiser step for every agent of ``policies`` credited in ``reports``.
+    def update(
+        self,
+        agent: str,
+        policy: str,
+        reports: Sequence[CriticReport],
+        momentum: Momentum | None = None,
+    ) -> PolicyUpdate:
+        """One optimiser step for one agent: a gradient per report that credits it, the
+        aggregate with its momentum, the candidate policy. Pushes the aggregate into
+        ``momentum`` (if given) once the candidate is written.
 
-        For each agent: gather *its own* credits from every report, compute its gradient,
-        apply it. Agents credited in no report get no update (they are absent from the
-        result); credits of agents without a policy (e.g. fixed opponents) are ignored.
+        Raises:
+            ValueError: no report credits ``agent``.
+            SchemaValidationError: a stage found no valid reply.
+        """
+        gens: list[Generation] = []
+        grads: list[Gradient] = []
+        for r in reports:
+            if agent in r.credits:
+                g, gg = self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r))
+                grads.append(g)
+                gens += gg
+        if not grads:
+            raise ValueError(f"no report credits agent {agent!r}: nothing to update it from")
+        agg, ga = self.aggregate(agent, policy, grads, momentum.get(agent) if momentum else ())
+        upd = self.apply(agent, policy, agg)
+        if momentum is not None:
+            momentum.push(agent, agg)
+        return upd.model_copy(update={"gradients": grads, "generations": gens + ga + upd.generations})
 
-        Returns:
-            agent -> :class:`PolicyUpdate` (``generations`` holds both stages' calls).
+    def step(
+        self, policies: Mapping[str, str], reports: Sequence[CriticReport], momentum: Momentum | None = None
+    ) -> dict[str, PolicyUpdate]:
+        """:meth:`update` for every agent of ``policies`` credited in ``reports``.
+
+        Agents credited in no report get no update (they are absent from the result); credits
+        of agents without a policy (e.g. fixed partners) are ignored.
 
         Raises:
             SchemaValidationError: a stage found no valid reply for some agent.
         """
-        updates: dict[str, PolicyUpdate] = {}
-        for agent, policy in policies.items():
-            credits = [r.credits[agent] for r in reports if agent in r.credits]
-            if not credits:
-                continue
-            grad, gens = self._gradient(agent, policy, credits)
-            upd = self.apply(agent, policy, grad)
-            updates[agent] = upd.model_copy(update={"generations": gens + upd.generations})
-        return updates
+        return {
+            agent: self.update(agent, policy, reports, momentum)
+            for agent, policy in policies.items()
+            if any(agent in r.credits for r in reports)
+        }

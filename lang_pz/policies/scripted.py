@@ -34,3 +34,24 @@ class PistonballHeuristic(Policy):
         else:
             action = "up"
         return Decision(action=action, raw_output=action)
+
+
+class ConstantPolicy(Policy):
+    """Always the same action text: an unconditional scripted baseline, and the replacement
+    policy of counterfactual re-runs (:mod:`lang_pz.critics.counterfactual`).
+
+    Args:
+        action: the action text, e.g. ``"down"``; ``""`` makes the environment apply its
+            documented fallback action (its default) and record a parse error.
+    """
+
+    def __init__(self, action: str) -> None:
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the action text), got {action!r}")
+        self.action = action
+
+    def __repr__(self) -> str:
+        return f"ConstantPolicy({self.action!r})"
+
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        return Decision(action=self.action, raw_output=self.action)
