@@ -276,6 +276,7 @@ def report(
 
 FAULT_CHOICES = ("idle", "harmful", "random")
 TIE_CHOICES = ("miss", "first", "random")
+BASE_CHOICES = ("heuristic", "greedy", "random", "oracle")
 
 
 @app.command("eval-critic")
@@ -286,12 +287,21 @@ def eval_critic(
     kw: KwOption = None,
     cases: Annotated[int, typer.Option(min=1, help="fault-injection cases per --env")] = 20,
     seed: Annotated[int, typer.Option(min=0, help="master seed (case i resets the env with seed + i)")] = 0,
-    fault: Annotated[str, typer.Option(help="idle, harmful or random")] = "idle",
+    base: Annotated[Optional[str], typer.Option(
+        help="the good team: heuristic (Pistonball), greedy (Overcooked, both cooks), oracle (tasks/gsm8k-v0, "
+             "tasks/math500-v0: the solver writes the gold answer, the verifier confirms) or random",
+        show_default="per env: Pistonball heuristic, Overcooked greedy, GSM8K/MATH oracle, else random")] = None,
+    fault: Annotated[str, typer.Option(help="idle, harmful or random (random needs a finite action set)")] = "idle",
     fault_action: Annotated[Optional[str], typer.Option(
-        help="the faulty action word", show_default="idle: the env's no-op; harmful: known per env (Pistonball: the opposite move)")] = None,
+        help="the faulty action word or text",
+        show_default="idle: the env's no-op (free text: empty); harmful: per env (Pistonball: the opposite move; "
+                     "Overcooked skills: 'place on counter', primitive: the opposite move; GSM8K/MATH: "
+                     "the wrong answer 0)")] = None,
     window: Annotated[int, typer.Option(min=1, help="consecutive decisions made faulty per case")] = 2,
     tolerance: Annotated[int, typer.Option(min=0, help="steps of slack around the faulty window for a step hit")] = 0,
     tie: Annotated[str, typer.Option(help="a tie for the lowest credit: miss, first or random")] = "miss",
+    require_effect: Annotated[bool, typer.Option(
+        help="keep only fault draws that lower the team return (redrawn, else skipped)")] = False,
     whowhen: Annotated[Optional[Path], typer.Option(help="also score a Who&When folder of JSON cases",
                                                      show_default="none")] = None,
     backend: Annotated[str, typer.Option(help="critic backend: 'embedded' or 'openai:<model>'")] = "embedded",
@@ -307,8 +317,9 @@ def eval_critic(
 
     if not env_ids and whowhen is None:
         _fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
-    for name, value, choices in (("--fault", fault, FAULT_CHOICES), ("--tie", tie, TIE_CHOICES)):
-        if value not in choices:
+    for name, value, choices in (("--fault", fault, FAULT_CHOICES), ("--tie", tie, TIE_CHOICES),
+                                 ("--base", base, BASE_CHOICES)):
+        if value is not None and value not in choices:
             close = difflib.get_close_matches(value, choices, n=1)
             _fail(ValueError(f"unknown {name} {value!r}{f'; did you mean {close[0]!r}' if close else ''}; "
                              f"choose one of {', '.join(choices)}"))
@@ -334,7 +345,8 @@ def eval_critic(
             slug = env_id.replace("/", "_")
             summaries.append(run_fault_benchmark(
                 env_id, critic, cases=cases, seed=seed, fault=fault, env_kwargs=env_kwargs,  # type: ignore[arg-type]
-                fault_action=fault_action, window=window, tolerance=tolerance, tie=tie,  # type: ignore[arg-type]
+                base=base, fault_action=fault_action, window=window, tolerance=tolerance,
+                tie=tie, require_effect=require_effect,  # type: ignore[arg-type]
                 out=out / f"{i}-{slug}.jsonl", progress=log))
         if whowhen is not None:
             summary, _ = run_whowhen_benchmark(whowhen, critic, seed=seed, tolerance=tolerance, tie=tie,  # type: ignore[arg-type]

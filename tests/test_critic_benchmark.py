@@ -387,3 +387,172 @@ def test_embedded_critic_on_pistonball_faults(embedded, tmp_path):
         c = r["critic"]
         assert c["error"] is not None or set(c["credits"]) == {f"piston_{i}" for i in range(5)}
         assert c["blamed"] is None or c["blamed"] in c["credits"]
+
+
+# -- Overcooked and the math task environments ------------------------------------------------
+
+OVERCOOKED = "overcooked/cramped_room-v0"
+OC_KW = {"actions": "skills", "horizon": 38}
+GSM8K = "tasks/gsm8k-v0"
+
+
+def divergence_blamer(reference: dict[str, dict[int, str]]):
+    """A scripted critic that knows the unfaulted episode (``reference``: agent -> step ->
+    action, as the critic is shown it) and blames the agent whose action first departs from
+    it, citing that step."""
+
+    def reply(req: GenerationRequest) -> str:
+        acts = acting(prompt_of(req))
+        first = min((t, a) for a, s in acts.items() for t, x in s.items() if reference[a].get(t) != x)
+        t, agent = first
+        return credit_reply({a: (-1.0 if a == agent else 0.5) for a in acts}, {agent: [t]})
+
+    return reply
+
+
+def shown(traj: Trajectory) -> dict[str, dict[int, str]]:
+    from lang_pz.critics.central import shown_action
+
+    out: dict[str, dict[int, str]] = {}
+    for s in traj.steps:
+        out.setdefault(s.agent, {})[s.step] = shown_action(s)
+    return out
+
+
+@pytest.fixture(scope="module")
+def overcooked_clean():
+    pytest.importorskip("overcooked_ai_py")
+    import lang_pz
+    from lang_pz.critics.benchmark import base_factory
+    from lang_pz.rollout import rollout
+
+    env = lang_pz.make(OVERCOOKED, **OC_KW)
+    make = base_factory("greedy", OVERCOOKED)
+    return rollout(env, {a: make(env, a, 0) for a in env.possible_agents}, seed=0)
+
+
+@pytest.mark.parametrize("fault", ["idle", "harmful"])
+def test_overcooked_faults_have_true_labels_and_an_oracle_critic_scores_one(overcooked_clean, fault, tmp_path):
+    assert overcooked_clean.team_return > 0  # the greedy team delivers a soup within the horizon
+    reference = shown(overcooked_clean)
+    critic = CentralCritic(ScriptedBackend(divergence_blamer(reference)))
+    out = tmp_path / "oc.jsonl"
+    s = run_fault_benchmark(OVERCOOKED, critic, cases=4, fault=fault, env_kwargs=OC_KW, out=out)
+    assert (s.cases, s.agent_acc, s.step_acc, s.critic_failures) == (4, 1.0, 1.0, 0)
+    assert s.settings["base"] == "greedy" and s.chance_agent_acc == pytest.approx(0.5)
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    word = "wait 1" if fault == "idle" else "place on counter"
+    for r in records:
+        assert r["base"] == "greedy" and r["clean_team_return"] == overcooked_clean.team_return
+        assert set(r["faulty_actions"]) == {word}
+        assert set(r["faulty_steps"]) <= set(r["replaced_steps"])
+        # a faulty step is one where the base policy chose something else than the fault
+        n_differ = sum(b != f for b, f in zip(r["base_actions"], r["faulty_actions"]))
+        assert len(r["faulty_steps"]) == n_differ >= 1
+        assert 0 < r["chance_step"] < 0.2  # ~30 skill steps, a 2-step window
+    assert len({(r["faulty_agent"], r["replaced_steps"][0]) for r in records}) > 1
+
+
+def test_overcooked_require_effect_keeps_only_faults_that_cost_the_team(overcooked_clean, tmp_path):
+    out = tmp_path / "oc.jsonl"
+    s = run_fault_benchmark(OVERCOOKED, RandomCritic(0), cases=3, env_kwargs=OC_KW, require_effect=True, out=out)
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(records) == s.cases >= 1 and s.settings["require_effect"] is True
+    assert all(r["team_return"] < r["clean_team_return"] for r in records)
+
+
+def gold_blamer(gold: str):
+    """A scripted critic that knows the gold answer: blames the role whose reply is not the
+    oracle's (solver: the gold after '####'; verifier: 'Correct.'), citing its step."""
+    expected = {"solver": f"The answer is {gold}. #### {gold}", "verifier": "Correct."}
+
+    def reply(req: GenerationRequest) -> str:
+        acts = acting(prompt_of(req))
+        bad = [(t, a) for a, s in acts.items() for t, x in s.items() if x != expected[a]]
+        t, agent = min(bad)
+        return credit_reply({a: (-1.0 if a == agent else 0.5) for a in acts}, {agent: [t]})
+
+    return reply
+
+
+def test_math_oracle_team_scores_full_reward_unfaulted():
+    import lang_pz
+    from lang_pz.policies import MathOracle
+    from lang_pz.rollout import rollout
+
+    for env_id in (GSM8K, "tasks/math500-v0"):
+        env = lang_pz.make(env_id, source="demo")
+        team = {r: MathOracle(env, r) for r in env.possible_agents}
+        for seed in range(4):
+            traj = rollout(env, team, seed=seed)
+            assert env.score["correct"] and not env.score["changed_by_verifier"]
+            assert traj.returns == {"solver": 1.0, "verifier": 1.0}
+            assert all(s.parse_error is None for s in traj.steps)
+    with pytest.raises(LangPZError, match="math task environment"):
+        MathOracle(lang_pz.make(PISTONBALL, n_pistons=5), "piston_0")
+    with pytest.raises(LangPZError, match="role must be one of"):
+        MathOracle(lang_pz.make(GSM8K, source="demo"), "finder")
+
+
+@pytest.mark.parametrize("fault", ["idle", "harmful"])
+def test_math_task_faults_lower_the_reward_and_an_oracle_critic_scores_one(fault, tmp_path):
+    from lang_pz.tasks import demo_items
+
+    gold = demo_items("gsm8k")[0].answer
+    critic = CentralCritic(ScriptedBackend(gold_blamer(gold)))
+    out = tmp_path / "t.jsonl"
+    kw = {"source": "demo", "index": 0}
+    s = run_fault_benchmark(GSM8K, critic, cases=6, fault=fault, env_kwargs=kw, out=out)
+    assert (s.cases, s.agent_acc, s.step_acc, s.critic_failures, s.skipped) == (6, 1.0, 1.0, 0, 0)
+    assert s.chance_agent_acc == pytest.approx(0.5) and s.chance_step_acc == pytest.approx(0.5)
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert {r["faulty_agent"] for r in records} == {"solver", "verifier"}
+    for r in records:
+        assert r["base"] == "oracle" and r["clean_team_return"] == 2.0  # 1.0 to each role
+        role_step = {"solver": 0, "verifier": 1}[r["faulty_agent"]]
+        assert r["faulty_steps"] == r["replaced_steps"] == [role_step]
+        assert r["base_actions"] == [f"The answer is {gold}.\n#### {gold}" if role_step == 0 else "Correct."]
+        assert r["faulty_actions"] == ["" if fault == "idle" else "The answer is 0.\n#### 0"]
+        # harmful: a wrong answer from either role costs the team; idle: only the solver's silence
+        lowered = fault == "harmful" or r["faulty_agent"] == "solver"
+        assert (r["team_return"] < r["clean_team_return"]) is lowered
+
+
+def test_free_text_and_family_mismatches_are_refused():
+    with pytest.raises(InvalidKwargError, match="free-text"):
+        run_fault_benchmark(GSM8K, RandomCritic(), fault="random", env_kwargs={"source": "demo"})
+    with pytest.raises(InvalidKwargError, match="free-text"):
+        run_fault_benchmark(GSM8K, RandomCritic(), base="random", env_kwargs={"source": "demo"})
+    with pytest.raises(InvalidKwargError, match="overcooked/<layout>-v0.*--base heuristic"):
+        run_fault_benchmark(PISTONBALL, RandomCritic(), base="greedy")
+    with pytest.raises(InvalidKwargError, match="tasks/gsm8k-v0"):
+        run_fault_benchmark(OVERCOOKED, RandomCritic(), base="oracle")
+    with pytest.raises(InvalidKwargError, match="choose one of heuristic, greedy, random, oracle"):
+        run_fault_benchmark(PISTONBALL, RandomCritic(), base="smart")
+
+
+def test_cli_eval_critic_on_overcooked_and_gsm8k(tmp_path, monkeypatch):
+    pytest.importorskip("overcooked_ai_py")
+    import lang_pz.backends
+    from lang_pz.tasks import demo_items
+
+    gold = demo_items("gsm8k")[0].answer
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec: ScriptedBackend(gold_blamer(gold)))
+    res = runner.invoke(app, ["eval-critic", "--env", GSM8K, "--kw", "source=demo", "--kw", "index=0",
+                              "--fault", "harmful", "--cases", "2", "--out", str(tmp_path / "t")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())["summaries"][0]
+    assert summary["agent_acc"] == 1.0 and summary["settings"]["base"] == "oracle"
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec: ScriptedBackend(flat))
+    res = runner.invoke(app, ["eval-critic", "--env", OVERCOOKED, "--kw", "actions=skills", "--kw", "horizon=38",
+                              "--base", "greedy", "--cases", "1", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())["summaries"][0]
+    assert summary["cases"] == 1 and summary["ties"] == 1 and summary["settings"]["base"] == "greedy"
+    res = runner.invoke(app, ["eval-critic", "--env", OVERCOOKED, "--base", "gredy", "--out", str(tmp_path / "n")])
+    assert res.exit_code == 2 and "did you mean 'greedy'" in res.output
+    res = runner.invoke(app, ["eval-critic", "--env", GSM8K, "--kw", "source=demo", "--fault", "random",
+                              "--out", str(tmp_path / "n2")])
+    assert res.exit_code == 2 and "free-text" in res.output
+    help_text = " ".join(runner.invoke(app, ["eval-critic", "--help"]).output.split())
+    assert "--base" in help_text and "Overcooked greedy" in help_text

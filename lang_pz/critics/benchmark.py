@@ -33,6 +33,37 @@ accuracy is advantaged against the one-step chance; the random critic cites one 
 Episode length matters: with ``n_pistons=5, hold=5`` the Pistonball heuristic wins in 2-4
 decisions (measured, seeds 0-4), so a 2-decision window covers most of the episode and the step
 chance is near 1; ``hold=1`` gives 7-14 decisions.
+
+**Base teams** (``base=``, CLI ``--base``; default per environment family, :data:`DEFAULT_BASES`):
+
+=================================  =========  ===============================================
+Environments                       Default    Base team
+=================================  =========  ===============================================
+``butterfly/pistonball-v0``        heuristic  :class:`~lang_pz.policies.scripted.PistonballHeuristic`
+``overcooked/<layout>-v0``         greedy     overcooked_ai's greedy agent for both cooks
+                                              (centralised scripted: reads the game state)
+``tasks/gsm8k-v0``,                oracle     :class:`~lang_pz.policies.oracle.MathOracle`:
+``tasks/math500-v0``                          the solver writes the gold answer, the verifier
+                                              confirms (centralised scripted: reads the item)
+anything else                      random     :class:`~lang_pz.policies.random.RandomPolicy`
+=================================  =========  ===============================================
+
+Overcooked (measured, ``cramped_room``, ``actions="skills"``, seeds 0-19): the game is
+deterministic, so every case replays the same clean episode and only the faulty agent and
+window vary. The greedy team delivers its first soup at tick 37 and its second by tick 72 and
+has slack: with ``horizon=40`` (31 skill steps, team return 40) a 2-decision ``idle`` or
+``harmful`` fault lowered the return in 0-1 of 20 cases (the teammate covers, or the fault
+falls while a soup cooks); with ``horizon=38`` (30 steps) in 3-5 of 20. ``require_effect=True``
+keeps only draws that lower the team return. Skill-level ``idle`` plays ``wait 1``; ``harmful``
+plays ``place on counter`` (:data:`OVERCOOKED_HARMFUL_SKILL`). Keep ``horizon`` small: the
+critic shows at most ``max_prompt_steps`` (40) steps, subsampling longer episodes.
+
+Math tasks (AEC, free-text actions, one reply per role with the default turns): the faulty
+agent is the role whose reply was replaced (step 0: solver, step 1: verifier), so agent and
+step chance are both 1/2. ``idle`` replies ``""`` (the solver then has no answer: return 0;
+an idle verifier keeps the right answer: no effect), ``harmful`` a fixed wrong answer
+(:data:`MATH_HARMFUL_TEXT`: return 0 whichever role). The ``random`` fault and base team need
+``info["legal_actions"]`` and are refused here.
 """
 
 from __future__ import annotations
@@ -52,7 +83,7 @@ from lang_pz.critics.central import (
     compute_evidence,
 )
 from lang_pz.error import InvalidKwargError, LangPZError
-from lang_pz.policies.base import Policy
+from lang_pz.policies.base import Policy, action_range, legal_actions
 from lang_pz.policies.faulty import FAULTS, Fault, FaultyPolicy
 from lang_pz.trajectory import Trajectory, to_jsonable
 
@@ -60,29 +91,136 @@ TieRule = Literal["miss", "first", "random"]
 TIE_RULES: tuple[str, ...] = ("miss", "first", "random")
 #: Redraws of a case's faulty agent and window when a draw yields no faulty step.
 MAX_REDRAWS = 10
-#: Base team per environment id when the caller gives none: ``(agent, seed) -> Policy``.
-DEFAULT_BASE_POLICIES: dict[str, Callable[[str, int], Policy]] = {}
+#: ``(env, agent, seed) -> Policy``: builds one member of the base team for ``env``.
+BaseFactory = Callable[[Any, str, int], Policy]
+#: Base teams selectable by name (see :func:`base_factory`).
+BASES: tuple[str, ...] = ("heuristic", "greedy", "random", "oracle")
+#: The base team used per environment family when the caller names none (see :func:`env_family`).
+DEFAULT_BASES: dict[str, str] = {"pistonball": "heuristic", "overcooked": "greedy", "math": "oracle",
+                                 "other": "random"}
 #: The ``harmful`` fault per environment id when the caller gives none (base action -> faulty).
+#: Other families: see :func:`default_harmful_action`.
 DEFAULT_HARMFUL_ACTIONS: dict[str, Mapping[str, str]] = {
     # Pistonball: the opposite of the slope-making move (a piston that should make room rises).
     "butterfly/pistonball-v0": {"up": "down", "down": "up", "stay": "down"},
 }
+#: Overcooked ``actions="primitive"``: the opposite move; ``interact`` and ``stay`` swapped.
+OVERCOOKED_HARMFUL_PRIMITIVE: Mapping[str, str] = {
+    "up": "down", "down": "up", "left": "right", "right": "left", "stay": "interact", "interact": "stay",
+}
+#: Overcooked ``actions="skills"``: put down whatever the cook carries (a lost tick if empty-handed).
+OVERCOOKED_HARMFUL_SKILL = "place on counter"
+#: Math task environments: a fixed wrong final answer, in the format the environment extracts.
+#: (Wrong unless the gold answer is 0; ``team_return`` against ``clean_team_return`` shows it.)
+MATH_HARMFUL_TEXT: dict[str, str] = {"gsm8k": "The answer is 0.\n#### 0", "math": "The answer is \\boxed{0}."}
 
 
-def _pistonball_heuristic(agent: str, seed: int) -> Policy:
+def env_family(env_id: str) -> str:
+    """The benchmark's family of ``env_id``: ``"pistonball"``, ``"overcooked"`` (``overcooked/*``),
+    ``"math"`` (``tasks/gsm8k-v0``, ``tasks/math500-v0``) or ``"other"``."""
+    if env_id == "butterfly/pistonball-v0":
+        return "pistonball"
+    if env_id.startswith("overcooked/"):
+        return "overcooked"
+    if env_id in ("tasks/gsm8k-v0", "tasks/math500-v0"):
+        return "math"
+    return "other"
+
+
+def default_base(env_id: str) -> str:
+    """The base team of ``env_id`` when none is named (:data:`DEFAULT_BASES` of its family)."""
+    return DEFAULT_BASES[env_family(env_id)]
+
+
+def base_factory(name: str, env_id: str) -> BaseFactory:
+    """The named base team's factory ``(env, agent, seed) -> Policy``.
+
+    - ``"heuristic"``: :class:`~lang_pz.policies.scripted.PistonballHeuristic` (Pistonball only);
+    - ``"greedy"``: overcooked_ai's greedy planning agent for every cook,
+      :class:`~lang_pz.policies.overcooked.OvercookedGreedyPolicy` (Overcooked only; a
+      centralised scripted team: it reads the game state);
+    - ``"oracle"``: :class:`~lang_pz.policies.oracle.MathOracle` per role, answering with the
+      current item's gold answer (math task environments only; a centralised scripted team);
+    - ``"random"``: :class:`~lang_pz.policies.random.RandomPolicy`, seeded per agent (any
+      environment with ``info["legal_actions"]`` or ``info["action_range"]``).
+
+    Raises:
+        InvalidKwargError: an unknown name, or a scripted team made for another family.
+    """
+    if name not in BASES:
+        raise InvalidKwargError(f"unknown base team {name!r}; choose one of {', '.join(BASES)}")
+    family = env_family(env_id)
+    need = {"heuristic": "pistonball", "greedy": "overcooked", "oracle": "math"}.get(name)
+    if need is not None and family != need:
+        where = {"pistonball": "butterfly/pistonball-v0", "overcooked": "overcooked/<layout>-v0",
+                 "math": "tasks/gsm8k-v0 and tasks/math500-v0"}[need]
+        raise InvalidKwargError(
+            f"base team {name!r} exists only for {where}, not {env_id}; use --base {default_base(env_id)} "
+            f"(the default there) or random"
+        )
+    if name == "heuristic":
+        return _pistonball_heuristic
+    if name == "greedy":
+        return _overcooked_greedy
+    if name == "oracle":
+        return _math_oracle
+    return random_base_policy
+
+
+def _pistonball_heuristic(env: Any, agent: str, seed: int) -> Policy:
     from lang_pz.policies.scripted import PistonballHeuristic
 
     return PistonballHeuristic()
 
 
-DEFAULT_BASE_POLICIES["butterfly/pistonball-v0"] = _pistonball_heuristic
+def _overcooked_greedy(env: Any, agent: str, seed: int) -> Policy:
+    from lang_pz.policies.overcooked import overcooked_partner
+
+    return overcooked_partner("greedy", env, agent, seed=seed)
 
 
-def random_base_policy(agent: str, seed: int) -> Policy:
+def _math_oracle(env: Any, agent: str, seed: int) -> Policy:
+    from lang_pz.policies.oracle import MathOracle
+
+    return MathOracle(env, agent)
+
+
+def random_base_policy(env: Any, agent: str, seed: int) -> Policy:
     """The generic base team: :class:`~lang_pz.policies.random.RandomPolicy` seeded per agent."""
     from lang_pz.policies.random import RandomPolicy
 
     return RandomPolicy(seed=seed)
+
+
+def default_harmful_action(env_id: str, env: Any) -> str | Mapping[str, str] | None:
+    """The ``harmful`` fault's action for ``env`` when the caller gives none, ``None`` if unknown.
+
+    Pistonball: :data:`DEFAULT_HARMFUL_ACTIONS`; Overcooked: :data:`OVERCOOKED_HARMFUL_PRIMITIVE`
+    or :data:`OVERCOOKED_HARMFUL_SKILL` per its ``actions`` level; math tasks:
+    :data:`MATH_HARMFUL_TEXT` (a fixed wrong answer).
+    """
+    if env_id in DEFAULT_HARMFUL_ACTIONS:
+        return DEFAULT_HARMFUL_ACTIONS[env_id]
+    family = env_family(env_id)
+    game = getattr(env, "unwrapped", env)
+    if family == "overcooked":
+        level = getattr(game, "action_level", "primitive")
+        return OVERCOOKED_HARMFUL_SKILL if level == "skills" else OVERCOOKED_HARMFUL_PRIMITIVE
+    if family == "math":
+        return MATH_HARMFUL_TEXT["gsm8k" if getattr(game, "gsm8k", False) else "math"]
+    return None
+
+
+def _reset_infos(env: Any, seed: int) -> dict[str, Mapping[str, Any]]:
+    """Every agent's ``info`` right after ``reset(seed=seed)`` (parallel or AEC)."""
+    from pettingzoo import ParallelEnv
+
+    if isinstance(env, ParallelEnv):
+        _, infos = env.reset(seed=seed)
+    else:
+        env.reset(seed=seed)
+        infos = env.infos
+    return {a: dict(infos.get(a, {})) for a in env.possible_agents}
 
 
 class Assessor(Protocol):
@@ -359,11 +497,12 @@ def run_fault_benchmark(
     seed: int = 0,
     fault: Fault = "idle",
     env_kwargs: Mapping[str, Any] | None = None,
-    base_policy: Callable[[str, int], Policy] | None = None,
+    base: str | BaseFactory | None = None,
     fault_action: str | Mapping[str, str] | None = None,
     window: int = 2,
     tolerance: int = 0,
     tie: TieRule = "miss",
+    require_effect: bool = False,
     out: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Summary:
@@ -377,14 +516,17 @@ def run_fault_benchmark(
             faulty agent, window and policy seeds from ``SeedSequence([seed, i, ...])``.
         fault: ``"idle"``, ``"harmful"`` or ``"random"``.
         env_kwargs: keyword arguments of :func:`lang_pz.make`.
-        base_policy: ``(agent, seed) -> Policy`` for the good team; default
-            :data:`DEFAULT_BASE_POLICIES` for the id (Pistonball: the scripted heuristic), else
-            :func:`random_base_policy`.
+        base: the good team: a name of :data:`BASES` (see :func:`base_factory`) or a factory
+            ``(env, agent, seed) -> Policy``; default :func:`default_base` of the id
+            (Pistonball ``"heuristic"``, Overcooked ``"greedy"``, GSM8K/MATH ``"oracle"``,
+            else ``"random"``).
         fault_action: the faulty action (see :class:`FaultyPolicy`); for ``"harmful"`` the
-            default is :data:`DEFAULT_HARMFUL_ACTIONS` for the id.
+            default is :func:`default_harmful_action` for the environment.
         window: consecutive decisions replaced per case (>= 1).
         tolerance: steps of slack around the faulty window for a step-level hit (>= 0).
         tie: tie rule for the lowest credit: ``"miss"``, ``"first"`` or ``"random"``.
+        require_effect: keep only draws whose faulty episode has a lower team return than the
+            unfaulted one (redrawn like draws without a faulty step; then skipped).
         out: JSONL file the per-case records are appended to, one flushed line per case.
         progress: called with a one-line message per case.
 
@@ -392,8 +534,10 @@ def run_fault_benchmark(
         The :class:`Summary` (also the per-case records in ``out``).
 
     Raises:
-        InvalidKwargError: bad ``cases``, ``window``, ``tolerance``, ``fault`` or ``tie``; a
-            single-agent environment; ``"harmful"`` with no action known for the id.
+        InvalidKwargError: bad ``cases``, ``window``, ``tolerance``, ``fault``, ``tie`` or
+            ``base``; a single-agent environment; ``"harmful"`` with no action known for the
+            id; the ``"random"`` fault or base team in a free-text environment (no
+            ``info["legal_actions"]``).
         LangPZError: from the environment or the policies.
     """
     import lang_pz
@@ -409,22 +553,36 @@ def run_fault_benchmark(
         raise InvalidKwargError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
     if tie not in TIE_RULES:
         raise InvalidKwargError(f"unknown tie rule {tie!r}; choose one of {', '.join(TIE_RULES)}")
+    if base is None or isinstance(base, str):
+        base_name = base or default_base(env_id)
+        make_base = base_factory(base_name, env_id)
+    else:
+        base_name, make_base = "custom", base
+    env = lang_pz.make(env_id, **dict(env_kwargs or {}))
+    if not hasattr(env, "possible_agents"):
+        raise InvalidKwargError(f"{env_id} is a single-agent Gymnasium env; the fault benchmark needs PettingZoo agents")
     if fault == "harmful" and fault_action is None:
-        fault_action = DEFAULT_HARMFUL_ACTIONS.get(env_id)
+        fault_action = default_harmful_action(env_id, env)
         if fault_action is None:
             raise InvalidKwargError(
                 f"no harmful action is known for {env_id}; give fault_action= (CLI: --fault-action WORD)"
             )
-    env = lang_pz.make(env_id, **dict(env_kwargs or {}))
-    if not hasattr(env, "possible_agents"):
-        raise InvalidKwargError(f"{env_id} is a single-agent Gymnasium env; the fault benchmark needs PettingZoo agents")
     agents = list(env.possible_agents)
-    make_base = base_policy or DEFAULT_BASE_POLICIES.get(env_id, random_base_policy)
-    settings = {"env_kwargs": dict(env_kwargs or {}), "fault": fault, "window": window, "tolerance": tolerance,
-                "tie": tie, "seed": seed, "fault_action": fault_action}
+    infos = _reset_infos(env, seed)
+    free_text = [a for a in agents if legal_actions(infos[a]) is None and action_range(infos[a]) is None]
+    if free_text and (fault == "random" or base_name == "random"):
+        what = "the 'random' fault" if fault == "random" else "the 'random' base team"
+        raise InvalidKwargError(
+            f"{what} draws from info['legal_actions'], which {env_id} does not give for {free_text} "
+            f"(free-text actions); use fault 'idle' or 'harmful' (with a fixed text) and base "
+            f"{default_base(env_id)!r}"
+        )
+    settings = {"env_kwargs": dict(env_kwargs or {}), "base": base_name, "fault": fault, "window": window,
+                "tolerance": tolerance, "tie": tie, "seed": seed, "fault_action": fault_action,
+                "require_effect": require_effect}
 
     def team(case: int) -> dict[str, Policy]:
-        return {a: make_base(a, _seed(seed, case, 1, j)) for j, a in enumerate(agents)}
+        return {a: make_base(env, a, _seed(seed, case, 1, j)) for j, a in enumerate(agents)}
 
     tie_rng = np.random.default_rng(_seed(seed, 2))
     random_critic = RandomCritic(seed=_seed(seed, 3))
@@ -445,17 +603,19 @@ def run_fault_benchmark(
                 policies[agent] = faulty
                 traj = rollout(env, policies, seed=ep_seed, episode=case)
                 replaced, truth = fault_truth(traj, faulty, agent)
-                if truth:
+                if truth and (not require_effect or traj.team_return < clean.team_return):
                     break
             else:
                 skipped += 1
                 if progress:
-                    progress(f"{env_id} case {case}: no faulty step after {MAX_REDRAWS} draws, skipped")
+                    why = "no faulty step lowering the team return" if require_effect else "no faulty step"
+                    progress(f"{env_id} case {case}: {why} after {MAX_REDRAWS} draws, skipped")
                 continue
             all_steps = sorted({s.step for s in traj.steps})
             kw = {"tolerance": tolerance, "tie": tie, "rng": tie_rng}
             record = {
-                "source": env_id, "case": case, "seed": ep_seed, "fault": fault, "faulty_agent": agent,
+                "source": env_id, "case": case, "seed": ep_seed, "base": base_name, "fault": fault,
+                "faulty_agent": agent,
                 "decisions": [start, start + window - 1], "replaced_steps": replaced, "faulty_steps": truth,
                 "base_actions": [r.base_action for r in faulty.log if r.replaced],
                 "faulty_actions": [r.action for r in faulty.log if r.replaced],

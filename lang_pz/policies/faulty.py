@@ -10,13 +10,16 @@ Task Failures and When?", ICML, obtains by hand).
 Faults:
 
 - ``"idle"``: the no-op action. ``action`` if given; else the first of :data:`NOOP_WORDS`
-  among ``info["legal_actions"]`` (e.g. Pistonball's ``stay``); else the empty text ``""``,
-  which no language environment parses, so the environment applies its own documented
-  fallback action (and records a parse error).
-- ``"harmful"``: ``action``, either one fixed action word or a mapping *base action -> faulty
-  action* (e.g. Pistonball ``{"up": "down", "down": "up", "stay": "down"}``).
+  among ``info["legal_actions"]`` (e.g. Pistonball's ``stay``, Overcooked skills' ``wait 1``);
+  else the empty text ``""``, which no language environment parses, so the environment
+  applies its own documented fallback action (and records a parse error). In free-text
+  environments (no ``legal_actions``, e.g. the task environments) the idle reply is ``""``.
+- ``"harmful"``: ``action``, either one fixed action text or a mapping *base action -> faulty
+  action* (e.g. Pistonball ``{"up": "down", "down": "up", "stay": "down"}``). In free-text
+  environments use a fixed text, e.g. a wrong GSM8K answer ``"#### 0"``.
 - ``"random"``: a uniformly random legal action (own seeded :class:`numpy.random.Generator`),
-  which may equal the base action: such a decision is *replaced* but not *faulty*.
+  which may equal the base action: such a decision is *replaced* but not *faulty*. It needs
+  a finite action set (``info["legal_actions"]``) and refuses free-text environments.
 
 The base policy is asked at *every* decision, also where its action is replaced, so any
 randomness it uses stays in step with an unfaulted run of the same seed.
@@ -37,7 +40,7 @@ from lang_pz.policies.base import Decision, Policy, legal_actions
 Fault = Literal["idle", "harmful", "random"]
 FAULTS: tuple[str, ...] = ("idle", "harmful", "random")
 #: Action words taken as "do nothing" by the ``idle`` fault, in order of preference.
-NOOP_WORDS: tuple[str, ...] = ("stay", "noop", "no-op", "no_op", "none", "wait", "idle", "pass")
+NOOP_WORDS: tuple[str, ...] = ("stay", "noop", "no-op", "no_op", "none", "wait", "wait 1", "idle", "pass")
 
 
 @dataclass(frozen=True)
