@@ -197,16 +197,8 @@ class _Trainer:
         # 1. training episodes (finished ones of an interrupted attempt are kept)
         path = d / "trajectories.jsonl"
         kept = read_trajectories(path, finished_only=True) if path.exists() else []
-        if kept:
-            tmp = path.with_name("trajectories.kept.jsonl")
-            with TrajectoryWriter(tmp) as w:
-                for t in kept:
-                    for s in t.steps:
-                        w.agent_step(s)
-                    for step, text in sorted(t.states.items()):
-                        w.state(t.episode, step, text)
-                    w.episode_end(t.episode, t.seed, t.returns, len(t.states) or len(t.steps))
-            tmp.replace(path)
+        if kept:  # their records verbatim and in their order; the unfinished episode's are dropped
+            runs.atomic_write(path, _records_of(path, {t.episode for t in kept}))
             self.say(f"iteration {it}: kept {len(kept)} finished episode(s) of the interrupted attempt")
         else:
             path.unlink(missing_ok=True)
@@ -297,6 +289,20 @@ class _Trainer:
         self.say(f"iteration {it}: train return {m.train_return:.1f}, validation {_num(val_before)} -> "
                  f"candidate {_num(cand_val)} ({verdict}; {len(changed)} agent(s) changed)")
         return m
+
+
+def _records_of(path: Path, episodes: set[int]) -> str:
+    """The lines of ``episodes`` in a JSONL trajectory file, unchanged and in order (a line cut
+    by a kill, which is not valid JSON, is dropped)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("episode") in episodes:
+            out.append(line + "\n")
+    return "".join(out)
 
 
 def best_gain(agent: str, reports: Sequence[CriticReport]) -> float | None:

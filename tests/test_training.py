@@ -1,0 +1,580 @@
+"""The training loop (lang_pz.training) and its run folder (lang_pz.runs).
+
+Unit tests run the real ``butterfly/pistonball-v0`` env (5 pistons, ``hold=5``, 50 cycles:
+10 decisions per piston) with :class:`ScriptedBackend`, a scripted LLM stand-in that answers
+per role: actors play what their policy text says ("down" if it says down, else "up"), the
+critic returns valid credits, the optimiser flips chosen agents' policies between
+"Always push up." and "Always push down.". Expected returns are computed in the tests from
+:class:`ConstantPolicy` rollouts, never hard-coded.
+
+The one integration test kills a real ``lang-pz train`` (embedded model) with SIGKILL and
+resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+import lang_pz
+from lang_pz import training
+from lang_pz.backends import ScriptedBackend
+from lang_pz.backends.base import GenerationRequest
+from lang_pz.critics import Credit, CriticReport
+from lang_pz.error import RunDirError
+from lang_pz.policies.scripted import ConstantPolicy
+from lang_pz.rollout import rollout
+from lang_pz.training import IterationMetrics, TrainConfig, best_gain, train
+
+ENV_ID = "butterfly/pistonball-v0"
+ENV = {"n_pistons": 5, "hold": 5, "max_cycles": 50}
+AGENTS = [f"piston_{i}" for i in range(5)]
+UP, DOWN = "Always push up.", "Always push down."
+VAL_SEED = 1001  # measured with ConstantPolicy: all up is far worse than pistons 0-2 down (checked in tests)
+SLOPE = {a: (DOWN if i < 3 else UP) for i, a in enumerate(AGENTS)}  # pistons 0-2 down, 3-4 up
+GRADIENT_KEYS = {"keep", "change", "drop", "evidence_steps"}
+
+
+# -- the scripted stand-in ----------------------------------------------------------------
+
+
+def prompt_of(req: GenerationRequest) -> str:
+    return req.prompt if req.prompt is not None else "\n".join(m.content for m in req.messages or ())
+
+
+def role_of(req: GenerationRequest) -> str:
+    """actor / critic / gradient / apply, read from the request (choices or schema keys)."""
+    if req.choices is not None:
+        return "actor"
+    keys = set(req.json_schema["properties"])
+    if keys == GRADIENT_KEYS:
+        return "gradient"  # the gradient and aggregation stages share this schema
+    if keys == {"policy"}:
+        return "apply"
+    assert keys <= set(AGENTS) | {"team"}, keys
+    return "critic"
+
+
+def agent_of_optimiser_request(req: GenerationRequest) -> str:
+    """The agent an optimiser request is about (named in the task, after the worked example)."""
+    p = prompt_of(req)
+    m = re.search(r"policy of agent (\w+):", p) or re.search(r"Agent: (\w+)", p.rsplit("Now your task:", 1)[-1])
+    assert m, p
+    return m.group(1)
+
+
+def flip(policy: str) -> str:
+    return UP if policy == DOWN else DOWN
+
+
+def critic_credit(key: str) -> float:
+    """Distinct scripted credits per agent (so a shared critique is recognisable)."""
+    return -0.5 if key == "team" else [-1.0, -0.5, 0.0, 0.5, 1.0][AGENTS.index(key)]
+
+
+class StandIn:
+    """Answers every role; ``flipping`` agents get their policy flipped by the optimiser,
+    the others get their current policy back (no change)."""
+
+    def __init__(self, flipping: Iterable[str] = ()) -> None:
+        self.flipping = set(flipping)
+        self.backend = ScriptedBackend(self.reply)
+
+    def reply(self, req: GenerationRequest) -> str:
+        role, p = role_of(req), prompt_of(req)
+        if role == "actor":
+            policy = re.findall(r"^Policy: (.*)$", p, re.MULTILINE)[-1]
+            return "down" if "down" in policy else "up"
+        if role == "critic":
+            return json.dumps({k: {"credit": critic_credit(k), "steps": [], "explanation": f"scripted credit of {k}"}
+                               for k in req.json_schema["properties"]})
+        if role == "gradient":
+            return json.dumps({"keep": "", "change": "push the other way", "drop": "", "evidence_steps": []})
+        agent = agent_of_optimiser_request(req)
+        current = re.findall(r"^Current policy: (.*)$", p.rsplit("Now your task:", 1)[-1], re.MULTILINE)[-1]
+        return json.dumps({"policy": flip(current) if agent in self.flipping else current})
+
+    def requests(self, role: str, agent: str | None = None) -> list[GenerationRequest]:
+        roles = {"optimiser": ("gradient", "apply")}.get(role, (role,))
+        return [r for r in self.backend.requests if role_of(r) in roles
+                and (agent is None or agent_of_optimiser_request(r) == agent)]
+
+
+def install(monkeypatch: pytest.MonkeyPatch, stand_in: StandIn) -> list[str]:
+    """Make the trainer use ``stand_in`` for every backend spec; returns the specs asked for."""
+    specs: list[str] = []
+
+    def make(spec: str) -> ScriptedBackend:
+        specs.append(spec)
+        return stand_in.backend
+
+    monkeypatch.setattr(training, "make_backend", make)
+    return specs
+
+
+def config(run_dir: Path, **kw) -> TrainConfig:
+    base = {"env_kwargs": ENV, "iterations": 1, "episodes_per_iteration": 1, "validation_seeds": [VAL_SEED],
+            "initial_policy": UP, "run_dir": str(run_dir)}
+    return TrainConfig(**{**base, **kw})
+
+
+def team_return(policies: dict[str, str], seed: int) -> float:
+    """The team return of ``policies`` played exactly (ConstantPolicy of the word they name)."""
+    env = lang_pz.make(ENV_ID, **ENV)
+    try:
+        return rollout(env, {a: ConstantPolicy("down" if "down" in p else "up") for a, p in policies.items()},
+                       seed=seed).team_return
+    finally:
+        env.close()
+
+
+def jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def episode_lines(path: Path, episode: int) -> list[str]:
+    return [line for line in path.read_text().splitlines() if json.loads(line)["episode"] == episode]
+
+
+# -- a two-iteration run shared by several tests -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def flip_run(tmp_path_factory):
+    """Two iterations x two episodes from all "up": iteration 0 flips pistons 0-2 to "down"
+    (a slope: accepted), iteration 1 flips them back to "up" (all up again: rejected)."""
+    run = tmp_path_factory.mktemp("flip") / "run"
+    stand_in = StandIn(flipping=AGENTS[:3])
+    messages: list[str] = []
+    with pytest.MonkeyPatch.context() as mp:
+        specs = install(mp, stand_in)
+        result = train(config(run, iterations=2, episodes_per_iteration=2), progress=messages.append)
+    return result, stand_in, run, messages, specs
+
+
+def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
+    result, _, run, messages, specs = flip_run
+    assert specs == ["embedded"]  # one model instance for the three roles (one spec)
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["iterations"] == 2 and cfg["run_dir"] == str(run) and cfg["env_kwargs"] == ENV
+    assert sorted(p.name for p in run.iterdir()) == ["config.json", "final", "iter_000", "iter_001", "metrics.jsonl"]
+    before = {0: {a: UP for a in AGENTS}, 1: SLOPE}  # the policies each iteration's episodes used
+    for it in (0, 1):
+        d = run / f"iter_{it:03d}"
+        assert {p.name for p in d.iterdir()} == {
+            "policies", "trajectories.jsonl", "credits.jsonl", "gradients.jsonl", "candidates",
+            "validation.jsonl", "validation_trajectories.jsonl", "done.json"}
+        assert lang_pz.runs.read_policies(d / "policies") == before[it]
+        trajs = lang_pz.trajectory.read_trajectories(d / "trajectories.jsonl")
+        assert [t.episode for t in trajs] == [2 * it, 2 * it + 1] and all(t.finished for t in trajs)
+        assert [t.seed for t in trajs] == [2 * it, 2 * it + 1]  # seed + episode index
+        for t in trajs:  # the actors played what their policy says
+            assert all(s.raw_output == ("down" if "down" in before[it][s.agent] else "up") for s in t.steps)
+            assert 0 < len(t.steps) <= 5 * 10 and set(t.agents) == set(AGENTS)  # <= 10 decisions per piston
+        credits = jsonl(d / "credits.jsonl")
+        assert [c["episode"] for c in credits] == [2 * it, 2 * it + 1]
+        assert all(c["credits"][a]["credit"] == critic_credit(a) for c in credits for a in AGENTS)
+        grads = jsonl(d / "gradients.jsonl")
+        assert [g["agent"] for g in grads] == AGENTS  # every trainable agent got an optimiser step
+        assert all(len(g["gradients"]) == 2 for g in grads)  # one gradient per episode
+        assert lang_pz.runs.read_policies(d / "candidates") == {a: flip(before[it][a]) for a in AGENTS[:3]}
+        val = jsonl(d / "validation.jsonl")
+        assert [(v["policies"], v["seed"]) for v in val] == ([("current", VAL_SEED)] if it == 0 else []) + [
+            ("candidate", VAL_SEED)]
+        done = json.loads((d / "done.json").read_text())
+        assert done["metrics"] == json.loads((run / "metrics.jsonl").read_text().splitlines()[it])
+        assert done["calls_total"] == sum(m.llm_calls for m in result.metrics[: it + 1])
+    metrics = jsonl(run / "metrics.jsonl")
+    assert [m["iteration"] for m in metrics] == [0, 1]
+    assert all(set(m) == {f.name for f in fields(IterationMetrics)} for m in metrics)
+    assert [IterationMetrics(**m) for m in metrics] == result.metrics
+    for m, it in zip(result.metrics, (0, 1)):
+        trajs = lang_pz.trajectory.read_trajectories(run / f"iter_{it:03d}" / "trajectories.jsonl")
+        assert m.train_returns == [round(t.team_return, 3) for t in trajs]
+        assert m.train_return == pytest.approx(sum(m.train_returns) / 2, abs=1e-3)
+        assert m.changed_agents == AGENTS[:3]
+        assert m.parse_error_rate == 0 and m.critic_failures == 0 and m.optimiser_failures == 0
+        assert m.seconds >= 0
+    assert lang_pz.runs.read_policies(run / "final" / "policies") == result.final_policies
+    assert result.initial_policies == {a: UP for a in AGENTS}
+    assert any(msg.startswith("iteration 0:") and "accepted" in msg for msg in messages)
+
+
+def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run):
+    result, _, run, _, _ = flip_run
+    all_up = team_return({a: UP for a in AGENTS}, VAL_SEED)
+    slope = team_return(SLOPE, VAL_SEED)
+    assert slope > all_up  # the premise of this test (ConstantPolicy rollouts, not the trainer)
+    m0, m1 = result.metrics
+    # iteration 0: all up -> slope raises the validation return: accepted
+    assert (m0.val_return, m0.candidate_val_return, m0.accepted) == (
+        pytest.approx(all_up, abs=1e-3), pytest.approx(slope, abs=1e-3), True)
+    # iteration 1: slope -> all up lowers it: rejected, the slope is kept
+    assert (m1.val_return, m1.candidate_val_return, m1.accepted) == (
+        pytest.approx(slope, abs=1e-3), pytest.approx(all_up, abs=1e-3), False)
+    assert result.final_policies == SLOPE
+    assert lang_pz.runs.read_policies(run / "final" / "policies") == SLOPE
+    done1 = json.loads((run / "iter_001" / "done.json").read_text())
+    assert done1["policies"] == SLOPE and done1["val_return_next"] == pytest.approx(slope)
+    val = jsonl(run / "iter_001" / "validation.jsonl")
+    assert val == [{"policies": "candidate", "seed": VAL_SEED, "team_return": round(all_up, 3)}]
+
+
+def test_per_role_usage_adds_up_to_llm_calls(flip_run):
+    result, stand_in, _, _, _ = flip_run
+    for m in result.metrics:
+        assert set(m.usage) == {"actor", "critic", "optimiser"}
+        assert sum(u["calls"] for u in m.usage.values()) == m.llm_calls
+        assert m.cached_calls == 0 and all(u["cost_usd"] == 0 for u in m.usage.values())
+    total = {r: sum(m.usage[r]["calls"] for m in result.metrics) for r in ("actor", "critic", "optimiser")}
+    assert total == {r: len(stand_in.requests(r)) for r in total}
+    assert sum(m.llm_calls for m in result.metrics) == len(stand_in.backend.requests)
+    # actor calls: 2 training episodes + validation of current (iteration 0 only) and candidate
+    steps = [len(lang_pz.trajectory.read_trajectories(p)[i].steps) for p in
+             sorted(result.run_dir.glob("iter_*/trajectories.jsonl")) for i in (0, 1)]
+    val_steps = [len(t.steps) for p in sorted(result.run_dir.glob("iter_*/validation_trajectories.jsonl"))
+                 for t in lang_pz.trajectory.read_trajectories(p)]
+    assert total["actor"] == sum(steps) + sum(val_steps)
+    assert total["critic"] == 4  # one call per episode, all valid
+    # per agent and iteration: 2 gradients (one per episode), their aggregate, the apply stage
+    assert [m.usage["optimiser"]["calls"] for m in result.metrics] == [5 * 4, 5 * 4]
+
+
+def test_tolerance_accepts_a_small_validation_drop(tmp_path, monkeypatch):
+    all_down = {a: DOWN for a in AGENTS}
+    drop = team_return(SLOPE, VAL_SEED) - team_return(all_down, VAL_SEED)
+    assert drop > 1  # premise: flipping pistons 3-4 to down lowers the validation return a little
+    for tol, accepted in ((0.0, False), (drop - 1, False), (drop + 1, True)):
+        stand_in = StandIn(flipping=AGENTS[3:])
+        install(monkeypatch, stand_in)
+        res = train(config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol))
+        (m,) = res.metrics
+        assert m.accepted is accepted, tol
+        assert m.val_return - m.candidate_val_return == pytest.approx(drop, abs=2e-3)
+        assert res.final_policies == (all_down if accepted else SLOPE)
+
+
+def test_no_validation_seeds_accepts_unchecked(tmp_path, monkeypatch):
+    stand_in = StandIn(flipping=AGENTS)
+    install(monkeypatch, stand_in)
+    res = train(config(tmp_path / "run", validation_seeds=[]))
+    (m,) = res.metrics
+    assert (m.val_return, m.candidate_val_return, m.accepted) == (None, None, True)
+    assert res.final_policies == {a: DOWN for a in AGENTS}
+    assert not (tmp_path / "run" / "iter_000" / "validation.jsonl").exists()
+
+
+def test_validation_seeds_must_not_be_training_seeds():
+    with pytest.raises(ValidationError, match=r"validation_seeds \[3\] are also training seeds.*held out"):
+        TrainConfig(seed=0, iterations=2, episodes_per_iteration=2, validation_seeds=[3, 1000])
+    with pytest.raises(ValidationError, match=r"\[10, 11\]"):
+        TrainConfig(seed=10, iterations=1, episodes_per_iteration=2, validation_seeds=[11, 10, 12])
+    TrainConfig(seed=0, iterations=2, episodes_per_iteration=2, validation_seeds=[4])  # the next seed is free
+
+
+# -- evidence gate and critic modes --------------------------------------------------------
+
+
+def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path, monkeypatch):
+    stand_in = StandIn(flipping=AGENTS)
+    install(monkeypatch, stand_in)
+    seed = 0
+    base = team_return({a: UP for a in AGENTS}, seed)
+    gains = {a: max(team_return({**{b: UP for b in AGENTS}, a: DOWN}, seed),
+                    _stay_return(a, seed)) - base for a in AGENTS}
+    helped = sorted(a for a in AGENTS if gains[a] > 0)
+    gated = sorted(a for a in AGENTS if gains[a] <= 0)
+    assert helped and gated  # premise: seed 0 from all up has both kinds
+    res = train(config(tmp_path / "run", seed=seed, counterfactual=["alternatives"]))
+    d = tmp_path / "run" / "iter_000"
+    probes = jsonl(d / "counterfactuals.jsonl")
+    assert sorted((p["agents"][0], p["replacement"]) for p in probes) == sorted(
+        (a, w) for a in AGENTS for w in ("down", "stay"))  # "up" was played: skipped
+    lines = jsonl(d / "gated.jsonl")
+    assert [g["agent"] for g in lines] == gated
+    for g in lines:
+        assert g["best_gain"] == pytest.approx(gains[g["agent"]], abs=2e-3)
+        assert "no counterfactual re-run beat" in g["reason"]
+    assert [g["agent"] for g in jsonl(d / "gradients.jsonl")] == helped
+    for a in gated:
+        assert stand_in.requests("optimiser", a) == []  # no optimiser call at all
+    for a in helped:
+        grad_prompt = prompt_of(stand_in.requests("gradient", a)[0])
+        assert "Computed re-runs of" in grad_prompt  # the evidence reaches the optimiser
+    assert res.metrics[0].changed_agents == helped
+
+
+def _stay_return(agent: str, seed: int) -> float:
+    env = lang_pz.make(ENV_ID, **ENV)
+    try:
+        pol = {a: ConstantPolicy("stay" if a == agent else "up") for a in AGENTS}
+        return rollout(env, pol, seed=seed).team_return
+    finally:
+        env.close()
+
+
+def test_evidence_gate_off_updates_every_agent(tmp_path, monkeypatch):
+    stand_in = StandIn(flipping=AGENTS)
+    install(monkeypatch, stand_in)
+    train(config(tmp_path / "run", counterfactual=["down"], evidence_gate=False))
+    d = tmp_path / "run" / "iter_000"
+    assert not (d / "gated.jsonl").exists()
+    assert [g["agent"] for g in jsonl(d / "gradients.jsonl")] == AGENTS
+
+
+def test_best_gain_is_the_best_mean_replacement():
+    def rep(ep, cfs):
+        return CriticReport(episode=ep, team_return=0.0, credits={
+            "a": Credit(agent="a", credit=0.0, explanation="x")},
+            counterfactuals=[{"agents": ag, "replacement": w, "team_return": 0.0, "delta": dl, "steps": 1}
+                             for ag, w, dl in cfs])
+
+    reports = [rep(0, [(["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", 9.0)]),
+               rep(1, [(["a"], "down", -2.0), (["a"], "stay", 5.0)])]
+    assert best_gain("a", reports) == pytest.approx(2.0)  # stay: mean(-1, 5) = 2 beats down: mean(4, -2) = 1
+    assert best_gain("b", reports) == pytest.approx(9.0)
+    assert best_gain("c", reports) is None
+    assert best_gain("a", [rep(0, [(["a", "b"], "up", -0.5)])]) == pytest.approx(-0.5)
+
+
+@pytest.mark.parametrize("mode", ["central_global", "central_credit", "independent"])
+def test_critic_modes(tmp_path, monkeypatch, mode):
+    stand_in = StandIn()
+    install(monkeypatch, stand_in)
+    train(config(tmp_path / "run", critic_mode=mode, validation_seeds=[]))
+    (report,) = jsonl(tmp_path / "run" / "iter_000" / "credits.jsonl")
+    assert report["mode"] == mode and set(report["credits"]) == set(AGENTS)
+    keys = [set(r.json_schema["properties"]) for r in stand_in.requests("critic")]
+    if mode == "central_global":  # one shared critique, given to every agent
+        assert keys == [{"team"}]
+        assert all(c["credit"] == critic_credit("team") and c["explanation"] == "scripted credit of team"
+                   for c in report["credits"].values())
+    elif mode == "central_credit":  # one call, a credit per agent
+        assert keys == [set(AGENTS)]
+        assert [report["credits"][a]["credit"] for a in AGENTS] == [critic_credit(a) for a in AGENTS]
+    else:  # one call per agent
+        assert keys == [{a} for a in AGENTS]
+        assert [report["credits"][a]["credit"] for a in AGENTS] == [critic_credit(a) for a in AGENTS]
+
+
+# -- budget --------------------------------------------------------------------------------
+
+
+def test_llm_call_budget_stops_before_the_next_iteration(tmp_path, monkeypatch):
+    stand_in = StandIn(flipping=AGENTS)
+    install(monkeypatch, stand_in)
+    messages: list[str] = []
+    res = train(config(tmp_path / "run", iterations=3, max_llm_calls=1), progress=messages.append)
+    assert len(res.metrics) == 1  # iteration 0 ran to its end, then the budget stopped the run
+    calls = res.metrics[0].llm_calls
+    assert calls > 1
+    assert res.stopped == f"LLM-call budget reached ({calls} >= 1)"
+    assert any(m.startswith("stopping before iteration 1") for m in messages)
+    assert not (tmp_path / "run" / "iter_001").exists()
+    assert lang_pz.runs.read_policies(tmp_path / "run" / "final" / "policies") == res.final_policies
+    assert len(stand_in.backend.requests) == calls
+
+
+def test_budget_not_reached_runs_every_iteration(tmp_path, monkeypatch):
+    install(monkeypatch, StandIn())
+    res = train(config(tmp_path / "run", iterations=2, max_llm_calls=10_000, validation_seeds=[]))
+    assert len(res.metrics) == 2 and res.stopped == ""
+
+
+# -- resume --------------------------------------------------------------------------------
+
+
+def test_resume_redoes_the_interrupted_iteration_only(flip_run, tmp_path, monkeypatch):
+    original, _, src, _, _ = flip_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    shutil.rmtree(run / "final")
+    iter0 = {p.relative_to(run): p.read_bytes() for p in (run / "iter_000").rglob("*") if p.is_file()}
+    traj_path = run / "iter_001" / "trajectories.jsonl"
+    full = traj_path.read_text()
+    # a crash inside iteration 1: no done.json, metrics line not written, episode 3 cut mid-way
+    (run / "iter_001" / "done.json").unlink()
+    metrics_lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
+    (run / "metrics.jsonl").write_text("".join(metrics_lines[:-1]))
+    lines = full.splitlines(keepends=True)
+    first_of_3 = next(i for i, line in enumerate(lines) if json.loads(line)["episode"] == 3)
+    cut = lines[: first_of_3 + 7]
+    traj_path.write_text("".join(cut) + lines[first_of_3 + 7][:25])  # and a half-written line
+    ep2_before = [line for line in full.splitlines() if json.loads(line)["episode"] == 2]
+    assert ep2_before and json.loads(ep2_before[-1])["type"] == "episode_end"
+
+    stand_in = StandIn(flipping=AGENTS[:3])
+    install(monkeypatch, stand_in)
+    messages: list[str] = []
+    res = train(resume=run, progress=messages.append)
+
+    assert {p.relative_to(run): p.read_bytes() for p in (run / "iter_000").rglob("*") if p.is_file()} == iter0
+    assert [m.iteration for m in res.metrics] == [0, 1]
+    assert [json.loads(line)["iteration"] for line in (run / "metrics.jsonl").read_text().splitlines()] == [0, 1]
+    assert (run / "iter_001" / "done.json").exists()
+    assert any("resuming" in m and "1 completed iteration" in m for m in messages)
+    assert any("kept 1 finished episode" in m for m in messages)
+    assert sum(m.startswith("iteration 1: train return") for m in messages) == 1
+    assert sum(m.startswith("iteration 0: train return") for m in messages) == 0
+    # the finished episode 2 was kept, not replayed: its lines are unchanged ...
+    assert episode_lines(traj_path, 2) == ep2_before
+    # ... and episode 3 was played again from its start (deterministic: the same records as the
+    # first time, but for measured latencies), after episode 2
+    def records(text: str) -> list[dict]:
+        return [{k: v for k, v in json.loads(line).items() if k != "latency_s"} for line in text.splitlines()]
+
+    assert records(traj_path.read_text()) == records(full)
+    ep2_steps = sum(json.loads(line)["type"] == "agent_step" for line in ep2_before)
+    redo, first = res.metrics[1], original.metrics[1]
+    assert redo.usage["actor"]["calls"] == first.usage["actor"]["calls"] - ep2_steps
+    assert len(stand_in.requests("actor")) == redo.usage["actor"]["calls"]
+    for key in ("train_returns", "val_return", "candidate_val_return", "accepted", "changed_agents"):
+        assert getattr(redo, key) == getattr(first, key), key
+    assert res.final_policies == original.final_policies
+    assert lang_pz.runs.read_policies(run / "final" / "policies") == original.final_policies
+    assert res.metrics[0] == original.metrics[0]
+
+
+def test_resume_of_a_finished_run_changes_nothing(flip_run, tmp_path, monkeypatch):
+    original, _, src, _, _ = flip_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    before = {p.relative_to(run): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    stand_in = StandIn(flipping=AGENTS)
+    install(monkeypatch, stand_in)
+    res = train(resume=run)
+    assert stand_in.backend.requests == []  # no new iteration
+    assert res.metrics == original.metrics and res.final_policies == original.final_policies
+    assert {p.relative_to(run): p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_resume_refuses_a_folder_that_is_not_a_run(tmp_path, monkeypatch):
+    install(monkeypatch, StandIn())
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(RunDirError, match="not a run folder.*config.json is missing"):
+        train(resume=tmp_path)
+    (tmp_path / "config.json").write_text('{"iterations": 0}')
+    with pytest.raises(RunDirError, match="not a valid TrainConfig"):
+        train(resume=tmp_path)
+
+
+def test_a_new_run_never_overwrites_a_folder(tmp_path, monkeypatch):
+    install(monkeypatch, StandIn())
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "x").write_text("x")
+    with pytest.raises(RunDirError, match="already holds a run.*--resume"):
+        train(config(tmp_path / "run"))
+
+
+def test_train_needs_exactly_one_of_config_and_resume(tmp_path):
+    with pytest.raises(ValueError, match="exactly one"):
+        train()
+    with pytest.raises(ValueError, match="exactly one"):
+        train(config(tmp_path / "run"), resume=tmp_path)
+
+
+# -- the command line ----------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def _cli_output(res) -> str:
+    return res.output + (getattr(res, "stderr", "") or "")
+
+
+def test_cli_resume_refuses_other_options(tmp_path):
+    from lang_pz.cli import app
+
+    res = runner.invoke(app, ["train", "--resume", str(tmp_path), "--iterations", "3"])
+    assert res.exit_code == 2
+    assert "--resume continues a run with its own config.json; drop --iterations" in " ".join(_cli_output(res).split())
+
+
+def test_cli_set_suggests_the_close_field(tmp_path):
+    from lang_pz.cli import app
+
+    res = runner.invoke(app, ["train", "--set", "tolerence=1", "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code == 2
+    out = " ".join(_cli_output(res).split())
+    assert "'tolerence=1'" in out and "did you mean 'tolerance'" in out
+    assert not (tmp_path / "r").exists()
+
+
+def test_cli_help_lists_every_config_field_with_its_default():
+    from lang_pz.cli import app
+
+    res = runner.invoke(app, ["train", "--help"], terminal_width=400, env={"COLUMNS": "400"})
+    assert res.exit_code == 0
+    out = " ".join(res.output.split())
+    for name, f in TrainConfig.model_fields.items():
+        default = f.default_factory() if f.default_factory is not None else f.default
+        assert f"{name} [default: {default!r}]" in out, name
+
+
+# -- kill -9 and resume with the real model ------------------------------------------------
+
+
+@pytest.mark.integration
+def test_kill_9_then_resume_with_the_embedded_model(tmp_path):
+    exe = Path(sys.executable).parent / "lang-pz"
+    if not exe.exists():
+        pytest.skip(f"console script {exe} not installed")
+    run = tmp_path / "run"
+    env = {**os.environ, "LANG_PZ_CACHE_DIR": str(tmp_path / "cache")}
+    cmd = [str(exe), "train", "--kw", "n_pistons=4", "--kw", "hold=25", "--iterations", "2", "--episodes", "2",
+           "--set", "validation_seeds=[1000]", "--run-dir", str(run)]
+    traj = run / "iter_000" / "trajectories.jsonl"
+    log = (tmp_path / "first.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while '"episode_end"' not in (traj.read_text() if traj.exists() else ""):
+            assert proc.poll() is None, f"train exited early ({proc.returncode}): {(tmp_path / 'first.log').read_text()}"
+            assert time.monotonic() < deadline, "no finished episode after 120 s"
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (run / "iter_000" / "done.json").exists()
+    ep0 = episode_lines_safe(traj, 0)
+    assert json.loads(ep0[-1])["type"] == "episode_end"
+
+    done = subprocess.run([str(exe), "train", "--resume", str(run)], env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "kept 1 finished episode" in done.stderr or "kept" in done.stderr
+    metrics = jsonl(run / "metrics.jsonl")
+    assert [m["iteration"] for m in metrics] == [0, 1]
+    assert episode_lines(traj, 0) == ep0  # the episode finished before the kill was kept as it was
+    assert [t.episode for t in lang_pz.trajectory.read_trajectories(traj)] == [0, 1]
+    assert sorted(p.name for p in (run / "final" / "policies").iterdir()) == [f"piston_{i}.txt" for i in range(4)]
+
+
+def episode_lines_safe(path: Path, episode: int) -> list[str]:
+    """Lines of ``episode`` in a file a kill may have cut (a partial last line is skipped)."""
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec["episode"] == episode:
+            out.append(line)
+    return out
