@@ -8,8 +8,9 @@ inside the unfaulted episode of the same seed (which is also played, to record t
 effect on the team return). Ground truth: the faulty agent and its *faulty steps* — the
 trajectory steps where its action was replaced **and** differs from what the base policy
 chose (the replaced steps are recorded too). A case with no faulty step (e.g. the ``random``
-fault drew the base action every time) is redrawn, at most ``MAX_REDRAWS`` times, then
-skipped and counted. The critic then reads the faulty trajectory. This is fault injection
+fault drew the base action every time) has its window redrawn (the agent is kept, so the
+faulty agent stays uniform over the agents), at most ``MAX_REDRAWS`` times, then skipped and
+counted. The critic then reads the faulty trajectory. This is fault injection
 used as labelling, after Who&When's "which agent, which step" task (Zhang et al. 2025,
 "Which Agent Causes Task Failures and When?", ICML), with labels known by construction.
 
@@ -54,7 +55,9 @@ window vary. The greedy team delivers its first soup at tick 37 and its second b
 has slack: with ``horizon=40`` (31 skill steps, team return 40) a 2-decision ``idle`` or
 ``harmful`` fault lowered the return in 0-1 of 20 cases (the teammate covers, or the fault
 falls while a soup cooks); with ``horizon=38`` (30 steps) in 3-5 of 20. ``require_effect=True``
-keeps only draws that lower the team return. Skill-level ``idle`` plays ``wait 1``; ``harmful``
+keeps only draws that lower the team return; note it skews the labels there (player_1's faults
+cost a soup far more often than player_0's: 9 vs 3 kept of 20 cases, 8 skipped), so compare
+with the label frequencies, not only with ``1 / n_agents``. Skill-level ``idle`` plays ``wait 1``; ``harmful``
 plays ``place on counter`` (:data:`OVERCOOKED_HARMFUL_SKILL`). Keep ``horizon`` small: the
 critic shows at most ``max_prompt_steps`` (40) steps, subsampling longer episodes.
 
@@ -593,9 +596,11 @@ def run_fault_benchmark(
             ep_seed = seed + case
             rng = np.random.default_rng(_seed(seed, case, 0))
             clean = rollout(env, team(case), seed=ep_seed, episode=case)
+            # the agent is drawn once (uniformly), only its window is redrawn: redrawing the
+            # agent too would favour agents whose base actions differ more from the fault
+            agent = agents[int(rng.integers(len(agents)))]
+            n_dec = len(clean.agent_steps(agent))
             for _ in range(MAX_REDRAWS):
-                agent = agents[int(rng.integers(len(agents)))]
-                n_dec = len(clean.agent_steps(agent))
                 start = int(rng.integers(max(1, n_dec - window + 1)))
                 policies = team(case)
                 faulty = FaultyPolicy(policies[agent], fault, range(start, start + window),
