@@ -155,13 +155,15 @@ def episode_lines(path: Path, episode: int) -> list[str]:
 @pytest.fixture(scope="module")
 def flip_run(tmp_path_factory):
     """Two iterations x two episodes from all "up": iteration 0 flips pistons 0-2 to "down"
-    (a slope: accepted), iteration 1 flips them back to "up" (all up again: rejected)."""
+    (a slope: accepted), iteration 1 flips them back to "up" (all up again: rejected).
+    One shared critique (``central_global``), so the three edits are validated as one update."""
     run = tmp_path_factory.mktemp("flip") / "run"
     stand_in = StandIn(flipping=AGENTS[:3])
     messages: list[str] = []
     with pytest.MonkeyPatch.context() as mp:
         specs = install(mp, stand_in)
-        result = train(config(run, iterations=2, episodes_per_iteration=2), progress=messages.append)
+        result = train(config(run, iterations=2, episodes_per_iteration=2, critic_mode="central_global"),
+                       progress=messages.append)
     return result, stand_in, run, messages, specs
 
 
@@ -174,7 +176,7 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
     before = {0: {a: UP for a in AGENTS}, 1: SLOPE}  # the policies each iteration's episodes used
     for it in (0, 1):
         d = run / f"iter_{it:03d}"
-        assert {p.name for p in d.iterdir()} == {
+        assert {p.name for p in d.iterdir()} - {"acceptance.jsonl"} == {
             "policies", "trajectories.jsonl", "credits.jsonl", "gradients.jsonl", "candidates",
             "validation.jsonl", "validation_trajectories.jsonl", "done.json"}
         assert lang_pz.runs.read_policies(d / "policies") == before[it]
@@ -186,14 +188,14 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
             assert 0 < len(t.steps) <= 5 * 10 and set(t.agents) == set(AGENTS)  # <= 10 decisions per piston
         credits = jsonl(d / "credits.jsonl")
         assert [c["episode"] for c in credits] == [2 * it, 2 * it + 1]
-        assert all(c["credits"][a]["credit"] == critic_credit(a) for c in credits for a in AGENTS)
+        assert all(c["credits"][a]["credit"] == critic_credit("team") for c in credits for a in AGENTS)
         grads = jsonl(d / "gradients.jsonl")
         assert [g["agent"] for g in grads] == AGENTS  # every trainable agent got an optimiser step
         assert all(len(g["gradients"]) == 2 for g in grads)  # one gradient per episode
         assert lang_pz.runs.read_policies(d / "candidates") == {a: flip(before[it][a]) for a in AGENTS[:3]}
         val = jsonl(d / "validation.jsonl")
-        assert [(v["policies"], v["seed"]) for v in val] == ([("current", VAL_SEED)] if it == 0 else []) + [
-            ("candidate", VAL_SEED)]
+        assert [(v["policies"].split()[0], v["seed"]) for v in val] == (
+            [("current", VAL_SEED)] if it == 0 else []) + [("candidate", VAL_SEED)]
         done = json.loads((d / "done.json").read_text())
         assert done["metrics"] == json.loads((run / "metrics.jsonl").read_text().splitlines()[it])
         assert done["calls_total"] == sum(m.llm_calls for m in result.metrics[: it + 1])
@@ -230,7 +232,8 @@ def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run)
     done1 = json.loads((run / "iter_001" / "done.json").read_text())
     assert done1["policies"] == SLOPE and done1["val_return_next"] == pytest.approx(slope)
     val = jsonl(run / "iter_001" / "validation.jsonl")
-    assert val == [{"policies": "candidate", "seed": VAL_SEED, "team_return": round(all_up, 3)}]
+    assert [(v["policies"].split()[0], v["seed"], v["team_return"]) for v in val] == [
+        ("candidate", VAL_SEED, round(all_up, 3))]
 
 
 def test_per_role_usage_adds_up_to_llm_calls(flip_run):
@@ -260,7 +263,8 @@ def test_tolerance_accepts_a_small_validation_drop(tmp_path, monkeypatch):
     for tol, accepted in ((0.0, False), (drop - 1, False), (drop + 1, True)):
         stand_in = StandIn(flipping=AGENTS[3:])
         install(monkeypatch, stand_in)
-        res = train(config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol))
+        res = train(config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol,
+                           critic_mode="central_global"))  # the two edits validated as one update
         (m,) = res.metrics
         assert m.accepted is accepted, tol
         assert m.val_return - m.candidate_val_return == pytest.approx(drop, abs=2e-3)
