@@ -9,10 +9,12 @@ Layout (``NNN`` is the iteration, zero-padded)::
     RUN_DIR/iter_NNN/counterfactuals.jsonl     counterfactual re-runs per episode
     RUN_DIR/iter_NNN/credits.jsonl             the critic's report per episode
     RUN_DIR/iter_NNN/critic_errors.jsonl       replies that failed validation after retries
-    RUN_DIR/iter_NNN/gradients.jsonl          per agent: per-episode gradients, aggregate, candidate
+    RUN_DIR/iter_NNN/gated.jsonl               agents given no edit: no re-run beat what they played
+    RUN_DIR/iter_NNN/gradients.jsonl           per agent: per-episode gradients, aggregate, candidate
     RUN_DIR/iter_NNN/optimiser_errors.jsonl    stages that failed validation after retries
     RUN_DIR/iter_NNN/candidates/AGENT.txt      the candidate policies of the update
     RUN_DIR/iter_NNN/validation.jsonl          validation returns of current and candidate policies
+    RUN_DIR/iter_NNN/acceptance.jsonl          per validated candidate: both scores, accepted or not
     RUN_DIR/iter_NNN/validation_trajectories.jsonl
     RUN_DIR/iter_NNN/done.json                 written last: metrics, accepted policies, momentum
     RUN_DIR/final/policies/AGENT.txt           the policies after the last iteration

@@ -6,8 +6,11 @@ One iteration::
       -> counterfactual re-runs (optional: evidence the system computes)
       -> centralised critic (credit per agent, one shared critique, or independent critics)
       -> per agent: a language gradient per episode -> aggregate with momentum -> candidate
-      -> validation on held-out seeds: accept the candidates unless the team's validation
-         return falls by more than ``tolerance``; otherwise keep the policies (logged)
+      -> validation on held-out seeds: accept a candidate unless the team's validation
+         return falls by more than ``tolerance``; otherwise keep the policy (logged with both
+         scores). ``per_agent`` acceptance validates each agent's candidate in turn (largest
+         counterfactual gain first) on top of those already accepted; ``joint`` validates
+         them all at once (the default for ``central_global``: one team update)
 
 Every artefact is written to the run folder as it is made (layout: :mod:`lang_pz.runs`), and a
 killed run continues with :func:`train` ``(resume=RUN_DIR)`` / ``lang-pz train --resume``.
@@ -16,6 +19,7 @@ killed run continues with :func:`train` ``(resume=RUN_DIR)`` / ``lang-pz train -
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -54,7 +58,11 @@ class TrainConfig(BaseModel):
         default_factory=lambda: [1000, 1001],
         description="held-out episode seeds that gate each update ([] accepts every update unchecked)",
     )
-    tolerance: float = Field(0.0, ge=0, description="accept a candidate unless validation return falls by more")
+    tolerance: float = Field(
+        0.0, description="accept a candidate unless validation return falls by more (negative: require a gain)")
+    acceptance: Literal["joint", "per_agent"] | None = Field(
+        None, description="validate all candidates at once (joint) or each agent's in turn (per_agent); "
+        "default: joint for central_global (one team update), per_agent otherwise")
     critic_mode: Literal["central_credit", "central_global", "independent"] = Field(
         "central_credit", description="central_credit, central_global or independent")
     counterfactual: list[str] = Field(
@@ -65,7 +73,10 @@ class TrainConfig(BaseModel):
     initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
                                 description="every agent's starting policy")
     initial_policies: dict[str, str] = Field(default_factory=dict, description="per-agent starting policies")
-    trainable_agents: list[str] | None = Field(None, description="agents the optimiser updates (default: all)")
+    trainable_agents: list[str] | None = Field(None, description="agents the optimiser updates (default: all LLM agents)")
+    partners: dict[str, Literal["random", "heuristic", "greedy"]] = Field(
+        default_factory=dict,
+        description="agent -> fixed classical policy (random; heuristic: Pistonball; greedy: Overcooked)")
     actor_backend: str = Field("embedded", description="backend spec of the agents' LLM")
     critic_backend: str | None = Field(None, description="backend spec of the critic (default: actor's)")
     optimiser_backend: str | None = Field(None, description="backend spec of the optimiser (default: actor's)")
@@ -101,6 +112,7 @@ class IterationMetrics:
     candidate_val_return: float | None
     accepted: bool | None
     changed_agents: list[str]
+    accepted_agents: list[str]
     parse_error_rate: float
     critic_failures: int
     optimiser_failures: int
@@ -137,11 +149,20 @@ class _Trainer:
             raise InvalidKwargError(f"{config.env_id} is a single-agent Gymnasium env; training needs a "
                                     "PettingZoo env (see `lang-pz envs` for the [parallel/aec] ones)")
         agents = list(self.env.possible_agents)
-        unknown = sorted((set(config.initial_policies) | set(config.trainable_agents or [])) - set(agents))
+        named = set(config.initial_policies) | set(config.trainable_agents or []) | set(config.partners)
+        unknown = sorted(named - set(agents))
         if unknown:
-            raise InvalidKwargError(f"initial_policies/trainable_agents name {unknown}, which are not agents of "
-                                    f"{config.env_id}; its agents are {agents}")
-        self.trainable = list(config.trainable_agents or agents)
+            raise InvalidKwargError(f"initial_policies/trainable_agents/partners name {unknown}, which are not "
+                                    f"agents of {config.env_id}; its agents are {agents}")
+        both = sorted(set(config.trainable_agents or []) & set(config.partners))
+        if both:
+            raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
+        self.partners = {a: _partner(kind, self.env, a, config.seed + i)
+                         for i, (a, kind) in enumerate(sorted(config.partners.items()))}
+        llm_agents = [a for a in agents if a not in self.partners]
+        if not llm_agents:
+            raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
+        self.trainable = list(config.trainable_agents or llm_agents)
         made: dict[str, LLMBackend] = {}
         self.meters: dict[str, RoleMeter] = {}
         for role, spec in zip(ROLES, (config.actor_backend, config.critic_backend, config.optimiser_backend)):
@@ -152,13 +173,14 @@ class _Trainer:
         self.critic = CentralCritic(self.meters["critic"], mode=config.critic_mode)
         self.optimiser = TextualPolicyOptimiser(self.meters["optimiser"], max_policy_chars=config.max_policy_chars,
                                                 max_rewrite=config.max_rewrite)
-        self.policies = {a: config.initial_policies.get(a, config.initial_policy) for a in agents}
+        self.policies = {a: config.initial_policies.get(a, config.initial_policy) for a in llm_agents}
         self.momentum = Momentum(beta=config.momentum, min_weight=0.2) if config.momentum > 0 else None
+        self.acceptance = config.acceptance or ("joint" if config.critic_mode == "central_global" else "per_agent")
         self.val_return: float | None = None
         self.calls_before = 0  # LLM calls of completed iterations (resumed runs count earlier ones)
 
     def actors(self, policies: Mapping[str, str]) -> dict[str, Policy]:
-        return {a: LLMPolicy(p, self.meters["actor"]) for a, p in policies.items()}
+        return {**{a: LLMPolicy(p, self.meters["actor"]) for a, p in policies.items()}, **self.partners}
 
     def restore(self, done: dict[str, Any]) -> None:
         self.policies = dict(done["policies"])
@@ -187,9 +209,10 @@ class _Trainer:
         cfg, t0 = self.config, time.perf_counter()
         snaps = {r: m.snapshot() for r, m in self.meters.items()}
         d = runs.iter_dir(self.run_dir, it)
-        for name in ("gated.jsonl", "counterfactuals.jsonl", "credits.jsonl", "critic_errors.jsonl", "gradients.jsonl",
+        for name in ("acceptance.jsonl", "gated.jsonl", "counterfactuals.jsonl", "credits.jsonl", "critic_errors.jsonl", "gradients.jsonl",
                      "optimiser_errors.jsonl", "validation.jsonl", "validation_trajectories.jsonl"):
             (d / name).unlink(missing_ok=True)  # a resumed iteration redoes these stages
+        shutil.rmtree(d / "candidates", ignore_errors=True)
         runs.write_policies(d / "policies", self.policies)
         if self.val_return is None:
             self.val_return = self.validate(self.policies, d / "validation.jsonl", "current")
@@ -231,10 +254,11 @@ class _Trainer:
         # 3. per-agent candidates
         candidates = dict(self.policies)
         optimiser_failures = 0
+        gains: dict[str, float | None] = {}
         for agent in tqdm(self.trainable, desc=f"iter {it} optimiser", leave=False):
             if not any(agent in r.credits for r in reports):
                 continue
-            gain = best_gain(agent, reports)
+            gain = gains[agent] = best_gain(agent, reports)
             if cfg.counterfactual and cfg.evidence_gate and (gain is None or gain <= 0):
                 runs.append_jsonl(d / "gated.jsonl", {"agent": agent, "best_gain": gain, "reason":
                                   "no counterfactual re-run beat what the agent played: no edit proposed"})
@@ -253,12 +277,25 @@ class _Trainer:
         cand_val: float | None = None
         accepted: bool | None = None
         val_before = self.val_return
+        accepted_agents: list[str] = []
         if changed:
             runs.write_policies(d / "candidates", {a: candidates[a] for a in changed})
-            cand_val = self.validate(candidates, d / "validation.jsonl", "candidate")
-            accepted = cand_val is None or val_before is None or cand_val >= val_before - cfg.tolerance
+            if self.acceptance == "joint":  # one team update, accepted or rejected as one
+                groups = [changed]
+            else:  # each agent's own update, largest evidence first, kept if the team does not lose
+                groups = [[a] for a in sorted(changed, key=lambda a: -(gains.get(a) or 0.0))]
+            for group in groups:
+                trial = {**self.policies, **{a: candidates[a] for a in group}}
+                cand_val = self.validate(trial, d / "validation.jsonl", "candidate " + "+".join(group))
+                ok = cand_val is None or self.val_return is None or cand_val >= self.val_return - cfg.tolerance
+                runs.append_jsonl(d / "acceptance.jsonl", {"agents": group, "val_return": self.val_return,
+                                                           "candidate_val_return": cand_val, "accepted": ok})
+                if ok:
+                    self.policies, self.val_return = trial, cand_val
+                    accepted_agents += group
+            accepted = bool(accepted_agents)
             if accepted:
-                self.policies, self.val_return = candidates, cand_val
+                cand_val = self.val_return
 
         usage = {r: m.since(snaps[r]) for r, m in self.meters.items()}
         calls = sum(int(u["calls"]) for u in usage.values())
@@ -271,6 +308,7 @@ class _Trainer:
             candidate_val_return=None if cand_val is None else round(cand_val, 3),
             accepted=accepted,
             changed_agents=changed,
+            accepted_agents=accepted_agents,
             parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
             critic_failures=critic_failures,
             optimiser_failures=optimiser_failures,
@@ -287,8 +325,23 @@ class _Trainer:
         runs.append_jsonl(self.run_dir / "metrics.jsonl", asdict(m))
         verdict = {None: "no candidate", True: "accepted", False: "rejected"}[accepted]
         self.say(f"iteration {it}: train return {m.train_return:.1f}, validation {_num(val_before)} -> "
-                 f"candidate {_num(cand_val)} ({verdict}; {len(changed)} agent(s) changed)")
+                 f"{_num(cand_val)} ({verdict}: {len(accepted_agents)} of {len(changed)} changed agent(s))")
         return m
+
+
+def _partner(kind: str, env: Any, agent: str, seed: int) -> Policy:
+    """A fixed classical policy for ``agent`` (the ``partners`` setting)."""
+    if kind == "random":
+        from lang_pz.policies.random import RandomPolicy
+
+        return RandomPolicy(seed=seed)
+    if kind == "heuristic":
+        from lang_pz.policies.scripted import PistonballHeuristic
+
+        return PistonballHeuristic()
+    from lang_pz.policies.overcooked import overcooked_partner
+
+    return overcooked_partner(kind, env, agent, seed=seed)
 
 
 def _records_of(path: Path, episodes: set[int]) -> str:

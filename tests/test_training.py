@@ -585,3 +585,51 @@ def episode_lines_safe(path: Path, episode: int) -> list[str]:
         if rec["episode"] == episode:
             out.append(line)
     return out
+
+
+# -- per-agent acceptance and fixed partners ----------------------------------------------
+
+
+def test_per_agent_acceptance_keeps_each_agent_whose_change_helps(tmp_path, monkeypatch):
+    # Every piston flips to "down"; each flip is validated in turn on top of those kept.
+    # Expected decisions are replayed here with ConstantPolicy rollouts.
+    expected, current = [], {a: UP for a in AGENTS}
+    value = team_return(current, VAL_SEED)
+    for a in AGENTS:
+        trial = {**current, a: DOWN}
+        v = team_return(trial, VAL_SEED)
+        expected.append(v >= value)
+        if v >= value:
+            current, value = trial, v
+    assert True in expected and False in expected  # premise: some flips help, some hurt
+    install(monkeypatch, StandIn(flipping=AGENTS))
+    result = train(config(tmp_path / "run", acceptance="per_agent"))
+    m = result.metrics[0]
+    decisions = jsonl(tmp_path / "run" / "iter_000" / "acceptance.jsonl")
+    assert [d["agents"] for d in decisions] == [[a] for a in AGENTS]  # one validation per agent
+    assert [d["accepted"] for d in decisions] == expected
+    assert all(d["candidate_val_return"] < d["val_return"] for d in decisions if not d["accepted"])
+    assert result.final_policies == current
+    assert m.accepted_agents == [a for a, ok in zip(AGENTS, expected) if ok] and m.accepted is True
+    assert m.candidate_val_return == pytest.approx(value, abs=1e-3)
+
+
+def test_central_global_validates_the_team_update_as_one(tmp_path, monkeypatch):
+    install(monkeypatch, StandIn(flipping=AGENTS))
+    train(config(tmp_path / "run", critic_mode="central_global"))
+    decisions = jsonl(tmp_path / "run" / "iter_000" / "acceptance.jsonl")
+    assert [d["agents"] for d in decisions] == [AGENTS]
+
+
+def test_a_fixed_partner_plays_but_is_never_trained(tmp_path, monkeypatch):
+    stand_in = StandIn(flipping=AGENTS)
+    install(monkeypatch, stand_in)
+    result = train(config(tmp_path / "run", partners={"piston_4": "heuristic"}, validation_seeds=[]))
+    assert set(result.final_policies) == set(AGENTS[:4])  # no text policy for the partner
+    assert not stand_in.requests("optimiser", "piston_4")
+    traj = lang_pz.trajectory.read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")[0]
+    assert {s.raw_output for s in traj.agent_steps("piston_4")} <= {"up", "down"}
+    actor_prompts = [prompt_of(r) for r in stand_in.requests("actor")]
+    assert not any("You are piston_4" in p for p in actor_prompts)  # the heuristic, not the LLM, acted
+    with pytest.raises(lang_pz.error.InvalidKwargError, match="both trainable and fixed"):
+        train(config(tmp_path / "r2", partners={"piston_4": "random"}, trainable_agents=["piston_4"]))
