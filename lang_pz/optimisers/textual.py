@@ -372,8 +372,14 @@ class TextualPolicyOptimiser:
 
         return validate
 
-    @staticmethod
-    def _to_gradient(agent: str, reply: BaseModel) -> Gradient:
+    def _ask_direction(
+        self, agent: str, build: Callable[[list[str]], GenerationRequest], cited: Sequence[int], what: str
+    ) -> tuple[Gradient, list[Generation]]:
+        """One validated keep/change/drop reply (gradient and aggregation stages)."""
+        reply, gens = ask_structured(
+            self.backend, build, gradient_reply_model(cited), what=what, max_attempts=self.max_attempts,
+            validate=self._direction_validator(cited),
+        )
         d = reply.model_dump()
         return Gradient(
             agent=agent,
@@ -381,7 +387,7 @@ class TextualPolicyOptimiser:
             change=" ".join(d["change"].split()),
             drop=" ".join(d["drop"].split()),
             evidence_steps=list(dict.fromkeys(d["evidence_steps"])),
-        )
+        ), gens
 
     def gradient(self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = ()) -> Gradient:
         """One LLM call (plus retries): this agent's credits (and evidence) -> keep/change/drop.
@@ -410,15 +416,10 @@ class TextualPolicyOptimiser:
                 "each agent's update must use only its own credits"
             )
         cited = sorted({s for c in credits for s in c.steps})
-        reply, gens = ask_structured(
-            self.backend,
-            lambda errors: self.gradient_request(agent, policy, credits, errors, evidence),
-            gradient_reply_model(cited),
-            what=f"language gradient for {agent}",
-            max_attempts=self.max_attempts,
-            validate=self._direction_validator(cited),
+        return self._ask_direction(
+            agent, lambda errors: self.gradient_request(agent, policy, credits, errors, evidence), cited,
+            f"language gradient for {agent}",
         )
-        return self._to_gradient(agent, reply), gens
 
     def aggregate(
         self,
@@ -447,15 +448,10 @@ class TextualPolicyOptimiser:
         if len(gradients) == 1 and not momentum:
             return gradients[0], []
         cited = sorted({s for g in gradients for s in g.evidence_steps})
-        reply, gens = ask_structured(
-            self.backend,
-            lambda errors: self.aggregate_request(agent, policy, gradients, momentum, errors),
-            gradient_reply_model(cited),
-            what=f"aggregated gradient for {agent}",
-            max_attempts=self.max_attempts,
-            validate=self._direction_validator(cited),
+        return self._ask_direction(
+            agent, lambda errors: self.aggregate_request(agent, policy, gradients, momentum, errors), cited,
+            f"aggregated gradient for {agent}",
         )
-        return self._to_gradient(agent, reply), gens
 
     def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
         """One LLM call (plus retries): rewrite ``policy`` along ``gradient`` (a candidate).
