@@ -52,50 +52,27 @@ register(EnvSpec(
 
 # -- benchmark tasks (lang_pz.tasks): one episode = one task, agents are roles; test_kwargs use
 # the two hand-written demo items of each benchmark so compliance tests need no data files.
-register(EnvSpec(
-    id="tasks/hotpotqa-v0",
-    entry_point="lang_pz.tasks.qa_env:make_hotpotqa",
-    description="HotpotQA (distractor): a finder names evidence sentences, an answerer answers; reward = F1.",
-    apis=("aec",),
-    extra="tasks",
-    test_kwargs={"source": "demo"},
-))
-
-register(EnvSpec(
-    id="tasks/math500-v0",
-    entry_point="lang_pz.tasks.math_env:make_math500",
-    description="MATH-500: a solver boxes an answer, a verifier confirms or corrects; math-verify scores it.",
-    apis=("aec",),
-    extra="tasks",
-    test_kwargs={"source": "demo"},
-))
-
-register(EnvSpec(
-    id="tasks/gsm8k-v0",
-    entry_point="lang_pz.tasks.math_env:make_gsm8k",
-    description="GSM8K: a solver answers '#### n', a verifier confirms or corrects; exact number match.",
-    apis=("aec",),
-    extra="tasks",
-    test_kwargs={"source": "demo"},
-))
-
-register(EnvSpec(
-    id="tasks/humaneval-v0",
-    entry_point="lang_pz.tasks.code_env:make_humaneval",
-    description="HumanEval: coder writes, tester's asserts run in a sandbox, coder revises; hidden tests score.",
-    apis=("aec",),
-    extra="tasks",
-    test_kwargs={"source": "demo"},
-))
-
-register(EnvSpec(
-    id="tasks/mbpp-v0",
-    entry_point="lang_pz.tasks.code_env:make_mbpp",
-    description="MBPP: coder writes, tester's asserts run in a sandbox, coder revises; hidden tests score.",
-    apis=("aec",),
-    extra="tasks",
-    test_kwargs={"source": "demo"},
-))
+for _name, _entry_point, _what in (
+    ("hotpotqa", "lang_pz.tasks.qa_env:make_hotpotqa",
+     "HotpotQA (distractor): a finder names evidence sentences, an answerer answers; reward = F1."),
+    ("math500", "lang_pz.tasks.math_env:make_math500",
+     "MATH-500: a solver boxes an answer, a verifier confirms or corrects; math-verify scores it."),
+    ("gsm8k", "lang_pz.tasks.math_env:make_gsm8k",
+     "GSM8K: a solver answers '#### n', a verifier confirms or corrects; exact number match."),
+    ("humaneval", "lang_pz.tasks.code_env:make_humaneval",
+     "HumanEval: coder writes, tester's asserts run in a sandbox, coder revises; hidden tests score."),
+    ("mbpp", "lang_pz.tasks.code_env:make_mbpp",
+     "MBPP: coder writes, tester's asserts run in a sandbox, coder revises; hidden tests score."),
+):
+    register(EnvSpec(
+        id=f"tasks/{_name}-v0",
+        entry_point=_entry_point,
+        description=_what,
+        apis=("aec",),
+        extra="tasks",
+        test_kwargs={"source": "demo"},
+    ))
+del _name, _entry_point, _what
 
 # Overcooked-AI (overcooked_ai_py 1.1.0): one id per layout, both action levels via `actions=`.
 for _layout, _what in (
