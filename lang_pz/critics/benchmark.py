@@ -346,6 +346,43 @@ def assess_and_score(
     return out
 
 
+def score_case(
+    critic: Assessor,
+    random_critic: Assessor,
+    trajectory: Trajectory,
+    truth_agent: str,
+    truth_steps: Sequence[int],
+    all_steps: Sequence[int],
+    *,
+    tolerance: int = 0,
+    tie: TieRule = "miss",
+    rng: np.random.Generator | None = None,
+) -> dict[str, Any]:
+    """The scored part of one benchmark record, the fields :func:`summarise` reads.
+
+    Args:
+        critic, random_critic: asked in this order (both draw ties from ``rng``).
+        all_steps: the trajectory's step indices, for the chance of a step hit.
+
+    Returns:
+        ``chance_agent`` (1 / number of agents), ``chance_step`` (:func:`chance_step_hit`),
+        and ``critic`` / ``random_critic``: each one's :func:`assess_and_score` result.
+    """
+    kw = {"tolerance": tolerance, "tie": tie, "rng": rng}
+    return {
+        "chance_agent": 1.0 / len(trajectory.agents),
+        "chance_step": chance_step_hit(all_steps, truth_steps, tolerance),
+        "critic": assess_and_score(critic, trajectory, truth_agent, truth_steps, **kw),
+        "random_critic": assess_and_score(random_critic, trajectory, truth_agent, truth_steps, **kw),
+    }
+
+
+def blame_text(score: Mapping[str, Any]) -> str:
+    """``blamed <agent> citing <steps>`` of an :func:`assess_and_score` result, plus
+    `` (critic failed)`` when the critic raised; for progress lines."""
+    return f"blamed {score['blamed']} citing {score['cited']}{' (critic failed)' if score['error'] else ''}"
+
+
 class RandomCritic:
     """The empirical chance baseline: distinct uniform random credits in [-1, 1] and one
     uniformly random cited step (among the agent's own steps) per agent.
@@ -617,7 +654,6 @@ def run_fault_benchmark(
                     progress(f"{env_id} case {case}: {why} after {MAX_REDRAWS} draws, skipped")
                 continue
             all_steps = sorted({s.step for s in traj.steps})
-            kw = {"tolerance": tolerance, "tie": tie, "rng": tie_rng}
             record = {
                 "source": env_id, "case": case, "seed": ep_seed, "base": base_name, "fault": fault,
                 "faulty_agent": agent,
@@ -626,14 +662,11 @@ def run_fault_benchmark(
                 "faulty_actions": [r.action for r in faulty.log if r.replaced],
                 "n_agents": len(traj.agents), "n_steps": len(all_steps),
                 "team_return": traj.team_return, "clean_team_return": clean.team_return,
-                "chance_agent": 1.0 / len(traj.agents), "chance_step": chance_step_hit(all_steps, truth, tolerance),
-                "critic": assess_and_score(critic, traj, agent, truth, **kw),
-                "random_critic": assess_and_score(random_critic, traj, agent, truth, **kw),
+                **score_case(critic, random_critic, traj, agent, truth, all_steps,
+                             tolerance=tolerance, tie=tie, rng=tie_rng),
             }
             writer.write(record)
             records.append(record)
             if progress:
-                c = record["critic"]
-                progress(f"{env_id} case {case}: faulty {agent} at steps {truth}; blamed {c['blamed']} "
-                         f"citing {c['cited']}{' (critic failed)' if c['error'] else ''}")
+                progress(f"{env_id} case {case}: faulty {agent} at steps {truth}; {blame_text(record['critic'])}")
     return summarise(env_id, records, skipped=skipped, settings=settings)

@@ -54,8 +54,8 @@ from lang_pz.critics.benchmark import (
     ResultsWriter,
     Summary,
     TieRule,
-    assess_and_score,
-    chance_step_hit,
+    blame_text,
+    score_case,
     summarise,
 )
 from lang_pz.error import InvalidKwargError, LangPZError
@@ -274,22 +274,19 @@ def run_whowhen_benchmark(
             traj = to_trajectory(case, i, max_chars=max_chars)
             truth = [case.mistake_step]
             all_steps = sorted(traj.states)
-            kw = {"tolerance": tolerance, "tie": tie, "rng": tie_rng}
             record = {
                 "source": data.folder, "case": i, "file": case.name, "mistake_agent": case.mistake_agent,
                 "mistake_step": case.mistake_step,
                 "step_agent_matches": case.messages[case.mistake_step][0] == case.mistake_agent,
                 "n_agents": len(traj.agents), "n_steps": len(all_steps),
-                "chance_agent": 1.0 / len(traj.agents), "chance_step": chance_step_hit(all_steps, truth, tolerance),
-                "critic": assess_and_score(critic, traj, case.mistake_agent, truth, **kw),
-                "random_critic": assess_and_score(random_critic, traj, case.mistake_agent, truth, **kw),
+                **score_case(critic, random_critic, traj, case.mistake_agent, truth, all_steps,
+                             tolerance=tolerance, tie=tie, rng=tie_rng),
             }
             writer.write(record)
             records.append(record)
             if progress:
-                c = record["critic"]
                 progress(f"who&when {case.name}: mistake {case.mistake_agent} at step {case.mistake_step}; "
-                         f"blamed {c['blamed']} citing {c['cited']}{' (critic failed)' if c['error'] else ''}")
+                         f"{blame_text(record['critic'])}")
     settings = {"tolerance": tolerance, "tie": tie, "seed": seed, "max_chars": max_chars,
                 "malformed": [m.name for m in data.malformed]}
     return summarise(data.folder, records, skipped=len(data.malformed), settings=settings), data.malformed
