@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast bench lint clean
+.PHONY: install demo test test-fast bench experiment lint clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ test: $(STAMP)  ## the whole test suite, integration tests with the embedded mod
 
 test-fast: $(STAMP)  ## the suite without the embedded-model integration tests
 	$(BIN)/python -m pytest -m "not integration"
+
+experiment: $(STAMP)  ## credit modes on 5-piston Pistonball, embedded model (about 30 min; writes benchmarks/results)
+	$(BIN)/python benchmarks/credit_modes.py
 
 bench: $(STAMP)  ## wrapper overhead and LLM decision throughput
 	$(BIN)/python benchmarks/bench_wrappers.py

@@ -68,6 +68,12 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         "accepted": sum(len(m.accepted_agents) for m in res.metrics),
         "rejected": sum(len(m.changed_agents) - len(m.accepted_agents) for m in res.metrics),
         "stopped": res.stopped, "final_policies": res.final_policies,
+        "iterations_log": [
+            {"iteration": m.iteration, "train_return": m.train_return, "val_return": m.val_return,
+             "candidate_val_return": m.candidate_val_return, "changed": m.changed_agents,
+             "accepted": m.accepted_agents, "llm_calls": m.llm_calls}
+            for m in res.metrics
+        ],
         "differentiated": len(set(res.final_policies.values())) > 1,
     }
     print(f"{mode} seed {s}: held-out {[round(x, 1) for x in curve]}, {row['llm_calls']} LLM calls", flush=True)
@@ -124,10 +130,16 @@ def write_results(args: argparse.Namespace, rows: list[dict], start_return: floa
             f"{sum(r['accepted'] for r in rs)} / {sum(r['rejected'] for r in rs)} | "
             f"{sum(r['differentiated'] for r in rs)} of {len(rs)} |"
         )
-    lines += ["", "Final policies:", ""]
+    lines += ["", "Runs, per iteration (validation return before -> after; agents changed / accepted):", ""]
     for r in rows:
+        lines.append(f"- **{r['mode']} seed {r['seed']}** (held-out per iteration: "
+                     f"{', '.join(f'{x:.1f}' for x in r['held_out_per_iteration'])}; {r['stopped'] or 'all iterations'})")
+        for m in r["iterations_log"]:
+            lines.append(f"  - iteration {m['iteration']}: train {m['train_return']:.1f}, validation "
+                         f"{m['val_return']} -> {m['candidate_val_return']}, changed {m['changed'] or '-'}, "
+                         f"accepted {m['accepted'] or '-'}, {m['llm_calls']} calls")
         pol = "; ".join(f"{a}: {p}" for a, p in r["final_policies"].items())
-        lines.append(f"- {r['mode']} seed {r['seed']}: {pol}")
+        lines.append(f"  - final policies: {pol}")
     (args.results / "credit_modes.md").write_text("\n".join(lines) + "\n")
     plot(args, rows, start_return)
     print("\n".join(lines))
