@@ -18,7 +18,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 
 install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test tools
 
-demo: $(STAMP)  ## train 5-piston Pistonball policies with the embedded model (a few minutes)
+demo: $(STAMP)  ## train 5-piston Pistonball policies with the embedded model (about 10 minutes; writes runs/<time>)
 	$(BIN)/lang-pz train --config examples/demo.yaml
 
 test: $(STAMP)  ## the whole test suite, integration tests with the embedded model included

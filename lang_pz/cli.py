@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -28,8 +29,18 @@ def _parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise typer.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. n_pistons=5)", param_hint="--kw")
-        out[key.strip()] = yaml.safe_load(value)
+        out[key.strip()] = _yaml_value(value, f"--kw {key.strip()}")
     return out
+
+
+def _yaml_value(value: str, where: str) -> Any:
+    """``value`` parsed as YAML (so ``5`` is an int and ``[a, b]`` a list), or a clear error."""
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        problem = str(exc).splitlines()[0]
+        raise typer.BadParameter(f"{where}: {value!r} is not a valid YAML value ({problem}); "
+                                 "quote text values, e.g. --set 'initial_policy=\"Stay: wait\"'") from None
 
 
 def _fail(exc: Exception) -> None:
@@ -129,7 +140,7 @@ def play(
 @app.command()
 def adherence(
     backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
-    prompt_format: Annotated[Optional[str], typer.Option(help="chat or completion [default: the backend's]")] = None,
+    prompt_format: Annotated[Optional[str], typer.Option(help="chat or completion \\[default: the backend's]")] = None,
     observations: Annotated[int, typer.Option(min=1, help="real Pistonball observations per policy")] = 8,
     seed: Annotated[int, typer.Option(min=0, help="seed of the episodes the observations come from")] = 0,
 ) -> None:
@@ -175,17 +186,17 @@ def _config_help() -> str:
 def train(
     config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
     resume: Annotated[Optional[Path], typer.Option(help="continue this run folder (its config.json is used)")] = None,
-    env_id: Annotated[Optional[str], typer.Option("--env", help="environment id [default: butterfly/pistonball-v0]")] = None,
+    env_id: Annotated[Optional[str], typer.Option("--env", help="environment id \\[default: butterfly/pistonball-v0]")] = None,
     kw: KwOption = None,
-    iterations: Annotated[Optional[int], typer.Option(help="training iterations [default: 2]")] = None,
-    episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration [default: 1]")] = None,
-    seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed [default: 0]")] = None,
+    iterations: Annotated[Optional[int], typer.Option(help="training iterations \\[default: 2]")] = None,
+    episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration \\[default: 1]")] = None,
+    seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
     critic_mode: Annotated[Optional[str], typer.Option(
-        help="central_credit, central_global or independent [default: central_credit]")] = None,
-    backend: Annotated[Optional[str], typer.Option(help="actor backend [default: embedded]")] = None,
-    critic_backend: Annotated[Optional[str], typer.Option(help="critic backend [default: actor's]")] = None,
-    optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend [default: actor's]")] = None,
-    run_dir: Annotated[Optional[Path], typer.Option(help="run folder [default: runs/<time>]")] = None,
+        help="central_credit, central_global or independent \\[default: central_credit]")] = None,
+    backend: Annotated[Optional[str], typer.Option(help="actor backend \\[default: embedded]")] = None,
+    critic_backend: Annotated[Optional[str], typer.Option(help="critic backend \\[default: actor's]")] = None,
+    optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend \\[default: actor's]")] = None,
+    run_dir: Annotated[Optional[Path], typer.Option(help="run folder \\[default: runs/<time>]")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
         "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
 ) -> None:
@@ -200,7 +211,9 @@ def train(
     if resume is not None:
         given = [n for n, v in (("--config", config), ("--env", env_id), ("--kw", kw), ("--iterations", iterations),
                                 ("--episodes", episodes), ("--seed", seed), ("--critic-mode", critic_mode),
-                                ("--backend", backend), ("--run-dir", run_dir), ("--set", set_)) if v]
+                                ("--backend", backend), ("--critic-backend", critic_backend),
+                                ("--optimiser-backend", optimiser_backend), ("--run-dir", run_dir),
+                                ("--set", set_)) if v is not None]
         if given:
             _fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
         try:
@@ -208,6 +221,8 @@ def train(
         except (LangPZError, ValueError, OSError) as exc:
             _fail(exc)
             return
+        except KeyboardInterrupt:
+            _interrupted(resume)
         _finish(result)
         return
     fields: dict[str, Any] = {}
@@ -234,14 +249,25 @@ def train(
             close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
             _fail(ValueError(f"--set {pair!r}: not KEY=VALUE with a TrainConfig field"
                              f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"))
-        fields[key] = yaml.safe_load(value)
+        annotation = str(TrainConfig.model_fields[key].annotation)
+        # text fields take the value as written ("No", "Stay: wait" stay text)
+        fields[key] = value if annotation in ("<class 'str'>", "str | None") else _yaml_value(value, f"--set {key}")
+    fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
     try:
         cfg = TrainConfig(**fields)
         result = run_training(cfg, progress=say)
     except (ValidationError, LangPZError, ValueError, OSError) as exc:
         _fail(exc)
         return
+    except KeyboardInterrupt:
+        _interrupted(Path(fields["run_dir"]))
     _finish(result)
+
+
+def _interrupted(run_dir: Path) -> None:
+    hint = f"; continue it with `lang-pz train --resume {run_dir}`" if (run_dir / "config.json").exists() else ""
+    typer.secho(f"\ninterrupted: {run_dir} keeps everything finished so far{hint}", fg=typer.colors.YELLOW, err=True)
+    raise typer.Exit(code=130)
 
 
 def _finish(result: Any) -> None:
@@ -258,7 +284,7 @@ def _finish(result: Any) -> None:
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="a run folder written by `lang-pz train`")],
-    out: Annotated[Optional[Path], typer.Option(help="PNG to write [default: RUN_DIR/learning_curve.png]")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="PNG to write \\[default: RUN_DIR/learning_curve.png]")] = None,
 ) -> None:
     """Summarise a training run and plot its learning curve (works on unfinished runs too)."""
     from lang_pz.error import LangPZError

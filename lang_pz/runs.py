@@ -97,6 +97,8 @@ def load_config_json(run_dir: Path) -> dict[str, Any]:
         RunDirError: no readable ``config.json`` (not a run folder).
     """
     p = run_dir / "config.json"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunDirError(f"{run_dir} is a file, not a run folder; give the folder `lang-pz train` wrote")
     if not p.exists():
         raise RunDirError(f"{run_dir} is not a run folder: {p} is missing (did you mean another folder?)")
     try:

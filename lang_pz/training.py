@@ -197,9 +197,11 @@ class _Trainer:
 
         rets = []
         with TrajectoryWriter(path.parent / "validation_trajectories.jsonl") as w:
-            for i, s in enumerate(tqdm(seeds, desc=f"validation ({label})", leave=False)):
-                r = rollout(self.env, self.actors(policies), seed=s, episode=i, writer=w).team_return
-                runs.append_jsonl(path, {"policies": label, "seed": s, "team_return": round(r, 3)})
+            for s in tqdm(seeds, desc=f"validation ({label})", leave=False):
+                # episode numbers run on through the iteration's validation file (its line numbers)
+                episode = sum(1 for _ in path.open()) if path.exists() else 0
+                r = rollout(self.env, self.actors(policies), seed=s, episode=episode, writer=w).team_return
+                runs.append_jsonl(path, {"episode": episode, "policies": label, "seed": s, "team_return": round(r, 3)})
                 rets.append(r)
         return sum(rets) / len(rets)
 
@@ -411,16 +413,17 @@ def train(
         except ValidationError as exc:
             raise RunDirError(f"{run_dir / 'config.json'} is not a valid TrainConfig: {exc}") from exc
         done = runs.completed_iterations(run_dir)
+        trainer = _Trainer(config, run_dir, say)
     else:
         assert config is not None
         run_dir = Path(config.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
         runs.check_new_run_dir(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
         config = config.model_copy(update={"run_dir": str(run_dir)})
+        trainer = _Trainer(config, run_dir, say)  # env, agents and backends checked before anything is written
+        run_dir.mkdir(parents=True, exist_ok=True)
         runs.atomic_write(run_dir / "config.json", config.model_dump_json(indent=2))
         done = []
 
-    trainer = _Trainer(config, run_dir, say)
     result = TrainResult(run_dir=run_dir, initial_policies=dict(trainer.policies))
     if done:
         trainer.restore(done[-1])

@@ -85,3 +85,32 @@ def test_heuristic_refuses_text_it_cannot_read():
 
     with pytest.raises(LangPZError, match="Pistonball"):
         PistonballHeuristic()({"text": "garbage"})
+
+
+def test_a_value_that_is_not_yaml_is_a_clear_error(tmp_path):
+    for args in (["play", "classic/rps-v0", "--kw", "max_cycles=[1"],
+                 ["train", "--kw", "n_pistons=[1", "--run-dir", str(tmp_path / "a")],
+                 ["train", "--set", "tolerance=[1", "--run-dir", str(tmp_path / "b")]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and "not a valid YAML value" in res.output, args
+        assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+def test_a_run_that_fails_to_start_writes_nothing(tmp_path):
+    run = tmp_path / "run"
+    res = runner.invoke(app, ["train", "--kw", "n_pistons=1", "--run-dir", str(run)])
+    assert res.exit_code == 2 and "n_pistons" in res.output
+    assert not run.exists()  # so the corrected command can use the same --run-dir
+
+
+def test_resume_refuses_every_other_option_even_zero_and_backends(tmp_path):
+    for extra in (["--seed", "0"], ["--critic-backend", "openai:x"], ["--optimiser-backend", "openai:y"]):
+        res = runner.invoke(app, ["train", "--resume", str(tmp_path), *extra])
+        assert res.exit_code == 2 and f"drop {extra[0]}" in res.output, extra
+
+
+def test_resume_of_a_file_says_it_is_a_file(tmp_path):
+    f = tmp_path / "x.yaml"
+    f.write_text("a: 1\n")
+    res = runner.invoke(app, ["train", "--resume", str(f)])
+    assert res.exit_code == 2 and "is a file, not a run folder" in res.output
