@@ -68,6 +68,8 @@ class TrainConfig(BaseModel):
     counterfactual: list[str] = Field(
         default_factory=list,
         description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
+    counterfactual_steps: list[int] | None = Field(
+        None, description="replace only these decisions in counterfactual re-runs (default: every decision)")
     evidence_gate: bool = Field(
         True, description="with counterfactual: update only agents for which some re-run beat what they played")
     initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
@@ -241,7 +243,8 @@ class _Trainer:
         for traj in tqdm(trajectories, desc=f"iter {it} critic", leave=False):
             probes = []
             if cfg.counterfactual:
-                probes = counterfactuals(self.env, actors, traj, groups, cfg.counterfactual, seed=cfg.seed + it)
+                probes = counterfactuals(self.env, actors, traj, groups, cfg.counterfactual, seed=cfg.seed + it,
+                                         steps=cfg.counterfactual_steps)
                 for p in probes:
                     runs.append_jsonl(d / "counterfactuals.jsonl", {"episode": traj.episode, **p.as_dict()})
             try:

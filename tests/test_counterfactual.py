@@ -263,3 +263,25 @@ def test_role_meter_rejects_a_negative_price():
     with pytest.raises(ValueError, match="-0.5"):
         RoleMeter(ScriptedBackend([]), "critic", price_per_mtok=(0.0, -0.5))
     assert RoleMeter(ScriptedBackend([]), "free").report()["cost_usd"] == 0.0
+
+
+def test_replacement_at_chosen_steps_only(env):
+    pols = constant(env, "up")
+    traj = rollout(env, pols, seed=SEED)
+    probe = counterfactuals(env, pols, traj, [["piston_3"]], ["down"], steps=[0, 1])[0]
+    assert probe.at_steps == (0, 1) and "at steps [0, 1]" in probe.describe(env.possible_agents)
+    # the same re-run played directly: piston_3 plays down at its decisions 0 and 1, up after
+    class DownThenUp(ConstantPolicy):
+        def __init__(self):
+            super().__init__("up")
+            self.k = 0
+
+        def decide(self, observation, info=None):
+            self.k += 1
+            return super().decide(observation, info) if self.k > 2 else ConstantPolicy("down").decide(observation)
+
+    direct = rollout(env, {**pols, "piston_3": DownThenUp()}, seed=SEED)
+    assert probe.team_return == pytest.approx(direct.team_return, abs=1e-3)
+    whole = counterfactuals(env, pols, traj, [["piston_3"]], ["down"])[0]
+    assert whole.at_steps is None and "at every step" in whole.describe(env.possible_agents)
+    assert json.loads(json.dumps(probe.as_dict()))["at_steps"] == [0, 1]

@@ -18,6 +18,8 @@ Replacements (``replacements`` entries):
 - ``"random"``: uniformly random legal actions (seeded);
 - ``"previous"``: the group's previous policies (``previous`` argument), e.g. before an update.
 
+With ``steps``, only those decisions are replaced and the agent plays its own policy elsewhere.
+
 A re-run is only meaningful if the environment is deterministic given the seed and the
 actions, as PettingZoo's ``seed_test`` checks. The other agents keep their policies, so LLM
 agents are asked again: their calls are counted like any rollout's (with a response cache,
@@ -32,6 +34,7 @@ from typing import Any
 
 from lang_pz.error import LangPZError
 from lang_pz.policies.base import Policy
+from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.policies.random import RandomPolicy
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
@@ -52,6 +55,7 @@ class Counterfactual:
         delta: ``team_return`` minus the factual team return (positive: the replacement
             would have done better).
         steps: environment steps of the re-run.
+        at_steps: the replaced decisions (``None``: every decision).
     """
 
     agents: tuple[str, ...]
@@ -59,6 +63,7 @@ class Counterfactual:
     team_return: float
     delta: float
     steps: int
+    at_steps: tuple[int, ...] | None = None
 
     def describe(self, all_agents: Sequence[str]) -> str:
         """One line for the critic, e.g. ``if piston_0 had played down at every step: ...``."""
@@ -69,10 +74,12 @@ class Counterfactual:
             "previous": "its previous policy",
         }.get(self.replacement, self.replacement)
         sign = "+" if self.delta >= 0 else ""
-        return f"if {who} had played {what} at every step: team return {self.team_return:.1f} ({sign}{self.delta:.1f})"
+        when = "at every step" if self.at_steps is None else f"at steps {list(self.at_steps)}"
+        return f"if {who} had played {what} {when}: team return {self.team_return:.1f} ({sign}{self.delta:.1f})"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "agents": list(self.agents)}
+        return {**asdict(self), "agents": list(self.agents),
+                "at_steps": None if self.at_steps is None else list(self.at_steps)}
 
 
 def _legal_words(env: Any, agent: str, seed: int | None) -> list[str]:
@@ -100,6 +107,7 @@ def counterfactuals(
     *,
     previous: Mapping[str, Policy] | None = None,
     seed: int = 0,
+    steps: Sequence[int] | None = None,
 ) -> list[Counterfactual]:
     """Re-run ``trajectory``'s episode once per (group, replacement) and compare team returns.
 
@@ -113,6 +121,10 @@ def counterfactuals(
             the group played at every step of the factual episode is skipped (nothing changes).
         previous: the policies used by ``"previous"``.
         seed: seed of ``"random"`` replacements.
+        steps: replace only these decisions of each replaced agent (0-based, its own
+            decisions; in a parallel env decision k is step k), playing its own policy at the
+            others (:class:`~lang_pz.policies.faulty.FaultyPolicy`); ``None``: every decision.
+            ``"previous"`` always replaces the whole policy.
 
     Returns:
         One :class:`Counterfactual` per probe, in order.
@@ -144,6 +156,10 @@ def counterfactuals(
                     if previous is None or a not in previous:
                         raise LangPZError(f"replacement 'previous' needs previous policies, none given for {a}")
                     swapped[a] = previous[a]
+                elif steps is not None:
+                    fault = "random" if word == "random" else "harmful"
+                    action = None if word == "random" else ("" if word == "default" else word)
+                    swapped[a] = FaultyPolicy(policies[a], fault, steps, action=action, seed=seed + i)  # type: ignore[arg-type]
                 elif word == "random":
                     swapped[a] = RandomPolicy(seed=seed + i)
                 else:
@@ -156,6 +172,7 @@ def counterfactuals(
                     team_return=round(rerun.team_return, 3),
                     delta=round(rerun.team_return - factual, 3),
                     steps=len(rerun.states) or len({s.step for s in rerun.steps}),
+                    at_steps=None if steps is None or word == "previous" else tuple(sorted(set(steps))),
                 )
             )
     return out

@@ -195,7 +195,8 @@ def evidence_for(agent: str, report: CriticReport) -> list[str]:
     """The counterfactual lines of ``report`` that concern ``agent`` (probes that replaced it)."""
     agents = list(report.credits)
     return [
-        Counterfactual(**{**c, "agents": tuple(c["agents"])}).describe(agents)
+        Counterfactual(**{**c, "agents": tuple(c["agents"]),
+                          "at_steps": None if c.get("at_steps") is None else tuple(c["at_steps"])}).describe(agents)
         for c in report.counterfactuals
         if agent in c["agents"]
     ]
