@@ -179,6 +179,7 @@ class _Trainer:
         self.momentum = Momentum(beta=config.momentum, min_weight=0.2) if config.momentum > 0 else None
         self.acceptance = config.acceptance or ("joint" if config.critic_mode == "central_global" else "per_agent")
         self.val_return: float | None = None
+        self.val_episodes = 0  # validation episodes of the current iteration
         self.calls_before = 0  # LLM calls of completed iterations (resumed runs count earlier ones)
 
     def actors(self, policies: Mapping[str, str]) -> dict[str, Policy]:
@@ -200,8 +201,8 @@ class _Trainer:
         rets = []
         with TrajectoryWriter(path.parent / "validation_trajectories.jsonl") as w:
             for s in tqdm(seeds, desc=f"validation ({label})", leave=False):
-                # episode numbers run on through the iteration's validation file (its line numbers)
-                episode = sum(1 for _ in path.open()) if path.exists() else 0
+                episode = self.val_episodes  # numbered on through the iteration's validation file
+                self.val_episodes += 1
                 r = rollout(self.env, self.actors(policies), seed=s, episode=episode, writer=w).team_return
                 runs.append_jsonl(path, {"episode": episode, "policies": label, "seed": s, "team_return": round(r, 3)})
                 rets.append(r)
@@ -217,6 +218,7 @@ class _Trainer:
                      "optimiser_errors.jsonl", "validation.jsonl", "validation_trajectories.jsonl"):
             (d / name).unlink(missing_ok=True)  # a resumed iteration redoes these stages
         shutil.rmtree(d / "candidates", ignore_errors=True)
+        self.val_episodes = 0
         runs.write_policies(d / "policies", self.policies)
         if self.val_return is None:
             self.val_return = self.validate(self.policies, d / "validation.jsonl", "current")
