@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pydantic
 
@@ -67,6 +67,22 @@ def parse_json_reply(model: type[M], raw: str) -> M:
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from exc
     return model.model_validate(data)
+
+
+def rejection_note(errors: Sequence[str]) -> str:
+    """Text telling the model why its last reply was rejected (``""`` on the first attempt)."""
+    return f"\nYour previous reply was rejected: {errors[-1]}\nFix this in your new reply." if errors else ""
+
+
+def attempt_sampling(errors: Sequence[str], temperature: float, retry_temperature: float, seed: int) -> dict[str, Any]:
+    """``temperature`` and ``seed`` of attempt ``len(errors)``: the first at ``temperature``, the
+    retries at least ``retry_temperature`` (a greedy retry of a nearly identical prompt tends to
+    repeat the mistake), each with its own seed ``seed + attempt``."""
+    attempt = len(errors)
+    return {
+        "temperature": temperature if attempt == 0 else max(temperature, retry_temperature),
+        "seed": seed + attempt,
+    }
 
 
 def ask_structured(

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
 from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.error import LangPZError
-from lang_pz.structured import ask_structured
+from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
 from lang_pz.trajectory import AgentStep, Trajectory
 
 CriticMode = Literal["central_credit", "central_global", "independent"]
@@ -417,16 +417,12 @@ class CentralCritic:
         """The request of one attempt (``errors``: messages of the rejected attempts)."""
         agents = [TEAM] if self.mode == "central_global" else trajectory.agents
         body, _ = self.layout(trajectory, policies, extra_evidence)
-        fix = ""
-        if errors:
-            fix = f"\nYour previous reply was rejected: {errors[-1]}\nFix this in your new reply."
-        attempt = len(errors)
+        fix = rejection_note(errors)
         max_tokens = 32 + len(agents) * (EXPLANATION_MAX_CHARS // 2 + 24 + 4 * MAX_CITED_STEPS)
         common: dict[str, Any] = {
             "json_schema": schema,
             "max_tokens": max_tokens,
-            "temperature": self.temperature if attempt == 0 else max(self.temperature, self.retry_temperature),
-            "seed": self.seed + attempt,
+            **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
         }
         instructions = self._instructions(agents)
         example = GLOBAL_EXAMPLE if self.mode == "central_global" else CRITIC_EXAMPLE

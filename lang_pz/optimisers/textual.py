@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
 from lang_pz.critics.central import Credit, CriticReport
 from lang_pz.critics.counterfactual import Counterfactual
-from lang_pz.structured import ask_structured, repeated_phrase
+from lang_pz.structured import ask_structured, attempt_sampling, rejection_note, repeated_phrase
 
 if TYPE_CHECKING:
     from lang_pz.optimisers.momentum import Momentum
@@ -255,13 +255,11 @@ class TextualPolicyOptimiser:
     def _request(
         self, instructions: str, example: str, body: str, errors: Sequence[str], schema: dict[str, Any], max_tokens: int
     ) -> GenerationRequest:
-        attempt = len(errors)
-        fix = f"\nYour previous reply was rejected: {errors[-1]}\nFix this in your new reply." if errors else ""
+        fix = rejection_note(errors)
         common: dict[str, Any] = {
             "json_schema": schema,
             "max_tokens": max_tokens,
-            "temperature": self.temperature if attempt == 0 else max(self.temperature, self.retry_temperature),
-            "seed": self.seed + attempt,
+            **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
         }
         if getattr(self.backend, "prompt_format", "chat") == "chat":
             system = f"{instructions}\n\nExample:\n{example}"
