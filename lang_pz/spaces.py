@@ -8,15 +8,19 @@ Text spaces over printable ASCII with ``min_length=0``.
 from __future__ import annotations
 
 import string
+from typing import Any
 
 from gymnasium import spaces
+
+from lang_pz.error import ActionParseError
 
 #: Characters allowed in observation and action text: printable ASCII, tab and newline.
 TEXT_CHARSET: str = string.printable
 
 #: Default bound on observation text, in characters.
 OBSERVATION_MAX_LENGTH: int = 8192
-#: Default bound on action text, in characters (longer replies are still parsed).
+#: Default bound on action text, in characters: the declared ``Text`` action space's
+#: ``max_length``, enforced by :func:`check_action_text` in every language environment.
 ACTION_MAX_LENGTH: int = 1024
 
 _ALLOWED = frozenset(TEXT_CHARSET)
@@ -51,3 +55,23 @@ def to_charset(text: str, max_length: int = OBSERVATION_MAX_LENGTH) -> str:
     if all(c in _ALLOWED for c in text):
         return text
     return "".join(c if c in _ALLOWED else "?" for c in text)
+
+
+def check_action_text(action: Any, max_length: int = ACTION_MAX_LENGTH) -> str:
+    """The one rule every language environment applies to an action before parsing it.
+
+    An action is a ``str`` of at most ``max_length`` characters (the action space's declared
+    bound). Anything else is an :class:`~lang_pz.error.ActionParseError`, which the env turns
+    into its documented fallback action (or raises, in strict mode), exactly like text that
+    does not parse. Longer text is refused rather than cut, so nothing is silently dropped.
+
+    Raises:
+        ActionParseError: ``action`` is not a ``str``, or is longer than ``max_length``.
+    """
+    if not isinstance(action, str):
+        raise ActionParseError(action, f"the action must be a str (text), got {type(action).__name__}")
+    if len(action) > max_length:
+        raise ActionParseError(
+            action[:200], f"the action has {len(action)} characters, more than the action space's "
+                          f"max_length={max_length}; reply with shorter text")
+    return action

@@ -21,7 +21,7 @@ from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.cli import app
 from lang_pz.critics import CentralCritic, Credit, CriticReport
-from lang_pz.critics.benchmark import (
+from lang_pz.evaluation.faults import (
     RandomCritic,
     blame,
     chance_step_hit,
@@ -31,7 +31,7 @@ from lang_pz.critics.benchmark import (
     summarise,
     wilson_interval,
 )
-from lang_pz.critics.whowhen import (
+from lang_pz.evaluation.whowhen import (
     clip_message,
     read_whowhen,
     run_whowhen_benchmark,
@@ -423,7 +423,7 @@ def shown(traj: Trajectory) -> dict[str, dict[int, str]]:
 def overcooked_clean():
     pytest.importorskip("overcooked_ai_py")
     import lang_pz
-    from lang_pz.critics.benchmark import base_factory
+    from lang_pz.evaluation.faults import base_factory
     from lang_pz.rollout import rollout
 
     env = lang_pz.make(OVERCOOKED, **OC_KW)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.error import BackendError, LangPZError
-from lang_pz.policies.adherence import (
+from lang_pz.evaluation.adherence import (
     PISTON_ACTIONS,
     pistonball_observations,
     PISTON_POLICIES,

@@ -174,3 +174,11 @@ def test_duplicate_registration_rejected():
 def test_pistonball_rejects_wrong_types_naming_the_value(kwargs, named):
     with pytest.raises(InvalidKwargError, match=named):
         lang_pz.make("butterfly/pistonball-v0", **kwargs)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_numeric_kwargs_must_be_finite(bad):
+    from lang_pz.error import InvalidKwargError
+
+    with pytest.raises(InvalidKwargError, match="finite"):
+        lang_pz.make("butterfly/pistonball-v0", n_pistons=3, time_penalty=bad)

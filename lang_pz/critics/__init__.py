@@ -1,4 +1,7 @@
-"""Critics: the centralised language critic of LangMARL (credit assignment in words)."""
+"""Critics: the centralised language critic of LangMARL (credit assignment in words).
+
+Benchmarks that score critics (fault injection, Who&When) live in :mod:`lang_pz.evaluation`.
+"""
 
 from lang_pz.critics.central import (
     AgentEvidence,
@@ -9,8 +12,6 @@ from lang_pz.critics.central import (
     reply_model,
     subsample_steps,
 )
-from lang_pz.critics.benchmark import RandomCritic, Summary, blame, run_fault_benchmark, score_report
-from lang_pz.critics.whowhen import read_whowhen, run_whowhen_benchmark
 
 __all__ = [
     "AgentEvidence",
@@ -20,11 +21,4 @@ __all__ = [
     "compute_evidence",
     "reply_model",
     "subsample_steps",
-    "RandomCritic",
-    "Summary",
-    "blame",
-    "read_whowhen",
-    "run_fault_benchmark",
-    "run_whowhen_benchmark",
-    "score_report",
 ]

@@ -5,6 +5,7 @@ Each raises :class:`lang_pz.error.InvalidKwargError` naming the argument and the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,9 +30,11 @@ def check_int(name: str, value: Any, low: int, high: int | None = None, *, optio
 
 
 def check_number(name: str, value: Any) -> None:
-    """``value`` must be an int or float (not a bool or a string)."""
+    """``value`` must be a finite int or float (not a bool, a string, NaN or infinity)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidKwargError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InvalidKwargError(f"{name} must be a finite number, got {value!r}; give a real value such as 0.1")
 
 
 def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:

@@ -73,7 +73,7 @@ class FaultyPolicy(Policy):
         fault: ``"idle"``, ``"harmful"`` or ``"random"`` (see the module docstring).
         steps: decision indices to replace (0-based, this policy's own decisions: in a parallel
             environment decision ``k`` is environment step ``k``; in an AEC environment map it
-            through the trajectory, see :func:`lang_pz.critics.benchmark.fault_truth`).
+            through the trajectory, see :func:`lang_pz.evaluation.faults.fault_truth`).
         action: the faulty action: required for ``"harmful"`` (a word, or a mapping from the
             base action to the faulty one); optional for ``"idle"``; not allowed for ``"random"``.
         seed: seed of the generator of the ``"random"`` fault.

@@ -4,7 +4,7 @@
 the gold answer of the environment's *current item* (``env.unwrapped.item``). It is a
 *centralised scripted base team*, not a decentralised policy: no policy could see the gold
 answer at run time. Its use is labelling: in the fault-injection benchmark
-(:mod:`lang_pz.critics.benchmark`) the unfaulted oracle team always scores 1.0, so a fault
+(:mod:`lang_pz.evaluation.faults`) the unfaulted oracle team always scores 1.0, so a fault
 injected into one role's reply is the only thing that can go wrong, and who and when it went
 wrong is known by construction (Zhang et al. 2025, "Which Agent Causes Task Failures and
 When?", ICML, label these by hand).

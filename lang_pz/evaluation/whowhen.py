@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from lang_pz.critics.benchmark import (
+from lang_pz.error import InvalidKwargError, LangPZError
+from lang_pz.evaluation.faults import (
     TIE_RULES,
     Assessor,
     RandomCritic,
@@ -58,7 +59,6 @@ from lang_pz.critics.benchmark import (
     score_case,
     summarise,
 )
-from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.trajectory import AgentStep, Trajectory
 
 #: Default bound on each message shown to the critic (characters).
@@ -238,7 +238,7 @@ def run_whowhen_benchmark(
     out: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[Summary, list[Malformed]]:
-    """Score ``critic`` on Who&When cases (scoring as in :mod:`lang_pz.critics.benchmark`).
+    """Score ``critic`` on Who&When cases (scoring as in :mod:`lang_pz.evaluation.faults`).
 
     Args:
         data: a folder or what :func:`read_whowhen` returned.

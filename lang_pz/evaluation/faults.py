@@ -14,7 +14,7 @@ counted. The critic then reads the faulty trajectory. This is fault injection
 used as labelling, after Who&When's "which agent, which step" task (Zhang et al. 2025,
 "Which Agent Causes Task Failures and When?", ICML), with labels known by construction.
 
-**Scoring** (shared with :mod:`lang_pz.critics.whowhen`):
+**Scoring** (shared with :mod:`lang_pz.evaluation.whowhen`):
 
 - the *blamed agent* is the agent with the lowest credit. A tie for the lowest credit is a
   miss under the default ``tie="miss"`` (the critic did not single anyone out); ``"first"``

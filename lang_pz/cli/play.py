@@ -1,0 +1,102 @@
+"""``lang-pz envs`` and ``lang-pz play``: list environments, play episodes."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+
+
+@app.command()
+def envs(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show keyword arguments")] = False) -> None:
+    """List the registered environment ids with a one-line description."""
+    import lang_pz
+    from lang_pz.registration import kwargs_of
+
+    for env_id, s in sorted(lang_pz.registry.items()):
+        typer.echo(f"{env_id:34s} [{'/'.join(s.apis)}] {s.description}")
+        if verbose:
+            try:
+                kws = kwargs_of(env_id)
+            except ImportError as exc:
+                typer.echo(f"{'':34s} (unavailable: {exc})")
+                continue
+            typer.echo(f"{'':34s} kwargs: " + ", ".join(f"{k}={v!r}" for k, v in kws.items()))
+
+
+POLICIES = ("llm", "random", "heuristic", "greedy")
+
+
+@app.command()
+def play(
+    env_id: Annotated[str, typer.Argument(help="registered id, see `lang-pz envs`")],
+    kw: KwOption = None,
+    policy: Annotated[str, typer.Option(help="llm, random, heuristic (Pistonball only) or greedy (Overcooked only)")] = "llm",
+    policy_text: Annotated[str, typer.Option(help="the text policy every LLM agent gets")] = "Always push up.",
+    backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
+    episodes: Annotated[int, typer.Option(min=1)] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="seed of the first episode")] = 0,
+    api: Annotated[Optional[str], typer.Option(help="parallel or aec (default: the env's)")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
+    show: Annotated[int, typer.Option(min=0, help="print the first N agent steps")] = 3,
+) -> None:
+    """Play episodes with one policy per agent and print the returns."""
+    import lang_pz
+    from lang_pz.error import LangPZError
+    from lang_pz.policies.base import Policy
+    from lang_pz.rollout import rollout
+    from lang_pz.trajectory import TrajectoryWriter
+
+    if policy not in POLICIES:
+        close = difflib.get_close_matches(policy, POLICIES, n=1)
+        fail(ValueError(f"unknown --policy {policy!r}{f'; did you mean {close[0]!r}' if close else ''}; "
+                         f"choose one of {', '.join(POLICIES)}"))
+    if out is not None and out.exists():
+        fail(FileExistsError(f"--out {out} already exists; choose another file or delete it"))
+    try:
+        env = lang_pz.make(env_id, api=api, **parse_kwargs(kw))  # type: ignore[arg-type]
+        if not hasattr(env, "possible_agents"):
+            fail(ValueError(f"{env_id} is a single-agent Gymnasium env; `play` runs PettingZoo envs"))
+        policies: dict[str, Policy]
+        if policy == "llm":
+            from lang_pz.backends import make_backend
+            from lang_pz.policies.llm import LLMPolicy
+
+            llm = make_backend(backend)
+            policies = {a: LLMPolicy(policy_text, llm) for a in env.possible_agents}
+        elif policy == "random":
+            from lang_pz.policies.random import RandomPolicy
+
+            policies = {a: RandomPolicy(seed=seed + i) for i, a in enumerate(env.possible_agents)}
+        elif policy == "greedy":
+            from lang_pz.policies.overcooked import OvercookedGreedyPolicy
+
+            if not env_id.startswith("overcooked/"):
+                fail(ValueError("the greedy policy is for overcooked/<layout>-v0 only"))
+            policies = {a: OvercookedGreedyPolicy(env, a, seed=seed + i) for i, a in enumerate(env.possible_agents)}
+        else:
+            from lang_pz.policies.scripted import PistonballHeuristic
+
+            if not env_id.startswith("butterfly/pistonball"):
+                fail(ValueError("the heuristic policy is for butterfly/pistonball-v0 only"))
+            policies = {a: PistonballHeuristic() for a in env.possible_agents}
+        writer = TrajectoryWriter(out) if out else None
+        for k in range(episodes):
+            traj = rollout(env, policies, seed=seed + k, episode=k, writer=writer)
+            if k == 0:
+                for s in traj.steps[:show]:
+                    typer.echo(f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
+                               + (f"  (parse error: {s.parse_error})" if s.parse_error else ""))
+            rets = ", ".join(f"{a}={r:.1f}" for a, r in traj.returns.items())
+            typer.echo(f"episode {k} (seed {seed + k}): team return {traj.team_return:.1f} [{rets}]")
+        if writer:
+            writer.close()
+            typer.echo(f"trajectories: {out}")
+    except (LangPZError, ValueError, OSError) as exc:
+        fail(exc)
+
+

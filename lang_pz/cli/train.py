@@ -1,0 +1,145 @@
+"""``lang-pz train`` and ``lang-pz report``: run, resume and summarise training runs."""
+
+from __future__ import annotations
+
+import difflib
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+import yaml
+
+from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+
+
+def _config_help() -> str:
+    from lang_pz.training import TrainConfig
+
+    lines = ["Every TrainConfig field, settable in --config or with --set KEY=VALUE:", ""]
+    for name, f in TrainConfig.model_fields.items():
+        default = f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
+        lines.append(f"{name} [default: {default!r}]: {f.description}")
+    from rich.markup import escape  # typer renders help text as rich markup
+
+    return escape("\n\n".join(lines))
+
+
+@app.command(epilog=_config_help())
+def train(
+    config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
+    resume: Annotated[Optional[Path], typer.Option(help="continue this run folder (its config.json is used)")] = None,
+    env_id: Annotated[Optional[str], typer.Option("--env", help="environment id \\[default: butterfly/pistonball-v0]")] = None,
+    kw: KwOption = None,
+    iterations: Annotated[Optional[int], typer.Option(help="training iterations \\[default: 2]")] = None,
+    episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration \\[default: 1]")] = None,
+    seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
+    critic_mode: Annotated[Optional[str], typer.Option(
+        help="central_credit, central_global or independent \\[default: central_credit]")] = None,
+    backend: Annotated[Optional[str], typer.Option(help="actor backend \\[default: embedded]")] = None,
+    critic_backend: Annotated[Optional[str], typer.Option(help="critic backend \\[default: actor's]")] = None,
+    optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend \\[default: actor's]")] = None,
+    run_dir: Annotated[Optional[Path], typer.Option(help="run folder \\[default: runs/<time>]")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
+) -> None:
+    """Train text policies: rollout -> critic -> per-agent gradient -> validated update."""
+    from pydantic import ValidationError
+
+    from lang_pz.error import LangPZError
+    from lang_pz.training import TrainConfig
+    from lang_pz.training import train as run_training
+
+    say = lambda msg: typer.echo(msg, err=True)  # noqa: E731
+    if resume is not None:
+        given = [n for n, v in (("--config", config), ("--env", env_id), ("--kw", kw), ("--iterations", iterations),
+                                ("--episodes", episodes), ("--seed", seed), ("--critic-mode", critic_mode),
+                                ("--backend", backend), ("--critic-backend", critic_backend),
+                                ("--optimiser-backend", optimiser_backend), ("--run-dir", run_dir),
+                                ("--set", set_)) if v is not None]
+        if given:
+            fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
+        try:
+            result = run_training(resume=resume, progress=say)
+        except (LangPZError, ValueError, OSError) as exc:
+            fail(exc)
+            return
+        except KeyboardInterrupt:
+            _interrupted(resume)
+        _finish(result)
+        return
+    fields: dict[str, Any] = {}
+    if config is not None:
+        if not config.exists():
+            fail(FileNotFoundError(f"--config {config} does not exist"))
+        try:
+            fields = yaml.safe_load(config.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            fail(ValueError(f"--config {config} could not be read as YAML/JSON: {exc}"))
+        if not isinstance(fields, dict):
+            fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
+    overrides = {
+        "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
+        "critic_mode": critic_mode, "actor_backend": backend, "critic_backend": critic_backend,
+        "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None,
+    }
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    if kw:
+        fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
+    for pair in set_ or []:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in TrainConfig.model_fields:
+            close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
+            fail(ValueError(f"--set {pair!r}: not KEY=VALUE with a TrainConfig field"
+                             f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"))
+        annotation = str(TrainConfig.model_fields[key].annotation)
+        # text fields take the value as written ("No", "Stay: wait" stay text)
+        fields[key] = value if annotation in ("<class 'str'>", "str | None") else yaml_value(value, f"--set {key}")
+    fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
+    try:
+        cfg = TrainConfig(**fields)
+        result = run_training(cfg, progress=say)
+    except (ValidationError, LangPZError, ValueError, OSError) as exc:
+        fail(exc)
+        return
+    except KeyboardInterrupt:
+        _interrupted(Path(fields["run_dir"]))
+    _finish(result)
+
+
+def _interrupted(run_dir: Path) -> None:
+    hint = f"; continue it with `lang-pz train --resume {run_dir}`" if (run_dir / "config.json").exists() else ""
+    typer.secho(f"\ninterrupted: {run_dir} keeps everything finished so far{hint}", fg=typer.colors.YELLOW, err=True)
+    raise typer.Exit(code=130)
+
+
+def _finish(result: Any) -> None:
+    from lang_pz.report import load_run, plot_learning_curve, summary_text
+
+    run = load_run(result.run_dir)
+    png = plot_learning_curve(run, Path(result.run_dir) / "learning_curve.png")
+    typer.echo(summary_text(run))
+    if result.stopped:
+        typer.echo(f"stopped early: {result.stopped}")
+    typer.echo(f"\nrun folder: {result.run_dir}\nlearning curve: {png}")
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run folder written by `lang-pz train`")],
+    out: Annotated[Optional[Path], typer.Option(help="PNG to write \\[default: RUN_DIR/learning_curve.png]")] = None,
+) -> None:
+    """Summarise a training run and plot its learning curve (works on unfinished runs too)."""
+    from lang_pz.error import LangPZError
+    from lang_pz.report import load_run, plot_learning_curve, summary_text
+
+    try:
+        run = load_run(run_dir)
+        png = plot_learning_curve(run, out or run_dir / "learning_curve.png")
+    except (LangPZError, OSError) as exc:
+        fail(exc)
+        return
+    typer.echo(summary_text(run))
+    typer.echo(f"\nlearning curve: {png}")
+
+
