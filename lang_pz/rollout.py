@@ -2,6 +2,8 @@
 
 Execution is decentralised: each policy gets only its own agent's observation and info.
 The global state text (``env.state_text()``) is recorded for the centralised critic only.
+Every policy is reset at the start of an episode with a seed derived from the episode seed
+(:func:`lang_pz.policies.base.agent_seed`), so the same seed replays the same episode.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 
 from pettingzoo import AECEnv, ParallelEnv
 
-from lang_pz.policies.base import Decision, Policy
+from lang_pz.error import LangPZError
+from lang_pz.policies.base import Decision, Policy, agent_seed
 from lang_pz.trajectory import AgentStep, Trajectory, TrajectoryWriter
 
 
@@ -28,6 +31,42 @@ def _check_policies(env: Any, policies: Mapping[str, Policy]) -> None:
             f"no policy for agent(s) {missing}; policies were given for {sorted(policies)} "
             "(agent ids must match env.possible_agents)"
         )
+
+
+def raw_observation(env: Any, agent: str) -> Any:
+    """The environment's own (non-text) observation of ``agent``, for policies that opt in with
+    :attr:`~lang_pz.policies.base.Policy.reads_raw_observation`.
+
+    Uses ``env.raw_observation(agent)`` (the lang_pz wrappers), else ``env.unwrapped.observe``.
+
+    Raises:
+        LangPZError: the environment exposes no raw observation.
+    """
+    fn = getattr(env, "raw_observation", None)
+    if callable(fn):
+        return fn(agent)
+    observe = getattr(getattr(env, "unwrapped", None), "observe", None)
+    if callable(observe):
+        return observe(agent)
+    raise LangPZError(f"{type(env).__name__} exposes no raw observation for {agent}; a policy with "
+                      "reads_raw_observation=True needs a lang_pz language wrapper or an env with observe()")
+
+
+def _decide(env: Any, policy: Policy, agent: str, obs: Any, info: Any) -> Decision:
+    if policy.reads_raw_observation:
+        d = policy.decide(obs, {**(info or {}), "raw_observation": raw_observation(env, agent)})
+        return Decision(d.action, d.raw_output, d.prompt_tokens, d.completion_tokens, d.latency_s,
+                        {**d.meta, "raw_observation": True})
+    return policy.decide(obs, info)
+
+
+def _step(traj: Trajectory, t: int, agent: str, obs: Any, d: Decision, applied: Any, reward: float) -> AgentStep:
+    return AgentStep(
+        episode=traj.episode, step=t, agent=agent, observation=obs["text"], raw_output=d.raw_output,
+        action=applied.get("action", d.action), parse_error=applied.get("parse_error"), reward=reward,
+        prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
+        latency_s=round(d.latency_s, 4), meta=dict(d.meta),
+    )
 
 
 def rollout(
@@ -59,6 +98,8 @@ def rollout(
         KeyError: a possible agent has no policy.
     """
     _check_policies(env, policies)
+    for a in env.possible_agents:  # a new episode for every policy, seeded from the episode seed
+        policies[a].reset(agent_seed(seed, a))
     traj = Trajectory(episode=episode, seed=seed, returns={a: 0.0 for a in env.possible_agents})
     if isinstance(env, ParallelEnv):
         _rollout_parallel(env, policies, traj, writer, max_workers, on_step)
@@ -94,18 +135,12 @@ def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Tr
         while env.agents:
             _state(traj, writer, t, env)
             agents = list(env.agents)
-            futures = {a: pool.submit(policies[a].decide, obs[a], infos[a]) for a in agents}
+            futures = {a: pool.submit(_decide, env, policies[a], a, obs[a], infos[a]) for a in agents}
             decisions: dict[str, Decision] = {a: f.result() for a, f in futures.items()}
             next_obs, rewards, _, _, next_infos = env.step({a: d.action for a, d in decisions.items()})
             for a in agents:
-                d, info = decisions[a], next_infos.get(a, {})
-                _record(traj, writer, AgentStep(
-                    episode=traj.episode, step=t, agent=a, observation=obs[a]["text"],
-                    raw_output=d.raw_output, action=info.get("action", d.action),
-                    parse_error=info.get("parse_error"), reward=float(rewards.get(a, 0.0)),
-                    prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
-                    latency_s=round(d.latency_s, 4),
-                ))
+                _record(traj, writer, _step(traj, t, a, obs[a], decisions[a], next_infos.get(a, {}),
+                                            float(rewards.get(a, 0.0))))
             obs, infos = next_obs, next_infos
             t += 1
             if on_step is not None:
@@ -115,32 +150,34 @@ def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Tr
 def _rollout_aec(env: AECEnv, policies: Mapping[str, Policy], traj: Trajectory,
                  writer: TrajectoryWriter | None, on_step: Callable[[], None] | None) -> None:
     env.reset(seed=traj.seed)
-    # An AEC agent's reward for its action arrives by its next turn; hold its step till then.
-    pending: dict[str, AgentStep] = {}
+    # An AEC agent's reward for its action arrives by its next turn: its step waits until then,
+    # and steps are recorded in time order (a step waits for every earlier one).
+    waiting: list[AgentStep] = []  # unrecorded steps, oldest first
+    open_: dict[str, AgentStep] = {}  # agent -> its step whose reward is not known yet
     t = 0
+
+    def flush() -> None:
+        while waiting and open_.get(waiting[0].agent) is not waiting[0]:
+            _record(traj, writer, waiting.pop(0))
+
     for agent in env.agent_iter():
         obs, reward, terminated, truncated, info = env.last()
-        if agent in pending:
-            step = pending.pop(agent)
-            step.reward = float(reward)
-            _record(traj, writer, step)
+        if agent in open_:
+            open_.pop(agent).reward = float(reward)
+            flush()
         else:
             traj.returns[agent] = traj.returns.get(agent, 0.0) + float(reward)
         if terminated or truncated:
             env.step(None)
             continue
         _state(traj, writer, t, env)
-        d = policies[agent].decide(obs, info)
+        d = _decide(env, policies[agent], agent, obs, info)
         env.step(d.action)
-        applied = env.infos.get(agent, {})
-        pending[agent] = AgentStep(
-            episode=traj.episode, step=t, agent=agent, observation=obs["text"], raw_output=d.raw_output,
-            action=applied.get("action", d.action), parse_error=applied.get("parse_error"), reward=0.0,
-            prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
-            latency_s=round(d.latency_s, 4),
-        )
+        step = _step(traj, t, agent, obs, d, env.infos.get(agent, {}), 0.0)
+        open_[agent] = step
+        waiting.append(step)
         t += 1
         if on_step is not None:
             on_step()
-    for step in pending.values():  # agents removed without a final last()
-        _record(traj, writer, step)
+    open_.clear()  # agents removed without a final last(): their steps keep reward 0
+    flush()

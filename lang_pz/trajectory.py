@@ -6,11 +6,16 @@ One JSON object per line, each with a ``"type"``:
   ``observation`` (the text the agent saw), ``raw_output`` (the policy's text),
   ``action`` (the parsed environment action, JSON-able), ``parse_error`` (``null`` or the
   reason), ``reward`` (reward the agent received for this step), ``prompt_tokens``,
-  ``completion_tokens``, ``latency_s``.
+  ``completion_tokens``, ``latency_s``, ``meta`` (what the policy reported about the
+  decision, e.g. an invoked skill; ``raw_observation: true`` when the policy read the
+  environment's raw observation instead of only its text).
 - ``"state"`` (one per environment step, before the agents act): ``episode``, ``step``,
   ``text`` — a rendering of the global state. Only the centralised critic reads it
   (centralised training, decentralised execution); policies never see it.
 - ``"episode_end"``: ``episode``, ``seed``, ``returns`` (agent -> return), ``steps``.
+
+Records are written in time order: an AEC agent's step is written once its reward is known
+(by its next turn), but never before an earlier step of another agent.
 
 Every line is flushed when written, so a crash or kill loses at most the step in flight.
 """
@@ -41,6 +46,7 @@ class AgentStep:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

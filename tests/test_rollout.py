@@ -87,3 +87,77 @@ def test_garbage_output_is_recorded_not_fatal():
     traj = rollout(env, {a: Babbler() for a in env.possible_agents}, seed=0)
     assert all(s.parse_error and "no action word" in s.parse_error for s in traj.steps)
     assert all(s.action == 1 for s in traj.steps)  # the documented fallback: stay
+
+
+# -- the episode lifecycle: same seed, same episode ---------------------------------------------
+
+def test_a_reused_random_team_replays_the_same_seed_exactly():
+    """Policies carry no random state across episodes: rollout resets them from the episode seed."""
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    team = {a: RandomPolicy() for a in env.possible_agents}  # no construction seed at all
+    first = rollout(env, team, seed=7)
+    rollout(env, team, seed=8)  # another episode in between advances nothing that matters
+    again = rollout(env, team, seed=7)
+    assert [s.raw_output for s in first.steps] == [s.raw_output for s in again.steps]
+    assert first.returns == again.returns
+    other = rollout(env, team, seed=8)
+    assert [s.raw_output for s in other.steps] != [s.raw_output for s in first.steps]
+
+
+def test_agents_of_one_episode_get_different_streams():
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    traj = rollout(env, {a: RandomPolicy() for a in env.possible_agents}, seed=0)
+    per_agent = {a: [s.raw_output for s in traj.agent_steps(a)] for a in env.possible_agents}
+    assert len({tuple(v) for v in per_agent.values()}) > 1
+
+
+def test_reset_is_called_with_a_seed_derived_from_the_episode_seed():
+    from lang_pz.policies.base import agent_seed
+
+    class Recorder(PistonballHeuristic):
+        def __init__(self):
+            self.seeds = []
+
+        def reset(self, seed=None):
+            self.seeds.append(seed)
+
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    team = {a: Recorder() for a in env.possible_agents}
+    rollout(env, team, seed=5)
+    rollout(env, team, seed=None)
+    for a, p in team.items():
+        assert p.seeds == [agent_seed(5, a), None]
+
+
+def test_aec_records_are_written_in_time_order(tmp_path):
+    """An AEC step waits for its reward, but is never written before an earlier step."""
+    from lang_pz.policies.oracle import MathOracle
+
+    env = lang_pz.make("tasks/gsm8k-v0", source="demo")
+    team = {a: MathOracle(env, a) for a in env.possible_agents}
+    path = tmp_path / "t.jsonl"
+    with TrajectoryWriter(path) as w:
+        traj = rollout(env, team, seed=0, writer=w)
+    steps = [json.loads(line)["step"] for line in path.read_text().splitlines()
+             if json.loads(line)["type"] == "agent_step"]
+    assert steps == sorted(steps) and len(steps) == len(traj.steps) >= 2
+    assert [s.step for s in traj.steps] == sorted(s.step for s in traj.steps)
+
+
+def test_raw_observation_is_an_explicit_recorded_opt_in():
+    from lang_pz.policies.base import Decision, Policy
+
+    class ReadsRaw(Policy):
+        reads_raw_observation = True
+
+        def decide(self, observation, info=None):
+            raw = info["raw_observation"]
+            return Decision(action="up", raw_output=f"shape {getattr(raw, 'shape', None)}")
+
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    team = {**_team(env), "piston_0": ReadsRaw()}
+    traj = rollout(env, team, seed=0)
+    raw_steps = traj.agent_steps("piston_0")
+    assert raw_steps[0].raw_output.startswith("shape (")  # the image observation underneath
+    assert all(s.meta.get("raw_observation") is True for s in raw_steps)
+    assert not any(s.meta for s in traj.agent_steps("piston_1"))  # text policies: nothing recorded

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from lang_pz.error import LangPZError
 
@@ -27,6 +30,8 @@ class Decision:
         prompt_tokens: prompt tokens spent on this decision (0 for non-LLM policies).
         completion_tokens: generated tokens.
         latency_s: wall-clock seconds of the decision.
+        meta: JSON-able facts about the decision that the trajectory records with the step
+            (e.g. the skill a skill-library policy invoked and its version); empty by default.
     """
 
     action: str
@@ -34,13 +39,52 @@ class Decision:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def agent_seed(episode_seed: int | None, agent: str) -> int | None:
+    """The seed of ``agent``'s policy in the episode played from ``episode_seed``.
+
+    Derived from both (``numpy.random.SeedSequence`` over the episode seed and a CRC-32 of the
+    agent id), so every agent gets its own stream and the same episode seed gives the same
+    streams in training episodes, counterfactual re-runs, validation and resumed runs.
+    ``None`` when ``episode_seed`` is ``None`` (an unseeded episode).
+    """
+    if episode_seed is None:
+        return None
+    return int(np.random.SeedSequence([int(episode_seed), zlib.crc32(agent.encode())]).generate_state(1)[0])
+
+
+def mixed_rng(own_seed: int | None, episode_seed: int | None) -> np.random.Generator:
+    """A generator seeded from a policy's construction seed and an episode seed (either may be
+    ``None``; both ``None``: fresh OS entropy). Used by the stochastic policies' :meth:`Policy.reset`."""
+    parts = [s for s in (episode_seed, own_seed) if s is not None]
+    return np.random.default_rng(parts or None)
 
 
 class Policy(ABC):
     """Base class of every policy.
 
     Subclasses implement :meth:`decide`; calling the policy returns ``decide(...).action``.
+    Stochastic or stateful policies also implement :meth:`reset`, which
+    :func:`lang_pz.rollout.rollout` calls at the start of every episode with a seed derived
+    from the episode seed (:func:`agent_seed`): same episode seed, same episode.
+
+    Attributes:
+        reads_raw_observation: ``False`` for every text policy. A policy that sets it to
+            ``True`` (an explicit opt-in, e.g. a learned RL policy or a scripted one that reads
+            the game state) gets the underlying environment's own observation for its agent as
+            ``info["raw_observation"]``; this breaks the text-only contract, so the trajectory
+            records it on every step of that agent (``meta["raw_observation"] = True``).
     """
+
+    reads_raw_observation: bool = False
+
+    def reset(self, seed: int | None = None) -> None:  # noqa: B027 - optional hook
+        """Start a new episode; ``seed`` seeds any randomness of this episode (``None``: unseeded).
+
+        The default does nothing (a stateless, deterministic policy).
+        """
 
     @abstractmethod
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:

@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lang_pz.error import LangPZError
-from lang_pz.policies.base import Decision, Policy, legal_actions
+from lang_pz.policies.base import Decision, Policy, legal_actions, mixed_rng
 
 Fault = Literal["idle", "harmful", "random"]
 FAULTS: tuple[str, ...] = ("idle", "harmful", "random")
@@ -115,9 +115,12 @@ class FaultyPolicy(Policy):
         self.rng = np.random.default_rng(seed)
         self.log: list[FaultRecord] = []
 
-    def reset(self) -> None:
-        """Start counting decisions from 0 again and clear :attr:`log` (the generator is kept)."""
+    def reset(self, seed: int | None = None) -> None:
+        """A new episode: count decisions from 0 again, clear :attr:`log`, reseed the ``"random"``
+        fault's generator from the construction seed and ``seed``, and reset the base policy."""
         self.log = []
+        self.rng = mixed_rng(self.seed, seed)
+        self.base.reset(seed)
 
     def faulty_action(self, base_action: str, info: Mapping[str, Any] | None) -> str:
         """The action played instead of ``base_action`` inside the fault window.

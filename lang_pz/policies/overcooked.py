@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from lang_pz.error import LangPZError
-from lang_pz.policies.base import Decision, Policy
+from lang_pz.policies.base import Decision, Policy, mixed_rng
 from lang_pz.policies.random import RandomPolicy
 
 #: Partner kinds :func:`overcooked_partner` builds.
@@ -110,8 +110,15 @@ class OvercookedGreedyPolicy(Policy):
             raise LangPZError(f"agent must be one of {self.game.possible_agents}, got {agent!r}")
         self.agent = agent
         self.index = self.game.index(agent)
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.model = GreedyHumanModel(self.game.planners.mlam)
+        self._reset_model()
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new episode: forget the model's state and reseed its un-sticking moves from the
+        construction seed and ``seed``."""
+        self.rng = mixed_rng(self.seed, seed)
         self._reset_model()
 
     def _reset_model(self) -> None:

@@ -9,21 +9,28 @@ from typing import Any
 import numpy as np
 
 from lang_pz.error import LangPZError
-from lang_pz.policies.base import Decision, Policy, action_range, legal_actions
+from lang_pz.policies.base import Decision, Policy, action_range, legal_actions, mixed_rng
 
 
 class RandomPolicy(Policy):
     """Uniform over ``info["legal_actions"]``, or uniform in ``info["action_range"]``.
 
-    Uses its own :class:`numpy.random.Generator`; never the global random state.
+    Uses its own :class:`numpy.random.Generator`; never the global random state. Each episode
+    reseeds it from ``seed`` and the episode seed (:meth:`reset`), so the same episode seed gives
+    the same actions.
 
     Args:
-        seed: seed of the generator (``None``: fresh OS entropy).
+        seed: construction seed, mixed into every episode's seed (``None``: the episode seed
+            alone; fresh OS entropy for unseeded episodes).
     """
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the generator from the construction seed and the episode's ``seed``."""
+        self.rng = mixed_rng(self.seed, seed)
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         """Sample an action; the observation is ignored.

@@ -81,6 +81,11 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
         )
         self.env.step(inner)
 
+    def raw_observation(self, agent: str) -> Any:
+        """The wrapped environment's own observation of ``agent`` (for policies that opt in with
+        :attr:`lang_pz.policies.Policy.reads_raw_observation`; text policies never see it)."""
+        return self.env.observe(agent)
+
     def state_text(self) -> str:
         """Global state as text, for a centralised critic only (never give it to policies)."""
         return self.adapter.state_text(self.env, {a: self.env.observe(a) for a in self.env.agents})

@@ -64,6 +64,15 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
         text, info = self._wrap(obs, infos, action_infos)
         return text, dict(rewards), terminations, truncations, info
 
+    def raw_observation(self, agent: str) -> Any:
+        """The wrapped environment's own last observation of ``agent`` (for policies that opt in
+        with :attr:`lang_pz.policies.Policy.reads_raw_observation`; text policies never see it).
+
+        Raises:
+            KeyError: ``agent`` has no observation yet (call ``reset`` first).
+        """
+        return self._raw_obs[agent]
+
     def state_text(self) -> str:
         """Global state as text, for a centralised critic only (never give it to policies)."""
         return self.adapter.state_text(self.env, {a: self._raw_obs[a] for a in self.env.agents if a in self._raw_obs})
