@@ -9,9 +9,9 @@ PettingZoo loop can therefore do::
 
 from __future__ import annotations
 
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 

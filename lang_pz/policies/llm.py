@@ -28,7 +28,13 @@ from typing import Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
 from lang_pz.error import BackendError
-from lang_pz.policies.base import Decision, Policy, action_range, legal_actions, observation_text
+from lang_pz.policies.base import (
+    Decision,
+    Policy,
+    action_range,
+    legal_actions,
+    observation_text,
+)
 
 #: Toy situations of the worked examples for a finite action set: a robot in a hallway,
 #: unrelated to any real task, each mentioning things that suggest no particular action.

@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from lang_pz.error import LangPZError
-from lang_pz.policies.base import Decision, Policy, action_range, legal_actions, mixed_rng
+from lang_pz.policies.base import (
+    Decision,
+    Policy,
+    action_range,
+    legal_actions,
+    mixed_rng,
+)
 
 
 class RandomPolicy(Policy):
