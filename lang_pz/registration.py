@@ -14,7 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lang_pz.error import DependencyNotInstalled, InvalidKwargError, UnknownEnvironmentError
+from lang_pz.error import (
+    DependencyNotInstalled,
+    InvalidKwargError,
+    UnknownEnvironmentError,
+)
 
 Api = Literal["aec", "parallel", "gymnasium"]
 

@@ -60,12 +60,15 @@ def _decide(env: Any, policy: Policy, agent: str, obs: Any, info: Any) -> Decisi
     return policy.decide(obs, info)
 
 
-def _step(traj: Trajectory, t: int, agent: str, obs: Any, d: Decision, applied: Any, reward: float) -> AgentStep:
+def _step(traj: Trajectory, t: int, agent: str, obs: Any, info: Any, d: Decision, applied: Any,
+          reward: float) -> AgentStep:
+    legal = (info or {}).get("legal_actions")
     return AgentStep(
         episode=traj.episode, step=t, agent=agent, observation=obs["text"], raw_output=d.raw_output,
         action=applied.get("action", d.action), parse_error=applied.get("parse_error"), reward=reward,
         prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
         latency_s=round(d.latency_s, 4), meta=dict(d.meta),
+        legal_actions=None if legal is None else [str(w) for w in legal],
     )
 
 
@@ -139,7 +142,7 @@ def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Tr
             decisions: dict[str, Decision] = {a: f.result() for a, f in futures.items()}
             next_obs, rewards, _, _, next_infos = env.step({a: d.action for a, d in decisions.items()})
             for a in agents:
-                _record(traj, writer, _step(traj, t, a, obs[a], decisions[a], next_infos.get(a, {}),
+                _record(traj, writer, _step(traj, t, a, obs[a], infos[a], decisions[a], next_infos.get(a, {}),
                                             float(rewards.get(a, 0.0))))
             obs, infos = next_obs, next_infos
             t += 1
@@ -173,7 +176,7 @@ def _rollout_aec(env: AECEnv, policies: Mapping[str, Policy], traj: Trajectory,
         _state(traj, writer, t, env)
         d = _decide(env, policies[agent], agent, obs, info)
         env.step(d.action)
-        step = _step(traj, t, agent, obs, d, env.infos.get(agent, {}), 0.0)
+        step = _step(traj, t, agent, obs, info, d, env.infos.get(agent, {}), 0.0)
         open_[agent] = step
         waiting.append(step)
         t += 1

@@ -1,4 +1,4 @@
-"""The run folder: everything a training run writes, as it is made, and what ``--resume`` reads.
+"""The run folder: every file a training run writes, named in one place, written as it is made.
 
 Layout (``NNN`` is the iteration, zero-padded)::
 
@@ -14,29 +14,33 @@ Layout (``NNN`` is the iteration, zero-padded)::
     RUN_DIR/iter_NNN/optimiser_errors.jsonl    stages that failed validation after retries
     RUN_DIR/iter_NNN/candidates/AGENT.txt      the candidate policies of the update
     RUN_DIR/iter_NNN/validation.jsonl          validation returns of current and candidate policies
-    RUN_DIR/iter_NNN/acceptance.jsonl          per validated candidate: both scores, accepted or not
     RUN_DIR/iter_NNN/validation_trajectories.jsonl
+    RUN_DIR/iter_NNN/acceptance.jsonl          per validated candidate: both scores, accepted or not
     RUN_DIR/iter_NNN/done.json                 written last: metrics, accepted policies, momentum
     RUN_DIR/final/policies/AGENT.txt           the policies after the last iteration
 
 An iteration is complete when its ``done.json`` exists (written atomically). Resuming reads the
 last complete iteration's ``done.json`` and redoes the next iteration, keeping its finished
 training episodes; every LLM reply made before the crash is served again by the response cache.
+:class:`RunFolder` names and reads the files (the report reads a run through it);
+:class:`IterationLog` writes one iteration's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lang_pz.error import RunDirError
+from lang_pz.trajectory import Trajectory, TrajectoryWriter, read_trajectories
 
-
-def iter_dir(run_dir: Path, iteration: int) -> Path:
-    """``RUN_DIR/iter_NNN``."""
-    return run_dir / f"iter_{iteration:03d}"
+#: The JSONL logs of an iteration (``IterationLog.log(kind, record)`` appends to ``KIND.jsonl``).
+LOGS = ("counterfactuals", "credits", "critic_errors", "gated", "gradients", "optimiser_errors", "validation",
+        "acceptance")
 
 
 def write_policies(folder: Path, policies: dict[str, str]) -> None:
@@ -47,8 +51,8 @@ def write_policies(folder: Path, policies: dict[str, str]) -> None:
 
 
 def read_policies(folder: Path) -> dict[str, str]:
-    """Inverse of :func:`write_policies`."""
-    return {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(folder.glob("*.txt"))}
+    """Inverse of :func:`write_policies` (``{}`` for a missing folder)."""
+    return {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(Path(folder).glob("*.txt"))}
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
@@ -66,45 +70,203 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def completed_iterations(run_dir: Path) -> list[dict[str, Any]]:
-    """The ``done.json`` records of the completed iterations 0, 1, ... (stops at the first gap)."""
-    done: list[dict[str, Any]] = []
-    while (p := iter_dir(run_dir, len(done)) / "done.json").exists():
+@dataclass(frozen=True)
+class IterationFiles:
+    """The paths of one iteration's files (see the module docstring)."""
+
+    root: Path
+
+    @property
+    def policies(self) -> Path:
+        return self.root / "policies"
+
+    @property
+    def candidates(self) -> Path:
+        return self.root / "candidates"
+
+    @property
+    def trajectories(self) -> Path:
+        return self.root / "trajectories.jsonl"
+
+    @property
+    def validation_trajectories(self) -> Path:
+        return self.root / "validation_trajectories.jsonl"
+
+    @property
+    def done(self) -> Path:
+        return self.root / "done.json"
+
+    def log(self, kind: str) -> Path:
+        """``KIND.jsonl`` (one of :data:`LOGS`)."""
+        if kind not in LOGS:
+            raise ValueError(f"unknown iteration log {kind!r}; one of {', '.join(LOGS)}")
+        return self.root / f"{kind}.jsonl"
+
+
+class RunFolder:
+    """A run folder: names its files and reads them.
+
+    Args:
+        root: the folder (it need not exist yet).
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def final_policies(self) -> Path:
+        return self.root / "final" / "policies"
+
+    def iteration(self, it: int) -> IterationFiles:
+        """The files of iteration ``it`` (``RUN_DIR/iter_NNN``)."""
+        return IterationFiles(self.root / f"iter_{it:03d}")
+
+    def completed_iterations(self) -> list[dict[str, Any]]:
+        """The ``done.json`` records of the completed iterations 0, 1, ... (stops at the first gap).
+
+        Raises:
+            RunDirError: a ``done.json`` is not valid JSON.
+        """
+        done: list[dict[str, Any]] = []
+        while (p := self.iteration(len(done)).done).exists():
+            try:
+                done.append(json.loads(p.read_text(encoding="utf-8")))
+            except json.JSONDecodeError as exc:
+                raise RunDirError(f"{p} is not valid JSON ({exc}); delete it to redo that iteration") from exc
+        return done
+
+    def check_new(self) -> None:
+        """Refuse a folder that already holds files (a new run never overwrites another).
+
+        Raises:
+            RunDirError: the folder exists and is not empty.
+        """
+        if self.root.exists() and any(self.root.iterdir()):
+            raise RunDirError(
+                f"run folder {self.root} already holds a run; continue it with `lang-pz train --resume {self.root}`, "
+                "choose another --run-dir, or delete it"
+            )
+
+    def load_config(self) -> dict[str, Any]:
+        """``config.json`` as a dict.
+
+        Raises:
+            RunDirError: no readable ``config.json`` (not a run folder).
+        """
+        if self.root.exists() and not self.root.is_dir():
+            raise RunDirError(f"{self.root} is a file, not a run folder; give the folder `lang-pz train` wrote")
+        if not self.config.exists():
+            raise RunDirError(f"{self.root} is not a run folder: {self.config} is missing (did you mean another folder?)")
         try:
-            done.append(json.loads(p.read_text(encoding="utf-8")))
+            data = json.loads(self.config.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise RunDirError(f"{p} is not valid JSON ({exc}); delete it to redo that iteration") from exc
-    return done
+            raise RunDirError(f"{self.config} is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise RunDirError(f"{self.config} must hold a JSON object of TrainConfig fields")
+        return data
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def create(self, config_json: str) -> None:
+        """Start a new run: the folder and its ``config.json`` (refuses a non-empty folder)."""
+        self.check_new()
+        self.root.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.config, config_json)
+
+    def rewrite_metrics(self, records: list[dict[str, Any]]) -> None:
+        """``metrics.jsonl`` from the completed iterations (a resumed run drops a partial line)."""
+        atomic_write(self.metrics, "".join(json.dumps(r) + "\n" for r in records))
+
+    def begin(self, it: int) -> IterationLog:
+        """Start (or redo) iteration ``it``: see :class:`IterationLog`."""
+        return IterationLog(self, it)
+
+    def finish(self, policies: dict[str, str]) -> None:
+        """Write the final policies."""
+        write_policies(self.final_policies, policies)
 
 
-def check_new_run_dir(run_dir: Path) -> None:
-    """Refuse a folder that already holds files (a new run never overwrites another).
+class IterationLog:
+    """Writes one iteration's files as they are made.
 
-    Raises:
-        RunDirError: ``run_dir`` exists and is not empty.
+    Starting an iteration clears the files a redone iteration makes again (every log, the
+    candidates, validation trajectories), keeping only its finished training episodes, whose
+    records stay verbatim and in order.
+
+    Attributes:
+        kept: the finished training episodes of an interrupted attempt (``[]`` for a fresh
+            iteration); :func:`lang_pz.training.collect` does not replay them.
     """
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise RunDirError(
-            f"run folder {run_dir} already holds a run; continue it with `lang-pz train --resume {run_dir}`, "
-            "choose another --run-dir, or delete it"
-        )
+
+    def __init__(self, run: RunFolder, it: int) -> None:
+        self.run, self.iteration = run, it
+        self.files = run.iteration(it)
+        self.files.root.mkdir(parents=True, exist_ok=True)
+        for kind in LOGS:
+            self.files.log(kind).unlink(missing_ok=True)
+        self.files.validation_trajectories.unlink(missing_ok=True)
+        shutil.rmtree(self.files.candidates, ignore_errors=True)
+        self.validation_episodes = 0  # validation episodes numbered on through the iteration
+        self.kept = self._keep_finished()
+
+    def log(self, kind: str, record: dict[str, Any]) -> None:
+        """Append ``record`` to this iteration's ``KIND.jsonl``."""
+        append_jsonl(self.files.log(kind), record)
+
+    def write_policies(self, policies: dict[str, str]) -> None:
+        """The policies this iteration's episodes use."""
+        write_policies(self.files.policies, policies)
+
+    def write_candidates(self, policies: dict[str, str]) -> None:
+        """The candidate policies of the update."""
+        write_policies(self.files.candidates, policies)
+
+    def _keep_finished(self) -> list[Trajectory]:
+        path = self.files.trajectories
+        kept = read_trajectories(path, finished_only=True) if path.exists() else []
+        if kept:
+            atomic_write(path, _records_of(path, {t.episode for t in kept}))
+        else:
+            path.unlink(missing_ok=True)
+        return kept
+
+    def trajectory_writer(self) -> TrajectoryWriter:
+        """A writer appending to ``trajectories.jsonl``."""
+        return TrajectoryWriter(self.files.trajectories)
+
+    def validation_writer(self) -> TrajectoryWriter:
+        """A writer appending to ``validation_trajectories.jsonl``."""
+        return TrajectoryWriter(self.files.validation_trajectories)
+
+    def next_validation_episode(self) -> int:
+        """The number of the next validation episode of this iteration."""
+        n = self.validation_episodes
+        self.validation_episodes += 1
+        return n
+
+    def done(self, record: dict[str, Any]) -> None:
+        """Complete the iteration: ``done.json`` (atomically, last) and its ``metrics.jsonl`` line."""
+        atomic_write(self.files.done, json.dumps(record, indent=1))
+        append_jsonl(self.run.metrics, record["metrics"])
 
 
-def load_config_json(run_dir: Path) -> dict[str, Any]:
-    """``RUN_DIR/config.json`` as a dict.
-
-    Raises:
-        RunDirError: no readable ``config.json`` (not a run folder).
-    """
-    p = run_dir / "config.json"
-    if run_dir.exists() and not run_dir.is_dir():
-        raise RunDirError(f"{run_dir} is a file, not a run folder; give the folder `lang-pz train` wrote")
-    if not p.exists():
-        raise RunDirError(f"{run_dir} is not a run folder: {p} is missing (did you mean another folder?)")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{p} is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise RunDirError(f"{p} must hold a JSON object of TrainConfig fields")
-    return data
+def _records_of(path: Path, episodes: set[int]) -> str:
+    """The lines of ``episodes`` in a JSONL trajectory file, unchanged and in order (a line cut
+    by a kill, which is not valid JSON, is dropped)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("episode") in episodes:
+            out.append(line + "\n")
+    return "".join(out)

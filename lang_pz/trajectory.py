@@ -8,7 +8,8 @@ One JSON object per line, each with a ``"type"``:
   reason), ``reward`` (reward the agent received for this step), ``prompt_tokens``,
   ``completion_tokens``, ``latency_s``, ``meta`` (what the policy reported about the
   decision, e.g. an invoked skill; ``raw_observation: true`` when the policy read the
-  environment's raw observation instead of only its text).
+  environment's raw observation instead of only its text), ``legal_actions`` (the action
+  words the agent was offered, or ``null`` for free text / continuous actions).
 - ``"state"`` (one per environment step, before the agents act): ``episode``, ``step``,
   ``text`` — a rendering of the global state. Only the centralised critic reads it
   (centralised training, decentralised execution); policies never see it.
@@ -47,6 +48,7 @@ class AgentStep:
     completion_tokens: int = 0
     latency_s: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    legal_actions: list[str] | None = None
 
 
 @dataclass

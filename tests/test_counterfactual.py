@@ -54,14 +54,14 @@ def test_same_policies_reproduce_the_factual_return(env):
     probes = counterfactuals(env, pols, traj, groups, ["previous"], previous=pols)
     assert [p.agents for p in probes] == [tuple(g) for g in groups]
     for p in probes:
-        assert p.delta == 0.0 and p.team_return == pytest.approx(traj.team_return, abs=1e-3)
+        assert p.delta == 0.0 and p.value == pytest.approx(traj.team_return, abs=1e-3)
         assert p.steps == len(traj.states) and p.replacement == "previous"
 
 
 def test_replaying_the_played_action_changes_nothing(env):
     traj = rollout(env, constant(env, "up"), seed=SEED)
     (p,) = counterfactuals(env, constant(env, "up"), traj, [["piston_3"]], ["up"])
-    assert (p.delta, p.team_return) == (0.0, round(traj.team_return, 3))
+    assert (p.delta, p.value) == (0.0, round(traj.team_return, 3))
 
 
 def test_aec_rerun_reproduces_the_factual_return():
@@ -86,7 +86,7 @@ def test_alternatives_probe_every_other_legal_action(env):
     # each probe is the episode replayed with that one agent playing the word at every step
     p = probes[-1]
     direct = rollout(env, {**pols, "piston_4": ConstantPolicy(p.replacement)}, seed=SEED)
-    assert p.team_return == pytest.approx(direct.team_return, abs=1e-3)
+    assert p.value == pytest.approx(direct.team_return, abs=1e-3)
     assert p.delta == pytest.approx(direct.team_return - traj.team_return, abs=1e-3)
     assert p.steps == len(direct.states)
 
@@ -106,7 +106,7 @@ def test_team_level_group_replaces_every_agent(env):
     (p,) = counterfactuals(env, pols, traj, [env.possible_agents], ["down"])
     direct = rollout(env, constant(env, "down"), seed=SEED)
     assert p.agents == tuple(env.possible_agents)
-    assert p.team_return == pytest.approx(direct.team_return, abs=1e-3)
+    assert p.value == pytest.approx(direct.team_return, abs=1e-3)
     assert p.describe(env.possible_agents).startswith("if every agent had played down at every step: ")
 
 
@@ -115,7 +115,7 @@ def test_default_is_the_envs_fallback_action(env):
     traj = rollout(env, pols, seed=SEED)
     default, stay = counterfactuals(env, pols, traj, [["piston_2"]], ["default", "stay"])
     assert default.replacement == "default"
-    assert default.team_return == stay.team_return  # Pistonball's documented fallback is "stay"
+    assert default.value == stay.value  # Pistonball's documented fallback is "stay"
     direct = rollout(env, {**pols, "piston_2": ConstantPolicy("")}, seed=SEED)
     errs = [s.parse_error for s in direct.agent_steps("piston_2")]
     assert errs and all(e is not None for e in errs)  # the empty text is recorded as unparsable
@@ -136,7 +136,7 @@ def test_previous_replacement_plays_the_previous_policies(env):
     traj = rollout(env, pols, seed=SEED)
     prev, up = counterfactuals(env, pols, traj, [["piston_2"]], ["previous", "up"],
                                previous={"piston_2": ConstantPolicy("up")})
-    assert prev.replacement == "previous" and prev.team_return == up.team_return
+    assert prev.replacement == "previous" and prev.value == up.value
 
 
 def test_duplicate_replacements_are_probed_once(env):
@@ -176,15 +176,20 @@ def test_alternatives_need_a_finite_action_set():
 
 def test_describe_and_as_dict():
     agents = ["piston_0", "piston_1"]
-    c = Counterfactual(agents=("piston_0",), replacement="down", team_return=12.345, delta=-3.21, steps=7)
+    c = Counterfactual(agents=("piston_0",), replacement="down", value=12.345, delta=-3.21, steps=7)
     assert c.describe(agents) == "if piston_0 had played down at every step: team return 12.3 (-3.2)"
-    better = Counterfactual(agents=("piston_0", "piston_1"), replacement="random", team_return=1.0, delta=0.0, steps=2)
+    better = Counterfactual(agents=("piston_0", "piston_1"), replacement="random", value=1.0, delta=0.0, steps=2)
     assert better.describe(agents) == "if every agent had played random actions at every step: team return 1.0 (+0.0)"
     assert better.describe(["piston_0", "piston_1", "piston_2"]).startswith("if piston_0 and piston_1 had played")
-    assert "the default action" in Counterfactual(("a",), "default", 0.0, 1.0, 1).describe(["a"])
-    assert "its previous policy" in Counterfactual(("a",), "previous", 0.0, 1.0, 1).describe(["a"])
-    d = json.loads(json.dumps(c.as_dict()))
-    assert Counterfactual(**{**d, "agents": tuple(d["agents"])}) == c
+    def probe(word):
+        return Counterfactual(agents=("a",), replacement=word, value=0.0, delta=1.0, steps=1)
+
+    assert "the default action" in probe("default").describe(["a"])
+    assert "its previous policy" in probe("previous").describe(["a"])
+    d = json.loads(json.dumps(c.model_dump(mode="json")))
+    assert Counterfactual(**d) == c
+    win = Counterfactual(agents=("a",), replacement="x", value=1.0, delta=0.5, steps=1, objective="win:a")
+    assert win.describe(["a", "b"]).endswith("win:a 1.0 (+0.5)")
 
 
 def test_constant_policy():
@@ -281,7 +286,30 @@ def test_replacement_at_chosen_steps_only(env):
             return super().decide(observation, info) if self.k > 2 else ConstantPolicy("down").decide(observation)
 
     direct = rollout(env, {**pols, "piston_3": DownThenUp()}, seed=SEED)
-    assert probe.team_return == pytest.approx(direct.team_return, abs=1e-3)
+    assert probe.value == pytest.approx(direct.team_return, abs=1e-3)
     whole = counterfactuals(env, pols, traj, [["piston_3"]], ["down"])[0]
     assert whole.at_steps is None and "at every step" in whole.describe(env.possible_agents)
-    assert json.loads(json.dumps(probe.as_dict()))["at_steps"] == [0, 1]
+    assert json.loads(json.dumps(probe.model_dump(mode="json")))["at_steps"] == [0, 1]
+
+
+def test_alternatives_for_the_second_mover_of_a_turn_based_game():
+    """The second mover's action words come from the factual trajectory (it is offered none at reset)."""
+    from lang_pz.policies.random import RandomPolicy
+
+    env = lang_pz.make("classic/tictactoe-v0")
+    team = {a: RandomPolicy() for a in env.possible_agents}
+    traj = rollout(env, team, seed=3)
+    probes = counterfactuals(env, team, traj, [["player_2"]], ["alternatives"])
+    offered = {w for s in traj.agent_steps("player_2") for w in s.legal_actions}
+    assert {p.replacement for p in probes} == offered and len(offered) > 1
+
+
+def test_counterfactuals_on_an_aec_env_that_was_never_reset():
+    from lang_pz.policies.random import RandomPolicy
+
+    played = lang_pz.make("classic/tictactoe-v0")
+    team = {a: RandomPolicy() for a in played.possible_agents}
+    traj = rollout(played, team, seed=1)
+    fresh = lang_pz.make("classic/tictactoe-v0")  # never reset: no agent_selection yet
+    probes = counterfactuals(fresh, team, traj, [["player_1"]], ["alternatives"])
+    assert probes and all(p.agents == ("player_1",) for p in probes)

@@ -24,8 +24,9 @@ from lang_pz.critics import (
     reply_model,
     subsample_steps,
 )
-from lang_pz.critics.central import CRITIC_MODES, GLOBAL_EXAMPLE, TEAM, own_view
+from lang_pz.critics.central import CRITIC_MODES, TEAM
 from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.render import GLOBAL_EXAMPLE, own_view
 from lang_pz.error import LangPZError, SchemaValidationError
 from lang_pz.structured import ask_structured, repeated_phrase
 from lang_pz.trajectory import AgentStep, Trajectory
@@ -114,7 +115,7 @@ def test_prompt_budget_cuts_states_then_shows_fewer_steps():
 
 
 def test_worked_example_is_a_valid_reply():
-    from lang_pz.critics.central import CRITIC_EXAMPLE
+    from lang_pz.critics.render import CRITIC_EXAMPLE
 
     example = json.loads(CRITIC_EXAMPLE.rsplit("Credits as JSON:\n", 1)[1])
     model = reply_model(["robot_a", "robot_b"], [0, 1, 2])
@@ -398,9 +399,9 @@ def test_bad_mode_is_rejected():
 
 
 CF = [
-    Counterfactual(agents=("piston_0",), replacement="up", team_return=5.0, delta=2.0, steps=4),
-    Counterfactual(agents=("piston_2",), replacement="default", team_return=-1.0, delta=-4.0, steps=4),
-    Counterfactual(agents=AGENTS, replacement="random", team_return=0.5, delta=-2.5, steps=4),
+    Counterfactual(agents=("piston_0",), replacement="up", value=5.0, delta=2.0, steps=4),
+    Counterfactual(agents=("piston_2",), replacement="default", value=-1.0, delta=-4.0, steps=4),
+    Counterfactual(agents=AGENTS, replacement="random", value=0.5, delta=-2.5, steps=4),
 ]
 
 
@@ -414,7 +415,7 @@ def test_counterfactual_lines_appear_in_the_prompt(mode):
         assert f"- {c.describe(list(AGENTS))}" in real
     assert "every agent had played random actions" in real
     assert real.index("Counterfactual re-runs") < real.index("Steps (")  # evidence before the steps
-    assert report.counterfactuals == [c.as_dict() for c in CF]
+    assert report.counterfactuals == list(CF)
     assert json.loads(json.dumps(report.model_dump(mode="json")))["counterfactuals"][0]["agents"] == ["piston_0"]
 
 
@@ -432,4 +433,4 @@ def test_independent_shows_each_agent_only_its_own_probes():
     assert CF[1].describe(["piston_2"]) in by_agent["piston_2"]
     assert "Counterfactual re-runs" not in by_agent["piston_1"]
     assert all("random actions" not in p for p in by_agent.values())  # team probes are not shown
-    assert report.counterfactuals == [c.as_dict() for c in CF]
+    assert report.counterfactuals == list(CF)

@@ -411,7 +411,7 @@ def divergence_blamer(reference: dict[str, dict[int, str]]):
 
 
 def shown(traj: Trajectory) -> dict[str, dict[int, str]]:
-    from lang_pz.critics.central import shown_action
+    from lang_pz.critics.base import shown_action
 
     out: dict[str, dict[int, str]] = {}
     for s in traj.steps:

@@ -54,7 +54,7 @@ def report(episode: int, values: dict[str, tuple[float, str, list[int]]], counte
         episode=episode,
         team_return=0.0,
         credits={a: Credit(agent=a, credit=c, explanation=e, steps=s) for a, (c, e, s) in values.items()},
-        counterfactuals=[c.as_dict() for c in counterfactuals],
+        counterfactuals=list(counterfactuals),
     )
 
 
@@ -218,8 +218,15 @@ def test_aggregation_merges_the_batch_with_the_momentum_lines():
     assert agg.index("OLD-CHANGE") < agg.index("OLDER-CHANGE")  # newest first
     # the aggregation schema offers only the steps the batch's gradients cite
     assert llm.requests[2].json_schema["properties"]["evidence_steps"]["items"]["enum"] == [1, 2]
-    # the apply stage follows the aggregate, and the aggregate is pushed into the momentum
+    # the apply stage follows the aggregate; the momentum is only read: the aggregate enters it
+    # when the candidate is accepted (commit_momentum), never before
     assert "Drop: pushing up" in task_of(llm.requests[3])
+    assert [g.change for _, g in momentum.get("piston_0")] == ["OLD-CHANGE", "OLDER-CHANGE"]
+    from lang_pz.training import commit_momentum
+
+    commit_momentum(momentum, {"piston_0": upd}, accepted=[])
+    assert [g.change for _, g in momentum.get("piston_0")] == ["OLD-CHANGE", "OLDER-CHANGE"]
+    commit_momentum(momentum, {"piston_0": upd}, accepted=["piston_0"])
     assert momentum.get("piston_0")[0] == (1.0, upd.gradient)
     assert [g.change for _, g in momentum.get("piston_0")] == ["go down more", "OLD-CHANGE", "OLDER-CHANGE"]
     assert [w for w, _ in momentum.get("piston_0")] == [1.0, 0.5, 0.25]
@@ -394,9 +401,9 @@ def test_update_dumps_to_json():
 # -- counterfactual evidence ---------------------------------------------------------------
 
 PROBES = [
-    Counterfactual(agents=("piston_0",), replacement="down", team_return=9.0, delta=4.0, steps=3),
-    Counterfactual(agents=("piston_1",), replacement="up", team_return=1.0, delta=-4.0, steps=3),
-    Counterfactual(agents=("piston_0", "piston_1"), replacement="random", team_return=2.0, delta=-3.0, steps=3),
+    Counterfactual(agents=("piston_0",), replacement="down", value=9.0, delta=4.0, steps=3),
+    Counterfactual(agents=("piston_1",), replacement="up", value=1.0, delta=-4.0, steps=3),
+    Counterfactual(agents=("piston_0", "piston_1"), replacement="random", value=2.0, delta=-3.0, steps=3),
 ]
 
 

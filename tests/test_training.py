@@ -30,14 +30,13 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 import lang_pz
-from lang_pz import training
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
-from lang_pz.critics import Credit, CriticReport
+from lang_pz.critics import Counterfactual, Evidence, best_gain
 from lang_pz.error import RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
-from lang_pz.training import IterationMetrics, TrainConfig, best_gain, train
+from lang_pz.training import IterationMetrics, TrainConfig, train
 
 ENV_ID = "butterfly/pistonball-v0"
 ENV = {"n_pistons": 5, "hold": 5, "max_cycles": 50}
@@ -56,16 +55,9 @@ def prompt_of(req: GenerationRequest) -> str:
 
 
 def role_of(req: GenerationRequest) -> str:
-    """actor / critic / gradient / apply, read from the request (choices or schema keys)."""
-    if req.choices is not None:
-        return "actor"
-    keys = set(req.json_schema["properties"])
-    if keys == GRADIENT_KEYS:
-        return "gradient"  # the gradient and aggregation stages share this schema
-    if keys == {"policy"}:
-        return "apply"
-    assert keys <= set(AGENTS) | {"team"}, keys
-    return "critic"
+    """actor / critic / gradient / apply: every request says who asks (``req.role``)."""
+    return {"actor": "actor", "critic": "critic", "optimiser.gradient": "gradient",
+            "optimiser.aggregate": "gradient", "optimiser.update": "apply"}[req.role]
 
 
 def agent_of_optimiser_request(req: GenerationRequest) -> str:
@@ -113,16 +105,9 @@ class StandIn:
                 and (agent is None or agent_of_optimiser_request(r) == agent)]
 
 
-def install(monkeypatch: pytest.MonkeyPatch, stand_in: StandIn) -> list[str]:
-    """Make the trainer use ``stand_in`` for every backend spec; returns the specs asked for."""
-    specs: list[str] = []
-
-    def make(spec: str) -> ScriptedBackend:
-        specs.append(spec)
-        return stand_in.backend
-
-    monkeypatch.setattr(training, "make_backend", make)
-    return specs
+def train_with(stand_in: StandIn, *args, **kwargs):
+    """``train`` with the scripted stand-in as every role's backend (passed as an object)."""
+    return train(*args, backends=stand_in.backend, **kwargs)
 
 
 def config(run_dir: Path, **kw) -> TrainConfig:
@@ -160,16 +145,13 @@ def flip_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("flip") / "run"
     stand_in = StandIn(flipping=AGENTS[:3])
     messages: list[str] = []
-    with pytest.MonkeyPatch.context() as mp:
-        specs = install(mp, stand_in)
-        result = train(config(run, iterations=2, episodes_per_iteration=2, critic_mode="central_global"),
-                       progress=messages.append)
-    return result, stand_in, run, messages, specs
+    result = train_with(stand_in, config(run, iterations=2, episodes_per_iteration=2, critic_mode="central_global"),
+                        progress=messages.append)
+    return result, stand_in, run, messages
 
 
 def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
-    result, _, run, messages, specs = flip_run
-    assert specs == ["embedded"]  # one model instance for the three roles (one spec)
+    result, _, run, messages = flip_run
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["iterations"] == 2 and cfg["run_dir"] == str(run) and cfg["env_kwargs"] == ENV
     assert sorted(p.name for p in run.iterdir()) == ["config.json", "final", "iter_000", "iter_001", "metrics.jsonl"]
@@ -216,7 +198,7 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
 
 
 def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run):
-    result, _, run, _, _ = flip_run
+    result, _, run, _ = flip_run
     all_up = team_return({a: UP for a in AGENTS}, VAL_SEED)
     slope = team_return(SLOPE, VAL_SEED)
     assert slope > all_up  # the premise of this test (ConstantPolicy rollouts, not the trainer)
@@ -237,7 +219,7 @@ def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run)
 
 
 def test_per_role_usage_adds_up_to_llm_calls(flip_run):
-    result, stand_in, _, _, _ = flip_run
+    result, stand_in, _, _ = flip_run
     for m in result.metrics:
         assert set(m.usage) == {"actor", "critic", "optimiser"}
         assert sum(u["calls"] for u in m.usage.values()) == m.llm_calls
@@ -256,14 +238,13 @@ def test_per_role_usage_adds_up_to_llm_calls(flip_run):
     assert [m.usage["optimiser"]["calls"] for m in result.metrics] == [5 * 4, 5 * 4]
 
 
-def test_tolerance_accepts_a_small_validation_drop(tmp_path, monkeypatch):
+def test_tolerance_accepts_a_small_validation_drop(tmp_path):
     all_down = {a: DOWN for a in AGENTS}
     drop = team_return(SLOPE, VAL_SEED) - team_return(all_down, VAL_SEED)
     assert drop > 1  # premise: flipping pistons 3-4 to down lowers the validation return a little
     for tol, accepted in ((0.0, False), (drop - 1, False), (drop + 1, True)):
         stand_in = StandIn(flipping=AGENTS[3:])
-        install(monkeypatch, stand_in)
-        res = train(config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol,
+        res = train_with(stand_in, config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol,
                            critic_mode="central_global"))  # the two edits validated as one update
         (m,) = res.metrics
         assert m.accepted is accepted, tol
@@ -271,10 +252,9 @@ def test_tolerance_accepts_a_small_validation_drop(tmp_path, monkeypatch):
         assert res.final_policies == (all_down if accepted else SLOPE)
 
 
-def test_no_validation_seeds_accepts_unchecked(tmp_path, monkeypatch):
+def test_no_validation_seeds_accepts_unchecked(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
-    install(monkeypatch, stand_in)
-    res = train(config(tmp_path / "run", validation_seeds=[]))
+    res = train_with(stand_in, config(tmp_path / "run", validation_seeds=[]))
     (m,) = res.metrics
     assert (m.val_return, m.candidate_val_return, m.accepted) == (None, None, True)
     assert res.final_policies == {a: DOWN for a in AGENTS}
@@ -292,9 +272,8 @@ def test_validation_seeds_must_not_be_training_seeds():
 # -- evidence gate and critic modes --------------------------------------------------------
 
 
-def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path, monkeypatch):
+def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
-    install(monkeypatch, stand_in)
     seed = 0
     base = team_return({a: UP for a in AGENTS}, seed)
     gains = {a: max(team_return({**{b: UP for b in AGENTS}, a: DOWN}, seed),
@@ -302,7 +281,7 @@ def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path, monkeypatch):
     helped = sorted(a for a in AGENTS if gains[a] > 0)
     gated = sorted(a for a in AGENTS if gains[a] <= 0)
     assert helped and gated  # premise: seed 0 from all up has both kinds
-    res = train(config(tmp_path / "run", seed=seed, counterfactual=["alternatives"]))
+    res = train_with(stand_in, config(tmp_path / "run", seed=seed, counterfactual=["alternatives"]))
     d = tmp_path / "run" / "iter_000"
     probes = jsonl(d / "counterfactuals.jsonl")
     assert sorted((p["agents"][0], p["replacement"]) for p in probes) == sorted(
@@ -330,35 +309,31 @@ def _stay_return(agent: str, seed: int) -> float:
         env.close()
 
 
-def test_evidence_gate_off_updates_every_agent(tmp_path, monkeypatch):
+def test_evidence_gate_off_updates_every_agent(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
-    install(monkeypatch, stand_in)
-    train(config(tmp_path / "run", counterfactual=["down"], evidence_gate=False))
+    train_with(stand_in, config(tmp_path / "run", counterfactual=["down"], evidence_gate=False))
     d = tmp_path / "run" / "iter_000"
     assert not (d / "gated.jsonl").exists()
     assert [g["agent"] for g in jsonl(d / "gradients.jsonl")] == AGENTS
 
 
 def test_best_gain_is_the_best_mean_replacement():
-    def rep(ep, cfs):
-        return CriticReport(episode=ep, team_return=0.0, credits={
-            "a": Credit(agent="a", credit=0.0, explanation="x")},
-            counterfactuals=[{"agents": ag, "replacement": w, "team_return": 0.0, "delta": dl, "steps": 1}
-                             for ag, w, dl in cfs])
+    def ev(ep, cfs):
+        return Evidence(episode=ep, counterfactuals=[
+            Counterfactual(agents=tuple(ag), replacement=w, value=0.0, delta=dl, steps=1) for ag, w, dl in cfs])
 
-    reports = [rep(0, [(["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", 9.0)]),
-               rep(1, [(["a"], "down", -2.0), (["a"], "stay", 5.0)])]
-    assert best_gain("a", reports) == pytest.approx(2.0)  # stay: mean(-1, 5) = 2 beats down: mean(4, -2) = 1
-    assert best_gain("b", reports) == pytest.approx(9.0)
-    assert best_gain("c", reports) is None
-    assert best_gain("a", [rep(0, [(["a", "b"], "up", -0.5)])]) == pytest.approx(-0.5)
+    evidence = [ev(0, [(["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", 9.0)]),
+                ev(1, [(["a"], "down", -2.0), (["a"], "stay", 5.0)])]
+    assert best_gain("a", evidence) == pytest.approx(2.0)  # stay: mean(-1, 5) = 2 beats down: mean(4, -2) = 1
+    assert best_gain("b", evidence) == pytest.approx(9.0)
+    assert best_gain("c", evidence) is None
+    assert best_gain("a", [ev(0, [(["a", "b"], "up", -0.5)])]) == pytest.approx(-0.5)
 
 
 @pytest.mark.parametrize("mode", ["central_global", "central_credit", "independent"])
-def test_critic_modes(tmp_path, monkeypatch, mode):
+def test_critic_modes(tmp_path, mode):
     stand_in = StandIn()
-    install(monkeypatch, stand_in)
-    train(config(tmp_path / "run", critic_mode=mode, validation_seeds=[]))
+    train_with(stand_in, config(tmp_path / "run", critic_mode=mode, validation_seeds=[]))
     (report,) = jsonl(tmp_path / "run" / "iter_000" / "credits.jsonl")
     assert report["mode"] == mode and set(report["credits"]) == set(AGENTS)
     keys = [set(r.json_schema["properties"]) for r in stand_in.requests("critic")]
@@ -377,11 +352,10 @@ def test_critic_modes(tmp_path, monkeypatch, mode):
 # -- budget --------------------------------------------------------------------------------
 
 
-def test_llm_call_budget_stops_before_the_next_iteration(tmp_path, monkeypatch):
+def test_llm_call_budget_stops_before_the_next_iteration(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
-    install(monkeypatch, stand_in)
     messages: list[str] = []
-    res = train(config(tmp_path / "run", iterations=3, max_llm_calls=1), progress=messages.append)
+    res = train_with(stand_in, config(tmp_path / "run", iterations=3, max_llm_calls=1), progress=messages.append)
     assert len(res.metrics) == 1  # iteration 0 ran to its end, then the budget stopped the run
     calls = res.metrics[0].llm_calls
     assert calls > 1
@@ -392,17 +366,17 @@ def test_llm_call_budget_stops_before_the_next_iteration(tmp_path, monkeypatch):
     assert len(stand_in.backend.requests) == calls
 
 
-def test_budget_not_reached_runs_every_iteration(tmp_path, monkeypatch):
-    install(monkeypatch, StandIn())
-    res = train(config(tmp_path / "run", iterations=2, max_llm_calls=10_000, validation_seeds=[]))
+def test_budget_not_reached_runs_every_iteration(tmp_path):
+    si = StandIn()
+    res = train_with(si, config(tmp_path / "run", iterations=2, max_llm_calls=10_000, validation_seeds=[]))
     assert len(res.metrics) == 2 and res.stopped == ""
 
 
 # -- resume --------------------------------------------------------------------------------
 
 
-def test_resume_redoes_the_interrupted_iteration_only(flip_run, tmp_path, monkeypatch):
-    original, _, src, _, _ = flip_run
+def test_resume_redoes_the_interrupted_iteration_only(flip_run, tmp_path):
+    original, _, src, _ = flip_run
     run = tmp_path / "run"
     shutil.copytree(src, run)
     shutil.rmtree(run / "final")
@@ -421,9 +395,8 @@ def test_resume_redoes_the_interrupted_iteration_only(flip_run, tmp_path, monkey
     assert ep2_before and json.loads(ep2_before[-1])["type"] == "episode_end"
 
     stand_in = StandIn(flipping=AGENTS[:3])
-    install(monkeypatch, stand_in)
     messages: list[str] = []
-    res = train(resume=run, progress=messages.append)
+    res = train_with(stand_in, resume=run, progress=messages.append)
 
     assert {p.relative_to(run): p.read_bytes() for p in (run / "iter_000").rglob("*") if p.is_file()} == iter0
     assert [m.iteration for m in res.metrics] == [0, 1]
@@ -452,35 +425,34 @@ def test_resume_redoes_the_interrupted_iteration_only(flip_run, tmp_path, monkey
     assert res.metrics[0] == original.metrics[0]
 
 
-def test_resume_of_a_finished_run_changes_nothing(flip_run, tmp_path, monkeypatch):
-    original, _, src, _, _ = flip_run
+def test_resume_of_a_finished_run_changes_nothing(flip_run, tmp_path):
+    original, _, src, _ = flip_run
     run = tmp_path / "run"
     shutil.copytree(src, run)
     before = {p.relative_to(run): p.read_bytes() for p in run.rglob("*") if p.is_file()}
     stand_in = StandIn(flipping=AGENTS)
-    install(monkeypatch, stand_in)
-    res = train(resume=run)
+    res = train_with(stand_in, resume=run)
     assert stand_in.backend.requests == []  # no new iteration
     assert res.metrics == original.metrics and res.final_policies == original.final_policies
     assert {p.relative_to(run): p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
 
 
-def test_resume_refuses_a_folder_that_is_not_a_run(tmp_path, monkeypatch):
-    install(monkeypatch, StandIn())
+def test_resume_refuses_a_folder_that_is_not_a_run(tmp_path):
+    si = StandIn()
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(RunDirError, match="not a run folder.*config.json is missing"):
-        train(resume=tmp_path)
+        train_with(si, resume=tmp_path)
     (tmp_path / "config.json").write_text('{"iterations": 0}')
     with pytest.raises(RunDirError, match="not a valid TrainConfig"):
-        train(resume=tmp_path)
+        train_with(si, resume=tmp_path)
 
 
-def test_a_new_run_never_overwrites_a_folder(tmp_path, monkeypatch):
-    install(monkeypatch, StandIn())
+def test_a_new_run_never_overwrites_a_folder(tmp_path):
+    si = StandIn()
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "x").write_text("x")
     with pytest.raises(RunDirError, match="already holds a run.*--resume"):
-        train(config(tmp_path / "run"))
+        train_with(si, config(tmp_path / "run"))
 
 
 def test_train_needs_exactly_one_of_config_and_resume(tmp_path):
@@ -590,7 +562,7 @@ def episode_lines_safe(path: Path, episode: int) -> list[str]:
 # -- per-agent acceptance and fixed partners ----------------------------------------------
 
 
-def test_per_agent_acceptance_keeps_each_agent_whose_change_helps(tmp_path, monkeypatch):
+def test_per_agent_acceptance_keeps_each_agent_whose_change_helps(tmp_path):
     # Every piston flips to "down"; each flip is validated in turn on top of those kept.
     # Expected decisions are replayed here with ConstantPolicy rollouts.
     expected, current = [], {a: UP for a in AGENTS}
@@ -602,8 +574,8 @@ def test_per_agent_acceptance_keeps_each_agent_whose_change_helps(tmp_path, monk
         if v >= value:
             current, value = trial, v
     assert True in expected and False in expected  # premise: some flips help, some hurt
-    install(monkeypatch, StandIn(flipping=AGENTS))
-    result = train(config(tmp_path / "run", acceptance="per_agent"))
+    si = StandIn(flipping=AGENTS)
+    result = train_with(si, config(tmp_path / "run", acceptance="per_agent"))
     m = result.metrics[0]
     decisions = jsonl(tmp_path / "run" / "iter_000" / "acceptance.jsonl")
     assert [d["agents"] for d in decisions] == [[a] for a in AGENTS]  # one validation per agent
@@ -614,17 +586,16 @@ def test_per_agent_acceptance_keeps_each_agent_whose_change_helps(tmp_path, monk
     assert m.candidate_val_return == pytest.approx(value, abs=1e-3)
 
 
-def test_central_global_validates_the_team_update_as_one(tmp_path, monkeypatch):
-    install(monkeypatch, StandIn(flipping=AGENTS))
-    train(config(tmp_path / "run", critic_mode="central_global"))
+def test_central_global_validates_the_team_update_as_one(tmp_path):
+    si = StandIn(flipping=AGENTS)
+    train_with(si, config(tmp_path / "run", critic_mode="central_global"))
     decisions = jsonl(tmp_path / "run" / "iter_000" / "acceptance.jsonl")
     assert [d["agents"] for d in decisions] == [AGENTS]
 
 
-def test_a_fixed_partner_plays_but_is_never_trained(tmp_path, monkeypatch):
+def test_a_fixed_partner_plays_but_is_never_trained(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
-    install(monkeypatch, stand_in)
-    result = train(config(tmp_path / "run", partners={"piston_4": "heuristic"}, validation_seeds=[]))
+    result = train_with(stand_in, config(tmp_path / "run", partners={"piston_4": "heuristic"}, validation_seeds=[]))
     assert set(result.final_policies) == set(AGENTS[:4])  # no text policy for the partner
     assert not stand_in.requests("optimiser", "piston_4")
     traj = lang_pz.trajectory.read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")[0]
@@ -632,4 +603,4 @@ def test_a_fixed_partner_plays_but_is_never_trained(tmp_path, monkeypatch):
     actor_prompts = [prompt_of(r) for r in stand_in.requests("actor")]
     assert not any("You are piston_4" in p for p in actor_prompts)  # the heuristic, not the LLM, acted
     with pytest.raises(lang_pz.error.InvalidKwargError, match="both trainable and fixed"):
-        train(config(tmp_path / "r2", partners={"piston_4": "random"}, trainable_agents=["piston_4"]))
+        train_with(stand_in, config(tmp_path / "r2", partners={"piston_4": "random"}, trainable_agents=["piston_4"]))

@@ -38,6 +38,9 @@ class GenerationRequest:
         choices: if given, the reply must be exactly one of these strings (a grammar on
             llama.cpp; a JSON-schema enum on OpenAI-compatible servers).
         stop: stop sequences.
+        role: who asks, for routing and accounting only (never part of the prompt or the
+            cache key): ``"actor"``, ``"critic"``, ``"optimiser.gradient"``,
+            ``"optimiser.aggregate"``, ``"optimiser.update"``, or a user's own name; ``""`` if unset.
     """
 
     messages: tuple[Message, ...] | None = None
@@ -48,6 +51,7 @@ class GenerationRequest:
     json_schema: dict[str, Any] | None = None
     choices: tuple[str, ...] | None = None
     stop: tuple[str, ...] = ()
+    role: str = ""
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):

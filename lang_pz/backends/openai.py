@@ -39,7 +39,12 @@ from tenacity import (
     wait_exponential,
 )
 
-from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
+from lang_pz.backends.base import (
+    Generation,
+    GenerationRequest,
+    LLMBackend,
+    PromptFormat,
+)
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.llama_cpp import choices_gbnf
 from lang_pz.error import BackendError, BackendUnavailableError

@@ -12,7 +12,12 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
+from lang_pz.backends.base import (
+    Generation,
+    GenerationRequest,
+    LLMBackend,
+    PromptFormat,
+)
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.error import BackendError
 

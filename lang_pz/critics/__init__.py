@@ -1,24 +1,43 @@
-"""Critics: the centralised language critic of LangMARL (credit assignment in words).
+"""Critics: credit assignment in language (LangMARL's centralised critic) and its evidence.
+
+- :mod:`lang_pz.critics.base`: :class:`Critic` (the protocol), :class:`CriticReport`, :class:`Credit`;
+- :mod:`lang_pz.critics.central`: :class:`CentralCritic`, the LLM critic (three modes);
+- :mod:`lang_pz.critics.counterfactual`: re-runs of the same seed (:class:`Counterfactual`,
+  :class:`Evidence`), evidence the system computes;
+- :mod:`lang_pz.critics.render`: how a trajectory is shown to an LLM critic.
 
 Benchmarks that score critics (fault injection, Who&When) live in :mod:`lang_pz.evaluation`.
 """
 
-from lang_pz.critics.central import (
+from lang_pz.critics.base import (
     AgentEvidence,
-    CentralCritic,
     Credit,
+    Critic,
     CriticReport,
     compute_evidence,
-    reply_model,
-    subsample_steps,
 )
+from lang_pz.critics.central import CRITIC_MODES, CentralCritic, reply_model
+from lang_pz.critics.counterfactual import (
+    Counterfactual,
+    Evidence,
+    best_gain,
+    counterfactuals,
+)
+from lang_pz.critics.render import render_trajectory, subsample_steps
 
 __all__ = [
+    "CRITIC_MODES",
     "AgentEvidence",
     "CentralCritic",
+    "Counterfactual",
     "Credit",
+    "Critic",
     "CriticReport",
+    "Evidence",
+    "best_gain",
     "compute_evidence",
+    "counterfactuals",
+    "render_trajectory",
     "reply_model",
     "subsample_steps",
 ]

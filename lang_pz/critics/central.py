@@ -23,7 +23,8 @@ Design choices, for small models (the embedded SmolLM2-135M):
 - one call per trajectory; the prompt is a compact rendering (the global state and each
   agent's action per step, evenly subsampled to ``max_prompt_steps`` steps, saying so) plus
   *evidence the system computes* — returns, team return, action counts, parse errors — since
-  free-form judgement from a 135M model is noise (see ``/work/shared/GUIDE.md``);
+  free-form judgement from a 135M model is noise (measured: near-uniform credits on fault-injection
+  cases, see :mod:`lang_pz.evaluation.faults`);
 - the reply's JSON schema is built per trajectory: one required property per agent (so
   constrained decoding emits every agent exactly once and no other), credits restricted to a
   few levels in [-1, 1], cited steps restricted to steps of the trajectory, the explanation
@@ -35,197 +36,41 @@ Design choices, for small models (the embedded SmolLM2-135M):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
+from lang_pz.backends.base import GenerationRequest, LLMBackend, Message
+from lang_pz.critics.base import (
+    EXPLANATION_MAX_CHARS,
+    MAX_CITED_STEPS,
+    Credit,
+    CriticReport,
+    _fmt,
+    compute_evidence,
+)
 from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.render import (
+    CRITIC_EXAMPLE,
+    GLOBAL_EXAMPLE,
+    own_view,
+    render_trajectory,
+)
 from lang_pz.error import LangPZError
 from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
-from lang_pz.trajectory import AgentStep, Trajectory
+from lang_pz.trajectory import Trajectory
 
 CriticMode = Literal["central_credit", "central_global", "independent"]
 CRITIC_MODES: tuple[str, ...] = ("central_credit", "central_global", "independent")
 #: The reply key of the shared critique in ``"central_global"`` mode.
 TEAM = "team"
-
-#: Longest explanation accepted per agent (characters); also the schema's ``maxLength``.
-EXPLANATION_MAX_CHARS = 80
 #: Schema hint for explanations: words and light punctuation, no digits (measured: without
 #: it SmolLM2-135M fills the string with "1.0.0.0..." until maxLength). Not enforced on
 #: parsing, so models that ignore the grammar are not rejected for a digit.
 EXPLANATION_PATTERN = r"^[A-Za-z][A-Za-z ,.;'-]{0,%d}$" % (EXPLANATION_MAX_CHARS - 1)
-#: Most steps one credit may cite.
-MAX_CITED_STEPS = 3
 #: Credit levels offered to the model (the schema's ``enum``); ``None`` = any number.
 DEFAULT_CREDIT_LEVELS: tuple[float, ...] = (-1.0, -0.5, 0.0, 0.5, 1.0)
-#: Longest / shortest global-state text shown per step in the critic prompt (characters).
-MAX_STATE_CHARS = 240
-MIN_STATE_CHARS = 60
-
-
-#: A worked example shown before the real episode (toy agents and task, unrelated to any
-#: environment; differentiated credits that follow the computed evidence).
-CRITIC_EXAMPLE = """Agents: robot_a, robot_b.
-Evidence (computed from all 3 steps):
-Team return: 2.0
-- robot_a: return 4.0; actions push x3; parse errors 0
-- robot_b: return -2.0; actions wait x3; parse errors 0
-Steps (all 3):
-Step 0: The box is 3 m from the goal.
-  actions: robot_a push; robot_b wait
-Step 1: The box is 2 m from the goal.
-  actions: robot_a push; robot_b wait
-Step 2: The box is 1 m from the goal.
-  actions: robot_a push; robot_b wait
-Credits as JSON:
-{"robot_a": {"credit": 1.0, "steps": [0, 1], "explanation": "highest return; pushed at every step"}, \
-"robot_b": {"credit": -0.5, "steps": [1], "explanation": "negative return; only waited"}}"""
-
-
-#: The worked example in ``"central_global"`` mode: the same toy episode, one shared critique.
-GLOBAL_EXAMPLE = CRITIC_EXAMPLE.rsplit("Credits as JSON:", 1)[0] + """Credits as JSON:
-{"team": {"credit": 0.5, "steps": [0, 1], "explanation": "the box moved, but only one robot pushed"}}"""
-
-
-class Credit(BaseModel):
-    """The critic's credit for one agent over one trajectory.
-
-    Attributes:
-        agent: the agent id.
-        credit: contribution to the team outcome in [-1, 1] (positive = helped).
-        explanation: why, in a few words (at most :data:`EXPLANATION_MAX_CHARS` characters).
-        steps: trajectory steps that justify the credit (each exists in the trajectory).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    agent: str
-    credit: float = Field(ge=-1.0, le=1.0)
-    explanation: str = Field(min_length=1, max_length=EXPLANATION_MAX_CHARS)
-    steps: list[int] = Field(default_factory=list, max_length=MAX_CITED_STEPS)
-
-
-class AgentEvidence(BaseModel):
-    """Facts the system computed about one agent's play (shown to the critic, kept in the report).
-
-    Attributes:
-        agent_return: the agent's episode return.
-        action_counts: action text -> how many times it was taken.
-        parse_errors: how many of its outputs could not be parsed into an action.
-        n_steps: how many decisions it made.
-    """
-
-    agent_return: float
-    action_counts: dict[str, int]
-    parse_errors: int
-    n_steps: int
-
-
-class CriticReport(BaseModel):
-    """The critic's assessment of one trajectory.
-
-    Attributes:
-        episode: the trajectory's episode index.
-        credits: agent -> :class:`Credit`, one for every agent that acted (in
-            ``"central_global"`` mode every agent holds the same shared critique).
-        team_return: the trajectory's team return.
-        mode: the critic mode that wrote the report.
-        counterfactuals: the counterfactual probes shown to the critic
-            (:meth:`~lang_pz.critics.counterfactual.Counterfactual.as_dict` each).
-        evidence: agent -> the computed :class:`AgentEvidence` shown to the critic.
-        shown_steps: the steps rendered in the prompt (after subsampling).
-        total_steps: how many distinct steps the trajectory has.
-        errors: validation errors of the rejected attempts, oldest first (empty if the first
-            reply validated).
-        generations: every :class:`~lang_pz.backends.base.Generation` made, oldest first.
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    episode: int
-    credits: dict[str, Credit]
-    team_return: float
-    mode: str = "central_credit"
-    counterfactuals: list[dict[str, Any]] = Field(default_factory=list)
-    evidence: dict[str, AgentEvidence] = Field(default_factory=dict)
-    shown_steps: list[int] = Field(default_factory=list)
-    total_steps: int = 0
-    errors: list[str] = Field(default_factory=list)
-    generations: list[Generation] = Field(default_factory=list)
-
-    @property
-    def attempts(self) -> int:
-        """LLM calls made (1 + rejected replies)."""
-        return len(self.generations)
-
-    @property
-    def usage(self) -> dict[str, float]:
-        """Summed prompt/completion tokens and latency of this report's calls."""
-        return {
-            "calls": len(self.generations),
-            "prompt_tokens": sum(g.prompt_tokens for g in self.generations),
-            "completion_tokens": sum(g.completion_tokens for g in self.generations),
-            "latency_s": round(sum(g.latency_s for g in self.generations), 3),
-        }
-
-
-def subsample_steps(steps: Sequence[int], k: int) -> list[int]:
-    """At most ``k`` of ``steps`` (sorted, distinct), evenly spaced, first and last included."""
-    uniq = sorted(set(steps))
-    if k <= 0:
-        raise ValueError(f"k must be > 0, got {k}")
-    if len(uniq) <= k:
-        return uniq
-    idx = np.unique(np.linspace(0, len(uniq) - 1, k).round().astype(int))
-    return [uniq[i] for i in idx]
-
-
-def compute_evidence(trajectory: Trajectory) -> dict[str, AgentEvidence]:
-    """Per agent: return, action counts, parse errors and number of decisions."""
-    out: dict[str, AgentEvidence] = {}
-    for agent in trajectory.agents:
-        steps = trajectory.agent_steps(agent)
-        counts = Counter(shown_action(s) for s in steps)
-        ret = trajectory.returns.get(agent, float(sum(s.reward for s in steps)))
-        out[agent] = AgentEvidence(
-            agent_return=float(ret),
-            action_counts=dict(counts.most_common()),
-            parse_errors=sum(s.parse_error is not None for s in steps),
-            n_steps=len(steps),
-        )
-    return out
-
-
-def shown_action(step: AgentStep) -> str:
-    """The action as the critic sees it: the policy's own text when it parsed (e.g. ``"up"``
-    rather than the environment's index ``2``), else the applied action."""
-    raw = " ".join(str(step.raw_output).split())
-    if step.parse_error is None and raw:
-        return _clip(raw, 40)
-    return _clip(_action_text(step.action), 40)
-
-
-def _action_text(action: Any) -> str:
-    if isinstance(action, float):
-        return f"{action:.2f}"
-    if isinstance(action, (list, tuple)):
-        return "[" + ", ".join(_action_text(a) for a in action) + "]"
-    return str(action)
-
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def _fmt(x: float) -> str:
-    return str(round(float(x), 2))
-
 
 def reply_model(
     agents: Sequence[str],
@@ -324,59 +169,10 @@ class CentralCritic:
         policies: Mapping[str, str] | None = None,
         extra_evidence: Sequence[str] = (),
     ) -> tuple[str, list[int]]:
-        """The trajectory as the critic sees it, and the steps shown.
-
-        Policies, the computed evidence (with ``extra_evidence`` lines, e.g. counterfactual
-        re-runs, after the per-agent facts), then per shown step the global state text and each
-        agent's action. Steps are evenly subsampled to ``max_prompt_steps``; if the rendering
-        would exceed ``max_prompt_chars``, state texts are shortened (down to
-        :data:`MIN_STATE_CHARS`) and then fewer steps are shown — the text says which.
-        """
-        agents = trajectory.agents
-        all_steps = sorted({s.step for s in trajectory.steps})
-        ev = compute_evidence(trajectory)
-        head = [f"Agents: {', '.join(agents)}."]
-        if policies:
-            head.append("Policies:")
-            head += [f"- {a}: {_clip(policies[a], 200)}" for a in agents if a in policies]
-        head.append(f"Evidence (computed from all {len(all_steps)} steps):")
-        head.append(f"Team return: {_fmt(trajectory.team_return)}")
-        for a in agents:
-            e = ev[a]
-            acts = ", ".join(f"{k} x{v}" for k, v in e.action_counts.items())
-            head.append(f"- {a}: return {_fmt(e.agent_return)}; actions {acts}; parse errors {e.parse_errors}")
-        if extra_evidence:
-            head.append("Counterfactual re-runs (same seed, computed):")
-            head += [f"- {line}" for line in extra_evidence]
-        acted: dict[int, list[str]] = {}
-        for s in trajectory.steps:
-            err = f" (unparsable output {_clip(s.raw_output, 30)!r})" if s.parse_error is not None else ""
-            acted.setdefault(s.step, []).append(f"{s.agent} {shown_action(s)}{err}")
-        action_lines = {t: "  actions: " + "; ".join(v) for t, v in acted.items()}
-
-        shown = subsample_steps(all_steps, self.max_prompt_steps)
-        budget = self.max_prompt_chars - sum(len(x) + 1 for x in head) - 80
-        while True:
-            fixed = sum(len(action_lines[t]) + len(f"Step {t}: ") + 2 for t in shown)
-            state_chars = min(MAX_STATE_CHARS, (budget - fixed) // max(1, len(shown)))
-            if state_chars >= MIN_STATE_CHARS or len(shown) <= 2:
-                state_chars = max(state_chars, MIN_STATE_CHARS)
-                break
-            shown = subsample_steps(all_steps, max(2, len(shown) * 2 // 3))
-        note = []
-        if len(shown) < len(all_steps):
-            note.append(f"{len(shown)} of {len(all_steps)}, evenly spaced; others omitted")
-        else:
-            note.append(f"all {len(all_steps)}")
-        longest = max((len(" ".join(trajectory.states.get(t, "").split())) for t in shown), default=0)
-        if longest > state_chars:
-            note.append(f"states cut to {state_chars} characters")
-        lines = head + [f"Steps ({'; '.join(note)}):"]
-        for t in shown:
-            state = trajectory.states.get(t)
-            lines.append(f"Step {t}: {_clip(state, state_chars)}" if state else f"Step {t}:")
-            lines.append(action_lines[t])
-        return "\n".join(lines), shown
+        """The trajectory as the critic sees it, and the steps shown
+        (:func:`~lang_pz.critics.render.render_trajectory` with this critic's budgets)."""
+        return render_trajectory(trajectory, policies, extra_evidence, max_prompt_steps=self.max_prompt_steps,
+                                 max_prompt_chars=self.max_prompt_chars)
 
     def render(
         self, trajectory: Trajectory, policies: Mapping[str, str] | None = None, extra_evidence: Sequence[str] = ()
@@ -422,6 +218,7 @@ class CentralCritic:
         common: dict[str, Any] = {
             "json_schema": schema,
             "max_tokens": max_tokens,
+            "role": "critic",
             **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
         }
         instructions = self._instructions(agents)
@@ -493,7 +290,7 @@ class CentralCritic:
         agents = trajectory.agents
         if not agents:
             raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
-        cf = [c.as_dict() for c in counterfactuals]
+        cf = list(counterfactuals)
         if self.mode != "independent":
             lines = [c.describe(agents) for c in counterfactuals]
             report = self._assess_view(trajectory, policies, lines)
@@ -559,17 +356,3 @@ class CentralCritic:
             errors=list(seen),
             generations=gens,
         )
-
-
-def own_view(trajectory: Trajectory, agent: str) -> Trajectory:
-    """The part of ``trajectory`` one agent took part in: its own steps, its own observations
-    in place of the global state, its own return (the ``"independent"`` critic's view)."""
-    steps = trajectory.agent_steps(agent)
-    return Trajectory(
-        episode=trajectory.episode,
-        seed=trajectory.seed,
-        steps=steps,
-        states={s.step: s.observation for s in steps},
-        returns={agent: trajectory.returns.get(agent, float(sum(s.reward for s in steps)))},
-        finished=trajectory.finished,
-    )

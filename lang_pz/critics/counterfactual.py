@@ -1,4 +1,4 @@
-"""Counterfactual re-runs: what the team return would have been had some agents acted otherwise.
+"""Counterfactual re-runs: what the objective would have been had some agents acted otherwise.
 
 Evidence the system computes, not the model's opinion (GUIDE: free-form judgement from a small
 model is noise). For a trajectory played from seed ``s``, each *probe* replays the episode from
@@ -11,8 +11,8 @@ the results (LangMARL: credit assignment grounded in trajectories).
 Replacements (``replacements`` entries):
 
 - an action word (e.g. ``"down"``): the group plays that action at every step;
-- ``"alternatives"``: one probe per legal action word of the group's first agent (read from
-  ``info["legal_actions"]`` after a reset);
+- ``"alternatives"``: one probe per action word the group's first agent was offered in the
+  factual episode (its steps' ``legal_actions``);
 - ``"default"``: the environment's documented fallback action (empty text, which no language
   env parses, so each env applies its own default);
 - ``"random"``: uniformly random legal actions (seeded);
@@ -29,10 +29,13 @@ decisions before the trajectories diverge are served from it).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from lang_pz.error import LangPZError
+from lang_pz.objectives import Objective, make_objective
 from lang_pz.policies.base import Policy
 from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.policies.random import RandomPolicy
@@ -40,30 +43,37 @@ from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
 from lang_pz.trajectory import Trajectory
 
+#: The default objective of re-runs: the team return.
+TEAM_RETURN: Objective = make_objective("team_return", [])
+
 SPECIAL_REPLACEMENTS = ("alternatives", "default", "random", "previous")
 
 
-@dataclass(frozen=True)
-class Counterfactual:
-    """One probe's result.
+class Counterfactual(BaseModel):
+    """One probe's result (typed evidence: what the system computed, not the model's opinion).
 
     Attributes:
         agents: the agents whose policies were replaced.
         replacement: what they played instead (an action word, ``"default"``, ``"random"`` or
             ``"previous"``).
-        team_return: the re-run's team return (same units as the env's rewards).
-        delta: ``team_return`` minus the factual team return (positive: the replacement
+        value: the re-run's objective (the team return unless ``objective`` says otherwise; the
+            env's reward units).
+        delta: ``value`` minus the factual episode's objective (positive: the replacement
             would have done better).
         steps: environment steps of the re-run.
         at_steps: the replaced decisions (``None``: every decision).
+        objective: the objective spec (:mod:`lang_pz.objectives`).
     """
+
+    model_config = ConfigDict(frozen=True)
 
     agents: tuple[str, ...]
     replacement: str
-    team_return: float
+    value: float
     delta: float
     steps: int
     at_steps: tuple[int, ...] | None = None
+    objective: str = "team_return"
 
     def describe(self, all_agents: Sequence[str]) -> str:
         """One line for the critic, e.g. ``if piston_0 had played down at every step: ...``."""
@@ -75,27 +85,138 @@ class Counterfactual:
         }.get(self.replacement, self.replacement)
         sign = "+" if self.delta >= 0 else ""
         when = "at every step" if self.at_steps is None else f"at steps {list(self.at_steps)}"
-        return f"if {who} had played {what} {when}: team return {self.team_return:.1f} ({sign}{self.delta:.1f})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "agents": list(self.agents),
-                "at_steps": None if self.at_steps is None else list(self.at_steps)}
+        name = "team return" if self.objective == "team_return" else self.objective
+        return f"if {who} had played {what} {when}: {name} {self.value:.1f} ({sign}{self.delta:.1f})"
 
 
-def _legal_words(env: Any, agent: str, seed: int | None) -> list[str]:
-    if hasattr(env, "agent_selection"):  # AEC
-        env.reset(seed=seed)
-        info = env.infos.get(agent, {})
-    else:
-        _, infos = env.reset(seed=seed)
-        info = infos.get(agent, {})
-    words = info.get("legal_actions")
+class Evidence(BaseModel):
+    """The computed evidence about one episode: its counterfactual re-runs.
+
+    Attributes:
+        episode: the factual episode's index.
+        counterfactuals: the probes, in the order they ran.
+    """
+
+    episode: int
+    counterfactuals: list[Counterfactual] = Field(default_factory=list)
+
+    def concerning(self, agent: str) -> list[Counterfactual]:
+        """The probes that replaced ``agent`` (alone or in a group)."""
+        return [c for c in self.counterfactuals if agent in c.agents]
+
+
+def best_gain(agent: str, evidence: Sequence[Evidence]) -> float | None:
+    """The largest mean gain of one replacement among the re-runs that replaced ``agent`` (mean
+    over the batch's episodes, in the objective's units; ``None`` if no re-run replaced it).
+
+    The evidence gate (:func:`lang_pz.training.accept.evidence_gate`) reads it: an agent for
+    which no alternative would have done better gets no edit, whatever the critic's words say.
+    """
+    gains: dict[str, list[float]] = {}
+    for e in evidence:
+        for c in e.concerning(agent):
+            gains.setdefault(c.replacement, []).append(c.delta)
+    return max((sum(v) / len(v) for v in gains.values()), default=None)
+
+
+def _legal_words(trajectory: Trajectory, agent: str) -> list[str]:
+    """Every action word ``agent`` was offered in the factual episode, in order of first offer
+    (read from the trajectory, so no reset is needed and the second mover of a turn-based game
+    is handled like the first)."""
+    words = [w for s in trajectory.agent_steps(agent) for w in (s.legal_actions or ())]
     if not words:
         raise LangPZError(
-            f"'alternatives' needs a finite action set, but {agent}'s info has no legal_actions; "
-            "give explicit action words or 'random'/'default' as replacements"
+            f"'alternatives' needs a finite action set, but {agent} was offered no legal_actions in "
+            f"episode {trajectory.episode}; give explicit action words or 'random'/'default' as replacements"
         )
-    return [str(w) for w in words]
+    return list(dict.fromkeys(words))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One planned re-run: the factual episode's seed, played with ``policies``.
+
+    Attributes:
+        agents: the replaced group.
+        replacement: what it plays instead (see the module docstring).
+        policies: the full team for the re-run (the group's policies swapped).
+        at_steps: the replaced decisions (``None``: every decision).
+    """
+
+    agents: tuple[str, ...]
+    replacement: str
+    policies: Mapping[str, Policy]
+    at_steps: tuple[int, ...] | None
+
+
+def plan_probes(
+    policies: Mapping[str, Policy],
+    trajectory: Trajectory,
+    groups: Sequence[Sequence[str]],
+    replacements: Sequence[str] = ("alternatives",),
+    *,
+    previous: Mapping[str, Policy] | None = None,
+    seed: int = 0,
+    steps: Sequence[int] | None = None,
+) -> list[Probe]:
+    """The re-runs :func:`counterfactuals` makes, without running them (each is independent, so
+    an executor may run them concurrently, each in its own environment). Arguments as there."""
+    if trajectory.seed is None:
+        raise LangPZError(f"episode {trajectory.episode} has no seed; a counterfactual re-run needs the same seed")
+    unknown = sorted({a for g in groups for a in g} - set(policies))
+    if unknown:
+        raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
+    at = None if steps is None else tuple(sorted({int(s) for s in steps}))
+    out: list[Probe] = []
+    for group in groups:
+        group = tuple(group)
+        played = {str(s.raw_output).strip() for a in group for s in trajectory.agent_steps(a)}
+        words: list[str] = []
+        for r in replacements:
+            if r == "alternatives":
+                words += [w for w in _legal_words(trajectory, group[0]) if {w} != played]
+            else:
+                words.append(r)
+        for word in dict.fromkeys(words):
+            swapped = dict(policies)
+            for i, a in enumerate(group):
+                if word == "previous":
+                    if previous is None or a not in previous:
+                        raise LangPZError(f"replacement 'previous' needs previous policies, none given for {a}")
+                    swapped[a] = previous[a]
+                elif at is not None:
+                    fault = "random" if word == "random" else "harmful"
+                    action = None if word == "random" else ("" if word == "default" else word)
+                    swapped[a] = FaultyPolicy(policies[a], fault, at, action=action, seed=seed + i)  # type: ignore[arg-type]
+                elif word == "random":
+                    swapped[a] = RandomPolicy(seed=seed + i)
+                else:
+                    swapped[a] = ConstantPolicy("" if word == "default" else word)
+            out.append(Probe(group, word, swapped, None if word == "previous" else at))
+    return out
+
+
+def run_probe(env: Any, probe: Probe, trajectory: Trajectory, objective: Objective | None = None) -> Counterfactual:
+    """Play one :class:`Probe` from the factual episode's seed and compare objectives.
+
+    Args:
+        env: a language environment of the same id and kwargs as the factual episode's (it is reset).
+        probe: from :func:`plan_probes`.
+        trajectory: the factual episode.
+        objective: what is compared (default: the team return).
+    """
+    objective = objective or TEAM_RETURN
+    rerun = rollout(env, probe.policies, seed=trajectory.seed, episode=trajectory.episode)
+    value = objective(rerun)
+    return Counterfactual(
+        agents=probe.agents,
+        replacement=probe.replacement,
+        value=round(value, 3),
+        delta=round(value - objective(trajectory), 3),
+        steps=len(rerun.states) or len({s.step for s in rerun.steps}),
+        at_steps=probe.at_steps,
+        objective=objective.spec,
+    )
 
 
 def counterfactuals(
@@ -108,8 +229,9 @@ def counterfactuals(
     previous: Mapping[str, Policy] | None = None,
     seed: int = 0,
     steps: Sequence[int] | None = None,
+    objective: Objective | None = None,
 ) -> list[Counterfactual]:
-    """Re-run ``trajectory``'s episode once per (group, replacement) and compare team returns.
+    """Re-run ``trajectory``'s episode once per (group, replacement) and compare the objective.
 
     Args:
         env: the language environment the trajectory was played in (it is reset).
@@ -125,54 +247,14 @@ def counterfactuals(
             decisions; in a parallel env decision k is step k), playing its own policy at the
             others (:class:`~lang_pz.policies.faulty.FaultyPolicy`); ``None``: every decision.
             ``"previous"`` always replaces the whole policy.
+        objective: what the re-runs compare (:mod:`lang_pz.objectives`; default team return).
 
     Returns:
         One :class:`Counterfactual` per probe, in order.
 
     Raises:
-        LangPZError: the trajectory has no seed, an unknown agent, or ``"previous"`` without
-            ``previous`` policies.
+        LangPZError: the trajectory has no seed, an unknown agent, ``"alternatives"`` for an
+            agent offered no action words, or ``"previous"`` without ``previous`` policies.
     """
-    if trajectory.seed is None:
-        raise LangPZError(f"episode {trajectory.episode} has no seed; a counterfactual re-run needs the same seed")
-    unknown = sorted({a for g in groups for a in g} - set(policies))
-    if unknown:
-        raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
-    factual = trajectory.team_return
-    out: list[Counterfactual] = []
-    for group in groups:
-        group = tuple(group)
-        played = {str(s.raw_output).strip() for a in group for s in trajectory.agent_steps(a)}
-        words: list[str] = []
-        for r in replacements:
-            if r == "alternatives":
-                words += [w for w in _legal_words(env, group[0], trajectory.seed) if {w} != played]
-            else:
-                words.append(r)
-        for word in dict.fromkeys(words):
-            swapped = dict(policies)
-            for i, a in enumerate(group):
-                if word == "previous":
-                    if previous is None or a not in previous:
-                        raise LangPZError(f"replacement 'previous' needs previous policies, none given for {a}")
-                    swapped[a] = previous[a]
-                elif steps is not None:
-                    fault = "random" if word == "random" else "harmful"
-                    action = None if word == "random" else ("" if word == "default" else word)
-                    swapped[a] = FaultyPolicy(policies[a], fault, steps, action=action, seed=seed + i)  # type: ignore[arg-type]
-                elif word == "random":
-                    swapped[a] = RandomPolicy(seed=seed + i)
-                else:
-                    swapped[a] = ConstantPolicy("" if word == "default" else word)
-            rerun = rollout(env, swapped, seed=trajectory.seed, episode=trajectory.episode)
-            out.append(
-                Counterfactual(
-                    agents=group,
-                    replacement=word,
-                    team_return=round(rerun.team_return, 3),
-                    delta=round(rerun.team_return - factual, 3),
-                    steps=len(rerun.states) or len({s.step for s in rerun.steps}),
-                    at_steps=None if steps is None or word == "previous" else tuple(sorted(set(steps))),
-                )
-            )
-    return out
+    probes = plan_probes(policies, trajectory, groups, replacements, previous=previous, seed=seed, steps=steps)
+    return [run_probe(env, p, trajectory, objective) for p in probes]

@@ -65,8 +65,8 @@ from typing import Any
 
 import numpy as np
 
-from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.envs.checks import check_api, check_bool
+from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.text import codec
 from lang_pz.text.adapter import LanguageAdapter

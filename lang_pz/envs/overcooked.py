@@ -54,7 +54,13 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.envs.checks import (
+    check_api,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+)
 from lang_pz.envs.overcooked_skills import (
     SKILL_WORDS,
     Planners,

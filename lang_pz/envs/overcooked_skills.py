@@ -157,7 +157,11 @@ def load_planners(mdp: Any) -> Planners:
     Args:
         mdp: an ``overcooked_ai_py.mdp.overcooked_mdp.OvercookedGridworld``.
     """
-    from overcooked_ai_py.planning.planners import NO_COUNTERS_PARAMS, MediumLevelActionManager, MotionPlanner
+    from overcooked_ai_py.planning.planners import (
+        NO_COUNTERS_PARAMS,
+        MediumLevelActionManager,
+        MotionPlanner,
+    )
 
     folder = planner_dir()
     version = metadata.version("overcooked_ai")

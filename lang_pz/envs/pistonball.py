@@ -25,7 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.envs.checks import (
+    check_api,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+)
 from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
 

@@ -80,11 +80,7 @@ from typing import IO, Any, Literal, Protocol
 
 import numpy as np
 
-from lang_pz.critics.central import (
-    Credit,
-    CriticReport,
-    compute_evidence,
-)
+from lang_pz.critics.base import Credit, CriticReport, compute_evidence
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy, action_range, legal_actions
 from lang_pz.policies.faulty import FAULTS, Fault, FaultyPolicy

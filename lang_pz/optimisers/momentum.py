@@ -5,6 +5,10 @@ view so one noisy batch cannot undo a consistent trend. Here each agent's memory
 list of earlier aggregated :class:`~lang_pz.optimisers.textual.Gradient` s, each with a weight:
 a new iteration multiplies every weight by ``beta`` and forgets those below ``min_weight``.
 The aggregation prompt shows the remembered directions with their weights.
+
+Only *accepted* updates enter the memory: the training loop's accept step pushes an agent's
+aggregated gradient once validation kept its candidate, so a rejected direction never steers a
+later iteration (and a rejected agent's memory does not decay either).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lang_pz.optimisers.textual import Gradient
+from lang_pz.optimisers.gradient import Gradient
 
 
 @dataclass

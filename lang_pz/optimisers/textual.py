@@ -18,31 +18,35 @@ from that agent's credits only.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
-from lang_pz.critics.central import Credit, CriticReport
-from lang_pz.critics.counterfactual import Counterfactual
-from lang_pz.structured import ask_structured, attempt_sampling, rejection_note, repeated_phrase
+from lang_pz.critics.base import Credit, CriticReport
+from lang_pz.optimisers.gradient import (
+    DIRECTION_MAX_CHARS,
+    MAX_EVIDENCE_STEPS,
+    MAX_REWRITE,
+    Gradient,
+    PolicyUpdate,
+    _fmt,
+    _printable_ascii,
+    evidence_for,
+    gradient_reply_model,
+    policy_reply_model,
+    rewrite_fraction,
+)
+from lang_pz.structured import (
+    ask_structured,
+    attempt_sampling,
+    rejection_note,
+    repeated_phrase,
+)
 
 if TYPE_CHECKING:
     from lang_pz.optimisers.momentum import Momentum
-
-#: Longest text of one part of an edit direction (characters); also the schema's ``maxLength``.
-DIRECTION_MAX_CHARS = 100
-#: Most evidence steps one gradient may cite.
-MAX_EVIDENCE_STEPS = 3
-#: Schema hints (not enforced on parsing) for text written by the model: printable ASCII
-#: without quotes or backslashes. Directions exclude digits (measured: SmolLM2-135M otherwise
-#: fills strings with "1.0.0.0..." up to maxLength); policies may contain numbers.
-DIRECTION_PATTERN = r"^([A-Za-z][A-Za-z ,.;:'!?()-]{0,%d})?$"
-POLICY_PATTERN = r"^[A-Za-z][A-Za-z0-9 ,.;:'!?()%%+<>=/-]{0,%d}$"
-#: Default limit of one update: the share of the policy text it may rewrite (1 - difflib ratio).
-MAX_REWRITE = 0.75
 
 #: Worked example of the gradient stage (toy agent and task).
 GRADIENT_EXAMPLE = """Agent: robot_b
@@ -74,132 +78,6 @@ Change: push instead of waiting
 Drop: waiting
 New policy as JSON:
 {"policy": "Always push."}"""
-
-
-class Gradient(BaseModel):
-    """A language gradient: how one agent's policy text should change, and why.
-
-    Attributes:
-        agent: the agent id.
-        keep: what the policy should keep (may be empty).
-        change: what to change, in words (non-empty).
-        drop: what to remove (may be empty).
-        evidence_steps: trajectory steps supporting it (among the steps its credits cite).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    agent: str
-    keep: str = Field("", max_length=DIRECTION_MAX_CHARS)
-    change: str = Field(min_length=1, max_length=DIRECTION_MAX_CHARS)
-    drop: str = Field("", max_length=DIRECTION_MAX_CHARS)
-    evidence_steps: list[int] = Field(default_factory=list, max_length=MAX_EVIDENCE_STEPS)
-
-    @property
-    def direction(self) -> str:
-        """The three parts on one line: ``keep: ...; change: ...; drop: ...``."""
-        return f"keep: {self.keep}; change: {self.change}; drop: {self.drop}"
-
-
-class PolicyUpdate(BaseModel):
-    """One optimiser step on one agent's policy.
-
-    Attributes:
-        agent: the agent id.
-        old: the policy text before the step.
-        new: the candidate policy text after it (may equal ``old``).
-        gradient: the aggregated :class:`Gradient` the step followed.
-        gradients: the per-trajectory gradients that were aggregated.
-        generations: the LLM calls of every stage, oldest first.
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    agent: str
-    old: str
-    new: str
-    gradient: Gradient
-    gradients: list[Gradient] = Field(default_factory=list)
-    generations: list[Generation] = Field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        """Whether the policy text changed."""
-        return self.new != self.old
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
-
-
-def _printable_ascii(text: str) -> bool:
-    return all(32 <= ord(ch) < 127 for ch in text)
-
-
-def _text_field() -> tuple[Any, Any]:
-    return (
-        str,
-        Field(
-            max_length=DIRECTION_MAX_CHARS,
-            json_schema_extra={"pattern": DIRECTION_PATTERN % (DIRECTION_MAX_CHARS - 1)},
-        ),
-    )
-
-
-def gradient_reply_model(cited_steps: Sequence[int]) -> type[BaseModel]:
-    """The JSON reply of the gradient and aggregation stages:
-    ``{"keep": str, "change": str, "drop": str, "evidence_steps": [int]}``.
-
-    ``evidence_steps`` is hinted to an enum of the cited steps (empty list if none).
-    """
-    cited = sorted(set(cited_steps))
-    if cited:
-        steps_field: Any = (
-            list[Annotated[int, Field(json_schema_extra={"enum": cited})]],
-            Field(max_length=MAX_EVIDENCE_STEPS),
-        )
-    else:
-        steps_field = (list[int], Field(max_length=0))
-    return create_model(
-        "GradientReply",
-        __config__=ConfigDict(extra="forbid"),
-        keep=_text_field(),
-        change=_text_field(),
-        drop=_text_field(),
-        evidence_steps=steps_field,
-    )
-
-
-def policy_reply_model(max_policy_chars: int) -> type[BaseModel]:
-    """The JSON reply of the update stage: ``{"policy": str}`` (bounded, printable ASCII)."""
-    return create_model(
-        "PolicyReply",
-        __config__=ConfigDict(extra="forbid"),
-        policy=(
-            str,
-            Field(
-                min_length=1,
-                max_length=max_policy_chars,
-                json_schema_extra={"pattern": POLICY_PATTERN % (max_policy_chars - 1)},
-            ),
-        ),
-    )
-
-
-def rewrite_fraction(old: str, new: str) -> float:
-    """Share of ``old`` an update rewrote: ``1 - difflib.SequenceMatcher(old, new).ratio()`` in [0, 1]."""
-    return 1.0 - difflib.SequenceMatcher(None, old, new).ratio()
-
-
-def evidence_for(agent: str, report: CriticReport) -> list[str]:
-    """The counterfactual lines of ``report`` that concern ``agent`` (probes that replaced it)."""
-    agents = list(report.credits)
-    return [
-        Counterfactual(**{**c, "agents": tuple(c["agents"]),
-                          "at_steps": None if c.get("at_steps") is None else tuple(c["at_steps"])}).describe(agents)
-        for c in report.counterfactuals
-        if agent in c["agents"]
-    ]
 
 
 class TextualPolicyOptimiser:
@@ -253,12 +131,14 @@ class TextualPolicyOptimiser:
     # -- requests --------------------------------------------------------------------------
 
     def _request(
-        self, instructions: str, example: str, body: str, errors: Sequence[str], schema: dict[str, Any], max_tokens: int
+        self, instructions: str, example: str, body: str, errors: Sequence[str], schema: dict[str, Any], max_tokens: int,
+        role: str,
     ) -> GenerationRequest:
         fix = rejection_note(errors)
         common: dict[str, Any] = {
             "json_schema": schema,
             "max_tokens": max_tokens,
+            "role": role,
             **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
         }
         if getattr(self.backend, "prompt_format", "chat") == "chat":
@@ -301,7 +181,8 @@ class TextualPolicyOptimiser:
             f"up to {MAX_EVIDENCE_STEPS} of the steps the credits cite{self._steps_hint(cited)}. "
             "A re-run with a higher team return shows a better action. Reply with JSON only."
         )
-        return self._request(instructions, GRADIENT_EXAMPLE, "\n".join(lines), errors, schema, 3 * DIRECTION_MAX_CHARS // 4 + 48)
+        return self._request(instructions, GRADIENT_EXAMPLE, "\n".join(lines), errors, schema,
+                             3 * DIRECTION_MAX_CHARS // 4 + 48, "optimiser.gradient")
 
     def aggregate_request(
         self,
@@ -327,7 +208,8 @@ class TextualPolicyOptimiser:
             f"{MAX_EVIDENCE_STEPS} of the steps the directions cite{self._steps_hint(cited)}. "
             "Reply with JSON only."
         )
-        return self._request(instructions, AGGREGATE_EXAMPLE, "\n".join(lines), errors, schema, 3 * DIRECTION_MAX_CHARS // 4 + 48)
+        return self._request(instructions, AGGREGATE_EXAMPLE, "\n".join(lines), errors, schema,
+                             3 * DIRECTION_MAX_CHARS // 4 + 48, "optimiser.aggregate")
 
     def apply_request(self, agent: str, policy: str, gradient: Gradient, errors: Sequence[str] = ()) -> GenerationRequest:
         """The request of one attempt of the update stage (public for inspection)."""
@@ -347,7 +229,8 @@ class TextualPolicyOptimiser:
             f"{self.max_policy_chars} characters, plain ASCII). Reply with JSON only."
         )
         return self._request(
-            instructions, APPLY_EXAMPLE, body, errors, schema, min(self.max_policy_chars // 2, 160) + 16
+            instructions, APPLY_EXAMPLE, body, errors, schema, min(self.max_policy_chars // 2, 160) + 16,
+            "optimiser.update",
         )
 
     # -- stages ----------------------------------------------------------------------------
@@ -493,23 +376,19 @@ class TextualPolicyOptimiser:
         new = " ".join(reply.model_dump()["policy"].split())
         return PolicyUpdate(agent=agent, old=policy, new=new, gradient=gradient, generations=gens)
 
-    def update(
-        self,
-        agent: str,
-        policy: str,
-        reports: Sequence[CriticReport],
-        momentum: Momentum | None = None,
-    ) -> PolicyUpdate:
-        """One optimiser step for one agent: a gradient per report that credits it, the
-        aggregate with its momentum, the candidate policy. Pushes the aggregate into
-        ``momentum`` (if given) once the candidate is written.
+    def gradients(self, agent: str, policy: str, reports: Sequence[CriticReport]) -> tuple[list[Gradient], list[Generation]]:
+        """The gradient stage over a batch: one :meth:`gradient` per report that credits ``agent``,
+        each with the counterfactual evidence about it (:func:`evidence_for`).
+
+        Returns:
+            ``(gradients in report order, generations)``.
 
         Raises:
             ValueError: no report credits ``agent``.
-            SchemaValidationError: a stage found no valid reply.
+            SchemaValidationError: a reply never validated.
         """
-        gens: list[Generation] = []
         grads: list[Gradient] = []
+        gens: list[Generation] = []
         for r in reports:
             if agent in r.credits:
                 g, gg = self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r))
@@ -517,10 +396,30 @@ class TextualPolicyOptimiser:
                 gens += gg
         if not grads:
             raise ValueError(f"no report credits agent {agent!r}: nothing to update it from")
+        return grads, gens
+
+    def update(
+        self,
+        agent: str,
+        policy: str,
+        reports: Sequence[CriticReport],
+        momentum: Momentum | None = None,
+    ) -> PolicyUpdate:
+        """One optimiser step for one agent: a gradient per report that credits it
+        (:meth:`gradients`), their aggregate with the agent's momentum (:meth:`aggregate`), the
+        candidate policy (:meth:`apply`).
+
+        ``momentum`` is only read: the aggregate (``result.gradient``) enters it when the
+        candidate is *accepted* (:meth:`lang_pz.optimisers.Momentum.push`, called by the
+        training loop's accept step), so a rejected direction never steers later iterations.
+
+        Raises:
+            ValueError: no report credits ``agent``.
+            SchemaValidationError: a stage found no valid reply.
+        """
+        grads, gens = self.gradients(agent, policy, reports)
         agg, ga = self.aggregate(agent, policy, grads, momentum.get(agent) if momentum else ())
         upd = self.apply(agent, policy, agg)
-        if momentum is not None:
-            momentum.push(agent, agg)
         return upd.model_copy(update={"gradients": grads, "generations": gens + ga + upd.generations})
 
     def step(

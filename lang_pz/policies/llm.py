@@ -194,6 +194,7 @@ class LLMPolicy(Policy):
             "temperature": self.temperature,
             "seed": self.seed,
         }
+        common["role"] = "actor"
         if kind == "choice":
             common["choices"] = acts
             # a choice never needs more tokens than characters: never cut one short

@@ -49,7 +49,11 @@ GARBAGE: tuple[str, ...] = (
 
 def _language_wrapper(env: Any) -> Any | None:
     """The lang_pz language wrapper inside ``env``'s wrapper chain, if there is one."""
-    from lang_pz.wrappers import LanguageAECWrapper, LanguageGymWrapper, LanguageParallelWrapper
+    from lang_pz.wrappers import (
+        LanguageAECWrapper,
+        LanguageGymWrapper,
+        LanguageParallelWrapper,
+    )
 
     kinds = (LanguageAECWrapper, LanguageParallelWrapper, LanguageGymWrapper)
     seen = 0
@@ -346,7 +350,12 @@ def language_api_test(
         AssertionError: a check failed (the message names the env, step, agent and text).
         lang_pz.error.UnknownEnvironmentError: ``env_id_or_fn`` is an unknown id.
     """
-    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+    from pettingzoo.test import (
+        api_test,
+        parallel_api_test,
+        parallel_seed_test,
+        seed_test,
+    )
 
     garbage = tuple(garbage)
     name, constructors = _constructors(env_id_or_fn, api, kwargs)

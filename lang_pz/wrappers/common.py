@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lang_pz.error import ActionParseError
 from gymnasium import spaces
 
+from lang_pz.error import ActionParseError
 from lang_pz.spaces import text_observation_space, text_space, to_charset
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.trajectory import to_jsonable

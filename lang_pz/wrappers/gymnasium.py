@@ -7,7 +7,12 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH, text_observation_space, text_space
+from lang_pz.spaces import (
+    ACTION_MAX_LENGTH,
+    OBSERVATION_MAX_LENGTH,
+    text_observation_space,
+    text_space,
+)
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
 

@@ -1,0 +1,182 @@
+"""What every critic returns, and the interface a critic implements.
+
+A critic reads a whole trajectory after the episode (centralised training: it may see the
+global state, which no policy sees at run time) and assigns credit to the agents that acted,
+in words: for each agent a signed credit, a short explanation and the steps that justify it
+(LangMARL's "credit assignment in language"). :class:`Critic` is the protocol the training
+loop calls (:func:`lang_pz.training.assess`); :class:`~lang_pz.critics.central.CentralCritic`
+is the LLM implementation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lang_pz.backends.base import Generation
+from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.trajectory import AgentStep, Trajectory
+
+#: Longest explanation accepted per agent (characters); also the schema's ``maxLength``.
+EXPLANATION_MAX_CHARS = 80
+#: Most steps one credit may cite.
+MAX_CITED_STEPS = 3
+
+
+class Credit(BaseModel):
+    """The critic's credit for one agent over one trajectory.
+
+    Attributes:
+        agent: the agent id.
+        credit: contribution to the team outcome in [-1, 1] (positive = helped).
+        explanation: why, in a few words (at most :data:`EXPLANATION_MAX_CHARS` characters).
+        steps: trajectory steps that justify the credit (each exists in the trajectory).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    credit: float = Field(ge=-1.0, le=1.0)
+    explanation: str = Field(min_length=1, max_length=EXPLANATION_MAX_CHARS)
+    steps: list[int] = Field(default_factory=list, max_length=MAX_CITED_STEPS)
+
+
+class AgentEvidence(BaseModel):
+    """Facts the system computed about one agent's play (shown to the critic, kept in the report).
+
+    Attributes:
+        agent_return: the agent's episode return.
+        action_counts: action text -> how many times it was taken.
+        parse_errors: how many of its outputs could not be parsed into an action.
+        n_steps: how many decisions it made.
+    """
+
+    agent_return: float
+    action_counts: dict[str, int]
+    parse_errors: int
+    n_steps: int
+
+
+class CriticReport(BaseModel):
+    """The critic's assessment of one trajectory.
+
+    Attributes:
+        episode: the trajectory's episode index.
+        credits: agent -> :class:`Credit`, one for every agent that acted (in
+            ``"central_global"`` mode every agent holds the same shared critique).
+        team_return: the trajectory's team return.
+        mode: the critic mode that wrote the report.
+        counterfactuals: the counterfactual probes shown to the critic (computed evidence).
+        evidence: agent -> the computed :class:`AgentEvidence` shown to the critic.
+        shown_steps: the steps rendered in the prompt (after subsampling).
+        total_steps: how many distinct steps the trajectory has.
+        errors: validation errors of the rejected attempts, oldest first (empty if the first
+            reply validated).
+        generations: every :class:`~lang_pz.backends.base.Generation` made, oldest first.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    episode: int
+    credits: dict[str, Credit]
+    team_return: float
+    mode: str = "central_credit"
+    counterfactuals: list[Counterfactual] = Field(default_factory=list)
+    evidence: dict[str, AgentEvidence] = Field(default_factory=dict)
+    shown_steps: list[int] = Field(default_factory=list)
+    total_steps: int = 0
+    errors: list[str] = Field(default_factory=list)
+    generations: list[Generation] = Field(default_factory=list)
+
+    @property
+    def attempts(self) -> int:
+        """LLM calls made (1 + rejected replies)."""
+        return len(self.generations)
+
+    @property
+    def usage(self) -> dict[str, float]:
+        """Summed prompt/completion tokens and latency of this report's calls."""
+        return {
+            "calls": len(self.generations),
+            "prompt_tokens": sum(g.prompt_tokens for g in self.generations),
+            "completion_tokens": sum(g.completion_tokens for g in self.generations),
+            "latency_s": round(sum(g.latency_s for g in self.generations), 3),
+        }
+
+
+def compute_evidence(trajectory: Trajectory) -> dict[str, AgentEvidence]:
+    """Per agent: return, action counts, parse errors and number of decisions."""
+    out: dict[str, AgentEvidence] = {}
+    for agent in trajectory.agents:
+        steps = trajectory.agent_steps(agent)
+        counts = Counter(shown_action(s) for s in steps)
+        ret = trajectory.returns.get(agent, float(sum(s.reward for s in steps)))
+        out[agent] = AgentEvidence(
+            agent_return=float(ret),
+            action_counts=dict(counts.most_common()),
+            parse_errors=sum(s.parse_error is not None for s in steps),
+            n_steps=len(steps),
+        )
+    return out
+
+
+def shown_action(step: AgentStep) -> str:
+    """The action as the critic sees it: the policy's own text when it parsed (e.g. ``"up"``
+    rather than the environment's index ``2``), else the applied action."""
+    raw = " ".join(str(step.raw_output).split())
+    if step.parse_error is None and raw:
+        return _clip(raw, 40)
+    return _clip(_action_text(step.action), 40)
+
+
+def _action_text(action: Any) -> str:
+    if isinstance(action, float):
+        return f"{action:.2f}"
+    if isinstance(action, (list, tuple)):
+        return "[" + ", ".join(_action_text(a) for a in action) + "]"
+    return str(action)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _fmt(x: float) -> str:
+    return str(round(float(x), 2))
+
+
+
+
+@runtime_checkable
+class Critic(Protocol):
+    """The interface of a critic: one trajectory (and the evidence computed about it) in, one
+    :class:`CriticReport` out.
+
+    Attributes:
+        mode: the critic's mode name, recorded in each report and the run config.
+    """
+
+    mode: str
+
+    def assess(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        counterfactuals: Sequence[Counterfactual] = (),
+    ) -> CriticReport:
+        """Credit the agents that acted in ``trajectory``.
+
+        Args:
+            trajectory: the finished episode.
+            policies: agent -> its current policy text (may be shown to an LLM critic).
+            counterfactuals: re-runs of the same seed computed about this episode.
+
+        Raises:
+            LangPZError: the critic cannot assess this trajectory (e.g. a reply that never
+                validated: :class:`~lang_pz.error.SchemaValidationError`).
+        """
+        ...

@@ -1,0 +1,152 @@
+"""Language gradients and policy updates: the data the textual optimiser reads and writes.
+
+A :class:`Gradient` is LangMARL's *language policy gradient* for one agent: an edit direction in
+words (keep / change / drop) with the trajectory steps it rests on; a :class:`PolicyUpdate` is
+one optimiser step's candidate policy. The reply models are the JSON schemas the LLM stages are
+constrained to.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from lang_pz.backends.base import Generation
+from lang_pz.critics.base import CriticReport
+
+#: Longest text of one part of an edit direction (characters); also the schema's ``maxLength``.
+DIRECTION_MAX_CHARS = 100
+#: Most evidence steps one gradient may cite.
+MAX_EVIDENCE_STEPS = 3
+#: Schema hints (not enforced on parsing) for text written by the model: printable ASCII
+#: without quotes or backslashes. Directions exclude digits (measured: SmolLM2-135M otherwise
+#: fills strings with "1.0.0.0..." up to maxLength); policies may contain numbers.
+DIRECTION_PATTERN = r"^([A-Za-z][A-Za-z ,.;:'!?()-]{0,%d})?$"
+POLICY_PATTERN = r"^[A-Za-z][A-Za-z0-9 ,.;:'!?()%%+<>=/-]{0,%d}$"
+#: Default limit of one update: the share of the policy text it may rewrite (1 - difflib ratio).
+MAX_REWRITE = 0.75
+
+class Gradient(BaseModel):
+    """A language gradient: how one agent's policy text should change, and why.
+
+    Attributes:
+        agent: the agent id.
+        keep: what the policy should keep (may be empty).
+        change: what to change, in words (non-empty).
+        drop: what to remove (may be empty).
+        evidence_steps: trajectory steps supporting it (among the steps its credits cite).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    keep: str = Field("", max_length=DIRECTION_MAX_CHARS)
+    change: str = Field(min_length=1, max_length=DIRECTION_MAX_CHARS)
+    drop: str = Field("", max_length=DIRECTION_MAX_CHARS)
+    evidence_steps: list[int] = Field(default_factory=list, max_length=MAX_EVIDENCE_STEPS)
+
+    @property
+    def direction(self) -> str:
+        """The three parts on one line: ``keep: ...; change: ...; drop: ...``."""
+        return f"keep: {self.keep}; change: {self.change}; drop: {self.drop}"
+
+
+class PolicyUpdate(BaseModel):
+    """One optimiser step on one agent's policy.
+
+    Attributes:
+        agent: the agent id.
+        old: the policy text before the step.
+        new: the candidate policy text after it (may equal ``old``).
+        gradient: the aggregated :class:`Gradient` the step followed.
+        gradients: the per-trajectory gradients that were aggregated.
+        generations: the LLM calls of every stage, oldest first.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    agent: str
+    old: str
+    new: str
+    gradient: Gradient
+    gradients: list[Gradient] = Field(default_factory=list)
+    generations: list[Generation] = Field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the policy text changed."""
+        return self.new != self.old
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def _printable_ascii(text: str) -> bool:
+    return all(32 <= ord(ch) < 127 for ch in text)
+
+
+def _text_field() -> tuple[Any, Any]:
+    return (
+        str,
+        Field(
+            max_length=DIRECTION_MAX_CHARS,
+            json_schema_extra={"pattern": DIRECTION_PATTERN % (DIRECTION_MAX_CHARS - 1)},
+        ),
+    )
+
+
+def gradient_reply_model(cited_steps: Sequence[int]) -> type[BaseModel]:
+    """The JSON reply of the gradient and aggregation stages:
+    ``{"keep": str, "change": str, "drop": str, "evidence_steps": [int]}``.
+
+    ``evidence_steps`` is hinted to an enum of the cited steps (empty list if none).
+    """
+    cited = sorted(set(cited_steps))
+    if cited:
+        steps_field: Any = (
+            list[Annotated[int, Field(json_schema_extra={"enum": cited})]],
+            Field(max_length=MAX_EVIDENCE_STEPS),
+        )
+    else:
+        steps_field = (list[int], Field(max_length=0))
+    return create_model(
+        "GradientReply",
+        __config__=ConfigDict(extra="forbid"),
+        keep=_text_field(),
+        change=_text_field(),
+        drop=_text_field(),
+        evidence_steps=steps_field,
+    )
+
+
+def policy_reply_model(max_policy_chars: int) -> type[BaseModel]:
+    """The JSON reply of the update stage: ``{"policy": str}`` (bounded, printable ASCII)."""
+    return create_model(
+        "PolicyReply",
+        __config__=ConfigDict(extra="forbid"),
+        policy=(
+            str,
+            Field(
+                min_length=1,
+                max_length=max_policy_chars,
+                json_schema_extra={"pattern": POLICY_PATTERN % (max_policy_chars - 1)},
+            ),
+        ),
+    )
+
+
+def rewrite_fraction(old: str, new: str) -> float:
+    """Share of ``old`` an update rewrote: ``1 - difflib.SequenceMatcher(old, new).ratio()`` in [0, 1]."""
+    return 1.0 - difflib.SequenceMatcher(None, old, new).ratio()
+
+
+def evidence_for(agent: str, report: CriticReport) -> list[str]:
+    """The counterfactual lines of ``report`` that concern ``agent`` (probes that replaced it)."""
+    agents = list(report.credits)
+    return [c.describe(agents) for c in report.counterfactuals if agent in c.agents]
+
+

@@ -1,0 +1,142 @@
+"""The accept step: which candidate texts become the policies, on evidence the system computes.
+
+Two gates, both on numbers, never on the model's words (a 135M model's judgement is noise):
+
+- the *evidence gate* (before the optimiser runs): an agent for which no counterfactual re-run
+  beat what it played gets no edit (:func:`evidence_gate`);
+- *validation* (after): a candidate is accepted only if the objective on held-out seeds does
+  not fall by more than ``tolerance`` (:func:`accepts`), either as one team update (``joint``)
+  or agent by agent, largest counterfactual gain first, each on top of those already accepted
+  (``per_agent``) (:func:`acceptance_groups`, :func:`accept`). This is the validated update of
+  MASkills (optimise, then verify on held-out items, roll back a regression).
+
+Momentum is committed only for accepted agents (:func:`commit_momentum`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lang_pz.critics.counterfactual import Evidence, best_gain
+from lang_pz.optimisers.gradient import PolicyUpdate
+from lang_pz.optimisers.momentum import Momentum
+from lang_pz.runs import IterationLog
+
+
+def accepts(current: float | None, candidate: float | None, tolerance: float = 0.0) -> bool:
+    """Whether a candidate's validation value is good enough: ``candidate >= current - tolerance``
+    (a negative tolerance requires a gain). ``None`` on either side (no validation seeds)
+    accepts unchecked."""
+    return candidate is None or current is None or candidate >= current - tolerance
+
+
+def evidence_gate(agents: Sequence[str], evidence: Sequence[Evidence]) -> dict[str, float | None]:
+    """The agents to give no edit: those for which no re-run's mean gain over the batch is
+    positive (:func:`~lang_pz.critics.counterfactual.best_gain`), with that best gain (``None``
+    when no re-run replaced the agent)."""
+    out: dict[str, float | None] = {}
+    for a in agents:
+        gain = best_gain(a, evidence)
+        if gain is None or gain <= 0:
+            out[a] = gain
+    return out
+
+
+def acceptance_groups(changed: Sequence[str], rule: Literal["joint", "per_agent"],
+                      gains: Mapping[str, float | None] | None = None) -> list[list[str]]:
+    """The order in which candidates are validated: one group of every changed agent (``joint``),
+    or one agent at a time, largest counterfactual gain first (``per_agent``; ties and agents
+    without evidence keep their order).
+
+    Raises:
+        ValueError: an unknown rule.
+    """
+    if rule == "joint":
+        return [list(changed)] if changed else []
+    if rule == "per_agent":
+        gains = gains or {}
+        return [[a] for a in sorted(changed, key=lambda a: -(gains.get(a) or 0.0))]
+    raise ValueError(f"acceptance must be 'joint' or 'per_agent', got {rule!r}")
+
+
+@dataclass
+class Acceptance:
+    """What the accept step decided.
+
+    Attributes:
+        policies: the policies after the step (accepted candidates laid over the old ones).
+        value: their validation value (``None`` without validation seeds).
+        accepted_agents: agents whose candidates were accepted, in validation order.
+        decisions: one record per validated group (``agents``, ``val_return``,
+            ``candidate_val_return``, ``accepted``), as in ``acceptance.jsonl``.
+        candidate_value: the last validated candidate's value, or the accepted value if any
+            group was accepted (what the learning curve plots).
+    """
+
+    policies: dict[str, str]
+    value: float | None
+    accepted_agents: list[str] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    candidate_value: float | None = None
+
+    @property
+    def accepted(self) -> bool | None:
+        """``True`` if some candidate was accepted, ``False`` if all were rejected, ``None`` if
+        there was no candidate."""
+        return None if not self.decisions else bool(self.accepted_agents)
+
+
+def accept(
+    policies: Mapping[str, str],
+    candidates: Mapping[str, str],
+    value: float | None,
+    validate: Callable[[dict[str, str], str], float | None],
+    *,
+    groups: Sequence[Sequence[str]],
+    tolerance: float = 0.0,
+    log: IterationLog | None = None,
+) -> Acceptance:
+    """Validate candidate groups in turn; keep each group that does not lower the validation
+    value by more than ``tolerance`` (:func:`accepts`), on top of those already kept.
+
+    Args:
+        policies: the current policies.
+        candidates: agent -> candidate text (only the agents in ``groups`` are used).
+        value: the current policies' validation value (``None``: accept unchecked).
+        validate: ``(policies, label) -> value`` (e.g. :func:`lang_pz.training.steps.validate`
+            on the held-out seeds); called once per group.
+        groups: from :func:`acceptance_groups`.
+        tolerance: see :func:`accepts`.
+        log: each decision goes to ``acceptance.jsonl``.
+
+    Returns:
+        The :class:`Acceptance`.
+    """
+    result = Acceptance(policies=dict(policies), value=value)
+    for group in groups:
+        trial = {**result.policies, **{a: candidates[a] for a in group}}
+        cand = validate(trial, "candidate " + "+".join(group))
+        ok = accepts(result.value, cand, tolerance)
+        decision = {"agents": list(group), "val_return": result.value, "candidate_val_return": cand, "accepted": ok}
+        result.decisions.append(decision)
+        if log is not None:
+            log.log("acceptance", decision)
+        result.candidate_value = cand
+        if ok:
+            result.policies, result.value = trial, cand
+            result.accepted_agents += list(group)
+    if result.accepted_agents:
+        result.candidate_value = result.value
+    return result
+
+
+def commit_momentum(momentum: Momentum | None, updates: Mapping[str, PolicyUpdate], accepted: Sequence[str]) -> None:
+    """Push the aggregated gradient of each *accepted* agent into ``momentum`` (rejected
+    directions are forgotten: they never steer a later iteration)."""
+    if momentum is None:
+        return
+    for agent in accepted:
+        if agent in updates:
+            momentum.push(agent, updates[agent].gradient)

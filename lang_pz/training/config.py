@@ -1,0 +1,109 @@
+"""The configuration of a training run: every setting, with its default and description.
+
+:class:`TrainConfig` is also the schema of ``lang-pz train --config`` YAML/JSON files and of
+``--set KEY=VALUE``; ``lang-pz train --help`` lists every field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
+#: be passed to :func:`lang_pz.training.train` instead).
+CriticModeName = Literal["central_credit", "central_global", "independent"]
+PartnerKind = Literal["random", "heuristic", "greedy"]
+
+
+class TrainConfig(BaseModel):
+    """Configuration of a training run (also the schema of ``--config`` YAML/JSON files)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env_id: str = Field("butterfly/pistonball-v0", description="registered environment id")
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for lang_pz.make")
+    iterations: int = Field(2, ge=1, description="training iterations")
+    episodes_per_iteration: int = Field(1, ge=1, description="training episodes per iteration")
+    seed: int = Field(0, ge=0, description="seed of the first training episode; episode k uses seed + k")
+    objective: str | None = Field(
+        None, description="what validation, re-runs and the gate compare: team_return, return:AGENT, win:AGENT "
+        "or soups (default: soups on Overcooked, else team_return; zero-sum games must name a seat)")
+    validation_seeds: list[int] = Field(
+        default_factory=lambda: [1000, 1001],
+        description="held-out episode seeds that gate each update ([] accepts every update unchecked)",
+    )
+    tolerance: float = Field(
+        0.0, description="accept a candidate unless validation return falls by more (negative: require a gain)")
+    acceptance: Literal["joint", "per_agent"] | None = Field(
+        None, description="validate all candidates at once (joint) or each agent's in turn (per_agent); "
+        "default: joint for central_global (one team update), per_agent otherwise")
+    critic_mode: CriticModeName = Field(
+        "central_credit", description="central_credit, central_global or independent")
+    counterfactual: list[str] = Field(
+        default_factory=list,
+        description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
+    counterfactual_steps: list[int] | None = Field(
+        None, description="replace only these decisions in counterfactual re-runs (default: every decision)")
+    evidence_gate: bool = Field(
+        True, description="with counterfactual: update only agents for which some re-run beat what they played")
+    initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
+                                description="every agent's starting policy")
+    initial_policies: dict[str, str] = Field(default_factory=dict, description="per-agent starting policies")
+    trainable_agents: list[str] | None = Field(None, description="agents the optimiser updates (default: all LLM agents)")
+    partners: dict[str, PartnerKind] = Field(
+        default_factory=dict,
+        description="agent -> fixed classical policy (random; heuristic: Pistonball; greedy: Overcooked)")
+    actor_backend: str = Field("embedded", description="backend spec of the agents' LLM")
+    critic_backend: str | None = Field(None, description="backend spec of the critic (default: actor's)")
+    optimiser_backend: str | None = Field(None, description="backend spec of the optimiser (default: actor's)")
+    backend_options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="backend spec -> constructor options, e.g. {'openai:m': {timeout: 20}}")
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="backend spec -> [input, output] USD per million tokens")
+    critic_max_attempts: int = Field(3, ge=1, description="critic LLM calls per report before it fails")
+    critic_max_prompt_steps: int = Field(40, ge=1, description="most trajectory steps shown to the critic")
+    critic_max_prompt_chars: int = Field(5000, ge=1000, description="budget of the critic's trajectory text")
+    critic_credit_levels: list[float] | None = Field(
+        [-1.0, -0.5, 0.0, 0.5, 1.0], description="credit values offered to the critic (null: any in [-1, 1])")
+    critic_temperature: float = Field(0.0, ge=0, description="sampling temperature of the critic's first attempt")
+    optimiser_max_attempts: int = Field(3, ge=1, description="LLM calls per optimiser stage before it fails")
+    optimiser_temperature: float = Field(0.0, ge=0, description="sampling temperature of first optimiser attempts")
+    retry_temperature: float = Field(0.7, ge=0, description="temperature of critic and optimiser retries")
+    max_policy_chars: int = Field(300, ge=20, description="longest policy text an update may write")
+    max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
+    momentum: float = Field(0.5, ge=0, lt=1, description="decay of earlier iterations' directions (0: none)")
+    max_llm_calls: int | None = Field(None, ge=1, description="budget: no new iteration once this many calls were made")
+    run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
+
+    @model_validator(mode="after")
+    def _disjoint_seeds(self) -> TrainConfig:
+        train = set(range(self.seed, self.seed + self.iterations * self.episodes_per_iteration))
+        clash = sorted(train & set(self.validation_seeds))
+        if clash:
+            raise ValueError(
+                f"validation_seeds {clash} are also training seeds (seed {self.seed} + 0..."
+                f"{self.iterations * self.episodes_per_iteration - 1}); validation must be held out: "
+                "choose other validation_seeds"
+            )
+        return self
+
+    def training_seeds(self, iteration: int) -> list[int]:
+        """The seeds of one iteration's training episodes (episode ``k`` uses ``seed + k``)."""
+        first = iteration * self.episodes_per_iteration
+        return [self.seed + first + k for k in range(self.episodes_per_iteration)]
+
+    def episode_numbers(self, iteration: int) -> list[int]:
+        """The episode numbers of one iteration's training episodes."""
+        first = iteration * self.episodes_per_iteration
+        return list(range(first, first + self.episodes_per_iteration))
+
+    @property
+    def acceptance_rule(self) -> Literal["joint", "per_agent"]:
+        """``acceptance``, or its default: joint for ``central_global``, per-agent otherwise."""
+        return self.acceptance or ("joint" if self.critic_mode == "central_global" else "per_agent")
+
+    def backend_spec(self, role: str) -> str:
+        """The backend spec of ``role`` (``actor``, ``critic`` or ``optimiser``)."""
+        spec = {"actor": self.actor_backend, "critic": self.critic_backend, "optimiser": self.optimiser_backend}[role]
+        return spec or self.actor_backend

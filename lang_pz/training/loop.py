@@ -1,0 +1,321 @@
+"""``train()``: the language-MARL loop as one short composition of the public steps.
+
+One iteration (LangMARL's four stages; validated updates and momentum from MASkills)::
+
+    collect          decentralised rollouts: each agent acts from its own observation and text
+    gather_evidence  counterfactual re-runs of the same seeds (optional; evidence the system computes)
+    assess           the critic: credit per agent, one shared critique, or independent critics
+    evidence_gate    agents no re-run improved get no edit
+    propose          per agent: a gradient per episode -> aggregate with momentum -> candidate
+    accept           validation on held-out seeds; momentum committed for accepted agents only
+
+:func:`run_iteration` is that composition; :func:`train` builds the parts from a
+:class:`~lang_pz.training.config.TrainConfig` (or takes them as objects), runs or resumes the
+iterations and writes the run folder (:mod:`lang_pz.runs`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+import lang_pz
+from lang_pz.backends import LLMBackend, make_backend
+from lang_pz.backends.meter import RoleMeter
+from lang_pz.critics.base import Critic
+from lang_pz.critics.central import CentralCritic
+from lang_pz.critics.counterfactual import best_gain
+from lang_pz.error import InvalidKwargError, RunDirError
+from lang_pz.objectives import Objective, default_objective, make_objective
+from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
+from lang_pz.policies.base import Policy
+from lang_pz.runs import IterationLog, RunFolder
+from lang_pz.training.accept import (
+    accept,
+    acceptance_groups,
+    commit_momentum,
+    evidence_gate,
+)
+from lang_pz.training.config import TrainConfig
+from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
+from lang_pz.training.steps import (
+    assess,
+    collect,
+    gather_evidence,
+    make_actors,
+    propose,
+    validate,
+)
+
+ROLES = ("actor", "critic", "optimiser")
+
+
+@dataclass
+class Parts:
+    """What a run is made of, built once and checked before anything is written.
+
+    Attributes:
+        env: the language environment (PettingZoo, parallel or AEC).
+        meters: role -> the backend of that role, counted per role.
+        critic / optimiser: the critic and the textual optimiser.
+        objective: what validation, re-runs and the gate compare.
+        partners: agent -> fixed classical policy.
+        trainable: the agents the optimiser updates.
+        llm_agents: every agent with a text policy.
+    """
+
+    env: Any
+    meters: dict[str, RoleMeter]
+    critic: Critic
+    optimiser: TextualPolicyOptimiser
+    objective: Objective
+    partners: dict[str, Policy]
+    trainable: list[str]
+    llm_agents: list[str]
+
+    def actors(self, policies: Mapping[str, str]) -> dict[str, Policy]:
+        """The team playing ``policies`` on the actor backend, with the fixed partners."""
+        return make_actors(policies, self.meters["actor"], self.partners)
+
+
+def _partner(kind: str, env: Any, agent: str, seed: int) -> Policy:
+    if kind == "random":
+        from lang_pz.policies.random import RandomPolicy
+
+        return RandomPolicy(seed=seed)
+    if kind == "heuristic":
+        from lang_pz.policies.scripted import PistonballHeuristic
+
+        return PistonballHeuristic()
+    from lang_pz.policies.overcooked import overcooked_partner
+
+    return overcooked_partner(kind, env, agent, seed=seed)
+
+
+def build(
+    config: TrainConfig,
+    *,
+    backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+    critic: Critic | None = None,
+    optimiser: TextualPolicyOptimiser | None = None,
+) -> Parts:
+    """Build (and check) every part of a run from ``config``; objects given replace the specs.
+
+    Args:
+        config: the run configuration.
+        backends: one backend for every role, or role -> backend (missing roles are built from
+            their specs); default: built from ``config``'s specs, one instance per distinct spec.
+        critic: replaces the :class:`~lang_pz.critics.central.CentralCritic` built from the config.
+        optimiser: replaces the :class:`~lang_pz.optimisers.TextualPolicyOptimiser` built from it.
+
+    Raises:
+        UnknownEnvironmentError / InvalidKwargError: a bad env id, kwargs, agent name, objective,
+            partner or policy (each message names the value).
+        BackendError / ValueError: a backend spec cannot be built.
+    """
+    env = lang_pz.make(config.env_id, **config.env_kwargs)
+    if not hasattr(env, "possible_agents"):
+        raise InvalidKwargError(f"{config.env_id} is a single-agent Gymnasium env; training needs a "
+                                "PettingZoo env (see `lang-pz envs` for the [parallel/aec] ones)")
+    agents = list(env.possible_agents)
+    named = set(config.initial_policies) | set(config.trainable_agents or []) | set(config.partners)
+    unknown = sorted(named - set(agents))
+    if unknown:
+        raise InvalidKwargError(f"initial_policies/trainable_agents/partners name {unknown}, which are not "
+                                f"agents of {config.env_id}; its agents are {agents}")
+    both = sorted(set(config.trainable_agents or []) & set(config.partners))
+    if both:
+        raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
+    objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
+    partners = {a: _partner(kind, env, a, config.seed + i) for i, (a, kind) in enumerate(sorted(config.partners.items()))}
+    llm_agents = [a for a in agents if a not in partners]
+    if not llm_agents:
+        raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
+    for a, text in config.initial_policies.items():
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidKwargError(f"initial_policies[{a!r}] must be a non-empty policy text, got {text!r}")
+        if len(text) > config.max_policy_chars:
+            raise InvalidKwargError(f"initial_policies[{a!r}] has {len(text)} characters, more than "
+                                    f"max_policy_chars={config.max_policy_chars}; shorten it or raise the limit")
+    given = backends if isinstance(backends, Mapping) else {r: backends for r in ROLES} if backends else {}
+    bad = sorted(set(given) - set(ROLES))
+    if bad:
+        raise InvalidKwargError(f"backends names unknown role(s) {bad}; roles are {list(ROLES)}")
+    made: dict[str, LLMBackend] = {}
+    meters: dict[str, RoleMeter] = {}
+    for role in ROLES:
+        spec = config.backend_spec(role)
+        inner = given.get(role)
+        if inner is None:
+            if spec not in made:  # one model instance per distinct spec
+                made[spec] = make_backend(spec, **config.backend_options.get(spec, {}))
+            inner = made[spec]
+        meters[role] = RoleMeter(inner, role, tuple(config.prices.get(spec, (0.0, 0.0))))
+    critic = critic or CentralCritic(
+        meters["critic"], mode=config.critic_mode, max_attempts=config.critic_max_attempts,
+        max_prompt_steps=config.critic_max_prompt_steps, max_prompt_chars=config.critic_max_prompt_chars,
+        credit_levels=config.critic_credit_levels, temperature=config.critic_temperature,
+        retry_temperature=config.retry_temperature)
+    optimiser = optimiser or TextualPolicyOptimiser(
+        meters["optimiser"], max_policy_chars=config.max_policy_chars, max_rewrite=config.max_rewrite,
+        max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
+        retry_temperature=config.retry_temperature)
+    parts = Parts(env, meters, critic, optimiser, objective, partners,
+                  list(config.trainable_agents or llm_agents), llm_agents)
+    parts.actors(initial_policies(config, parts))  # every policy text is checked now
+    return parts
+
+
+def initial_policies(config: TrainConfig, parts: Parts) -> dict[str, str]:
+    """Every LLM agent's starting policy (``initial_policies`` over ``initial_policy``)."""
+    return {a: config.initial_policies.get(a, config.initial_policy) for a in parts.llm_agents}
+
+
+def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: IterationLog,
+                  callbacks: Sequence[Callback] = ()) -> tuple[IterationMetrics, TrainState]:
+    """One training iteration, composed of the public steps; writes the iteration's files.
+
+    Returns:
+        ``(its metrics, the state after it)``.
+    """
+    cfg, it, t0 = config, log.iteration, time.perf_counter()
+    snaps = {r: m.snapshot() for r, m in parts.meters.items()}
+    log.write_policies(state.policies)
+
+    def val(policies: dict[str, str], label: str) -> float | None:
+        return validate(parts.env, parts.actors(policies), cfg.validation_seeds, objective=parts.objective,
+                        log=log, label=label)
+
+    value = state.value if state.value is not None else val(state.policies, "current")
+    actors = parts.actors(state.policies)
+    trajectories = collect(parts.env, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log,
+                           on_episode=lambda t: [c.on_episode(it, t) for c in callbacks], desc=f"iter {it} episodes")
+    groups = [parts.trainable] if cfg.critic_mode == "central_global" else [[a] for a in parts.trainable]
+    evidence = {t.episode: gather_evidence(parts.env, actors, t, groups, cfg.counterfactual, objective=parts.objective,
+                                           seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log)
+                for t in trajectories}
+    reports, critic_failures = assess(parts.critic, trajectories, state.policies, evidence, log=log)
+    credited = [a for a in parts.trainable if any(a in r.credits for r in reports)]
+    gated = evidence_gate(credited, list(evidence.values())) if cfg.counterfactual and cfg.evidence_gate else {}
+    for a, gain in gated.items():
+        log.log("gated", {"agent": a, "best_gain": gain,
+                          "reason": "no counterfactual re-run beat what the agent played: no edit proposed"})
+    updates, optimiser_failures = propose(parts.optimiser, state.policies, [a for a in credited if a not in gated],
+                                          reports, state.momentum, log=log)
+    changed = [a for a in state.policies if a in updates and updates[a].changed]
+    if changed:
+        log.write_candidates({a: updates[a].new for a in changed})
+    gains = {a: best_gain(a, list(evidence.values())) for a in changed}
+    decision = accept(state.policies, {a: updates[a].new for a in changed}, value, val,
+                      groups=acceptance_groups(changed, cfg.acceptance_rule, gains), tolerance=cfg.tolerance, log=log)
+    commit_momentum(state.momentum, updates, decision.accepted_agents)
+
+    usage = {r: m.since(snaps[r]) for r, m in parts.meters.items()}
+    calls = sum(int(u["calls"]) for u in usage.values())
+    steps = [s for t in trajectories for s in t.steps]
+    metrics = IterationMetrics(
+        iteration=it,
+        train_return=round(sum(t.team_return for t in trajectories) / len(trajectories), 3),
+        train_returns=[round(t.team_return, 3) for t in trajectories],
+        val_return=None if value is None else round(value, 3),
+        candidate_val_return=None if decision.candidate_value is None else round(decision.candidate_value, 3),
+        accepted=decision.accepted, changed_agents=changed, accepted_agents=decision.accepted_agents,
+        parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
+        critic_failures=critic_failures, optimiser_failures=optimiser_failures,
+        llm_calls=calls, cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
+        seconds=round(time.perf_counter() - t0, 2), gated_agents=list(gated),
+    )
+    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + calls)
+    log.done({"metrics": asdict(metrics), **new.to_json()})
+    for c in callbacks:
+        c.on_iteration(metrics, new)
+    return metrics, new
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f}"
+
+
+def train(
+    config: TrainConfig | None = None,
+    *,
+    resume: str | Path | None = None,
+    backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+    critic: Critic | None = None,
+    optimiser: TextualPolicyOptimiser | None = None,
+    callbacks: Sequence[Callback] = (),
+    progress: Callable[[str], None] | None = None,
+) -> TrainResult:
+    """Run (or continue) a training run: :func:`run_iteration` per iteration.
+
+    Args:
+        config: the run configuration (not with ``resume``).
+        resume: a run folder to continue: its ``config.json`` is used, completed iterations are
+            kept, the interrupted one is redone (keeping its finished training episodes).
+        backends / critic / optimiser: objects instead of the config's specs (see :func:`build`);
+            ``config.json`` still records the specs, so pass the same objects again to resume.
+        callbacks: :class:`~lang_pz.training.state.Callback` hooks (per episode, per iteration).
+        progress: called with a short status line per iteration (default: silent); rollouts,
+            critic and optimiser calls also show tqdm bars on stderr.
+
+    Returns:
+        The :class:`TrainResult` (also on disk in ``result.run_dir``).
+
+    Raises:
+        lang_pz.error.UnknownEnvironmentError / InvalidKwargError: bad env id, kwargs, agents,
+            objective or policies (checked before anything is written).
+        lang_pz.error.BackendError: a backend cannot be built or reached.
+        lang_pz.error.RunDirError: a new run's folder is not empty, or ``resume`` is not a run.
+        ValueError: both or neither of ``config`` and ``resume``.
+    """
+    say = progress or (lambda _msg: None)
+    if (config is None) == (resume is None):
+        raise ValueError("give exactly one of config= (a new run) or resume= (a run folder to continue)")
+    if resume is not None:
+        run = RunFolder(resume)
+        try:
+            config = TrainConfig(**run.load_config())
+        except ValidationError as exc:
+            raise RunDirError(f"{run.config} is not a valid TrainConfig: {exc}") from exc
+        done = run.completed_iterations()
+        parts = build(config, backends=backends, critic=critic, optimiser=optimiser)
+    else:
+        assert config is not None
+        run = RunFolder(config.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
+        run.check_new()
+        config = config.model_copy(update={"run_dir": str(run.root)})
+        parts = build(config, backends=backends, critic=critic, optimiser=optimiser)  # before anything is written
+        run.create(config.model_dump_json(indent=2))
+        done = []
+
+    momentum = Momentum(beta=config.momentum, min_weight=0.2) if config.momentum > 0 else None
+    start = initial_policies(config, parts)
+    state = TrainState.from_json(done[-1], momentum) if done else TrainState(start, momentum=momentum)
+    result = TrainResult(run_dir=run.root, initial_policies=dict(start),
+                         metrics=[IterationMetrics(**d["metrics"]) for d in done])
+    if done:
+        say(f"resuming {run.root} after {len(done)} completed iteration(s)")
+    run.rewrite_metrics([d["metrics"] for d in done])
+    for it in range(len(done), config.iterations):
+        if config.max_llm_calls is not None and state.calls >= config.max_llm_calls:
+            result.stopped = f"LLM-call budget reached ({state.calls} >= {config.max_llm_calls})"
+            say(f"stopping before iteration {it}: {result.stopped}")
+            break
+        log = run.begin(it)
+        if log.kept:
+            say(f"iteration {it}: kept {len(log.kept)} finished episode(s) of the interrupted attempt")
+        m, state = run_iteration(config, parts, state, log, callbacks)
+        result.metrics.append(m)
+        verdict = {None: "no candidate", True: "accepted", False: "rejected"}[m.accepted]
+        say(f"iteration {it}: train return {m.train_return:.1f}, validation {_num(m.val_return)} -> "
+            f"{_num(m.candidate_val_return)} ({verdict}: {len(m.accepted_agents)} of {len(m.changed_agents)} "
+            "changed agent(s))")
+    run.finish(state.policies)
+    result.final_policies = dict(state.policies)
+    parts.env.close()
+    return result

@@ -1,0 +1,85 @@
+"""What a run carries between iterations (what ``done.json`` stores), what one iteration measured,
+and the callbacks a run calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lang_pz.optimisers.momentum import Momentum
+from lang_pz.trajectory import Trajectory
+
+
+@dataclass
+class TrainState:
+    """The state of a run after an iteration.
+
+    Attributes:
+        policies: agent -> current policy text (the trainable and the other LLM agents).
+        value: the current policies' validation value, if measured (carried to the next
+            iteration, so validation of unchanged policies is not repeated).
+        momentum: the optimiser's momentum, if any.
+        calls: LLM calls of completed iterations (a resumed run counts the earlier ones).
+    """
+
+    policies: dict[str, str]
+    value: float | None = None
+    momentum: Momentum | None = None
+    calls: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``done.json`` fields (besides ``metrics``)."""
+        return {"policies": self.policies, "val_return_next": self.value, "calls_total": self.calls,
+                "momentum": self.momentum.to_json() if self.momentum else None}
+
+    @classmethod
+    def from_json(cls, done: dict[str, Any], momentum: Momentum | None) -> TrainState:
+        """Inverse of :meth:`to_json` (``momentum`` is used when the record holds none)."""
+        mom = Momentum.from_json(done["momentum"]) if momentum is not None and done.get("momentum") else momentum
+        return cls(policies=dict(done["policies"]), value=done["val_return_next"], momentum=mom,
+                   calls=done["calls_total"])
+
+
+@dataclass
+class IterationMetrics:
+    """What one iteration measured (one line of ``metrics.jsonl``). Returns are team returns;
+    validation values are in the run's objective (the team return unless configured)."""
+
+    iteration: int
+    train_return: float
+    train_returns: list[float]
+    val_return: float | None
+    candidate_val_return: float | None
+    accepted: bool | None
+    changed_agents: list[str]
+    accepted_agents: list[str]
+    parse_error_rate: float
+    critic_failures: int
+    optimiser_failures: int
+    llm_calls: int
+    cached_calls: int
+    usage: dict[str, dict[str, float]]
+    seconds: float
+    gated_agents: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TrainResult:
+    """A finished run: where it is, what it measured, the policies before and after."""
+
+    run_dir: Path
+    metrics: list[IterationMetrics] = field(default_factory=list)
+    initial_policies: dict[str, str] = field(default_factory=dict)
+    final_policies: dict[str, str] = field(default_factory=dict)
+    stopped: str = ""
+
+
+class Callback:
+    """Hooks a run calls (subclass and override what you need; the defaults do nothing)."""
+
+    def on_episode(self, iteration: int, trajectory: Trajectory) -> None:
+        """A training episode finished (not called for episodes a resumed run kept)."""
+
+    def on_iteration(self, metrics: IterationMetrics, state: TrainState) -> None:
+        """An iteration completed (its ``done.json`` is written)."""
