@@ -1,12 +1,9 @@
 """Reports on a training run folder: a learning-curve PNG and a text summary.
 
-Reads the run folder that :func:`lang_pz.training.train` writes (see that module)::
-
-    RUN_DIR/config.json                    TrainConfig as JSON (env_id, critic_mode, ...)
-    RUN_DIR/metrics.jsonl                  one JSON object per *completed* iteration
-    RUN_DIR/iter_NNN/policies/AGENT.txt    policies iteration NNN's episodes used
-    RUN_DIR/iter_NNN/candidates/AGENT.txt  policies NNN's update proposed (may be absent)
-    RUN_DIR/final/policies/AGENT.txt       policies after the last iteration (absent while running)
+Reads the run folder that :func:`lang_pz.training.train` writes, through
+:class:`lang_pz.runs.RunFolder` (which names every file): ``config.json``, ``metrics.jsonl`` (one
+object per *completed* iteration), each iteration's ``policies`` and ``candidates``, and
+``final/policies`` (absent while the run is going).
 
 Each metrics line must carry ``iteration``, ``train_return``, ``val_return``,
 ``candidate_val_return`` and ``accepted`` (the last three may be ``null``); other fields are
@@ -25,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lang_pz.error import RunDirError
+from lang_pz.runs import RunFolder, read_policies
 
 ROLES = ("actor", "critic", "optimiser")
 
@@ -51,6 +49,7 @@ class IterationRecord(BaseModel):
     candidate_val_return: float | None
     accepted: bool | None
     changed_agents: list[str] = Field(default_factory=list)
+    accepted_agents: list[str] | None = None
     parse_error_rate: float = 0.0
     critic_failures: int = 0
     optimiser_failures: int = 0
@@ -70,8 +69,8 @@ class RunSummary:
         initial_policies: agent -> text of ``iter_000/policies``.
         final_policies: agent -> text of ``final/policies`` if present; otherwise the policies
             the run had when it stopped: ``iter_{N+1}/policies`` for the last completed
-            iteration N if that folder exists, else ``iter_N/policies`` with
-            ``iter_N/candidates`` laid over it when N's update was accepted, else the initial ones.
+            iteration N if that folder exists, else ``iter_N/policies`` with N's accepted
+            candidates (``accepted_agents``) laid over it, else the initial ones.
         finished: whether ``final/policies`` exists.
     """
 
@@ -81,10 +80,6 @@ class RunSummary:
     initial_policies: dict[str, str]
     final_policies: dict[str, str]
     finished: bool
-
-
-def _read_policies(folder: Path) -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(folder.glob("*.txt"))}
 
 
 def _read_metrics(path: Path) -> list[IterationRecord]:
@@ -114,29 +109,34 @@ def load_run(run_dir: str | Path) -> RunSummary:
         lang_pz.error.RunDirError: the folder is missing, is not a run (no ``config.json`` or
             no ``iter_000/policies``), or ``metrics.jsonl`` has a bad line (file, line, field).
     """
-    root = Path(run_dir)
+    run = RunFolder(run_dir)
+    root = run.root
     if not root.is_dir():
-        raise RunDirError(f"run folder {root} does not exist; pass the folder `lang-pz train` wrote")
-    missing = [p for p in ("config.json", "iter_000/policies") if not (root / p).exists()]
+        what = "is a file, not a folder" if root.exists() else "does not exist"
+        raise RunDirError(f"run folder {root} {what}; pass the folder `lang-pz train` wrote")
+    first = run.iteration(0).policies
+    missing = [p.relative_to(root).as_posix() for p in (run.config, first) if not p.exists()]
     if missing:
         raise RunDirError(f"{root} is not a training run folder: missing {' and '.join(missing)}")
     try:
-        config = json.loads((root / "config.json").read_text(encoding="utf-8"))
+        config = json.loads(run.config.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise RunDirError(f"{root / 'config.json'} is not JSON ({exc.msg} at line {exc.lineno})") from exc
-    metrics = _read_metrics(root / "metrics.jsonl")
-    initial = _read_policies(root / "iter_000" / "policies")
-    finished = (root / "final" / "policies").is_dir()
-    final = _read_policies(root / "final" / "policies") if finished else dict(initial)
+        raise RunDirError(f"{run.config} is not JSON ({exc.msg} at line {exc.lineno})") from exc
+    metrics = _read_metrics(run.metrics)
+    initial = read_policies(first)
+    finished = run.final_policies.is_dir()
+    final = read_policies(run.final_policies) if finished else dict(initial)
     if not finished and metrics:
-        last, it = metrics[-1], root / f"iter_{metrics[-1].iteration:03d}"
-        nxt = root / f"iter_{last.iteration + 1:03d}" / "policies"
+        last = metrics[-1]
+        nxt = run.iteration(last.iteration + 1).policies
         if nxt.is_dir():
-            final = _read_policies(nxt)
+            final = read_policies(nxt)
         else:
-            final = _read_policies(it / "policies") or final
+            final = read_policies(run.iteration(last.iteration).policies) or final
             if last.accepted:
-                final.update(_read_policies(it / "candidates"))
+                cands = read_policies(run.iteration(last.iteration).candidates)
+                kept = cands if last.accepted_agents is None else {a: cands[a] for a in last.accepted_agents if a in cands}
+                final.update(kept)
     return RunSummary(root, config, metrics, initial, final, finished)
 
 

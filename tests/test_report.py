@@ -166,3 +166,13 @@ def test_cli_report_prints_summary_and_writes_png(tmp_path):
     assert res.exit_code == 0 and (tmp_path / "x.png").exists()
     res = runner.invoke(app, ["report", str(tmp_path)])
     assert res.exit_code == 2 and "config.json" in res.output and str(tmp_path) in res.output
+
+
+def test_report_on_a_file_says_it_is_a_file(tmp_path):
+    runner = CliRunner()
+    f = tmp_path / "metrics.jsonl"
+    f.write_text("{}\n")
+    res = runner.invoke(app, ["report", str(f)])
+    assert res.exit_code == 2
+    out = " ".join((res.output + (res.stderr or "")).split())
+    assert "is a file, not a folder" in out and "does not exist" not in out

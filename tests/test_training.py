@@ -32,7 +32,7 @@ from typer.testing import CliRunner
 import lang_pz
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
-from lang_pz.critics import Counterfactual, Evidence, best_gain
+from lang_pz.critics import Counterfactual, Credit, Evidence, best_gain
 from lang_pz.error import RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
@@ -74,7 +74,9 @@ def flip(policy: str) -> str:
 
 def critic_credit(key: str) -> float:
     """Distinct scripted credits per agent (so a shared critique is recognisable)."""
-    return -0.5 if key == "team" else [-1.0, -0.5, 0.0, 0.5, 1.0][AGENTS.index(key)]
+    if key not in AGENTS:
+        return -0.5 if key == "team" else 0.0
+    return [-1.0, -0.5, 0.0, 0.5, 1.0][AGENTS.index(key)]
 
 
 class StandIn:
@@ -604,3 +606,142 @@ def test_a_fixed_partner_plays_but_is_never_trained(tmp_path):
     assert not any("You are piston_4" in p for p in actor_prompts)  # the heuristic, not the LLM, acted
     with pytest.raises(lang_pz.error.InvalidKwargError, match="both trainable and fixed"):
         train_with(stand_in, config(tmp_path / "r2", partners={"piston_4": "random"}, trainable_agents=["piston_4"]))
+
+
+# -- correctness fixes of the composable loop ----------------------------------------------
+
+
+def test_a_rejected_direction_never_steers_the_next_iteration(tmp_path):
+    """Momentum holds only accepted updates: iteration 0's rejected flip is not in iteration 1's prompt."""
+    stand_in = StandIn(flipping=AGENTS[3:])  # from the slope, pistons 3-4 down lowers validation: rejected
+    res = train_with(stand_in, config(tmp_path / "run", iterations=2, episodes_per_iteration=2,
+                                      initial_policies=SLOPE, critic_mode="central_global"))
+    assert [m.accepted for m in res.metrics] == [False, False]
+    aggregate_prompts = [prompt_of(r) for r in stand_in.backend.requests if r.role == "optimiser.aggregate"]
+    assert len(aggregate_prompts) == 2 * 5  # per iteration and agent (two gradients each)
+    tasks = [p.rsplit("Now your task:", 1)[-1] for p in aggregate_prompts]  # after the worked example
+    assert not any("Earlier directions" in p for p in tasks)
+
+
+def test_an_accepted_direction_is_remembered(flip_run):
+    """Iteration 0 of the flip run was accepted: iteration 1's aggregation shows its direction."""
+    _, stand_in, _, _ = flip_run
+    it1 = [prompt_of(r) for r in stand_in.backend.requests if r.role == "optimiser.aggregate"][5:8]  # pistons 0-2
+    assert len(it1) == 3 and all("Earlier directions (momentum" in p.rsplit("Now your task:", 1)[-1] for p in it1)
+
+
+def test_zero_sum_games_need_a_named_objective_and_write_nothing_without_one(tmp_path):
+    bad = TrainConfig(env_id="classic/rps-v0", run_dir=str(tmp_path / "bad"), validation_seeds=[1000])
+    with pytest.raises(lang_pz.error.InvalidKwargError, match="zero-sum.*win:player_0"):
+        train_with(StandIn(), bad)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_zero_sum_training_optimises_one_seat_against_a_fixed_opponent(tmp_path):
+    stand_in = StandIn()
+    cfg = TrainConfig(env_id="classic/rps-v0", env_kwargs={"max_cycles": 5}, objective="win:player_0",
+                      partners={"player_1": "random"}, validation_seeds=[1000, 1001], counterfactual=["alternatives"],
+                      initial_policy="Always play rock.", run_dir=str(tmp_path / "run"))
+    train(cfg, backends=lambda_backend(lambda req: req.choices[0] if req.choices else None, stand_in))
+    d = tmp_path / "run" / "iter_000"
+    values = [v["objective"] for v in jsonl(d / "validation.jsonl")]
+    assert values and all(v in (0.0, 0.5, 1.0) for v in values)
+    assert {p["objective"] for p in jsonl(d / "counterfactuals.jsonl")} == {"win:player_0"}
+
+
+def lambda_backend(actor_reply, stand_in: StandIn) -> ScriptedBackend:
+    """The stand-in, with actors answered by ``actor_reply`` (for envs whose actions are not up/down)."""
+    return ScriptedBackend(lambda req: actor_reply(req) if req.role == "actor" else stand_in.reply(req))
+
+
+def test_a_bad_initial_policy_writes_nothing(tmp_path):
+    for bad in ({"piston_0": "   "}, {"piston_0": "x" * 400}):
+        with pytest.raises(lang_pz.error.InvalidKwargError, match="initial_policies\\['piston_0'\\]"):
+            train_with(StandIn(), config(tmp_path / "run", initial_policies=bad))
+        assert not (tmp_path / "run").exists()
+
+
+def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
+    """Policies are reset from the episode seed: two validation episodes of one seed are identical."""
+    train_with(StandIn(), config(tmp_path / "run", partners={"piston_4": "random"}, validation_seeds=[VAL_SEED, 1002,
+                                 VAL_SEED]))
+    trajs = lang_pz.trajectory.read_trajectories(tmp_path / "run" / "iter_000" / "validation_trajectories.jsonl")
+    first, _, again = trajs[:3]
+    assert [s.raw_output for s in first.steps] == [s.raw_output for s in again.steps]
+    assert first.returns == again.returns
+    assert len({s.raw_output for s in first.agent_steps("piston_4")}) > 1  # the partner really is random
+
+
+def test_resume_with_a_random_partner_replays_the_uninterrupted_run(tmp_path):
+    cfg = dict(iterations=2, episodes_per_iteration=2, partners={"piston_4": "random"}, counterfactual=["down"],
+               evidence_gate=False)
+    whole = tmp_path / "whole"
+    train_with(StandIn(flipping=AGENTS[:2]), config(whole, **cfg))
+    cut = tmp_path / "cut"
+    shutil.copytree(whole, cut)
+    shutil.rmtree(cut / "final")
+    for name in ("done.json", "counterfactuals.jsonl", "credits.jsonl"):
+        (cut / "iter_001" / name).unlink()
+    traj = cut / "iter_001" / "trajectories.jsonl"
+    lines = traj.read_text().splitlines(keepends=True)
+    traj.write_text("".join(lines[: len(lines) * 3 // 4]))  # killed during episode 3
+    train_with(StandIn(flipping=AGENTS[:2]), resume=cut)
+
+    def records(path):
+        return [{k: v for k, v in json.loads(x).items() if k != "latency_s"} for x in path.read_text().splitlines()]
+
+    for name in ("trajectories.jsonl", "validation_trajectories.jsonl", "counterfactuals.jsonl", "acceptance.jsonl"):
+        assert records(cut / "iter_001" / name) == records(whole / "iter_001" / name), name
+
+
+def test_objects_replace_specs_and_callbacks_are_called(tmp_path):
+    from lang_pz.critics import CriticReport as Report
+    from lang_pz.training import Callback
+
+    class TeamCritic:
+        """A critic object of the user's own: every agent gets the team return's sign."""
+
+        mode = "user"
+
+        def __init__(self):
+            self.seen = []
+
+        def assess(self, trajectory, policies=None, counterfactuals=()):
+            self.seen.append(trajectory.episode)
+            sign = 1.0 if trajectory.team_return > 0 else -1.0
+            return Report(episode=trajectory.episode, team_return=trajectory.team_return, mode=self.mode,
+                          credits={a: Credit(agent=a, credit=sign, explanation="team sign") for a in trajectory.agents})
+
+    class Recorder(Callback):
+        def __init__(self):
+            self.episodes, self.iterations = [], []
+
+        def on_episode(self, iteration, trajectory):
+            self.episodes.append((iteration, trajectory.episode))
+
+        def on_iteration(self, metrics, state):
+            self.iterations.append((metrics.iteration, dict(state.policies)))
+
+    critic, rec, stand_in = TeamCritic(), Recorder(), StandIn()
+    res = train(config(tmp_path / "run", iterations=2, episodes_per_iteration=2, validation_seeds=[]),
+                backends={"actor": stand_in.backend, "critic": stand_in.backend, "optimiser": stand_in.backend},
+                critic=critic, callbacks=[rec])
+    assert critic.seen == [0, 1, 2, 3] and not stand_in.requests("critic")
+    assert rec.episodes == [(0, 0), (0, 1), (1, 2), (1, 3)]
+    assert [it for it, _ in rec.iterations] == [0, 1] and rec.iterations[-1][1] == res.final_policies
+    with pytest.raises(lang_pz.error.InvalidKwargError, match="unknown role"):
+        train(config(tmp_path / "r2"), backends={"judge": stand_in.backend})
+
+
+def test_one_backend_instance_per_distinct_spec(tmp_path, monkeypatch):
+    from lang_pz.training import loop
+
+    made = []
+
+    def fake(spec, **options):
+        made.append((spec, options))
+        return StandIn().backend
+
+    monkeypatch.setattr(loop, "make_backend", fake)
+    loop.build(config(tmp_path / "run", critic_backend="openai:big", backend_options={"openai:big": {"timeout": 9}}))
+    assert made == [("embedded", {}), ("openai:big", {"timeout": 9})]
