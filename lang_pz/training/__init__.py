@@ -21,7 +21,15 @@ from lang_pz.training.accept import (
     evidence_gate,
 )
 from lang_pz.training.config import TrainConfig
-from lang_pz.training.loop import Parts, build, initial_policies, run_iteration, train
+from lang_pz.training.loop import (
+    Parts,
+    UsageMeter,
+    build,
+    initial_policies,
+    iteration_metrics,
+    run_iteration,
+    train,
+)
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
 from lang_pz.training.steps import (
     assess,
@@ -41,6 +49,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "TrainState",
+    "UsageMeter",
     "accept",
     "acceptance_groups",
     "accepts",
@@ -52,6 +61,7 @@ __all__ = [
     "evidence_gate",
     "gather_evidence",
     "initial_policies",
+    "iteration_metrics",
     "make_actors",
     "propose",
     "run_iteration",

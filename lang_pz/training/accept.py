@@ -32,15 +32,19 @@ def accepts(current: float | None, candidate: float | None, tolerance: float = 0
     return candidate is None or current is None or candidate >= current - tolerance
 
 
-def evidence_gate(agents: Sequence[str], evidence: Sequence[Evidence]) -> dict[str, float | None]:
+def evidence_gate(agents: Sequence[str], evidence: Sequence[Evidence], *, log: IterationLog | None = None
+                  ) -> dict[str, float | None]:
     """The agents to give no edit: those for which no re-run's mean gain over the batch is
     positive (:func:`~lang_pz.critics.counterfactual.best_gain`), with that best gain (``None``
-    when no re-run replaced the agent)."""
+    when no re-run replaced the agent); each is logged to ``gated.jsonl``."""
     out: dict[str, float | None] = {}
     for a in agents:
         gain = best_gain(a, evidence)
         if gain is None or gain <= 0:
             out[a] = gain
+            if log is not None:
+                log.log("gated", {"agent": a, "best_gain": gain,
+                                  "reason": "no counterfactual re-run beat what the agent played: no edit proposed"})
     return out
 
 

@@ -36,6 +36,7 @@ from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
 from lang_pz.policies.base import Policy
 from lang_pz.runs import IterationLog, RunFolder
 from lang_pz.training.accept import (
+    Acceptance,
     accept,
     acceptance_groups,
     commit_momentum,
@@ -51,6 +52,7 @@ from lang_pz.training.steps import (
     propose,
     validate,
 )
+from lang_pz.trajectory import Trajectory
 
 ROLES = ("actor", "critic", "optimiser")
 
@@ -183,8 +185,7 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     Returns:
         ``(its metrics, the state after it)``.
     """
-    cfg, it, t0 = config, log.iteration, time.perf_counter()
-    snaps = {r: m.snapshot() for r, m in parts.meters.items()}
+    cfg, it, meter = config, log.iteration, UsageMeter(parts.meters)
     log.write_policies(state.policies)
 
     def val(policies: dict[str, str], label: str) -> float | None:
@@ -196,45 +197,63 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     trajectories = collect(parts.env, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log,
                            on_episode=lambda t: [c.on_episode(it, t) for c in callbacks], desc=f"iter {it} episodes")
     groups = [parts.trainable] if cfg.critic_mode == "central_global" else [[a] for a in parts.trainable]
-    evidence = {t.episode: gather_evidence(parts.env, actors, t, groups, cfg.counterfactual, objective=parts.objective,
-                                           seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log)
-                for t in trajectories}
+    evidence = [gather_evidence(parts.env, actors, t, groups, cfg.counterfactual, objective=parts.objective,
+                                seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log) for t in trajectories]
     reports, critic_failures = assess(parts.critic, trajectories, state.policies, evidence, log=log)
-    credited = [a for a in parts.trainable if any(a in r.credits for r in reports)]
-    gated = evidence_gate(credited, list(evidence.values())) if cfg.counterfactual and cfg.evidence_gate else {}
-    for a, gain in gated.items():
-        log.log("gated", {"agent": a, "best_gain": gain,
-                          "reason": "no counterfactual re-run beat what the agent played: no edit proposed"})
-    updates, optimiser_failures = propose(parts.optimiser, state.policies, [a for a in credited if a not in gated],
+    gated = evidence_gate(parts.trainable, evidence, log=log) if cfg.counterfactual and cfg.evidence_gate else {}
+    updates, optimiser_failures = propose(parts.optimiser, state.policies, [a for a in parts.trainable if a not in gated],
                                           reports, state.momentum, log=log)
-    changed = [a for a in state.policies if a in updates and updates[a].changed]
-    if changed:
-        log.write_candidates({a: updates[a].new for a in changed})
-    gains = {a: best_gain(a, list(evidence.values())) for a in changed}
-    decision = accept(state.policies, {a: updates[a].new for a in changed}, value, val,
-                      groups=acceptance_groups(changed, cfg.acceptance_rule, gains), tolerance=cfg.tolerance, log=log)
+    changed = [a for a, u in updates.items() if u.changed]
+    decision = accept(state.policies, {a: updates[a].new for a in changed}, value, val, tolerance=cfg.tolerance,
+                      groups=acceptance_groups(changed, cfg.acceptance_rule, {a: best_gain(a, evidence) for a in changed}),
+                      log=log)
     commit_momentum(state.momentum, updates, decision.accepted_agents)
 
-    usage = {r: m.since(snaps[r]) for r, m in parts.meters.items()}
-    calls = sum(int(u["calls"]) for u in usage.values())
+    metrics = iteration_metrics(it, trajectories, value, decision, changed, gated, critic_failures,
+                                optimiser_failures, meter)
+    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls)
+    log.done({"metrics": asdict(metrics), **new.to_json()})
+    for c in callbacks:
+        c.on_iteration(metrics, new)
+    return metrics, new
+
+
+class UsageMeter:
+    """LLM usage and wall time since construction, per role (for one iteration's metrics)."""
+
+    def __init__(self, meters: Mapping[str, RoleMeter]) -> None:
+        self.meters = dict(meters)
+        self.snaps = {r: m.snapshot() for r, m in self.meters.items()}
+        self.t0 = time.perf_counter()
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        """role -> calls, cached_calls, tokens, latency and cost since construction."""
+        return {r: m.since(self.snaps[r]) for r, m in self.meters.items()}
+
+    def seconds(self) -> float:
+        """Wall-clock seconds since construction."""
+        return round(time.perf_counter() - self.t0, 2)
+
+
+def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float | None, decision: Acceptance,
+                      changed: Sequence[str], gated: Mapping[str, Any], critic_failures: int, optimiser_failures: int,
+                      meter: UsageMeter) -> IterationMetrics:
+    """The :class:`IterationMetrics` of an iteration from what its steps returned."""
+    usage = meter.usage()
     steps = [s for t in trajectories for s in t.steps]
-    metrics = IterationMetrics(
+    return IterationMetrics(
         iteration=it,
         train_return=round(sum(t.team_return for t in trajectories) / len(trajectories), 3),
         train_returns=[round(t.team_return, 3) for t in trajectories],
         val_return=None if value is None else round(value, 3),
         candidate_val_return=None if decision.candidate_value is None else round(decision.candidate_value, 3),
-        accepted=decision.accepted, changed_agents=changed, accepted_agents=decision.accepted_agents,
+        accepted=decision.accepted, changed_agents=list(changed), accepted_agents=decision.accepted_agents,
         parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
         critic_failures=critic_failures, optimiser_failures=optimiser_failures,
-        llm_calls=calls, cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
-        seconds=round(time.perf_counter() - t0, 2), gated_agents=list(gated),
+        llm_calls=sum(int(u["calls"]) for u in usage.values()),
+        cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
+        seconds=meter.seconds(), gated_agents=list(gated),
     )
-    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + calls)
-    log.done({"metrics": asdict(metrics), **new.to_json()})
-    for c in callbacks:
-        c.on_iteration(metrics, new)
-    return metrics, new
 
 
 def _num(x: float | None) -> str:

@@ -181,12 +181,13 @@ def assess(
     critic: Critic,
     trajectories: Sequence[Trajectory],
     policies: Mapping[str, str],
-    evidence: Mapping[int, Evidence] | None = None,
+    evidence: Sequence[Evidence] = (),
     *,
     log: IterationLog | None = None,
 ) -> tuple[list[CriticReport], int]:
     """The critic's report on every trajectory (centralised credit in language).
 
+    ``evidence`` (from :func:`gather_evidence`) is matched to trajectories by episode number.
     A critic failure (:class:`~lang_pz.error.LangPZError`, e.g. a reply that never validated)
     is logged to ``critic_errors.jsonl`` and counted, never replaced by a default credit.
 
@@ -195,9 +196,10 @@ def assess(
     """
     reports: list[CriticReport] = []
     failures = 0
+    by_episode = {e.episode: e for e in evidence}
     bar = _bar(len(trajectories), "critic")
     for traj in trajectories:
-        probes = (evidence or {}).get(traj.episode)
+        probes = by_episode.get(traj.episode)
         try:
             report = critic.assess(traj, policies, probes.counterfactuals if probes else ())
         except LangPZError as exc:
@@ -229,6 +231,7 @@ def propose(
     policy gradient). Agents no report credits get no step.
 
     A stage failure is logged to ``optimiser_errors.jsonl`` and counted; that agent keeps its policy.
+    The candidates that differ from the current policies are written to ``candidates/``.
 
     Returns:
         ``(agent -> update for the agents that got one, number of failures)``.
@@ -250,4 +253,7 @@ def propose(
                     log.log("gradients", upd.model_dump(mode="json", exclude={"generations"}))
         bar.update()
     bar.close()
+    changed = {a: u.new for a, u in updates.items() if u.changed}
+    if log is not None and changed:
+        log.write_candidates(changed)
     return updates, failures

@@ -1,0 +1,63 @@
+"""Every example runs; the custom loop from public steps writes what ``train()`` writes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from lang_pz.training import TrainConfig, train
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_training import AGENTS, ENV, StandIn  # noqa: E402  (the scripted stand-in of the training tests)
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _contents(root: Path) -> dict[str, object]:
+    """Every file of a run folder, parsed, without wall-clock fields (latencies, seconds, run_dir)."""
+    def clean(x):
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items() if k not in ("latency_s", "seconds", "run_dir")}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+
+    out: dict[str, object] = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_dir():
+            continue
+        rel = p.relative_to(root).as_posix()
+        text = p.read_text()
+        if p.suffix == ".jsonl":
+            out[rel] = [clean(json.loads(line)) for line in text.splitlines()]
+        elif p.suffix == ".json":
+            out[rel] = clean(json.loads(text))
+        else:
+            out[rel] = text
+    return out
+
+
+def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
+    custom = load_example("custom_loop")
+    base = dict(env_kwargs=ENV, iterations=2, episodes_per_iteration=1, validation_seeds=[1001],
+                counterfactual=["alternatives"], initial_policy="Always push up.")
+    flips = AGENTS  # every piston's optimiser flips its policy; validation and the gate decide
+    ours = custom.custom_train(TrainConfig(**base, run_dir=str(tmp_path / "custom")), backends=StandIn(flips).backend)
+    theirs = train(TrainConfig(**base, run_dir=str(tmp_path / "train")), backends=StandIn(flips).backend)
+    a, b = _contents(tmp_path / "custom"), _contents(tmp_path / "train")
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert a[name] == b[name], name
+    assert ours.policies == theirs.final_policies
+    assert any(name.endswith("gated.jsonl") for name in a) and any(name.endswith("acceptance.jsonl") for name in a)
