@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from lang_pz.cli import app
@@ -48,8 +49,10 @@ def test_train_rejects_bad_config(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("iterations: 0\nnot_a_field: 1\n")
     res = runner.invoke(app, ["train", "--config", str(cfg)])
-    assert res.exit_code == 2
-    assert "iterations" in res.output and "not_a_field" in res.output
+    assert res.exit_code == 2 and "'not_a_field' is not a TrainConfig field" in res.output
+    cfg.write_text("iterations: 0\n")
+    res = runner.invoke(app, ["train", "--config", str(cfg)])
+    assert res.exit_code == 2 and "iterations" in res.output and "greater than or equal to 1" in res.output
     res = runner.invoke(app, ["train", "--config", str(tmp_path / "missing.yaml")])
     assert res.exit_code == 2 and "does not exist" in res.output
 
@@ -114,3 +117,52 @@ def test_resume_of_a_file_says_it_is_a_file(tmp_path):
     f.write_text("a: 1\n")
     res = runner.invoke(app, ["train", "--resume", str(f)])
     assert res.exit_code == 2 and "is a file, not a run folder" in res.output
+
+
+def _out(res) -> str:
+    return " ".join((res.output + (getattr(res, "stderr", "") or "")).split())
+
+
+def test_a_typo_in_a_config_file_suggests_the_field(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("iterations: 1\ntolerence: 2\n")
+    res = runner.invoke(app, ["train", "--config", str(cfg), "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code == 2
+    assert "'tolerence' is not a TrainConfig field; did you mean 'tolerance'" in _out(res)
+    assert not (tmp_path / "r").exists()
+
+
+def test_out_in_a_missing_folder_is_refused(tmp_path):
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--policy", "random",
+                              "--out", str(tmp_path / "no" / "such" / "t.jsonl")])
+    assert res.exit_code == 2 and "does not exist; create it first" in _out(res)
+    assert not (tmp_path / "no").exists()
+
+
+def test_random_policy_on_a_free_text_env_points_to_llm():
+    res = runner.invoke(app, ["play", "tasks/gsm8k-v0", "--kw", "source=demo", "--policy", "random"])
+    assert res.exit_code == 2 and "--policy llm" in _out(res)
+
+
+def test_play_policies_must_name_agents_of_the_env(tmp_path):
+    (tmp_path / "pols").mkdir()
+    (tmp_path / "pols" / "piston_9.txt").write_text("Always push up.\n")
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--policies",
+                              str(tmp_path / "pols")])
+    assert res.exit_code == 2 and "['piston_9'], which are not agents" in _out(res)
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--policy", "random", "--policies", str(tmp_path / "pols")])
+    assert res.exit_code == 2 and "need --policy llm" in _out(res)
+
+
+@pytest.mark.integration
+def test_play_a_runs_final_per_agent_policies(tmp_path):
+    from lang_pz.runs import write_policies
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    write_policies(run / "final" / "policies", {"piston_0": "Always push down.", "piston_1": "Always stay."})
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4", "--kw", "hold=25",
+                              "--policies", str(run), "--policy-text", "Always push up.", "--show", "0"])
+    assert res.exit_code == 0, _out(res)
+    assert "team return" in res.output

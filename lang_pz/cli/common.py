@@ -19,13 +19,14 @@ KwOption = Annotated[
 ]
 
 
-def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
+def parse_kwargs(pairs: list[str] | None, option: str = "--kw") -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as a dict, each value parsed as YAML (so ``5`` is an int)."""
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. n_pistons=5)", param_hint="--kw")
-        out[key.strip()] = yaml_value(value, f"--kw {key.strip()}")
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. n_pistons=5)", param_hint=option)
+        out[key.strip()] = yaml_value(value, f"{option} {key.strip()}")
     return out
 
 

@@ -43,6 +43,12 @@ def play(
     api: Annotated[Optional[str], typer.Option(help="parallel or aec (default: the env's)")] = None,
     out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
     show: Annotated[int, typer.Option(min=0, help="print the first N agent steps")] = 3,
+    policies_from: Annotated[Optional[Path], typer.Option(
+        "--policies", help="per-agent text policies: a training run folder (its final policies) or a folder of "
+        "AGENT.txt files; agents without one get --policy-text", show_default="none")] = None,
+    backend_opt: Annotated[Optional[list[str]], typer.Option(
+        "--backend-opt", help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-opt timeout=20",
+        show_default="none")] = None,
 ) -> None:
     """Play episodes with one policy per agent and print the returns."""
     import lang_pz
@@ -57,6 +63,11 @@ def play(
                          f"choose one of {', '.join(POLICIES)}"))
     if out is not None and out.exists():
         fail(FileExistsError(f"--out {out} already exists; choose another file or delete it"))
+    if out is not None and not out.parent.is_dir():
+        fail(FileNotFoundError(f"--out {out}: the folder {out.parent} does not exist; create it first"))
+    texts = _policy_texts(policies_from) if policies_from is not None else {}
+    if texts and policy != "llm":
+        fail(ValueError(f"--policies gives text policies, which need --policy llm (got --policy {policy})"))
     try:
         env = lang_pz.make(env_id, api=api, **parse_kwargs(kw))  # type: ignore[arg-type]
         if not hasattr(env, "possible_agents"):
@@ -66,8 +77,12 @@ def play(
             from lang_pz.backends import make_backend
             from lang_pz.policies.llm import LLMPolicy
 
-            llm = make_backend(backend)
-            policies = {a: LLMPolicy(policy_text, llm) for a in env.possible_agents}
+            unknown = sorted(set(texts) - set(env.possible_agents))
+            if unknown:
+                fail(ValueError(f"--policies {policies_from} has policies for {unknown}, which are not agents of "
+                                f"{env_id} ({', '.join(env.possible_agents)})"))
+            llm = make_backend(backend, **parse_kwargs(backend_opt, "--backend-opt"))
+            policies = {a: LLMPolicy(texts.get(a, policy_text), llm) for a in env.possible_agents}
         elif policy == "random":
             from lang_pz.policies.random import RandomPolicy
 
@@ -100,3 +115,23 @@ def play(
         fail(exc)
 
 
+
+
+def _policy_texts(path: Path) -> dict[str, str]:
+    """Text policies from a run folder (its final policies, else its last iteration's) or a folder of AGENT.txt."""
+    from lang_pz.runs import RunFolder, read_policies
+
+    if not path.is_dir():
+        fail(FileNotFoundError(f"--policies {path} is not a folder (give a run folder or a folder of AGENT.txt files)"))
+    run = RunFolder(path)
+    if run.config.exists():
+        if run.final_policies.is_dir():
+            return read_policies(run.final_policies)
+        done = run.completed_iterations()
+        if not done:
+            fail(ValueError(f"--policies {path}: the run has no completed iteration yet"))
+        return dict(done[-1]["policies"])
+    texts = read_policies(path)
+    if not texts:
+        fail(ValueError(f"--policies {path} holds no AGENT.txt file"))
+    return texts

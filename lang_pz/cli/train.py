@@ -78,6 +78,11 @@ def train(
             fail(ValueError(f"--config {config} could not be read as YAML/JSON: {exc}"))
         if not isinstance(fields, dict):
             fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
+        for key in fields:
+            if key not in TrainConfig.model_fields:
+                close = difflib.get_close_matches(str(key), list(TrainConfig.model_fields), n=1)
+                fail(ValueError(f"--config {config}: {key!r} is not a TrainConfig field"
+                                f"{f'; did you mean {close[0]!r}' if close else ''} (see `lang-pz train --help`)"))
     overrides = {
         "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
         "critic_mode": critic_mode, "actor_backend": backend, "critic_backend": critic_backend,

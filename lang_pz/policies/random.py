@@ -54,7 +54,8 @@ class RandomPolicy(Policy):
                 keys = sorted(info) if info else []
                 raise LangPZError(
                     "RandomPolicy needs info['legal_actions'] (finite actions) or "
-                    f"info['action_range'] (1-D continuous action); info has keys {keys}"
+                    f"info['action_range'] (1-D continuous action); info has keys {keys}. A free-text "
+                    "environment (e.g. the tasks/* ids) needs a text policy: `lang-pz play ... --policy llm`"
                 )
             action = f"{float(self.rng.uniform(rng[0], rng[1])):.3f}"
         return Decision(action=action, raw_output=action, latency_s=time.perf_counter() - t0)
