@@ -61,3 +61,38 @@ def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
         assert a[name] == b[name], name
     assert ours.policies == theirs.final_policies
     assert any(name.endswith("gated.jsonl") for name in a) and any(name.endswith("acceptance.jsonl") for name in a)
+
+
+def test_wrap_your_env():
+    ret = load_example("wrap_your_env").main(seed=3)
+    assert ret in (-5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0)  # five rounds of +1 / 0 / -1
+
+
+def test_evaluate_a_finished_run(tmp_path):
+    run = tmp_path / "run"
+    train(TrainConfig(env_kwargs=ENV, iterations=1, validation_seeds=[1001], initial_policy="Always push up.",
+                      run_dir=str(run)), backends=StandIn(AGENTS).backend)
+    out = load_example("evaluate_run").main(str(run), [3000, 3001], backend=StandIn().backend)
+    assert set(out) == {"initial", "final"} and all(len(v) == 2 for v in out.values())
+    with pytest.raises(SystemExit, match="used for training or validation"):
+        load_example("evaluate_run").main(str(run), [1001], backend=StandIn().backend)
+
+
+def test_mixed_team_with_a_scripted_llm_stand_in():
+    from lang_pz.backends import ScriptedBackend
+
+    first_choice = ScriptedBackend(lambda req: req.choices[0])  # the first offered action, every time
+    out = load_example("mixed_team").main(first_choice)
+    assert set(out) == {"overcooked", "pistonball"}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", ["wrap_your_env", "mixed_team"])
+def test_example_scripts_run_as_written(name, tmp_path):
+    import os
+    import subprocess
+
+    env = {**os.environ, "LANG_PZ_CACHE_DIR": str(tmp_path / "cache")}
+    res = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True,
+                         timeout=900, env=env, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]

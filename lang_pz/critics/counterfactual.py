@@ -1,7 +1,7 @@
 """Counterfactual re-runs: what the objective would have been had some agents acted otherwise.
 
-Evidence the system computes, not the model's opinion (GUIDE: free-form judgement from a small
-model is noise). For a trajectory played from seed ``s``, each *probe* replays the episode from
+Evidence the system computes, not the model's opinion (free-form judgement from a small model
+is noise: see :mod:`lang_pz.evaluation.faults`). For a trajectory played from seed ``s``, each *probe* replays the episode from
 the same seed with the policies of a group of agents replaced, and reports the team return and
 its difference from the factual one. This is the difference-rewards / counterfactual-baseline
 idea of COMA (Foerster et al. 2018, "Counterfactual Multi-Agent Policy Gradients", Sec. 4)

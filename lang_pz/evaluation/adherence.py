@@ -1,6 +1,6 @@
 """Measure whether a backend's model actually follows a text policy.
 
-A policy prompt only matters if the model follows it (GUIDE, "The embedded LLM"): the
+A policy prompt only matters if the model follows it (measured with this module): the
 135M SmolLM2 ignores a policy given as a chat system message. Before trusting a backend as the
 executor of LangMARL-style language policies, measure how often an *unconditional* policy
 ("Always push up.") yields the action it names, across varied observations.

@@ -8,7 +8,7 @@ execution).
 How the instruction is shown to the model matters more than what it says for small models:
 the embedded SmolLM2-135M ignores an instruction given as a chat system message, but follows
 an *unconditional* one placed inline in a raw completion prompt after two worked examples
-(measured; see ``/work/shared/GUIDE.md`` and :func:`lang_pz.evaluation.adherence.measure_adherence`).
+(measured with :func:`lang_pz.evaluation.adherence.measure_adherence`; ``lang-pz adherence``).
 So the prompt form follows ``backend.prompt_format`` unless overridden:
 
 - ``"chat"``: a system message holding the policy, a user message holding the observation.
