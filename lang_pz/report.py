@@ -56,6 +56,8 @@ class IterationRecord(BaseModel):
     llm_calls: int = 0
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     seconds: float = 0.0
+    test_return: float | None = None
+    gated_agents: list[str] = Field(default_factory=list)
 
 
 @dataclass
@@ -72,6 +74,7 @@ class RunSummary:
             iteration N if that folder exists, else ``iter_N/policies`` with N's accepted
             candidates (``accepted_agents``) laid over it, else the initial ones.
         finished: whether ``final/policies`` exists.
+        final_test_return: mean held-out test value of the final policies (``final/test.jsonl``), if measured.
     """
 
     run_dir: Path
@@ -80,6 +83,7 @@ class RunSummary:
     initial_policies: dict[str, str]
     final_policies: dict[str, str]
     finished: bool
+    final_test_return: float | None = None
 
 
 def _read_metrics(path: Path) -> list[IterationRecord]:
@@ -137,16 +141,22 @@ def load_run(run_dir: str | Path) -> RunSummary:
                 cands = read_policies(run.iteration(last.iteration).candidates)
                 kept = cands if last.accepted_agents is None else {a: cands[a] for a in last.accepted_agents if a in cands}
                 final.update(kept)
-    return RunSummary(root, config, metrics, initial, final, finished)
+    final_test = None
+    if run.final_test.exists():
+        vals = [json.loads(x)["objective"] for x in run.final_test.read_text(encoding="utf-8").splitlines() if x.strip()]
+        final_test = sum(vals) / len(vals) if vals else None
+    return RunSummary(root, config, metrics, initial, final, finished, final_test)
 
 
 def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
-    """Write a PNG learning curve: team return (y) per iteration (x).
+    """Write a PNG learning curve: the run's objective (y) per iteration (x).
 
-    Draws the mean training return (line) over each training episode's return (faint dots),
-    the validation return of each iteration's starting policies, and each proposed update at
-    its candidate's validation return (at the training return if it has none): green ▲
-    accepted, red ✕ rejected. Uses the Agg canvas (no display needed). Returns ``path``.
+    With held-out ``test_seeds`` (the same seeds every iteration, never used for a decision) the
+    test value of each iteration's starting policies, and of the final policies, is the curve.
+    Training returns come from new seeds every iteration, so they are drawn faintly and not
+    joined (a line through them would show learning where the policies did not change). Also:
+    the validation value, and each proposed update at its candidate's validation value: green
+    ▲ accepted, red ✕ rejected. Uses the Agg canvas (no display needed). Returns ``path``.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -155,13 +165,21 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
     FigureCanvasAgg(fig)
     ax, ms = fig.add_subplot(), run.metrics
     xs = [m.iteration for m in ms]
+    tested = [(m.iteration, m.test_return) for m in ms if m.test_return is not None]
     pts = [(m.iteration, r) for m in ms for r in m.train_returns]
-    if pts:
-        ax.scatter(*zip(*pts), s=12, color="tab:blue", alpha=0.25, label="training episode")
-    ax.plot(xs, [m.train_return for m in ms], "o-", color="tab:blue", label="training return (mean)")
+    if tested:
+        if run.final_test_return is not None:
+            tested.append((len(ms), run.final_test_return))
+        ax.plot(*zip(*tested), "D-", color="tab:purple", lw=2, label="held-out test (same seeds every iteration)")
+        if pts:
+            ax.scatter(*zip(*pts), s=12, color="tab:blue", alpha=0.25, label="training episodes (new seeds each iteration)")
+    else:
+        if pts:
+            ax.scatter(*zip(*pts), s=12, color="tab:blue", alpha=0.25, label="training episode")
+        ax.plot(xs, [m.train_return for m in ms], "o-", color="tab:blue", label="training return (mean; new seeds)")
     val = [(m.iteration, m.val_return) for m in ms if m.val_return is not None]
     if val:
-        ax.plot(*zip(*val), "s--", color="tab:orange", label="validation return")
+        ax.plot(*zip(*val), "s--", color="tab:orange", label="validation")
     for ok, marker, color, label in ((True, "^", "tab:green", "update accepted"),
                                      (False, "x", "tab:red", "update rejected")):
         sel = [(m.iteration, m.train_return if m.candidate_val_return is None else m.candidate_val_return)
@@ -171,11 +189,11 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
     if not ms:
         ax.text(0.5, 0.5, "no completed iteration yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("iteration")
-    ax.set_ylabel("team return (sum of agents' rewards)")
+    ax.set_ylabel(str(run.config.get("objective") or "team return (sum of agents' rewards)"))
     ax.set_title(f"{run.config.get('env_id', '?')} - critic mode: {run.config.get('critic_mode', '?')}"
                  + ("" if run.finished else " (unfinished)"))
     if xs:
-        ax.set_xticks(xs)
+        ax.set_xticks(xs + ([len(ms)] if tested and run.final_test_return is not None else []))
         ax.legend(fontsize="small", loc="best")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -207,6 +225,47 @@ def _role_cell(u: RoleUsage | None) -> str:
     return f"{'-':>17}" if u is None else f"{u.prompt_tokens + u.completion_tokens:>7d}t{cost:>9}"
 
 
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line cut by a kill
+    return out
+
+
+def decisions(run: RunSummary) -> list[tuple[int, str]]:
+    """Per completed iteration, one line: the agent(s) with the lowest mean credit ("blamed"),
+    the agents gated for lack of evidence, and each validated candidate's verdict with both values."""
+    folder, out = RunFolder(run.run_dir), []
+    for m in run.metrics:
+        files = folder.iteration(m.iteration)
+        credits: dict[str, list[float]] = {}
+        for rep in _jsonl(files.log("credits")):
+            for a, c in rep.get("credits", {}).items():
+                credits.setdefault(a, []).append(float(c["credit"]))
+        parts = []
+        if credits:
+            mean = {a: sum(v) / len(v) for a, v in credits.items()}
+            low = min(mean.values())
+            blamed = sorted(a for a, v in mean.items() if v == low)
+            tie = " (a tie: no one singled out)" if len(blamed) == len(mean) > 1 else ""
+            parts.append(f"blamed {', '.join(blamed)} (credit {low:+.2f}){tie}")
+        if m.gated_agents:
+            parts.append(f"no evidence for {', '.join(m.gated_agents)}")
+        for d in _jsonl(files.log("acceptance")):
+            verdict = "accepted" if d["accepted"] else "rejected"
+            parts.append(f"{'+'.join(d['agents'])} changed, validation {_num(d['val_return'], '.1f').strip()} -> "
+                         f"{_num(d['candidate_val_return'], '.1f').strip()}: {verdict}")
+        if not m.changed_agents:
+            parts.append("no policy changed")
+        out.append((m.iteration, "; ".join(parts)))
+    return out
+
+
 def summary_text(run: RunSummary) -> str:
     """A terminal-readable summary: run, per-iteration table, totals, policy diffs."""
     c, ms = run.config, run.metrics
@@ -215,14 +274,18 @@ def summary_text(run: RunSummary) -> str:
              f"critic mode: {c.get('critic_mode', '?')}",
              f"iterations done: {len(ms)} of {c.get('iterations', '?')}"
              + ("" if run.finished else " (unfinished: no final/policies)"), ""]
-    head = (f"{'iter':>4} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} {'calls':>6} "
-            + " ".join(f"{r + ' tok/$':>17}" for r in ROLES))
+    head = (f"{'iter':>4} {'test':>9} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} "
+            f"{'calls':>6} " + " ".join(f"{r + ' tok/$':>17}" for r in ROLES))
     lines += [head, "-" * len(head)]
     for m in ms:
         update = {True: "accepted", False: "rejected", None: "none"}[m.accepted]
-        lines.append(f"{m.iteration:>4} {_num(m.train_return)} {_num(m.val_return)} "
+        lines.append(f"{m.iteration:>4} {_num(m.test_return)} {_num(m.train_return)} {_num(m.val_return)} "
                      f"{_num(m.candidate_val_return)} {update:>8} {len(m.changed_agents):>7} {m.llm_calls:>6} "
                      + " ".join(_role_cell(m.usage.get(r)) for r in ROLES))
+    if run.final_test_return is not None:
+        lines.append(f"{'end':>4} {_num(run.final_test_return)}   (held-out test of the final policies)")
+    lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
+    lines += [f"  {it}: {text}" for it, text in decisions(run)]
     totals = (f"totals: {sum(m.llm_calls for m in ms)} LLM calls, {sum(m.seconds for m in ms):.1f} s, "
               f"{sum(m.accepted is True for m in ms)} update(s) accepted, "
               f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "

@@ -16,8 +16,10 @@ Layout (``NNN`` is the iteration, zero-padded)::
     RUN_DIR/iter_NNN/validation.jsonl          validation returns of current and candidate policies
     RUN_DIR/iter_NNN/validation_trajectories.jsonl
     RUN_DIR/iter_NNN/acceptance.jsonl          per validated candidate: both scores, accepted or not
+    RUN_DIR/iter_NNN/test.jsonl                held-out test returns of the iteration's starting policies
     RUN_DIR/iter_NNN/done.json                 written last: metrics, accepted policies, momentum
     RUN_DIR/final/policies/AGENT.txt           the policies after the last iteration
+    RUN_DIR/final/test.jsonl                   held-out test returns of the final policies
 
 An iteration is complete when its ``done.json`` exists (written atomically). Resuming reads the
 last complete iteration's ``done.json`` and redoes the next iteration, keeping its finished
@@ -40,7 +42,7 @@ from lang_pz.trajectory import Trajectory, TrajectoryWriter, read_trajectories
 
 #: The JSONL logs of an iteration (``IterationLog.log(kind, record)`` appends to ``KIND.jsonl``).
 LOGS = ("counterfactuals", "credits", "critic_errors", "gated", "gradients", "optimiser_errors", "validation",
-        "acceptance")
+        "acceptance", "test")
 
 
 def write_policies(folder: Path, policies: dict[str, str]) -> None:
@@ -124,6 +126,10 @@ class RunFolder:
     @property
     def final_policies(self) -> Path:
         return self.root / "final" / "policies"
+
+    @property
+    def final_test(self) -> Path:
+        return self.root / "final" / "test.jsonl"
 
     def iteration(self, it: int) -> IterationFiles:
         """The files of iteration ``it`` (``RUN_DIR/iter_NNN``)."""

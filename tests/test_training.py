@@ -745,3 +745,23 @@ def test_one_backend_instance_per_distinct_spec(tmp_path, monkeypatch):
     monkeypatch.setattr(loop, "make_backend", fake)
     loop.build(config(tmp_path / "run", critic_backend="openai:big", backend_options={"openai:big": {"timeout": 9}}))
     assert made == [("embedded", {}), ("openai:big", {"timeout": 9})]
+
+
+def test_test_seeds_measure_every_iteration_and_the_final_policies(tmp_path):
+    """The learning curve's values: held-out test seeds, the same every iteration, deciding nothing."""
+    from lang_pz.report import decisions, load_run, summary_text
+
+    test = [2000, 2001]
+    res = train_with(StandIn(flipping=AGENTS[:3]), config(tmp_path / "run", iterations=2, test_seeds=test,
+                                                          critic_mode="central_global"))
+    expect = [sum(team_return(p, s) for s in test) / 2 for p in ({a: UP for a in AGENTS}, SLOPE)]
+    assert [m.test_return for m in res.metrics] == pytest.approx(expect, abs=1e-3)
+    final = sum(team_return(res.final_policies, s) for s in test) / 2
+    assert res.final_test_return == pytest.approx(final, abs=1e-3)
+    run = load_run(tmp_path / "run")
+    assert run.final_test_return == pytest.approx(final, abs=1e-3)
+    (it0, text0), _ = decisions(run)
+    assert it0 == 0 and "piston_0+piston_1+piston_2 changed" in text0 and "accepted" in text0
+    assert "held-out test of the final policies" in summary_text(run)
+    with pytest.raises(ValidationError, match="test_seeds \\[1001\\]"):
+        config(tmp_path / "x", test_seeds=[1001])  # a validation seed

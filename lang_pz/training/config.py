@@ -33,6 +33,10 @@ class TrainConfig(BaseModel):
         default_factory=lambda: [1000, 1001],
         description="held-out episode seeds that gate each update ([] accepts every update unchecked)",
     )
+    test_seeds: list[int] = Field(
+        default_factory=list,
+        description="held-out seeds on which each iteration's starting policies and the final ones are measured "
+        "(the learning curve); never used for a decision")
     tolerance: float = Field(
         0.0, description="accept a candidate unless validation return falls by more (negative: require a gain)")
     acceptance: Literal["joint", "per_agent"] | None = Field(
@@ -86,6 +90,10 @@ class TrainConfig(BaseModel):
                 f"{self.iterations * self.episodes_per_iteration - 1}); validation must be held out: "
                 "choose other validation_seeds"
             )
+        clash = sorted(set(self.test_seeds) & (train | set(self.validation_seeds)))
+        if clash:
+            raise ValueError(f"test_seeds {clash} are also training or validation seeds; the test must be "
+                             "held out from every decision: choose other test_seeds")
         return self
 
     def training_seeds(self, iteration: int) -> list[int]:

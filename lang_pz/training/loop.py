@@ -47,6 +47,7 @@ from lang_pz.training.state import Callback, IterationMetrics, TrainResult, Trai
 from lang_pz.training.steps import (
     assess,
     collect,
+    evaluate,
     gather_evidence,
     make_actors,
     propose,
@@ -192,6 +193,8 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
         return validate(parts.env, parts.actors(policies), cfg.validation_seeds, objective=parts.objective,
                         log=log, label=label)
 
+    tested = validate(parts.env, parts.actors(state.policies), cfg.test_seeds, objective=parts.objective, log=log,
+                      label="current", test=True)
     value = state.value if state.value is not None else val(state.policies, "current")
     actors = parts.actors(state.policies)
     trajectories = collect(parts.env, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log,
@@ -210,7 +213,7 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     commit_momentum(state.momentum, updates, decision.accepted_agents)
 
     metrics = iteration_metrics(it, trajectories, value, decision, changed, gated, critic_failures,
-                                optimiser_failures, meter)
+                                optimiser_failures, meter, tested)
     new = TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls)
     log.done({"metrics": asdict(metrics), **new.to_json()})
     for c in callbacks:
@@ -237,7 +240,7 @@ class UsageMeter:
 
 def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float | None, decision: Acceptance,
                       changed: Sequence[str], gated: Mapping[str, Any], critic_failures: int, optimiser_failures: int,
-                      meter: UsageMeter) -> IterationMetrics:
+                      meter: UsageMeter, test_value: float | None = None) -> IterationMetrics:
     """The :class:`IterationMetrics` of an iteration from what its steps returned."""
     usage = meter.usage()
     steps = [s for t in trajectories for s in t.steps]
@@ -253,7 +256,19 @@ def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float 
         llm_calls=sum(int(u["calls"]) for u in usage.values()),
         cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
         seconds=meter.seconds(), gated_agents=list(gated),
+        test_return=None if test_value is None else round(test_value, 3),
     )
+
+
+def final_test(config: TrainConfig, parts: Parts, run: RunFolder, policies: Mapping[str, str]) -> float | None:
+    """The held-out test of the final policies, written to ``final/test.jsonl`` (rewritten on resume)."""
+    from lang_pz.runs import append_jsonl, atomic_write
+
+    values = evaluate(parts.env, parts.actors(policies), config.test_seeds, objective=parts.objective)
+    atomic_write(run.final_test, "")
+    for i, (s, v) in enumerate(zip(config.test_seeds, values)):
+        append_jsonl(run.final_test, {"episode": i, "policies": "final", "seed": s, "objective": round(v, 3)})
+    return sum(values) / len(values) if values else None
 
 
 def _num(x: float | None) -> str:
@@ -336,5 +351,7 @@ def train(
             "changed agent(s))")
     run.finish(state.policies)
     result.final_policies = dict(state.policies)
+    if config.test_seeds:
+        result.final_test_return = final_test(config, parts, run, state.policies)
     parts.env.close()
     return result

@@ -62,6 +62,7 @@ class IterationMetrics:
     usage: dict[str, dict[str, float]]
     seconds: float
     gated_agents: list[str] = field(default_factory=list)
+    test_return: float | None = None
 
 
 @dataclass
@@ -72,6 +73,7 @@ class TrainResult:
     metrics: list[IterationMetrics] = field(default_factory=list)
     initial_policies: dict[str, str] = field(default_factory=dict)
     final_policies: dict[str, str] = field(default_factory=dict)
+    final_test_return: float | None = None
     stopped: str = ""
 
 

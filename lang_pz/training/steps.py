@@ -125,25 +125,28 @@ def validate(
     objective: Objective | None = None,
     log: IterationLog | None = None,
     label: str = "current",
+    test: bool = False,
 ) -> float | None:
     """Mean objective of ``actors`` on the held-out ``seeds`` (``None`` when there are none).
 
-    With a ``log``, each episode goes to ``validation_trajectories.jsonl`` and its value to
-    ``validation.jsonl`` (``episode``, ``policies`` = ``label``, ``seed``, ``team_return``,
-    ``objective``), episodes numbered on through the iteration.
+    With a ``log``, each episode's value goes to ``validation.jsonl`` (``episode``, ``policies`` =
+    ``label``, ``seed``, ``team_return``, ``objective``; episodes numbered on through the
+    iteration) and its trajectory to ``validation_trajectories.jsonl``; with ``test=True`` (the
+    held-out test, which decides nothing) to ``test.jsonl`` only.
     """
     if not seeds:
         return None
     values = []
-    writer = log.validation_writer() if log is not None else None
+    writer = log.validation_writer() if log is not None and not test else None
     try:
-        for s in seeds:
-            ep = log.next_validation_episode() if log is not None else len(values)
+        for i, s in enumerate(seeds):
+            ep = log.next_validation_episode() if log is not None and not test else i
             traj = rollout(env, actors, seed=s, episode=ep, writer=writer)
             value = objective(traj) if objective is not None else traj.team_return
             if log is not None:
-                log.log("validation", {"episode": ep, "policies": label, "seed": s,
-                                       "team_return": round(traj.team_return, 3), "objective": round(value, 3)})
+                log.log("test" if test else "validation", {
+                    "episode": ep, "policies": label, "seed": s, "team_return": round(traj.team_return, 3),
+                    "objective": round(value, 3)})
             values.append(value)
     finally:
         if writer is not None:
