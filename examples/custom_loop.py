@@ -27,20 +27,23 @@ def custom_train(cfg: T.TrainConfig, backends=None) -> T.TrainState:
         log, meter = run.begin(it), T.UsageMeter(parts.meters)
         log.write_policies(state.policies)
 
+        envs, ex = parts.envs, parts.executor  # environment instances; concurrent tasks (cfg.workers)
+
         def val(policies, label):  # the objective on held-out seeds: the trust region of an update
-            return T.validate(parts.env, parts.actors(policies), cfg.validation_seeds, objective=parts.objective,
-                              log=log, label=label)
+            return T.validate(envs, parts.actors(policies), cfg.validation_seeds, objective=parts.objective,
+                              log=log, label=label, executor=ex)
 
         value = state.value if state.value is not None else val(state.policies, "current")
-        actors = parts.actors(state.policies)
-        trajs = T.collect(parts.env, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log)
-        evidence = [T.gather_evidence(parts.env, actors, t, [[a] for a in parts.trainable], cfg.counterfactual,
-                                      objective=parts.objective, seed=cfg.seed + it, log=log) for t in trajs]
-        reports, critic_failures = T.assess(parts.critic, trajs, state.policies, evidence, log=log)
+        actors = parts.actors(state.policies)  # env -> a fresh team for that environment instance
+        trajs = T.collect(envs, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log, executor=ex)
+        evidence = [T.gather_evidence(envs, actors, t, [[a] for a in parts.trainable], cfg.counterfactual,
+                                      objective=parts.objective, seed=cfg.seed + it, log=log, executor=ex)
+                    for t in trajs]
+        reports, critic_failures = T.assess(parts.critic, trajs, state.policies, evidence, log=log, executor=ex)
         gated = T.evidence_gate(parts.trainable, evidence, log=log) if cfg.counterfactual else {}
         updates, optimiser_failures = T.propose(parts.optimiser, state.policies,
                                                 [a for a in parts.trainable if a not in gated], reports,
-                                                state.momentum, log=log)
+                                                state.momentum, log=log, executor=ex)
         changed = [a for a, u in updates.items() if u.changed]
         groups = T.acceptance_groups(changed, "per_agent", {a: best_gain(a, evidence) for a in changed})
         decision = T.accept(state.policies, {a: updates[a].new for a in changed}, value, val, groups=groups,

@@ -244,6 +244,16 @@ class IterationLog:
             path.unlink(missing_ok=True)
         return kept
 
+    def sort_trajectories(self) -> None:
+        """Put ``trajectories.jsonl`` in episode order (episodes finished out of order when they
+        ran concurrently; each episode's lines stay together and in their order)."""
+        path = self.files.trajectories
+        if not path.exists():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        order = sorted(range(len(lines)), key=lambda i: (_episode_of(lines[i]), i))
+        atomic_write(path, "".join(lines[i] for i in order))
+
     def trajectory_writer(self) -> TrajectoryWriter:
         """A writer appending to ``trajectories.jsonl``."""
         return TrajectoryWriter(self.files.trajectories)
@@ -276,3 +286,10 @@ def _records_of(path: Path, episodes: set[int]) -> str:
         if rec.get("episode") in episodes:
             out.append(line + "\n")
     return "".join(out)
+
+
+def _episode_of(line: str) -> int:
+    try:
+        return int(json.loads(line)["episode"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return 1 << 62  # a cut line sorts last

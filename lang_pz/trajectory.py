@@ -24,7 +24,8 @@ Every line is flushed when written, so a crash or kill loses at most the step in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -100,7 +101,7 @@ def to_jsonable(x: Any) -> Any:
 
 
 class TrajectoryWriter:
-    """Append trajectory records to a JSONL file, flushing every line.
+    """Append trajectory records to a JSONL file, flushing every line (thread-safe).
 
     Args:
         path: file to append to (parent folders are created).
@@ -110,10 +111,16 @@ class TrajectoryWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f: IO[str] = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._f.write(json.dumps(to_jsonable(record)) + "\n")
-        self._f.flush()
+        self.write_lines([json.dumps(to_jsonable(record)) + "\n"])
+
+    def write_lines(self, lines: Sequence[str]) -> None:
+        """Append whole lines at once (e.g. a finished episode's, from a :class:`TrajectoryBuffer`)."""
+        with self._lock:
+            self._f.write("".join(lines))
+            self._f.flush()
 
     def state(self, episode: int, step: int, text: str) -> None:
         self._write({"type": "state", "episode": episode, "step": step, "text": text})
@@ -134,6 +141,27 @@ class TrajectoryWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class TrajectoryBuffer(TrajectoryWriter):
+    """The records of one episode in memory, in the order a :class:`TrajectoryWriter` would write
+    them; :meth:`flush_to` appends them to a file at once (concurrent episodes each keep their
+    lines together, and an unfinished episode never reaches the file)."""
+
+    def __init__(self) -> None:  # noqa: D107 - no file
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+
+    def write_lines(self, lines: Sequence[str]) -> None:
+        with self._lock:
+            self.lines += lines
+
+    def flush_to(self, writer: TrajectoryWriter) -> None:
+        """Append the buffered lines to ``writer``'s file."""
+        writer.write_lines(self.lines)
+
+    def close(self) -> None:
+        """Nothing to close."""
 
 
 def read_trajectories(path: str | Path, *, finished_only: bool = False) -> list[Trajectory]:

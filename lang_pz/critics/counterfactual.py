@@ -134,38 +134,35 @@ def _legal_words(trajectory: Trajectory, agent: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Probe:
-    """One planned re-run: the factual episode's seed, played with ``policies``.
+    """One planned re-run of the factual episode's seed: which group plays what instead.
 
     Attributes:
         agents: the replaced group.
         replacement: what it plays instead (see the module docstring).
-        policies: the full team for the re-run (the group's policies swapped).
         at_steps: the replaced decisions (``None``: every decision).
     """
 
     agents: tuple[str, ...]
     replacement: str
-    policies: Mapping[str, Policy]
     at_steps: tuple[int, ...] | None
 
 
 def plan_probes(
-    policies: Mapping[str, Policy],
     trajectory: Trajectory,
     groups: Sequence[Sequence[str]],
     replacements: Sequence[str] = ("alternatives",),
     *,
-    previous: Mapping[str, Policy] | None = None,
-    seed: int = 0,
     steps: Sequence[int] | None = None,
 ) -> list[Probe]:
     """The re-runs :func:`counterfactuals` makes, without running them (each is independent, so
-    an executor may run them concurrently, each in its own environment). Arguments as there."""
+    an executor may run them concurrently, each in its own environment). Arguments as there.
+
+    Raises:
+        LangPZError: the trajectory has no seed, or ``"alternatives"`` for an agent that was
+            offered no action words.
+    """
     if trajectory.seed is None:
         raise LangPZError(f"episode {trajectory.episode} has no seed; a counterfactual re-run needs the same seed")
-    unknown = sorted({a for g in groups for a in g} - set(policies))
-    if unknown:
-        raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
     at = None if steps is None else tuple(sorted({int(s) for s in steps}))
     out: list[Probe] = []
     for group in groups:
@@ -177,36 +174,58 @@ def plan_probes(
                 words += [w for w in _legal_words(trajectory, group[0]) if {w} != played]
             else:
                 words.append(r)
-        for word in dict.fromkeys(words):
-            swapped = dict(policies)
-            for i, a in enumerate(group):
-                if word == "previous":
-                    if previous is None or a not in previous:
-                        raise LangPZError(f"replacement 'previous' needs previous policies, none given for {a}")
-                    swapped[a] = previous[a]
-                elif at is not None:
-                    fault = "random" if word == "random" else "harmful"
-                    action = None if word == "random" else ("" if word == "default" else word)
-                    swapped[a] = FaultyPolicy(policies[a], fault, at, action=action, seed=seed + i)  # type: ignore[arg-type]
-                elif word == "random":
-                    swapped[a] = RandomPolicy(seed=seed + i)
-                else:
-                    swapped[a] = ConstantPolicy("" if word == "default" else word)
-            out.append(Probe(group, word, swapped, None if word == "previous" else at))
+        out += [Probe(group, word, None if word == "previous" else at) for word in dict.fromkeys(words)]
     return out
 
 
-def run_probe(env: Any, probe: Probe, trajectory: Trajectory, objective: Objective | None = None) -> Counterfactual:
-    """Play one :class:`Probe` from the factual episode's seed and compare objectives.
+def probe_team(
+    policies: Mapping[str, Policy],
+    probe: Probe,
+    *,
+    previous: Mapping[str, Policy] | None = None,
+    seed: int = 0,
+) -> dict[str, Policy]:
+    """The team of one re-run: ``policies`` with the probe's group replaced.
+
+    Raises:
+        LangPZError: the group names an agent without a policy, or ``"previous"`` without
+            ``previous`` policies for it.
+    """
+    unknown = sorted(set(probe.agents) - set(policies))
+    if unknown:
+        raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
+    swapped = dict(policies)
+    word = probe.replacement
+    for i, a in enumerate(probe.agents):
+        if word == "previous":
+            if previous is None or a not in previous:
+                raise LangPZError(f"replacement 'previous' needs previous policies, none given for {a}")
+            swapped[a] = previous[a]
+        elif probe.at_steps is not None:
+            fault = "random" if word == "random" else "harmful"
+            action = None if word == "random" else ("" if word == "default" else word)
+            swapped[a] = FaultyPolicy(policies[a], fault, probe.at_steps, action=action, seed=seed + i)  # type: ignore[arg-type]
+        elif word == "random":
+            swapped[a] = RandomPolicy(seed=seed + i)
+        else:
+            swapped[a] = ConstantPolicy("" if word == "default" else word)
+    return swapped
+
+
+def run_probe(env: Any, team: Mapping[str, Policy], probe: Probe, trajectory: Trajectory,
+              objective: Objective | None = None) -> Counterfactual:
+    """Play one re-run (``team`` from :func:`probe_team`) from the factual episode's seed and
+    compare objectives.
 
     Args:
         env: a language environment of the same id and kwargs as the factual episode's (it is reset).
-        probe: from :func:`plan_probes`.
+        team: the re-run's policies.
+        probe: what was replaced.
         trajectory: the factual episode.
         objective: what is compared (default: the team return).
     """
     objective = objective or TEAM_RETURN
-    rerun = rollout(env, probe.policies, seed=trajectory.seed, episode=trajectory.episode)
+    rerun = rollout(env, team, seed=trajectory.seed, episode=trajectory.episode)
     value = objective(rerun)
     return Counterfactual(
         agents=probe.agents,
@@ -256,5 +275,8 @@ def counterfactuals(
         LangPZError: the trajectory has no seed, an unknown agent, ``"alternatives"`` for an
             agent offered no action words, or ``"previous"`` without ``previous`` policies.
     """
-    probes = plan_probes(policies, trajectory, groups, replacements, previous=previous, seed=seed, steps=steps)
-    return [run_probe(env, p, trajectory, objective) for p in probes]
+    unknown = sorted({a for g in groups for a in g} - set(policies))
+    if unknown:
+        raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
+    return [run_probe(env, probe_team(policies, p, previous=previous, seed=seed), p, trajectory, objective)
+            for p in plan_probes(trajectory, groups, replacements, steps=steps)]

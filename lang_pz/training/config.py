@@ -77,6 +77,11 @@ class TrainConfig(BaseModel):
     max_policy_chars: int = Field(300, ge=20, description="longest policy text an update may write")
     max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
     momentum: float = Field(0.5, ge=0, lt=1, description="decay of earlier iterations' directions (0: none)")
+    workers: int | None = Field(
+        None, ge=1, description="tasks at once: episodes, re-runs, critic and optimiser calls (default: 1 when every "
+        "role uses the embedded model, which serves one request at a time; else 8)")
+    max_concurrent_requests: int | None = Field(
+        None, ge=1, description="LLM requests in flight at once, over every role (default: workers)")
     max_llm_calls: int | None = Field(None, ge=1, description="budget: no new iteration once this many calls were made")
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
 
@@ -115,3 +120,10 @@ class TrainConfig(BaseModel):
         """The backend spec of ``role`` (``actor``, ``critic`` or ``optimiser``)."""
         spec = {"actor": self.actor_backend, "critic": self.critic_backend, "optimiser": self.optimiser_backend}[role]
         return spec or self.actor_backend
+
+    def worker_count(self) -> int:
+        """``workers``, or its default (1 for an all-embedded run, else 8)."""
+        if self.workers is not None:
+            return self.workers
+        embedded = all(self.backend_spec(r) == "embedded" for r in ("actor", "critic", "optimiser"))
+        return 1 if embedded else 8

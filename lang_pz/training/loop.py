@@ -16,6 +16,8 @@ iterations and writes the run folder (:mod:`lang_pz.runs`).
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -26,11 +28,13 @@ from pydantic import ValidationError
 
 import lang_pz
 from lang_pz.backends import LLMBackend, make_backend
+from lang_pz.backends.limit import RequestLimit
 from lang_pz.backends.meter import RoleMeter
 from lang_pz.critics.base import Critic
 from lang_pz.critics.central import CentralCritic
 from lang_pz.critics.counterfactual import best_gain
 from lang_pz.error import InvalidKwargError, RunDirError
+from lang_pz.executor import EnvPool, Executor, LocalExecutor
 from lang_pz.objectives import Objective, default_objective, make_objective
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
 from lang_pz.policies.base import Policy
@@ -63,7 +67,10 @@ class Parts:
     """What a run is made of, built once and checked before anything is written.
 
     Attributes:
-        env: the language environment (PettingZoo, parallel or AEC).
+        env: the language environment (PettingZoo, parallel or AEC); more instances of it are
+            made by ``envs`` for concurrent episodes.
+        envs: the :class:`~lang_pz.executor.EnvPool` the steps lease environments from.
+        executor: runs each step's independent tasks.
         meters: role -> the backend of that role, counted per role.
         critic / optimiser: the critic and the textual optimiser.
         objective: what validation, re-runs and the gate compare.
@@ -73,20 +80,23 @@ class Parts:
     """
 
     env: Any
+    envs: EnvPool
+    executor: Executor
     meters: dict[str, RoleMeter]
     critic: Critic
     optimiser: TextualPolicyOptimiser
     objective: Objective
-    partners: dict[str, Policy]
+    partners: dict[str, Callable[[Any], Policy]]
     trainable: list[str]
     llm_agents: list[str]
 
-    def actors(self, policies: Mapping[str, str]) -> dict[str, Policy]:
-        """The team playing ``policies`` on the actor backend, with the fixed partners."""
-        return make_actors(policies, self.meters["actor"], self.partners)
+    def actors(self, policies: Mapping[str, str]) -> Callable[[Any], dict[str, Policy]]:
+        """``env -> team``: ``policies`` on the actor backend with fixed partners built for that
+        environment instance (fresh policy objects per episode, so concurrent episodes share no state)."""
+        return lambda env: make_actors(policies, self.meters["actor"], {a: f(env) for a, f in self.partners.items()})
 
 
-def _partner(kind: str, env: Any, agent: str, seed: int) -> Policy:
+def _partner(kind: str, env: Any, *, agent: str, seed: int) -> Policy:
     if kind == "random":
         from lang_pz.policies.random import RandomPolicy
 
@@ -135,7 +145,10 @@ def build(
     if both:
         raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
-    partners = {a: _partner(kind, env, a, config.seed + i) for i, (a, kind) in enumerate(sorted(config.partners.items()))}
+    partners = {a: functools.partial(_partner, kind, agent=a, seed=config.seed + i)
+                for i, (a, kind) in enumerate(sorted(config.partners.items()))}
+    for make_partner in partners.values():
+        make_partner(env)  # a bad partner kind for this env fails now
     llm_agents = [a for a in agents if a not in partners]
     if not llm_agents:
         raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
@@ -151,6 +164,8 @@ def build(
         raise InvalidKwargError(f"backends names unknown role(s) {bad}; roles are {list(ROLES)}")
     made: dict[str, LLMBackend] = {}
     meters: dict[str, RoleMeter] = {}
+    workers = config.worker_count()
+    in_flight = threading.BoundedSemaphore(config.max_concurrent_requests or workers)
     for role in ROLES:
         spec = config.backend_spec(role)
         inner = given.get(role)
@@ -158,7 +173,7 @@ def build(
             if spec not in made:  # one model instance per distinct spec
                 made[spec] = make_backend(spec, **config.backend_options.get(spec, {}))
             inner = made[spec]
-        meters[role] = RoleMeter(inner, role, tuple(config.prices.get(spec, (0.0, 0.0))))
+        meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, tuple(config.prices.get(spec, (0.0, 0.0))))
     critic = critic or CentralCritic(
         meters["critic"], mode=config.critic_mode, max_attempts=config.critic_max_attempts,
         max_prompt_steps=config.critic_max_prompt_steps, max_prompt_chars=config.critic_max_prompt_chars,
@@ -168,9 +183,10 @@ def build(
         meters["optimiser"], max_policy_chars=config.max_policy_chars, max_rewrite=config.max_rewrite,
         max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
         retry_temperature=config.retry_temperature)
-    parts = Parts(env, meters, critic, optimiser, objective, partners,
+    envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
+    parts = Parts(env, envs, LocalExecutor(workers), meters, critic, optimiser, objective, partners,
                   list(config.trainable_agents or llm_agents), llm_agents)
-    parts.actors(initial_policies(config, parts))  # every policy text is checked now
+    parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
     return parts
 
 
@@ -189,23 +205,26 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     cfg, it, meter = config, log.iteration, UsageMeter(parts.meters)
     log.write_policies(state.policies)
 
-    def val(policies: dict[str, str], label: str) -> float | None:
-        return validate(parts.env, parts.actors(policies), cfg.validation_seeds, objective=parts.objective,
-                        log=log, label=label)
+    envs, ex = parts.envs, parts.executor
 
-    tested = validate(parts.env, parts.actors(state.policies), cfg.test_seeds, objective=parts.objective, log=log,
-                      label="current", test=True)
+    def val(policies: dict[str, str], label: str) -> float | None:
+        return validate(envs, parts.actors(policies), cfg.validation_seeds, objective=parts.objective, log=log,
+                        label=label, executor=ex)
+
+    tested = validate(envs, parts.actors(state.policies), cfg.test_seeds, objective=parts.objective, log=log,
+                      label="current", test=True, executor=ex)
     value = state.value if state.value is not None else val(state.policies, "current")
     actors = parts.actors(state.policies)
-    trajectories = collect(parts.env, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log,
+    trajectories = collect(envs, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log, executor=ex,
                            on_episode=lambda t: [c.on_episode(it, t) for c in callbacks], desc=f"iter {it} episodes")
     groups = [parts.trainable] if cfg.critic_mode == "central_global" else [[a] for a in parts.trainable]
-    evidence = [gather_evidence(parts.env, actors, t, groups, cfg.counterfactual, objective=parts.objective,
-                                seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log) for t in trajectories]
-    reports, critic_failures = assess(parts.critic, trajectories, state.policies, evidence, log=log)
+    evidence = [gather_evidence(envs, actors, t, groups, cfg.counterfactual, objective=parts.objective,
+                                seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log, executor=ex)
+                for t in trajectories]
+    reports, critic_failures = assess(parts.critic, trajectories, state.policies, evidence, log=log, executor=ex)
     gated = evidence_gate(parts.trainable, evidence, log=log) if cfg.counterfactual and cfg.evidence_gate else {}
     updates, optimiser_failures = propose(parts.optimiser, state.policies, [a for a in parts.trainable if a not in gated],
-                                          reports, state.momentum, log=log)
+                                          reports, state.momentum, log=log, executor=ex)
     changed = [a for a, u in updates.items() if u.changed]
     decision = accept(state.policies, {a: updates[a].new for a in changed}, value, val, tolerance=cfg.tolerance,
                       groups=acceptance_groups(changed, cfg.acceptance_rule, {a: best_gain(a, evidence) for a in changed}),
@@ -264,7 +283,8 @@ def final_test(config: TrainConfig, parts: Parts, run: RunFolder, policies: Mapp
     """The held-out test of the final policies, written to ``final/test.jsonl`` (rewritten on resume)."""
     from lang_pz.runs import append_jsonl, atomic_write
 
-    values = evaluate(parts.env, parts.actors(policies), config.test_seeds, objective=parts.objective)
+    values = evaluate(parts.envs, parts.actors(policies), config.test_seeds, objective=parts.objective,
+                      executor=parts.executor)
     atomic_write(run.final_test, "")
     for i, (s, v) in enumerate(zip(config.test_seeds, values)):
         append_jsonl(run.final_test, {"episode": i, "policies": "final", "seed": s, "objective": round(v, 3)})
@@ -353,5 +373,5 @@ def train(
     result.final_policies = dict(state.policies)
     if config.test_seeds:
         result.final_test_return = final_test(config, parts, run, state.policies)
-    parts.env.close()
+    parts.envs.close()
     return result

@@ -10,6 +10,12 @@ plain results, and writes what it makes to the iteration's log if one is given.
 :func:`validate`       the objective on held-out seeds (the trust region of an update)
 =====================  =====================================================================
 
+Every step that plays episodes takes ``env`` (one environment, or an
+:class:`~lang_pz.executor.EnvPool`) and ``actors`` (a team, or ``env -> team`` that builds a fresh
+team for one environment instance); with a pool, a team factory and an ``executor`` of several
+workers, its independent episodes run concurrently, each in its own environment instance and
+with its own policy objects. Results and files are in the same order either way.
+
 The accept step (validation-gated acceptance, the evidence gate, momentum) is in
 :mod:`lang_pz.training.accept`; :func:`lang_pz.training.train` composes all of them, and a
 custom loop can compose them differently (``examples/custom_loop.py``).
@@ -17,13 +23,22 @@ custom loop can compose them differently (``examples/custom_loop.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from lang_pz.backends.base import LLMBackend
 from lang_pz.critics.base import Critic, CriticReport
-from lang_pz.critics.counterfactual import Evidence, counterfactuals
+from lang_pz.critics.counterfactual import (
+    Counterfactual,
+    Evidence,
+    Probe,
+    plan_probes,
+    probe_team,
+    run_probe,
+)
 from lang_pz.error import LangPZError
+from lang_pz.executor import EnvPool, Executor, LocalExecutor
 from lang_pz.objectives import Objective
 from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
@@ -32,7 +47,7 @@ from lang_pz.policies.base import Policy
 from lang_pz.policies.llm import LLMPolicy
 from lang_pz.rollout import rollout
 from lang_pz.runs import IterationLog
-from lang_pz.trajectory import Trajectory, TrajectoryWriter
+from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
 
 def make_actors(policies: Mapping[str, str], backend: LLMBackend, partners: Mapping[str, Policy] | None = None
@@ -42,34 +57,68 @@ def make_actors(policies: Mapping[str, str], backend: LLMBackend, partners: Mapp
     return {**{a: LLMPolicy(p, backend) for a, p in policies.items()}, **(partners or {})}
 
 
+Team = Mapping[str, Policy] | Callable[[Any], Mapping[str, Policy]]
+
+
 def _bar(n: int, desc: str) -> Any:
     from tqdm import tqdm
 
     return tqdm(total=n, desc=desc, leave=False)
 
 
+class _Players:
+    """Where one step's episodes are played: leased environments, fresh teams, an executor."""
+
+    def __init__(self, env: Any, actors: Team, executor: Executor | None) -> None:
+        self.pool = env if isinstance(env, EnvPool) else None
+        self.env, self.actors = env, actors
+        concurrent = self.pool is not None and callable(actors) and executor is not None and executor.workers > 1
+        self.executor: Executor = executor if concurrent and executor is not None else LocalExecutor(1)
+
+    @contextmanager
+    def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
+        if self.pool is None:
+            yield self.env, self.team(self.env)
+            return
+        with self.pool.lease() as env:
+            yield env, self.team(env)
+
+    def team(self, env: Any) -> Mapping[str, Policy]:
+        return self.actors(env) if callable(self.actors) else self.actors
+
+
+def _play(players: _Players, seed: int | None, episode: int) -> tuple[Trajectory, TrajectoryBuffer]:
+    buf = TrajectoryBuffer()
+    with players.lease() as (env, team):
+        return rollout(env, team, seed=seed, episode=episode, writer=buf), buf
+
+
 def collect(
     env: Any,
-    actors: Mapping[str, Policy],
+    actors: Team,
     seeds: Sequence[int],
     episodes: Sequence[int],
     *,
     log: IterationLog | None = None,
     on_episode: Callable[[Trajectory], None] | None = None,
+    executor: Executor | None = None,
     desc: str = "episodes",
 ) -> list[Trajectory]:
-    """Play one episode per ``(seed, episode number)`` with ``actors`` (decentralised execution:
-    each policy sees only its own observation).
+    """Play one episode per ``(seed, episode number)`` (decentralised execution: each policy sees
+    only its own observation), concurrently when ``env`` is a pool and ``actors`` a team factory.
 
     With a ``log``, finished episodes of an interrupted attempt are kept (their records
-    verbatim; not replayed) and the others are appended to ``trajectories.jsonl`` as they happen.
+    verbatim; not replayed), and each new episode's records are appended to
+    ``trajectories.jsonl`` as soon as it finishes (an unfinished one never reaches the file); at
+    the end the file is in episode order, whatever the order of completion.
 
     Args:
-        env: the language environment (reset per episode).
-        actors: agent -> policy for every possible agent.
+        env: the language environment, or an :class:`~lang_pz.executor.EnvPool`.
+        actors: agent -> policy for every possible agent, or ``env -> team``.
         seeds / episodes: the episodes' reset seeds and numbers (same length).
         log: the iteration's log, if any.
-        on_episode: called with each trajectory as it finishes (not for kept ones).
+        on_episode: called with each new trajectory as it finishes (not for kept ones).
+        executor: runs the episodes (default: one after another).
 
     Returns:
         The trajectories in episode order.
@@ -80,72 +129,88 @@ def collect(
     if len(seeds) != len(episodes):
         raise ValueError(f"{len(seeds)} seeds for {len(episodes)} episodes: give one seed per episode")
     kept = {t.episode: t for t in (log.kept if log is not None else [])}
-    out: list[Trajectory] = []
+    todo = [(s, ep) for s, ep in zip(seeds, episodes) if ep not in kept]
+    players = _Players(env, actors, executor)
     writer = log.trajectory_writer() if log is not None else None
+    bar = _bar(len(todo), desc)
+
+    def finished(_i: int, result: tuple[Trajectory, TrajectoryBuffer]) -> None:
+        traj, buf = result
+        if writer is not None:
+            buf.flush_to(writer)
+        if on_episode is not None:
+            on_episode(traj)
+        bar.update()
+
     try:
-        bar = _bar(len(episodes), desc)
-        for seed, ep in zip(seeds, episodes):
-            if ep in kept:
-                out.append(kept[ep])
-            else:
-                traj = rollout(env, actors, seed=seed, episode=ep, writer=writer)
-                out.append(traj)
-                if on_episode is not None:
-                    on_episode(traj)
-            bar.update()
-        bar.close()
+        played = players.executor.map(lambda job: _play(players, *job), todo, on_result=finished)
     finally:
+        bar.close()
         if writer is not None:
             writer.close()
-    return out
+    new = {t.episode: t for t, _ in played}
+    if log is not None and players.executor.workers > 1:
+        log.sort_trajectories()
+    return [kept.get(ep) or new[ep] for ep in episodes]
 
 
 def evaluate(
     env: Any,
-    actors: Mapping[str, Policy],
+    actors: Team,
     seeds: Sequence[int],
     *,
     objective: Objective | None = None,
     writer: TrajectoryWriter | None = None,
     episode0: int = 0,
+    executor: Executor | None = None,
 ) -> list[float]:
-    """The objective (default: team return) of one episode per seed: the held-out measure."""
-    values = []
-    for i, s in enumerate(seeds):
-        traj = rollout(env, actors, seed=s, episode=episode0 + i, writer=writer)
-        values.append(objective(traj) if objective is not None else traj.team_return)
-    return values
+    """The objective (default: team return) of one episode per seed: the held-out measure
+    (episodes concurrently as in :func:`collect`; each one's records appended to ``writer`` at once)."""
+    players = _Players(env, actors, executor)
+
+    def one(job: tuple[int, int]) -> float:
+        traj, buf = _play(players, job[0], job[1])
+        if writer is not None:
+            buf.flush_to(writer)
+        return objective(traj) if objective is not None else traj.team_return
+
+    return players.executor.map(one, [(s, episode0 + i) for i, s in enumerate(seeds)])
 
 
 def validate(
     env: Any,
-    actors: Mapping[str, Policy],
+    actors: Team,
     seeds: Sequence[int],
     *,
     objective: Objective | None = None,
     log: IterationLog | None = None,
     label: str = "current",
     test: bool = False,
+    executor: Executor | None = None,
 ) -> float | None:
-    """Mean objective of ``actors`` on the held-out ``seeds`` (``None`` when there are none).
+    """Mean objective of ``actors`` on the held-out ``seeds`` (``None`` when there are none),
+    episodes concurrently as in :func:`collect`.
 
     With a ``log``, each episode's value goes to ``validation.jsonl`` (``episode``, ``policies`` =
     ``label``, ``seed``, ``team_return``, ``objective``; episodes numbered on through the
-    iteration) and its trajectory to ``validation_trajectories.jsonl``; with ``test=True`` (the
-    held-out test, which decides nothing) to ``test.jsonl`` only.
+    iteration, in seed order) and its trajectory to ``validation_trajectories.jsonl``; with
+    ``test=True`` (the held-out test, which decides nothing) to ``test.jsonl`` only.
     """
     if not seeds:
         return None
+    numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
+    players = _Players(env, actors, executor)
+    played = players.executor.map(lambda job: _play(players, *job), list(zip(seeds, numbers)))
     values = []
     writer = log.validation_writer() if log is not None and not test else None
     try:
-        for i, s in enumerate(seeds):
-            ep = log.next_validation_episode() if log is not None and not test else i
-            traj = rollout(env, actors, seed=s, episode=ep, writer=writer)
+        for s, (traj, buf) in zip(seeds, played):
             value = objective(traj) if objective is not None else traj.team_return
+            if writer is not None:
+                buf.flush_to(writer)
             if log is not None:
                 log.log("test" if test else "validation", {
-                    "episode": ep, "policies": label, "seed": s, "team_return": round(traj.team_return, 3),
+                    "episode": traj.episode, "policies": label, "seed": s, "team_return": round(traj.team_return, 3),
                     "objective": round(value, 3)})
             values.append(value)
     finally:
@@ -156,7 +221,7 @@ def validate(
 
 def gather_evidence(
     env: Any,
-    actors: Mapping[str, Policy],
+    actors: Team,
     trajectory: Trajectory,
     groups: Sequence[Sequence[str]],
     replacements: Sequence[str],
@@ -165,15 +230,25 @@ def gather_evidence(
     seed: int = 0,
     steps: Sequence[int] | None = None,
     log: IterationLog | None = None,
+    executor: Executor | None = None,
 ) -> Evidence:
     """Counterfactual re-runs of ``trajectory``'s seed with each group's decisions replaced
-    (:func:`lang_pz.critics.counterfactual.counterfactuals`; COMA's difference reward by
-    simulation, Foerster et al. 2018, Sec. 4), logged to ``counterfactuals.jsonl``.
+    (:mod:`lang_pz.critics.counterfactual`; COMA's difference reward by simulation, Foerster et
+    al. 2018, Sec. 4), concurrently as in :func:`collect`, logged to ``counterfactuals.jsonl``
+    in plan order.
 
     No ``replacements`` (or no groups) gives empty evidence and runs nothing.
     """
-    probes = counterfactuals(env, actors, trajectory, groups, replacements, seed=seed, steps=steps,
-                             objective=objective) if replacements and groups else []
+    if not (replacements and groups):
+        return Evidence(episode=trajectory.episode)
+    plan = plan_probes(trajectory, groups, replacements, steps=steps)
+    players = _Players(env, actors, executor)
+
+    def one(probe: Probe) -> Counterfactual:
+        with players.lease() as (e, team):
+            return run_probe(e, probe_team(team, probe, seed=seed), probe, trajectory, objective)
+
+    probes = players.executor.map(one, plan)
     if log is not None:
         for p in probes:
             log.log("counterfactuals", {"episode": trajectory.episode, **p.model_dump(mode="json")})
@@ -187,8 +262,10 @@ def assess(
     evidence: Sequence[Evidence] = (),
     *,
     log: IterationLog | None = None,
+    executor: Executor | None = None,
 ) -> tuple[list[CriticReport], int]:
-    """The critic's report on every trajectory (centralised credit in language).
+    """The critic's report on every trajectory (centralised credit in language), the calls of
+    the batch concurrently with an ``executor``; reports logged in episode order.
 
     ``evidence`` (from :func:`gather_evidence`) is matched to trajectories by episode number.
     A critic failure (:class:`~lang_pz.error.LangPZError`, e.g. a reply that never validated)
@@ -197,25 +274,29 @@ def assess(
     Returns:
         ``(reports of the episodes that were assessed, number of failures)``.
     """
-    reports: list[CriticReport] = []
-    failures = 0
     by_episode = {e.episode: e for e in evidence}
     bar = _bar(len(trajectories), "critic")
-    for traj in trajectories:
+
+    def one(traj: Trajectory) -> CriticReport | LangPZError:
         probes = by_episode.get(traj.episode)
         try:
-            report = critic.assess(traj, policies, probes.counterfactuals if probes else ())
+            return critic.assess(traj, policies, probes.counterfactuals if probes else ())
         except LangPZError as exc:
+            return exc
+
+    results = (executor or LocalExecutor(1)).map(one, trajectories, on_result=lambda _i, _r: bar.update())
+    bar.close()
+    reports: list[CriticReport] = []
+    failures = 0
+    for traj, res in zip(trajectories, results):
+        if isinstance(res, LangPZError):
             failures += 1
             if log is not None:
-                log.log("critic_errors", {"episode": traj.episode, "error": str(exc)})
-            bar.update()
+                log.log("critic_errors", {"episode": traj.episode, "error": str(res)})
             continue
-        reports.append(report)
+        reports.append(res)
         if log is not None:
-            log.log("credits", {"episode": traj.episode, **report.model_dump(mode="json", exclude={"generations"})})
-        bar.update()
-    bar.close()
+            log.log("credits", {"episode": traj.episode, **res.model_dump(mode="json", exclude={"generations"})})
     return reports, failures
 
 
@@ -227,11 +308,12 @@ def propose(
     momentum: Momentum | None = None,
     *,
     log: IterationLog | None = None,
+    executor: Executor | None = None,
 ) -> tuple[dict[str, PolicyUpdate], int]:
-    """One optimiser step per agent credited in ``reports``: the language gradient per episode,
-    their aggregate with the agent's momentum (read, not written: see
-    :func:`lang_pz.training.accept.commit_momentum`), the candidate text (LangMARL's language
-    policy gradient). Agents no report credits get no step.
+    """One optimiser step per agent credited in ``reports`` (the agents concurrently with an
+    ``executor``): the language gradient per episode, their aggregate with the agent's momentum
+    (read, not written: see :func:`lang_pz.training.accept.commit_momentum`), the candidate text
+    (LangMARL's language policy gradient). Agents no report credits get no step.
 
     A stage failure is logged to ``optimiser_errors.jsonl`` and counted; that agent keeps its policy.
     The candidates that differ from the current policies are written to ``candidates/``.
@@ -239,23 +321,28 @@ def propose(
     Returns:
         ``(agent -> update for the agents that got one, number of failures)``.
     """
+    credited = [a for a in agents if any(a in r.credits for r in reports)]
+    bar = _bar(len(credited), "optimiser")
+
+    def one(agent: str) -> PolicyUpdate | LangPZError:
+        try:
+            return optimiser.update(agent, policies[agent], reports, momentum)
+        except LangPZError as exc:
+            return exc
+
+    results = (executor or LocalExecutor(1)).map(one, credited, on_result=lambda _i, _r: bar.update())
+    bar.close()
     updates: dict[str, PolicyUpdate] = {}
     failures = 0
-    bar = _bar(len(agents), "optimiser")
-    for agent in agents:
-        if any(agent in r.credits for r in reports):
-            try:
-                upd = optimiser.update(agent, policies[agent], reports, momentum)
-            except LangPZError as exc:
-                failures += 1
-                if log is not None:
-                    log.log("optimiser_errors", {"agent": agent, "error": str(exc)})
-            else:
-                updates[agent] = upd
-                if log is not None:
-                    log.log("gradients", upd.model_dump(mode="json", exclude={"generations"}))
-        bar.update()
-    bar.close()
+    for agent, res in zip(credited, results):
+        if isinstance(res, LangPZError):
+            failures += 1
+            if log is not None:
+                log.log("optimiser_errors", {"agent": agent, "error": str(res)})
+            continue
+        updates[agent] = res
+        if log is not None:
+            log.log("gradients", res.model_dump(mode="json", exclude={"generations"}))
     changed = {a: u.new for a, u in updates.items() if u.changed}
     if log is not None and changed:
         log.write_candidates(changed)

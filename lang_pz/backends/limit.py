@@ -1,0 +1,47 @@
+"""A bound on LLM requests in flight, shared by every role of a run.
+
+Concurrent steps (:mod:`lang_pz.executor`) may issue many requests at once; one
+:class:`RequestLimit` per run caps how many are in flight together across the actor, critic and
+optimiser backends, so a run can saturate an endpoint without exceeding what it serves (or a
+rate limit).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
+
+
+class RequestLimit(LLMBackend):
+    """Forwards to ``inner``; at most ``semaphore``'s count of requests wait on the model at once.
+
+    Cache hits of ``inner`` are served without waiting only if ``inner`` is itself a caching
+    backend (its cache sits inside the limit); use one ``threading.BoundedSemaphore`` for every
+    backend of a run.
+
+    Args:
+        inner: the backend doing the work.
+        semaphore: the shared bound.
+    """
+
+    def __init__(self, inner: LLMBackend, semaphore: threading.Semaphore) -> None:
+        super().__init__()
+        self.inner = inner
+        self.semaphore = semaphore
+        self.model = inner.model
+        self.prompt_format = inner.prompt_format
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Wait for a free slot, then forward to ``inner``."""
+        with self.semaphore:
+            gen = self.inner.generate(request)
+        self.usage.add(gen)
+        return gen
+
+    def _generate(self, request: GenerationRequest) -> Generation:  # pragma: no cover - generate overrides
+        return self.inner.generate(request)
+
+    def close(self) -> None:
+        """Close ``inner``."""
+        self.inner.close()

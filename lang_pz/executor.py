@@ -1,0 +1,134 @@
+"""Executors: run independent tasks (episodes, re-runs, critic and optimiser calls) concurrently.
+
+With a remote LLM endpoint the time of a training iteration is set by how many round trips
+happen one after another, so every independent task of a step runs at once, bounded by
+``workers``: the episodes of a batch, the counterfactual re-runs, the validation episodes of a
+candidate, the critic calls of a batch and the per-agent optimiser steps. Results always come
+back in the order of the inputs, whatever the order of completion, so the files a run writes do
+not depend on timing.
+
+- :class:`LocalExecutor`: threads on this machine (``workers=1``: one after another, in the
+  caller's thread, as a plain loop);
+- :class:`lang_pz.executors_ray.RayExecutor`: Ray tasks on a cluster (optional extra ``ray``).
+
+Environments are not thread-safe: concurrent tasks take their own instance from an
+:class:`EnvPool`, which builds one more whenever all are busy (at most one per worker).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs a function over items, possibly concurrently; results in input order."""
+
+    workers: int
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None
+            ) -> list[R]:
+        """``[fn(x) for x in items]``, computed by up to ``workers`` tasks at once.
+
+        ``on_result(i, result)`` is called (in the caller's thread) as each task finishes, in
+        completion order, e.g. to write a finished episode at once. The first task exception is
+        raised after the tasks already started have finished.
+        """
+        ...
+
+
+class LocalExecutor:
+    """Threads on this machine.
+
+    Args:
+        workers: tasks at once (>= 1); 1 runs them in the caller's thread, in order.
+
+    Raises:
+        ValueError: ``workers < 1``.
+    """
+
+    def __init__(self, workers: int = 1) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.workers = workers
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None
+            ) -> list[R]:
+        """See :meth:`Executor.map`."""
+        items = list(items)
+        if self.workers == 1 or len(items) <= 1:
+            out = []
+            for i, x in enumerate(items):
+                r = fn(x)
+                if on_result is not None:
+                    on_result(i, r)
+                out.append(r)
+            return out
+        results: list[Any] = [None] * len(items)
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
+            futures = {pool.submit(fn, x): i for i, x in enumerate(items)}
+            error: BaseException | None = None
+            for f in as_completed(futures):
+                i = futures[f]
+                try:
+                    results[i] = f.result()
+                except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others
+                    if error is None:
+                        error = exc
+                        for other in futures:
+                            other.cancel()
+                    continue
+                if on_result is not None and error is None:
+                    on_result(i, results[i])
+            if error is not None:
+                raise error
+        return results
+
+    def __repr__(self) -> str:
+        return f"LocalExecutor(workers={self.workers})"
+
+
+class EnvPool:
+    """Environment instances for concurrent tasks: :meth:`lease` one, give it back after.
+
+    Args:
+        factory: builds a new instance (same id and kwargs as the others).
+        first: an existing instance to lend first.
+    """
+
+    def __init__(self, factory: Callable[[], Any], first: Any | None = None) -> None:
+        self.factory = factory
+        self._idle: list[Any] = [] if first is None else [first]
+        self._all: list[Any] = list(self._idle)
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def lease(self) -> Iterator[Any]:
+        """An idle instance (a new one if all are busy), returned to the pool afterwards."""
+        with self._lock:
+            env = self._idle.pop() if self._idle else None
+        if env is None:
+            env = self.factory()
+            with self._lock:
+                self._all.append(env)
+        try:
+            yield env
+        finally:
+            with self._lock:
+                self._idle.append(env)
+
+    @property
+    def size(self) -> int:
+        """How many instances exist."""
+        return len(self._all)
+
+    def close(self) -> None:
+        """Close every instance."""
+        for env in self._all:
+            env.close()

@@ -1,0 +1,86 @@
+"""Executors and environment pools; concurrent training writes what serial training writes."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lang_pz.executor import EnvPool, LocalExecutor
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_examples import _contents  # noqa: E402
+from test_training import AGENTS, StandIn, config  # noqa: E402
+
+
+def test_results_come_back_in_input_order_whatever_finishes_first():
+    done = []
+
+    def slow_first(x):
+        time.sleep(0.05 if x == 0 else 0.0)
+        return x * 10
+
+    out = LocalExecutor(4).map(slow_first, [0, 1, 2, 3], on_result=lambda i, r: done.append(i))
+    assert out == [0, 10, 20, 30]
+    assert sorted(done) == [0, 1, 2, 3]
+
+
+def test_tasks_really_overlap():
+    inside, peak, lock = [0], [0], threading.Lock()
+
+    def task(_):
+        with lock:
+            inside[0] += 1
+            peak[0] = max(peak[0], inside[0])
+        time.sleep(0.05)
+        with lock:
+            inside[0] -= 1
+
+    LocalExecutor(3).map(task, range(6))
+    assert peak[0] >= 2  # one worker would keep it at 1
+    peak[0] = 0
+    LocalExecutor(1).map(task, range(3))
+    assert peak[0] == 1
+
+
+def test_the_first_error_is_raised():
+    def boom(x):
+        if x == 2:
+            raise ValueError("task 2")
+        return x
+
+    with pytest.raises(ValueError, match="task 2"):
+        LocalExecutor(2).map(boom, range(4))
+    with pytest.raises(ValueError, match="workers"):
+        LocalExecutor(0)
+
+
+def test_env_pool_makes_one_more_instance_only_when_all_are_busy():
+    made = []
+    pool = EnvPool(lambda: made.append(object()) or made[-1])
+    with pool.lease() as a:
+        with pool.lease() as b:
+            assert a is not b
+    with pool.lease() as c:
+        assert c in (a, b)
+    assert pool.size == 2
+
+
+def test_concurrent_training_writes_what_serial_training_writes(tmp_path):
+    """Episodes, re-runs, validation, critic and optimiser calls at once: same files as one by one."""
+    kw = dict(iterations=2, episodes_per_iteration=3, partners={"piston_4": "random"}, counterfactual=["alternatives"],
+              validation_seeds=[1001, 1002], test_seeds=[2000])
+    from lang_pz.training import train
+
+    train(config(tmp_path / "serial", workers=1, **kw), backends=StandIn(AGENTS[:3]).backend)
+    train(config(tmp_path / "concurrent", workers=6, **kw), backends=StandIn(AGENTS[:3]).backend)
+    a, b = _contents(tmp_path / "serial"), _contents(tmp_path / "concurrent")
+    assert sorted(a) == sorted(b)
+    for name in a:
+        if name == "config.json":
+            assert {**a[name], "workers": None} == {**b[name], "workers": None}
+        else:
+            assert a[name] == b[name], name
