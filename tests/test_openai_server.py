@@ -58,7 +58,7 @@ def server_url():
 @pytest.fixture
 def backend(server_url):
     return OpenAIBackend("smollm2", base_url=server_url, api_key="sk-local-test-KEY",
-                         structured_output="json_object", cache=False, max_retries=2, backoff_s=0.1)
+                         structured_output="json_object", cache=False, max_attempts=2, backoff_s=0.1)
 
 
 def test_choices_and_json_schema_through_a_real_server(backend):

@@ -71,6 +71,8 @@ class Generation:
         latency_s: wall-clock seconds of the call that produced it (0.0 when ``cached``).
         cached: whether it came from the response cache.
         model: the backend's model identifier.
+        retries: failed attempts retried before this reply (timeouts, HTTP 429/5xx, unusable
+            replies; 0 when ``cached``).
     """
 
     text: str
@@ -79,6 +81,7 @@ class Generation:
     latency_s: float = 0.0
     cached: bool = False
     model: str = ""
+    retries: int = 0
 
 
 @dataclass
@@ -90,6 +93,7 @@ class TokenUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    retries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, g: Generation) -> None:
@@ -99,6 +103,7 @@ class TokenUsage:
             self.prompt_tokens += g.prompt_tokens
             self.completion_tokens += g.completion_tokens
             self.latency_s += g.latency_s
+            self.retries += g.retries
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -107,6 +112,7 @@ class TokenUsage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "latency_s": round(self.latency_s, 3),
+            "retries": self.retries,
         }
 
 
@@ -130,6 +136,8 @@ class LLMBackend(ABC):
 
         Raises:
             BackendUnavailableError: the endpoint cannot be reached after retries.
+            InvalidReplyError: the endpoint's replies were unusable through every attempt.
+            PromptTooLongError: the prompt does not fit the model's context window.
             BackendError: any other backend failure.
         """
         if self.cache is not None:
@@ -142,6 +150,16 @@ class LLMBackend(ABC):
             self.cache.put(self.cache_identity(), request, gen)
         self.usage.add(gen)
         return gen
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens (prompt + reply), or ``None`` if unknown."""
+        return None
+
+    def count_tokens(self, request: GenerationRequest) -> int | None:
+        """Tokens the request's prompt takes in the model's context, or ``None`` if this
+        backend cannot count them (e.g. a remote model whose tokenizer is unknown)."""
+        return None
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything about the backend (not the request) that shapes the answer."""

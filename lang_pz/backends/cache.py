@@ -133,6 +133,7 @@ class ResponseCache:
         value = dataclasses.asdict(gen)
         value.pop("cached", None)
         value.pop("latency_s", None)
+        value.pop("retries", None)
         self._cache.set(cache_key(identity, request), value)
         return True
 
