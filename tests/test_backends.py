@@ -30,7 +30,7 @@ from lang_pz.backends import (
 )
 from lang_pz.backends.cache import cache_key, default_cache_dir
 from lang_pz.backends.llama_cpp import choices_gbnf
-from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError
+from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 IDENTITY = {"backend": "X", "model": "m1"}
@@ -420,6 +420,33 @@ def test_openai_404_is_immediate_backend_error(fake):
         backend.generate(CHAT)
     assert not isinstance(info.value, BackendUnavailableError)
     assert len(fake.received) == 1
+
+
+def test_openai_context_length_exceeded_is_prompt_too_long_not_retried(fake):
+    msg = ("This model's maximum context length is 2048 tokens. However, you requested 4450 tokens "
+           "(4434 in the messages, 16 in the completion). Please reduce the length of the messages or completion.")
+    fake.script = [(400, {"error": {"message": msg, "type": "invalid_request_error", "code": "context_length_exceeded"}})]
+    backend = _openai(model="m", base_url=fake.url, max_attempts=4)
+    with pytest.raises(PromptTooLongError, match="does not fit the model's context") as info:
+        backend.generate(CHAT)
+    assert (info.value.prompt_tokens, info.value.context_window) == (4434, 2048)
+    assert fake.url in str(info.value) and len(fake.received) == 1
+
+
+def test_openai_5xx_echoing_the_key_is_redacted(fake):
+    fake.script = [(500, {"error": {"message": f"upstream failed for key {SECRET}"}})] * 2
+    backend = _openai(model="m", base_url=fake.url, api_key=SECRET, max_attempts=2)
+    with pytest.raises(BackendUnavailableError) as info:
+        backend.generate(CHAT)
+    assert "<OPENAI_API_KEY>" in str(info.value) and SECRET not in _chain(info.value)
+
+
+def test_openai_reply_of_the_wrong_shape_is_retried(fake):
+    fake.script = [(200, {"choices": [{"message": None}]}), (200, ["not", "an", "object"]),
+                   (200, {"choices": [{"message": {"content": 3}}]}), (200, chat_reply("fine"))]
+    backend = _openai(model="m", base_url=fake.url, max_attempts=4)
+    gen = backend.generate(CHAT)
+    assert gen.text == "fine" and gen.retries == 3 and backend.retries == {"malformed reply": 3}
 
 
 @pytest.mark.parametrize("mode", ["json_schema", "json_object"])
