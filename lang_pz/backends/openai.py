@@ -56,49 +56,21 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.llama_cpp import choices_gbnf
-from lang_pz.backends.retry import Backoff, RetrySchedule, _number, retry_after_s
+from lang_pz.backends.openai_replies import (
+    ReplyError,
+    choice_schema,
+    context_figures,
+    failure_kind,
+    reply_text,
+    token_count,
+)
+from lang_pz.backends.retry import Backoff, RetrySchedule, number_in_range, retry_after_s
 from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
 
 StructuredOutput = Literal["json_schema", "json_object"]
 _PLACEHOLDER_KEY = "EMPTY"
 _KEYISH = re.compile(r"\b(sk|key|tok)-[A-Za-z0-9_\-*]{8,}")
-_CONTEXT = re.compile(
-    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long", re.IGNORECASE
-)
 log = logging.getLogger(__name__)
-
-
-def choice_schema(choices: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """The JSON schema a ``choices`` request is sent as: ``{"choice": <enum>}``."""
-    return {
-        "type": "object",
-        "properties": {"choice": {"type": "string", "enum": list(dict.fromkeys(choices))}},
-        "required": ["choice"],
-        "additionalProperties": False,
-    }
-
-
-class _ReplyError(Exception):
-    """A 200 whose reply cannot be used (retried; becomes InvalidReplyError at the end)."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
-
-
-def failure_kind(exc: BaseException) -> str | None:
-    """What kind of retryable failure ``exc`` is (``"timeout"``, ``"HTTP 503"``...), or
-    ``None`` if it is not retried (e.g. HTTP 400/401/404)."""
-    if isinstance(exc, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection error"
-    if isinstance(exc, openai.APIStatusError):
-        code = exc.status_code
-        return f"HTTP {code}" if code in (408, 429) or code >= 500 else None
-    if isinstance(exc, _ReplyError):
-        return exc.kind
-    return None
 
 
 def _public_url(url: str) -> str:
@@ -113,57 +85,6 @@ def _public_url(url: str) -> str:
 def _schema_name(schema: dict[str, Any]) -> str:
     name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
     return name[:64] or "response"
-
-
-def _reply_text(body: Any, chat: bool) -> str:
-    """The first choice's text in a chat.completion / text_completion body.
-
-    Raises:
-        _ReplyError: ``"empty choices"`` or ``"malformed reply"`` (wrong shape or types).
-    """
-    if not isinstance(body, dict):
-        raise _ReplyError("malformed reply", f"the body is a JSON {type(body).__name__}, not an object")
-    choices = body.get("choices")
-    if not choices:
-        err = body.get("error")
-        raise _ReplyError("empty choices", f"no choices in the reply{f' (error: {err!r:.200})' if err else ''}")
-    first = choices[0] if isinstance(choices, list) else None
-    if chat:
-        message = first.get("message") if isinstance(first, dict) else None
-        text = message.get("content", "") if isinstance(message, dict) else None
-        text = "" if text is None and isinstance(message, dict) else text
-    else:
-        text = first.get("text") if isinstance(first, dict) else None
-    if not isinstance(text, str):
-        raise _ReplyError("malformed reply", f"no text in the first choice: {first!r:.200}")
-    return text
-
-
-def _token_count(usage: Any, name: str) -> int:
-    value = usage.get(name) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def _context_figures(exc: openai.APIStatusError) -> tuple[int | None, int | None] | None:
-    """``(prompt tokens, context window)`` if ``exc`` says the prompt is over the model's context
-    (either may be ``None`` when the message does not give it), else ``None``."""
-    if exc.status_code not in (400, 413, 422):
-        return None
-    text = str(exc.message)
-    if getattr(exc, "code", None) != "context_length_exceeded" and not _CONTEXT.search(text):
-        return None
-
-    def first(*patterns: str) -> int | None:
-        for p in patterns:
-            m = re.search(p, text, re.IGNORECASE)
-            if m:
-                return int(m.group(1))
-        return None
-
-    return (
-        first(r"(\d+) in (?:the messages|your prompt)", r"requested tokens \((\d+)\)", r"resulted in (\d+) tokens"),
-        first(r"maximum context length is (\d+)", r"context window of (\d+)", r"context length of (\d+)"),
-    )
 
 
 class OpenAIBackend(LLMBackend):
@@ -223,8 +144,8 @@ class OpenAIBackend(LLMBackend):
             )
         if prompt_format not in ("chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat' or 'completion', got {prompt_format!r}")
-        self.timeout_s = _number("timeout_s", timeout_s, 1e-3)
-        self.connect_timeout_s = _number("connect_timeout_s", connect_timeout_s, 1e-3)
+        self.timeout_s = number_in_range("timeout_s", timeout_s, 1e-3)
+        self.connect_timeout_s = number_in_range("connect_timeout_s", connect_timeout_s, 1e-3)
         self.schedule = RetrySchedule(max_attempts, backoff_s, max_backoff_s, jitter, max_retry_after_s, retry_seed)
         self.model = model
         self.prompt_format = prompt_format
@@ -307,7 +228,7 @@ class OpenAIBackend(LLMBackend):
     def _describe(self, exc: BaseException) -> str:
         if isinstance(exc, openai.APIStatusError):
             text = f"HTTP {exc.status_code}: {exc.message}"
-        elif isinstance(exc, _ReplyError):
+        elif isinstance(exc, ReplyError):
             text = str(exc)
         else:
             text = f"{type(exc).__name__}: {exc}"
@@ -349,12 +270,12 @@ class OpenAIBackend(LLMBackend):
             try:
                 choice = json.loads(text)["choice"]
             except (ValueError, TypeError, KeyError) as exc:
-                raise _ReplyError(
+                raise ReplyError(
                     "reply outside the choices",
                     f'asked for {{"choice": ...}}, got {text[:300]!r} ({type(exc).__name__}: {exc})',
                 ) from None
         if choice not in request.choices:
-            raise _ReplyError("reply outside the choices", f"{choice!r:.300} is not one of {list(request.choices)!r}")
+            raise ReplyError("reply outside the choices", f"{choice!r:.300} is not one of {list(request.choices)!r}")
         return str(choice)
 
     def _error(self, exc: BaseException, failures: list[str]) -> BackendError:
@@ -367,7 +288,7 @@ class OpenAIBackend(LLMBackend):
             counts = Counter([*failures, kind])
             tally = ", ".join(f"{n} {k}" for k, n in counts.most_common())
             msg = f"{self._where} failed {sum(counts.values())} attempt(s) ({tally}); last: {what}."
-            if isinstance(exc, _ReplyError):
+            if isinstance(exc, ReplyError):
                 return InvalidReplyError(
                     msg + " Its replies are not usable chat completions: check that it supports "
                     "response_format (use structured_output='json_object' for llama-cpp-python's "
@@ -378,7 +299,7 @@ class OpenAIBackend(LLMBackend):
                 "base_url argument or OPENAI_BASE_URL), or raise timeout_s / max_attempts."
             )
         if isinstance(exc, openai.APIStatusError):
-            figures = _context_figures(exc)
+            figures = context_figures(exc)
             if figures is not None:
                 return PromptTooLongError(
                     f"{self._where}: the prompt does not fit the model's context ({what}); shorten "
@@ -434,8 +355,8 @@ class OpenAIBackend(LLMBackend):
                 body = json.loads(raw.http_response.content)
             except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
                 head = raw.http_response.content[:120]
-                raise _ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
-            text = _reply_text(body, chat)
+                raise ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
+            text = reply_text(body, chat)
             if request.choices is not None:
                 text = self._extract_choice(text, request, chat)
             return text, body
@@ -468,8 +389,8 @@ class OpenAIBackend(LLMBackend):
             usage = body.get("usage")
             return Generation(
                 text=text,
-                prompt_tokens=_token_count(usage, "prompt_tokens"),
-                completion_tokens=_token_count(usage, "completion_tokens"),
+                prompt_tokens=token_count(usage, "prompt_tokens"),
+                completion_tokens=token_count(usage, "completion_tokens"),
                 latency_s=time.perf_counter() - t0,
                 cached=False,
                 model=self.model,
@@ -478,4 +399,4 @@ class OpenAIBackend(LLMBackend):
         error = self._error(caught, failures)
         if error is caught:
             raise error
-        raise error from (None if isinstance(caught, _ReplyError) or self._leaks(caught) else caught)
+        raise error from (None if isinstance(caught, ReplyError) or self._leaks(caught) else caught)

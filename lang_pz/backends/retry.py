@@ -61,7 +61,12 @@ def retry_after_s(headers: Mapping[str, str] | None, now: float | None = None) -
     return None
 
 
-def _number(name: str, value: Any, low: float, high: float = math.inf) -> float:
+def number_in_range(name: str, value: Any, low: float, high: float = math.inf) -> float:
+    """``value`` as a float if it is a real number (not a bool, not NaN) in [low, high].
+
+    Raises:
+        ValueError: otherwise; the message names ``name`` and the bound.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         bound = f"in [{low:g}, {high:g}]" if math.isfinite(high) else f">= {low:g}"
         raise ValueError(f"{name} must be a number {bound}, got {value!r}")
@@ -96,10 +101,10 @@ class RetrySchedule:
             raise ValueError(
                 f"max_attempts counts attempts, the first included, and must be an int >= 1, got {self.max_attempts!r}"
             )
-        _number("backoff_s", self.backoff_s, 0.0)
-        _number("max_backoff_s", self.max_backoff_s, 0.0)
-        _number("jitter", self.jitter, 0.0, 1.0)
-        _number("max_retry_after_s", self.max_retry_after_s, 0.0)
+        number_in_range("backoff_s", self.backoff_s, 0.0)
+        number_in_range("max_backoff_s", self.max_backoff_s, 0.0)
+        number_in_range("jitter", self.jitter, 0.0, 1.0)
+        number_in_range("max_retry_after_s", self.max_retry_after_s, 0.0)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"the retry seed must be an int, got {self.seed!r}")
 
