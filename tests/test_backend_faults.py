@@ -199,6 +199,16 @@ def test_timeouts_and_retries_are_options_of_make_backend():
             make_backend("openai:m", cache=False, **bad)
 
 
+@pytest.mark.parametrize("url", ["localhost:8000/v1", "ftp://host/v1", "http://", "127.0.0.1:8000"])
+def test_a_base_url_that_cannot_work_is_refused_at_once(url, monkeypatch):
+    """Not retried for a minute as if the server were down."""
+    with pytest.raises(ValueError, match="base_url .* is not an http"):
+        OpenAIBackend("m", base_url=url, cache=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(ValueError, match=r"\$OPENAI_BASE_URL"):
+        OpenAIBackend("m", cache=False)
+
+
 def test_defaults_a_timeout_no_longer_costs_a_minute_to_connect():
     b = OpenAIBackend("m", cache=False)
     assert (b.timeout_s, b.connect_timeout_s, b.max_attempts) == (60.0, 5.0, 8)

@@ -43,3 +43,29 @@ def test_n_threads_reaches_llama_cpp(monkeypatch):
         assert (backend._llm.n_threads, backend.n_ctx, backend.context_window) == (2, 512, 512)
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("bad", [{"temperature": float("nan")}, {"temperature": -0.1}, {"temperature": float("inf")},
+                                 {"max_tokens": 2.5}, {"max_tokens": True}, {"temperature": "0"}])
+def test_requests_with_unusable_sampling_values_are_refused(bad):
+    """A NaN temperature used to reach llama.cpp and sample garbage."""
+    from lang_pz.backends import GenerationRequest
+
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        GenerationRequest(prompt="x", **bad)
+
+
+@pytest.mark.integration
+def test_embedded_failures_inside_llama_cpp_are_backend_errors():
+    """An empty prompt made llama-cpp-python raise a bare AssertionError."""
+    pytest.importorskip("llama_cpp")
+    from lang_pz.backends import GenerationRequest
+    from lang_pz.error import BackendError
+
+    backend = make_backend("embedded", n_ctx=256, n_threads=1, cache=False)
+    try:
+        with pytest.raises(BackendError, match="AssertionError"):
+            backend.generate(GenerationRequest(prompt="", max_tokens=2))
+        assert backend.generate(GenerationRequest(prompt="The sky is", max_tokens=2)).completion_tokens > 0
+    finally:
+        backend.close()

@@ -7,6 +7,7 @@ generation-parameter names is used across backends (as in TorchRL's ``modules/ll
 
 from __future__ import annotations
 
+import math
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -30,8 +31,8 @@ class GenerationRequest:
     Attributes:
         messages: chat messages, for chat-format requests.
         prompt: raw prompt text, for completion-format requests.
-        max_tokens: upper bound on generated tokens (> 0).
-        temperature: sampling temperature (0 = greedy).
+        max_tokens: upper bound on generated tokens (an int > 0).
+        temperature: sampling temperature (finite, >= 0; 0 = greedy).
         seed: sampling seed; ``None`` with ``temperature > 0`` makes the reply uncacheable.
         json_schema: if given, the reply must be a JSON document matching this JSON Schema
             (each backend sends it in the form its server accepts).
@@ -52,8 +53,11 @@ class GenerationRequest:
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
             raise ValueError("GenerationRequest needs exactly one of messages= or prompt=")
-        if self.max_tokens <= 0:
-            raise ValueError(f"max_tokens must be > 0, got {self.max_tokens}")
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens <= 0:
+            raise ValueError(f"max_tokens must be an int > 0, got {self.max_tokens!r}")
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+            raise ValueError(f"temperature must be a finite number >= 0, got {t!r}")
         if self.json_schema is not None and self.choices is not None:
             raise ValueError("give json_schema= or choices=, not both")
         if self.choices is not None and not self.choices:

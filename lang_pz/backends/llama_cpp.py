@@ -255,11 +255,9 @@ class LlamaCppBackend(LLMBackend):
 
         Raises:
             PromptTooLongError: the prompt and ``max_tokens`` do not fit in ``n_ctx``.
-            BackendError: invalid request for llama.cpp (negative temperature, unusable
-                schema), or a reply that is not one of ``choices``.
+            BackendError: a request llama.cpp rejects (an empty prompt, an unusable schema) or
+                fails on, or a reply that is not one of ``choices``.
         """
-        if request.temperature < 0:
-            raise BackendError(f"temperature must be >= 0, got {request.temperature}")
         kwargs: dict[str, Any] = {
             "max_tokens": request.max_tokens,
             "temperature": float(request.temperature),
@@ -292,9 +290,11 @@ class LlamaCppBackend(LLMBackend):
                 else:
                     out = llm.create_completion(request.prompt, **kwargs)
                     text = out["choices"][0]["text"]
-            except (ValueError, RuntimeError) as exc:  # e.g. "Requested tokens (5000) exceed
-                # context window", "llama_decode returned -1"
-                raise BackendError(f"llama.cpp rejected the request: {exc}") from exc
+            except Exception as exc:  # e.g. "llama_decode returned -1"; an AssertionError for an
+                # empty prompt: whatever llama-cpp-python raises is a BackendError
+                raise BackendError(
+                    f"llama.cpp rejected the request to {self.model} ({type(exc).__name__}: {exc})"
+                ) from exc
             latency = time.perf_counter() - t0
         finish = out["choices"][0].get("finish_reason")
         if request.choices is not None and text not in request.choices:

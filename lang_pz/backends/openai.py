@@ -114,7 +114,8 @@ class OpenAIBackend(LLMBackend):
         retries: ``Counter`` of retried failures by kind (``"HTTP 429"``, ``"timeout"``...).
 
     Raises:
-        ValueError: an argument out of range (the message names it).
+        ValueError: an argument out of range (the message names it), or a base URL that is
+            not ``http(s)://host...``.
     """
 
     def __init__(
@@ -153,9 +154,16 @@ class OpenAIBackend(LLMBackend):
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._uses_placeholder_key = not key
         self._secret = key or _PLACEHOLDER_KEY
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if url is not None:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                where = "base_url" if base_url else "$OPENAI_BASE_URL"
+                raise ValueError(f"{where} {_public_url(url)!r} is not an http(s) URL with a host; "
+                                 "give e.g. 'http://127.0.0.1:8000/v1'")
         self._client = openai.OpenAI(
             api_key=self._secret,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            base_url=url,
             timeout=openai.Timeout(self.timeout_s, connect=self.connect_timeout_s),
             max_retries=0,
         )
