@@ -292,7 +292,7 @@ class FakeOpenAI:
                 status, payload = (
                     fake.script.pop(0) if fake.script else (500, {"error": {"message": "empty"}})
                 )
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -439,6 +439,13 @@ def test_openai_5xx_echoing_the_key_is_redacted(fake):
     with pytest.raises(BackendUnavailableError) as info:
         backend.generate(CHAT)
     assert "<OPENAI_API_KEY>" in str(info.value) and SECRET not in _chain(info.value)
+
+
+def test_openai_deeply_nested_json_is_a_retried_reply_error(fake):
+    fake.script = [(200, b"[" * 100_000), (200, chat_reply("[" * 5000)), (200, chat_reply('{"choice": "up"}'))]
+    backend = _openai(model="m", base_url=fake.url, max_attempts=3)
+    gen = backend.generate(dataclasses.replace(CHAT, choices=("up", "down")))
+    assert gen.text == "up" and backend.retries == {"malformed JSON": 1, "reply outside the choices": 1}
 
 
 def test_openai_reply_of_the_wrong_shape_is_retried(fake):

@@ -277,7 +277,7 @@ class OpenAIBackend(LLMBackend):
         if chat:
             try:
                 choice = json.loads(text)["choice"]
-            except (ValueError, TypeError, KeyError) as exc:
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
                 raise ReplyError(
                     "reply outside the choices",
                     f'asked for {{"choice": ...}}, got {text[:300]!r} ({type(exc).__name__}: {exc})',
@@ -361,7 +361,7 @@ class OpenAIBackend(LLMBackend):
             raw = create(**common)
             try:
                 body = json.loads(raw.http_response.content)
-            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, "[[[[..."
                 head = raw.http_response.content[:120]
                 raise ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
             text = reply_text(body, chat)
