@@ -47,6 +47,15 @@ def test_llm_policy_fits_an_observation_longer_than_the_context():
     assert decision.meta["observation_chars_left_out"] > 10000
 
 
+def test_llm_policy_fits_through_a_role_meter():
+    """Training hands policies a RoleMeter over the model, not the model itself."""
+    from lang_pz.backends.meter import RoleMeter
+
+    inner = ScriptedBackend(lambda r: "up", n_ctx=400)
+    decision = LLMPolicy("Always push up.", RoleMeter(inner, "actor")).decide(LONG, INFO)
+    assert decision.action == "up" and decision.meta["observation_chars_left_out"] > 0
+
+
 def test_llm_policy_leaves_a_fitting_observation_whole():
     backend = ScriptedBackend(lambda r: "up", n_ctx=400)
     decision = LLMPolicy("Always push up.", backend).decide("The ball is left.\nActions: up, down, stay", INFO)

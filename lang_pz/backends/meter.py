@@ -43,6 +43,15 @@ class RoleMeter(LLMBackend):
             self.cost_usd += (gen.prompt_tokens * p_in + gen.completion_tokens * p_out) / 1e6
         return gen
 
+    @property
+    def context_window(self) -> int | None:
+        """``inner``'s context window."""
+        return self.inner.context_window
+
+    def count_tokens(self, request: GenerationRequest) -> int | None:
+        """``inner``'s token count (so policies fit their prompts through a meter too)."""
+        return self.inner.count_tokens(request)
+
     def _generate(self, request: GenerationRequest) -> Generation:  # pragma: no cover - generate overrides
         return self.inner.generate(request)
 
