@@ -6,7 +6,12 @@
 
 ``LlamaCppBackend`` and ``OpenAIBackend`` are imported on first use, so ``import
 lang_pz.backends`` does not load llama.cpp or the ``openai`` client. Build one from a string
-with :func:`make_backend`.
+with :func:`make_backend` (options as keyword arguments or from ``$LANG_PZ_BACKEND_OPTIONS``).
+
+Also here: :mod:`~lang_pz.backends.retry` (the retry waits of remote backends),
+:mod:`~lang_pz.backends.meter` (per-role accounting) and
+:mod:`~lang_pz.backends.fake_server` (a local fake OpenAI-compatible endpoint that injects
+faults, for testing clients).
 """
 
 from __future__ import annotations
