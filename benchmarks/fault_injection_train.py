@@ -19,7 +19,7 @@ backend's timeout and waits are made short through ``LANG_PZ_BACKEND_OPTIONS`` (
 endpoint answers at once, so long timeouts would only make the run slow); the number of
 attempts is the default.
 
-    python benchmarks/fault_injection_train.py [--fault-rate 0.3] [--seed 0] [--iterations 2]
+    python benchmarks/fault_injection_train.py [--fault-rate 0.3] [--seed 0] [--iterations 2] [--no-cache]
 """
 
 from __future__ import annotations
@@ -108,13 +108,17 @@ def main() -> int:
     parser.add_argument("--fault-rate", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
     parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--no-cache", action="store_true",
+                        help="no response cache: every decision is a request (more requests, more faults)")
     parser.add_argument("--out", type=Path, default=None, help="folder to keep (default: a temporary one)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="lang_pz_faults_"))
     out.mkdir(parents=True, exist_ok=True)
     run_dir, cache_dir = out / "run", out / "cache"
     key = "sk-fault-injection-" + secrets.token_hex(16)  # a dummy: the fake server checks nothing
-    options = {"openai": {"timeout_s": 1.0, "backoff_s": 0.05, "max_backoff_s": 1.0}}
+    options: dict = {"openai": {"timeout_s": 1.0, "backoff_s": 0.05, "max_backoff_s": 1.0}}
+    if args.no_cache:
+        options["openai"]["cache"] = False
     cmd = [sys.executable, "-m", "lang_pz.cli", "train", "--env", "butterfly/pistonball-v0",
            "--kw", "n_pistons=5", "--kw", "hold=5", "--iterations", str(args.iterations), "--episodes", "1",
            "--backend", "openai:fake", "--run-dir", str(run_dir),
