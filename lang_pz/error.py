@@ -51,6 +51,34 @@ class BackendUnavailableError(BackendError, ConnectionError):
     """The LLM endpoint could not be reached after the configured retries."""
 
 
+class InvalidReplyError(BackendError):
+    """The LLM endpoint answered, but no reply could be used after the configured attempts: a
+    body that is not JSON, no ``choices`` in it, or a reply outside the request's choices."""
+
+
+class PromptTooLongError(BackendError):
+    """A prompt does not fit the model's context window (it is never sent cut silently).
+
+    Attributes:
+        prompt_tokens: tokens in the prompt, when known.
+        context_window: the model's context window in tokens, when known.
+        max_tokens: tokens the request reserved for the reply.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int | None = None,
+        context_window: int | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.context_window = context_window
+        self.max_tokens = max_tokens
+
+
 class SchemaValidationError(LangPZError, ValueError):
     """An LLM reply did not validate against the schema it was asked for, after all retries.
 

@@ -60,12 +60,14 @@ def parse_json_reply(model: type[M], raw: str) -> M:
 
     Raises:
         pydantic.ValidationError: the JSON does not match the model.
-        ValueError: not JSON, or a duplicated key.
+        ValueError: not JSON, nested too deeply for the parser, or a duplicated key.
     """
     try:
         data = json.loads(raw, object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from exc
+    except RecursionError:  # e.g. a small model repeating "[" until max_tokens
+        raise ValueError("the reply nests arrays or objects too deeply: give one flat JSON object") from None
     return model.model_validate(data)
 
 

@@ -30,7 +30,7 @@ from lang_pz.backends import (
 )
 from lang_pz.backends.cache import cache_key, default_cache_dir
 from lang_pz.backends.llama_cpp import choices_gbnf
-from lang_pz.error import BackendError, BackendUnavailableError
+from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 IDENTITY = {"backend": "X", "model": "m1"}
@@ -249,7 +249,7 @@ def _chain(exc: BaseException) -> str:
 def test_openai_unreachable_endpoint_retries_then_unavailable():
     import openai
 
-    backend = _openai(model="m", base_url="http://127.0.0.1:9/v1", api_key=SECRET, max_retries=3)
+    backend = _openai(model="m", base_url="http://127.0.0.1:9/v1", api_key=SECRET, max_attempts=3)
     calls = []
     real = backend._client.chat.completions.create
 
@@ -292,7 +292,7 @@ class FakeOpenAI:
                 status, payload = (
                     fake.script.pop(0) if fake.script else (500, {"error": {"message": "empty"}})
                 )
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -384,7 +384,7 @@ def test_openai_chat_reply_with_usage(fake):
 
 def test_openai_retries_500_then_succeeds(fake):
     fake.script = [(500, {"error": {"message": "overloaded"}}), (200, chat_reply("ok"))]
-    backend = _openai(model="m", base_url=fake.url, max_retries=3)
+    backend = _openai(model="m", base_url=fake.url, max_attempts=3)
     assert backend.generate(CHAT).text == "ok"
     assert len(fake.received) == 2
 
@@ -393,7 +393,7 @@ def test_openai_5xx_exhausts_retries(fake):
     fake.script = [(503, {"error": {"message": "down"}})] * 2 + [
         (429, {"error": {"message": "slow"}})
     ]
-    backend = _openai(model="m", base_url=fake.url, max_retries=3)
+    backend = _openai(model="m", base_url=fake.url, max_attempts=3)
     with pytest.raises(BackendUnavailableError, match=r"3 attempt.*HTTP 429"):
         backend.generate(CHAT)
     assert len(fake.received) == 3
@@ -402,7 +402,7 @@ def test_openai_5xx_exhausts_retries(fake):
 def test_openai_401_no_retry_and_no_key_leak(fake):
     msg = f"Incorrect API key provided: {SECRET}"
     fake.script = [(401, {"error": {"message": msg, "type": "invalid_request_error"}})]
-    backend = _openai(model="m", base_url=fake.url, api_key=SECRET, max_retries=4)
+    backend = _openai(model="m", base_url=fake.url, api_key=SECRET, max_attempts=4)
     with pytest.raises(BackendError) as info:
         backend.generate(CHAT)
     err = info.value
@@ -415,11 +415,45 @@ def test_openai_401_no_retry_and_no_key_leak(fake):
 
 def test_openai_404_is_immediate_backend_error(fake):
     fake.script = [(404, {"error": {"message": "model 'nope' not found"}})]
-    backend = _openai(model="nope", base_url=fake.url, max_retries=4)
+    backend = _openai(model="nope", base_url=fake.url, max_attempts=4)
     with pytest.raises(BackendError, match="model 'nope' not found") as info:
         backend.generate(CHAT)
     assert not isinstance(info.value, BackendUnavailableError)
     assert len(fake.received) == 1
+
+
+def test_openai_context_length_exceeded_is_prompt_too_long_not_retried(fake):
+    msg = ("This model's maximum context length is 2048 tokens. However, you requested 4450 tokens "
+           "(4434 in the messages, 16 in the completion). Please reduce the length of the messages or completion.")
+    fake.script = [(400, {"error": {"message": msg, "type": "invalid_request_error", "code": "context_length_exceeded"}})]
+    backend = _openai(model="m", base_url=fake.url, max_attempts=4)
+    with pytest.raises(PromptTooLongError, match="does not fit the model's context") as info:
+        backend.generate(CHAT)
+    assert (info.value.prompt_tokens, info.value.context_window) == (4434, 2048)
+    assert fake.url in str(info.value) and len(fake.received) == 1
+
+
+def test_openai_5xx_echoing_the_key_is_redacted(fake):
+    fake.script = [(500, {"error": {"message": f"upstream failed for key {SECRET}"}})] * 2
+    backend = _openai(model="m", base_url=fake.url, api_key=SECRET, max_attempts=2)
+    with pytest.raises(BackendUnavailableError) as info:
+        backend.generate(CHAT)
+    assert "<OPENAI_API_KEY>" in str(info.value) and SECRET not in _chain(info.value)
+
+
+def test_openai_deeply_nested_json_is_a_retried_reply_error(fake):
+    fake.script = [(200, b"[" * 100_000), (200, chat_reply("[" * 5000)), (200, chat_reply('{"choice": "up"}'))]
+    backend = _openai(model="m", base_url=fake.url, max_attempts=3)
+    gen = backend.generate(dataclasses.replace(CHAT, choices=("up", "down")))
+    assert gen.text == "up" and backend.retries == {"malformed JSON": 1, "reply outside the choices": 1}
+
+
+def test_openai_reply_of_the_wrong_shape_is_retried(fake):
+    fake.script = [(200, {"choices": [{"message": None}]}), (200, ["not", "an", "object"]),
+                   (200, {"choices": [{"message": {"content": 3}}]}), (200, chat_reply("fine"))]
+    backend = _openai(model="m", base_url=fake.url, max_attempts=4)
+    gen = backend.generate(CHAT)
+    assert gen.text == "fine" and gen.retries == 3 and backend.retries == {"malformed reply": 3}
 
 
 @pytest.mark.parametrize("mode", ["json_schema", "json_object"])
@@ -447,13 +481,13 @@ def test_openai_structured_output_forms(fake, mode):
 
 
 def test_openai_rejects_reply_outside_choices(fake):
+    """Replies outside the choices are retried; when every attempt gets one: InvalidReplyError."""
     fake.script = [(200, chat_reply('{"choice": "sideways"}')), (200, chat_reply("not json"))]
-    backend = _openai(model="m", base_url=fake.url)
+    backend = _openai(model="m", base_url=fake.url, max_attempts=2)
     req = dataclasses.replace(CHAT, choices=("up", "down"))
-    with pytest.raises(BackendError, match="'sideways', not one of"):
+    with pytest.raises(InvalidReplyError, match=r"2 attempt.*2 reply outside the choices.*not json"):
         backend.generate(req)
-    with pytest.raises(BackendError, match="not json"):
-        backend.generate(req)
+    assert len(fake.received) == 2
 
 
 def test_openai_completion_format(fake):

@@ -58,7 +58,7 @@ def server_url():
 @pytest.fixture
 def backend(server_url):
     return OpenAIBackend("smollm2", base_url=server_url, api_key="sk-local-test-KEY",
-                         structured_output="json_object", cache=False, max_retries=2, backoff_s=0.1)
+                         structured_output="json_object", cache=False, max_attempts=2, backoff_s=0.1)
 
 
 def test_choices_and_json_schema_through_a_real_server(backend):
@@ -77,3 +77,16 @@ def test_a_pistonball_episode_with_llm_agents_over_http(backend):
     traj = rollout(env, {a: LLMPolicy("Always push up.", backend) for a in env.possible_agents}, seed=0)
     assert len(traj.steps) == 25 and all(s.parse_error is None for s in traj.steps)
     assert backend.usage.calls == 25 and backend.usage.prompt_tokens > 0
+
+
+def test_a_prompt_over_the_servers_context_is_fitted_from_its_reply(backend):
+    """llama-cpp-python's server (n_ctx 2048) rejects a 3,000-word observation with its counts;
+    LLMPolicy shortens the observation from them and the decision is made."""
+    from lang_pz.error import PromptTooLongError
+
+    long_obs = "The ball is far left. " + " ".join(f"pebble{i}" for i in range(3000)) + "\nActions: up, down, stay"
+    with pytest.raises(PromptTooLongError) as info:
+        backend.generate(GenerationRequest(messages=(Message("user", long_obs),), max_tokens=4))
+    assert info.value.context_window == 2048 and info.value.prompt_tokens > 2048
+    decision = LLMPolicy("Always push up.", backend).decide(long_obs, {"legal_actions": ["up", "down", "stay"]})
+    assert decision.action in ("up", "down", "stay") and decision.meta["observation_chars_left_out"] > 0

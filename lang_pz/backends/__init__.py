@@ -6,12 +6,21 @@
 
 ``LlamaCppBackend`` and ``OpenAIBackend`` are imported on first use, so ``import
 lang_pz.backends`` does not load llama.cpp or the ``openai`` client. Build one from a string
-with :func:`make_backend`.
+with :func:`make_backend` (options as keyword arguments or from ``$LANG_PZ_BACKEND_OPTIONS``).
+
+Also here: :mod:`~lang_pz.backends.retry` (the retry waits of remote backends),
+:mod:`~lang_pz.backends.meter` (per-role accounting) and
+:mod:`~lang_pz.backends.fake_server` (a local fake OpenAI-compatible endpoint that injects
+faults, for testing clients).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
+import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from lang_pz.backends.base import (
@@ -42,6 +51,7 @@ __all__ = [
     "TokenUsage",
     "default_cache_dir",
     "make_backend",
+    "OPTIONS_ENV",
 ]
 
 _LAZY = {
@@ -50,12 +60,46 @@ _LAZY = {
 }
 
 BACKEND_SPECS = ("embedded", "openai:<model>")
+#: Environment variable holding default constructor options per backend kind, as JSON, e.g.
+#: ``{"openai": {"timeout_s": 20, "max_attempts": 5}, "embedded": {"n_threads": 1}}``.
+OPTIONS_ENV = "LANG_PZ_BACKEND_OPTIONS"
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_ALIASES = {"max_retries": "max_attempts", "retries": "max_attempts", "timeout": "timeout_s", "threads": "n_threads"}
+
+
+def _env_options(kind: str) -> dict[str, Any]:
+    raw = os.environ.get(OPTIONS_ENV, "").strip()
+    if not raw:
+        return {}
+    try:
+        options = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"${OPTIONS_ENV} is not JSON ({exc}); e.g. '{{\"openai\": {{\"timeout_s\": 20}}}}'") from None
+    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+        raise ValueError(f"${OPTIONS_ENV} must be a JSON object of backend kind -> options, e.g. "
+                         f"{{\"openai\": {{\"timeout_s\": 20}}, \"embedded\": {{\"n_threads\": 1}}}}; got {raw[:200]!r}")
+    unknown = sorted(set(options) - {"openai", "embedded"})
+    if unknown:
+        raise ValueError(f"${OPTIONS_ENV} names unknown backend kind(s) {unknown}; use 'openai' and 'embedded'")
+    return dict(options.get(kind, {}))
+
+
+def _check_options(cls: type, options: dict[str, Any], fixed: tuple[str, ...]) -> None:
+    valid = [n for n, p in inspect.signature(cls.__init__).parameters.items()
+             if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")]
+    valid = [n for n in valid if n not in fixed]
+    for name in options:
+        if name not in valid:
+            close = [_ALIASES[name]] if name in _ALIASES else difflib.get_close_matches(name, valid, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"{cls.__name__} has no option {name!r}{hint} (options: {', '.join(valid)})")
 
 
 def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
@@ -65,21 +109,32 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
         spec: ``"embedded"`` -> :class:`LlamaCppBackend`; ``"openai:<model>"`` ->
             :class:`OpenAIBackend` for that model (everything after the first colon, so
             ``"openai:llama3.2:1b"`` is the model ``llama3.2:1b``).
-        **kwargs: passed to the backend's constructor (e.g. ``base_url=``, ``cache=``).
+        **kwargs: options of the backend's constructor, e.g. for ``"embedded"``
+            ``n_threads=1, n_ctx=2048``; for ``"openai:..."`` ``base_url=, timeout_s=,
+            max_attempts=, backoff_s=`` (see each class for all options and defaults).
+            Defaults for them can also come from ``$LANG_PZ_BACKEND_OPTIONS``, a JSON object
+            of backend kind -> options (``{"openai": {"timeout_s": 20}, "embedded":
+            {"n_threads": 1}}``); ``kwargs`` win over it.
 
     Raises:
-        ValueError: an unknown or malformed spec (the message lists the valid forms).
+        ValueError: an unknown or malformed spec (the message lists the valid forms), an
+            unknown option (with a "did you mean"), an option value out of range, or a
+            malformed ``$LANG_PZ_BACKEND_OPTIONS``.
         DependencyNotInstalled: ``"embedded"`` without ``lang_pz[embedded]`` installed.
     """
     name, sep, rest = str(spec).strip().partition(":")
     if name == "embedded" and not sep:
         from lang_pz.backends.llama_cpp import LlamaCppBackend
 
-        return LlamaCppBackend(**kwargs)
+        options = {**_env_options("embedded"), **kwargs}
+        _check_options(LlamaCppBackend, options, ())
+        return LlamaCppBackend(**options)
     if name == "openai" and sep and rest:
         from lang_pz.backends.openai import OpenAIBackend
 
-        return OpenAIBackend(model=rest, **kwargs)
+        options = {**_env_options("openai"), **kwargs}
+        _check_options(OpenAIBackend, options, ("model",))
+        return OpenAIBackend(model=rest, **options)
     hint = ""
     if name == "openai":
         hint = " (the model is missing: e.g. 'openai:gpt-4o-mini')"

@@ -7,6 +7,7 @@ generation-parameter names is used across backends (as in TorchRL's ``modules/ll
 
 from __future__ import annotations
 
+import math
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -30,8 +31,8 @@ class GenerationRequest:
     Attributes:
         messages: chat messages, for chat-format requests.
         prompt: raw prompt text, for completion-format requests.
-        max_tokens: upper bound on generated tokens (> 0).
-        temperature: sampling temperature (0 = greedy).
+        max_tokens: upper bound on generated tokens (an int > 0).
+        temperature: sampling temperature (finite, >= 0; 0 = greedy).
         seed: sampling seed; ``None`` with ``temperature > 0`` makes the reply uncacheable.
         json_schema: if given, the reply must be a JSON document matching this JSON Schema
             (each backend sends it in the form its server accepts).
@@ -56,8 +57,11 @@ class GenerationRequest:
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
             raise ValueError("GenerationRequest needs exactly one of messages= or prompt=")
-        if self.max_tokens <= 0:
-            raise ValueError(f"max_tokens must be > 0, got {self.max_tokens}")
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens <= 0:
+            raise ValueError(f"max_tokens must be an int > 0, got {self.max_tokens!r}")
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+            raise ValueError(f"temperature must be a finite number >= 0, got {t!r}")
         if self.json_schema is not None and self.choices is not None:
             raise ValueError("give json_schema= or choices=, not both")
         if self.choices is not None and not self.choices:
@@ -75,6 +79,8 @@ class Generation:
         latency_s: wall-clock seconds of the call that produced it (0.0 when ``cached``).
         cached: whether it came from the response cache.
         model: the backend's model identifier.
+        retries: failed attempts retried before this reply (timeouts, HTTP 429/5xx, unusable
+            replies; 0 when ``cached``).
     """
 
     text: str
@@ -83,6 +89,7 @@ class Generation:
     latency_s: float = 0.0
     cached: bool = False
     model: str = ""
+    retries: int = 0
 
 
 @dataclass
@@ -94,6 +101,7 @@ class TokenUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    retries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, g: Generation) -> None:
@@ -103,6 +111,7 @@ class TokenUsage:
             self.prompt_tokens += g.prompt_tokens
             self.completion_tokens += g.completion_tokens
             self.latency_s += g.latency_s
+            self.retries += g.retries
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -111,6 +120,7 @@ class TokenUsage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "latency_s": round(self.latency_s, 3),
+            "retries": self.retries,
         }
 
 
@@ -134,6 +144,8 @@ class LLMBackend(ABC):
 
         Raises:
             BackendUnavailableError: the endpoint cannot be reached after retries.
+            InvalidReplyError: the endpoint's replies were unusable through every attempt.
+            PromptTooLongError: the prompt does not fit the model's context window.
             BackendError: any other backend failure.
         """
         if self.cache is not None:
@@ -146,6 +158,16 @@ class LLMBackend(ABC):
             self.cache.put(self.cache_identity(), request, gen)
         self.usage.add(gen)
         return gen
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens (prompt + reply), or ``None`` if unknown."""
+        return None
+
+    def count_tokens(self, request: GenerationRequest) -> int | None:
+        """Tokens the request's prompt takes in the model's context, or ``None`` if this
+        backend cannot count them (e.g. a remote model whose tokenizer is unknown)."""
+        return None
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything about the backend (not the request) that shapes the answer."""

@@ -7,7 +7,13 @@ temperature, seed, json_schema, choices, stop). A request that samples (``temper
 without a seed is nondeterministic and is never cached.
 
 Default location: ``$LANG_PZ_CACHE_DIR/llm`` if that environment variable is set, else
-``platformdirs.user_cache_dir("lang_pz")/llm``. Identities must never hold secrets: keys whose
+``platformdirs.user_cache_dir("lang_pz")/llm``.
+
+The cache is an optimisation and never ends a run: an entry that cannot be read (a value file
+cut short, a garbled value) is a miss, dropped, with a warning; a cache database that cannot be
+opened (not a database, unreadable) leaves the backend without a cache, with a warning naming
+the folder to delete; a failed write (disk full) is skipped with a warning. Values are stored
+as JSON text, not pickles. Identities must never hold secrets: keys whose
 name looks like a credential (``api_key``, ``token``, ``secret``...) are refused.
 """
 
@@ -17,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -107,45 +114,83 @@ class ResponseCache:
             Path(directory).expanduser() if directory is not None else default_cache_dir()
         )
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.directory))
+        self._warned = False
+        self._cache: diskcache.Cache | None
+        try:
+            self._cache = diskcache.Cache(str(self.directory))
+        except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError, OSError...: run without
+            self._cache = None
+            self._warn(f"cannot be opened ({type(exc).__name__}: {exc}); running without a response "
+                       f"cache. Delete {self.directory} to start a fresh one")
+
+    def _warn(self, what: str) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"LLM response cache at {self.directory} {what}", RuntimeWarning, stacklevel=3)
+
+    @property
+    def usable(self) -> bool:
+        """False when the cache database could not be opened (every lookup is then a miss)."""
+        return self._cache is not None
 
     def get(self, identity: dict[str, Any], request: GenerationRequest) -> Generation | None:
-        """The cached reply (``cached=True``, ``latency_s=0.0``), or ``None`` on a miss or for an
-        uncacheable request."""
-        if not is_cacheable(request):
+        """The cached reply (``cached=True``, ``latency_s=0.0``), or ``None`` on a miss, for an
+        uncacheable request, or for an entry that cannot be read (dropped, with a warning)."""
+        if not is_cacheable(request) or self._cache is None:
             return None
-        value = self._cache.get(cache_key(identity, request))
-        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        key = cache_key(identity, request)
+        try:
+            value = self._cache.get(key)
+            if value is None:
+                return None
+            if isinstance(value, str):
+                value = json.loads(value)
+            if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+                raise ValueError(f"not a cached reply: {str(value)[:80]!r}")
+            return Generation(
+                text=value["text"],
+                prompt_tokens=int(value.get("prompt_tokens", 0)),
+                completion_tokens=int(value.get("completion_tokens", 0)),
+                latency_s=0.0,
+                cached=True,
+                model=str(value.get("model", "")),
+            )
+        except Exception as exc:  # noqa: BLE001 - a corrupt entry is a miss, never a crash
+            self._warn(f"has an unreadable entry ({type(exc).__name__}: {exc}); it is dropped and "
+                       "the request sent again")
+            try:
+                self._cache.delete(key)
+            except Exception:  # noqa: BLE001
+                pass
             return None
-        return Generation(
-            text=value["text"],
-            prompt_tokens=int(value.get("prompt_tokens", 0)),
-            completion_tokens=int(value.get("completion_tokens", 0)),
-            latency_s=0.0,
-            cached=True,
-            model=str(value.get("model", "")),
-        )
 
     def put(self, identity: dict[str, Any], request: GenerationRequest, gen: Generation) -> bool:
-        """Store ``gen``; returns False (and stores nothing) for an uncacheable request."""
-        if not is_cacheable(request):
+        """Store ``gen``; returns False (and stores nothing) for an uncacheable request, or when
+        the write fails (with a warning)."""
+        if not is_cacheable(request) or self._cache is None:
             return False
         value = dataclasses.asdict(gen)
-        value.pop("cached", None)
-        value.pop("latency_s", None)
-        self._cache.set(cache_key(identity, request), value)
+        for name in ("cached", "latency_s", "retries"):
+            value.pop(name, None)
+        key = cache_key(identity, request)
+        try:
+            self._cache.set(key, json.dumps(value, ensure_ascii=False))
+        except Exception as exc:  # noqa: BLE001 - disk full, database locked too long...
+            self._warn(f"could not store a reply ({type(exc).__name__}: {exc}); continuing without it")
+            return False
         return True
 
     def clear(self) -> int:
         """Remove every entry; returns how many were removed."""
-        return int(self._cache.clear())
+        return 0 if self._cache is None else int(self._cache.clear())
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return 0 if self._cache is None else len(self._cache)
 
     def close(self) -> None:
         """Close the underlying database handle (it reopens on next use)."""
-        self._cache.close()
+        if self._cache is not None:
+            self._cache.close()
 
     def __enter__(self) -> ResponseCache:
         return self

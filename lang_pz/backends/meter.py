@@ -43,6 +43,15 @@ class RoleMeter(LLMBackend):
             self.cost_usd += (gen.prompt_tokens * p_in + gen.completion_tokens * p_out) / 1e6
         return gen
 
+    @property
+    def context_window(self) -> int | None:
+        """``inner``'s context window."""
+        return self.inner.context_window
+
+    def count_tokens(self, request: GenerationRequest) -> int | None:
+        """``inner``'s token count (so policies fit their prompts through a meter too)."""
+        return self.inner.count_tokens(request)
+
     def _generate(self, request: GenerationRequest) -> Generation:  # pragma: no cover - generate overrides
         return self.inner.generate(request)
 
@@ -53,7 +62,7 @@ class RoleMeter(LLMBackend):
     def snapshot(self) -> tuple[TokenUsage, float]:
         """A copy of the totals so far (to report one iteration's difference)."""
         u = self.usage
-        return TokenUsage(u.calls, u.cached_calls, u.prompt_tokens, u.completion_tokens, u.latency_s), self.cost_usd
+        return TokenUsage(u.calls, u.cached_calls, u.prompt_tokens, u.completion_tokens, u.latency_s, u.retries), self.cost_usd
 
     def since(self, snap: tuple[TokenUsage, float]) -> dict[str, float]:
         """Usage since ``snap`` (from :meth:`snapshot`), in the shape of :meth:`report`."""

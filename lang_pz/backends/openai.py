@@ -1,10 +1,28 @@
 """A backend for any OpenAI-compatible HTTP endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
-Retries are ours (``tenacity``, exponential backoff), not the ``openai`` client's: only
-transient failures are retried (connection errors, timeouts, HTTP 408/429/5xx). After the
-last attempt a :class:`~lang_pz.error.BackendUnavailableError` names the endpoint and model.
-Any other API error (400, 401, 404...) raises :class:`~lang_pz.error.BackendError` at once
-with the server's message. The API key never appears in a message, ``repr`` or cache identity.
+Every failure of a request surfaces as a :class:`~lang_pz.error.BackendError` subclass whose
+message names the endpoint (base URL without credentials) and the model, never the API key.
+Retries are ours (``tenacity``; the ``openai`` client's own are off). Retried, with the
+waits of :mod:`lang_pz.backends.retry` (exponential backoff, seeded jitter, ``Retry-After``):
+
+- transport failures: connection refused or reset, timeouts, a body cut short;
+- HTTP 408, 429 and 5xx;
+- a 200 whose reply cannot be used: a body that is not JSON, no ``choices``, no text in the
+  first choice, or (for a ``choices`` request) a reply that is not one of the choices.
+
+After ``max_attempts`` attempts the error is :class:`~lang_pz.error.BackendUnavailableError`
+(the last failure was the transport or an HTTP status) or
+:class:`~lang_pz.error.InvalidReplyError` (the last reply was unusable); its message counts the
+failures by kind. Not retried: other HTTP errors (400, 401, 404...) raise
+:class:`~lang_pz.error.BackendError` at once with the server's message, and a prompt over the
+model's context (HTTP 400 ``context_length_exceeded``, as OpenAI, vLLM and llama-cpp-python's
+server report it) raises :class:`~lang_pz.error.PromptTooLongError` with the token counts the
+server gave.
+
+Defaults: ``timeout_s=60`` (the longest a whole non-streamed reply may take),
+``connect_timeout_s=5``, ``max_attempts=8``, waits of about 0.5, 1, 2, 4, 8, 16, 30 s
+(``backoff_s=0.5`` doubling to ``max_backoff_s=30``, +-50 % jitter): a request rides out about
+a minute of outage, and a server's ``Retry-After`` is honoured up to ``max_retry_after_s=60``.
 
 Structured output differs by server, hence ``structured_output``:
 
@@ -22,22 +40,18 @@ locally to be converted); with ``"json_schema"`` such requests raise :class:`Bac
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections import Counter
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
-from tenacity import (
-    RetryError,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from lang_pz.backends.base import (
     Generation,
@@ -47,31 +61,21 @@ from lang_pz.backends.base import (
 )
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.llama_cpp import choices_gbnf
-from lang_pz.error import BackendError, BackendUnavailableError
+from lang_pz.backends.openai_replies import (
+    ReplyError,
+    choice_schema,
+    context_figures,
+    failure_kind,
+    reply_text,
+    token_count,
+)
+from lang_pz.backends.retry import Backoff, RetrySchedule, number_in_range, retry_after_s
+from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
 
 StructuredOutput = Literal["json_schema", "json_object"]
-T = TypeVar("T")
 _PLACEHOLDER_KEY = "EMPTY"
 _KEYISH = re.compile(r"\b(sk|key|tok)-[A-Za-z0-9_\-*]{8,}")
-
-
-def choice_schema(choices: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """The JSON schema a ``choices`` request is sent as: ``{"choice": <enum>}``."""
-    return {
-        "type": "object",
-        "properties": {"choice": {"type": "string", "enum": list(dict.fromkeys(choices))}},
-        "required": ["choice"],
-        "additionalProperties": False,
-    }
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Connection errors, timeouts, HTTP 408, 429 and 5xx."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 429) or exc.status_code >= 500
-    return False
+log = logging.getLogger(__name__)
 
 
 def _public_url(url: str) -> str:
@@ -96,13 +100,27 @@ class OpenAIBackend(LLMBackend):
         base_url: endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default
             ``$OPENAI_BASE_URL``, else OpenAI's.
         api_key: default ``$OPENAI_API_KEY``; local servers need none (a placeholder is sent).
-        timeout_s: per-attempt HTTP timeout in seconds.
-        max_retries: attempts in all (>= 1), the first included, for transient failures.
-        backoff_s: wait before the 2nd attempt in seconds; doubles each attempt (max 60 s).
+        timeout_s: per-attempt limit in seconds on reading the reply (for a non-streamed reply:
+            the whole generation), writing the request and waiting for a pooled connection.
+        connect_timeout_s: per-attempt limit in seconds on opening the connection.
+        max_attempts: attempts in all (>= 1), the first included (see the module docstring for
+            what is retried).
+        backoff_s: wait after the first failure in seconds; doubles after each failure.
+        max_backoff_s: cap on the exponential wait in seconds.
+        jitter: relative spread in [0, 1] of each wait.
+        max_retry_after_s: cap in seconds on a server's ``Retry-After``.
+        retry_seed: seeds the jitter (same seed, same waits).
         structured_output: how the server takes a JSON schema (see the module docstring).
         prompt_format: which request form the served model follows best.
         cache: ``True`` (default) = the persistent default :class:`ResponseCache`;
             ``False``/``None`` = no cache; a directory or a :class:`ResponseCache` to use.
+
+    Attributes:
+        retries: ``Counter`` of retried failures by kind (``"HTTP 429"``, ``"timeout"``...).
+
+    Raises:
+        ValueError: an argument out of range (the message names it), or a base URL that is
+            not ``http(s)://host...``.
     """
 
     def __init__(
@@ -112,8 +130,13 @@ class OpenAIBackend(LLMBackend):
         base_url: str | None = None,
         api_key: str | None = None,
         timeout_s: float = 60.0,
-        max_retries: int = 4,
-        backoff_s: float = 1.0,
+        connect_timeout_s: float = 5.0,
+        max_attempts: int = 8,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 30.0,
+        jitter: float = 0.5,
+        max_retry_after_s: float = 60.0,
+        retry_seed: int = 0,
         structured_output: StructuredOutput = "json_schema",
         prompt_format: PromptFormat = "chat",
         cache: ResponseCache | str | Path | bool | None = True,
@@ -123,32 +146,45 @@ class OpenAIBackend(LLMBackend):
             raise ValueError("OpenAIBackend needs a model name, e.g. model='gpt-4o-mini'")
         if structured_output not in ("json_schema", "json_object"):
             raise ValueError(
-                f"structured_output must be 'json_schema' or 'json_object', "
-                f"got {structured_output!r}"
+                f"structured_output must be 'json_schema' or 'json_object', got {structured_output!r}"
             )
         if prompt_format not in ("chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat' or 'completion', got {prompt_format!r}")
-        if max_retries < 1:
-            raise ValueError(f"max_retries counts attempts and must be >= 1, got {max_retries}")
+        self.timeout_s = number_in_range("timeout_s", timeout_s, 1e-3)
+        self.connect_timeout_s = number_in_range("connect_timeout_s", connect_timeout_s, 1e-3)
+        self.schedule = RetrySchedule(max_attempts, backoff_s, max_backoff_s, jitter, max_retry_after_s, retry_seed)
         self.model = model
         self.prompt_format = prompt_format
         self.structured_output: StructuredOutput = structured_output
-        self.timeout_s = float(timeout_s)
-        self.max_retries = int(max_retries)
-        self.backoff_s = float(backoff_s)
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._uses_placeholder_key = not key
         self._secret = key or _PLACEHOLDER_KEY
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if url is not None:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                where = "base_url" if base_url else "$OPENAI_BASE_URL"
+                raise ValueError(f"{where} {_public_url(url)!r} is not an http(s) URL with a host; "
+                                 "give e.g. 'http://127.0.0.1:8000/v1'")
         self._client = openai.OpenAI(
             api_key=self._secret,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            timeout=self.timeout_s,
+            base_url=url,
+            timeout=openai.Timeout(self.timeout_s, connect=self.connect_timeout_s),
             max_retries=0,
         )
         self.base_url = _public_url(str(self._client.base_url))
+        self._backoff = Backoff(self.schedule, self._retry_after)
+        self._sleep = time.sleep  # tenacity's sleep; tests record the waits here
+        self.retries: Counter[str] = Counter()
+        self._retries_lock = threading.Lock()
         self.cache = resolve_cache(cache)
 
     # -- public helpers -------------------------------------------------------------------
+
+    @property
+    def max_attempts(self) -> int:
+        """Attempts a request gets in all."""
+        return self.schedule.max_attempts
 
     def cache_identity(self) -> dict[str, Any]:
         """Endpoint (without credentials), model, prompt format and structured-output mode."""
@@ -163,7 +199,14 @@ class OpenAIBackend(LLMBackend):
     def __repr__(self) -> str:
         return (
             f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, "
-            f"structured_output={self.structured_output!r}, max_retries={self.max_retries})"
+            f"structured_output={self.structured_output!r}, timeout_s={self.timeout_s:g}, "
+            f"max_attempts={self.max_attempts})"
+        )
+
+    def __getstate__(self) -> None:
+        raise TypeError(
+            "an OpenAIBackend holds an API key and is not pickled; build one per process "
+            "(e.g. make_backend(spec) in each worker)"
         )
 
     def close(self) -> None:
@@ -174,18 +217,43 @@ class OpenAIBackend(LLMBackend):
 
     # -- internals -------------------------------------------------------------------------
 
+    @property
+    def _where(self) -> str:
+        return f"LLM endpoint {self.base_url} (model {self.model!r})"
+
     def _redact(self, text: str) -> str:
         if not self._uses_placeholder_key and self._secret:
             text = text.replace(self._secret, "<OPENAI_API_KEY>")
         return _KEYISH.sub("<redacted>", text)
 
+    def _leaks(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (e.g. a server echoing the request) contains the real API key."""
+        if self._uses_placeholder_key:
+            return False
+        body = getattr(exc, "body", None)
+        return self._secret in str(exc) or self._secret in repr(body)
+
+    @staticmethod
+    def _retry_after(exc: BaseException) -> float | None:
+        response = getattr(exc, "response", None)
+        return retry_after_s(getattr(response, "headers", None))
+
+    def _describe(self, exc: BaseException) -> str:
+        if isinstance(exc, openai.APIStatusError):
+            text = f"HTTP {exc.status_code}: {exc.message}"
+        elif isinstance(exc, ReplyError):
+            text = str(exc)
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+            cause = exc.__cause__
+            if isinstance(exc, openai.APIConnectionError) and cause is not None:
+                text += f" ({type(cause).__name__}: {cause})"
+        return self._redact(" ".join(text.split()))[:500]
+
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.structured_output == "json_object":
             return {"type": "json_object", "schema": schema}
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": _schema_name(schema), "schema": schema},
-        }
+        return {"type": "json_schema", "json_schema": {"name": _schema_name(schema), "schema": schema}}
 
     def _completion_grammar(self, request: GenerationRequest) -> str | None:
         if request.choices is None and request.json_schema is None:
@@ -208,67 +276,68 @@ class OpenAIBackend(LLMBackend):
             ) from exc
         return json_schema_to_gbnf(json.dumps(request.json_schema))
 
-    def _leaks(self, exc: BaseException) -> bool:
-        """Whether ``exc`` (e.g. a server echoing the request) contains the real API key."""
-        if self._uses_placeholder_key:
-            return False
-        body = getattr(exc, "body", None)
-        return self._secret in str(exc) or self._secret in repr(body)
+    def _extract_choice(self, text: str, request: GenerationRequest, chat: bool) -> str:
+        assert request.choices is not None
+        choice: Any = text
+        if chat:
+            try:
+                choice = json.loads(text)["choice"]
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
+                raise ReplyError(
+                    "reply outside the choices",
+                    f'asked for {{"choice": ...}}, got {text[:300]!r} ({type(exc).__name__}: {exc})',
+                ) from None
+        if choice not in request.choices:
+            raise ReplyError("reply outside the choices", f"{choice!r:.300} is not one of {list(request.choices)!r}")
+        return str(choice)
 
-    def _call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` with our retry policy and turn openai errors into lang_pz errors.
-
-        The lang_pz error is raised outside the ``except`` blocks and chained ``from`` the
-        openai exception, unless that exception contains the API key: then it is dropped.
-        """
-        retrying = Retrying(
-            stop=stop_after_attempt(self.max_retries),
-            wait=wait_exponential(multiplier=self.backoff_s, max=60.0),
-            retry=retry_if_exception(is_transient),
-            reraise=False,
-        )
-        where = f"LLM endpoint {self.base_url} (model {self.model!r})"
-        try:
-            return retrying(fn)
-        except RetryError as err:
-            cause = err.last_attempt.exception()
-            attempts = err.last_attempt.attempt_number
-            what = (
-                f"HTTP {cause.status_code}: {self._redact(str(cause))}"
-                if isinstance(cause, openai.APIStatusError)
-                else f"{type(cause).__name__}: {self._redact(str(cause))}"
-            )
-            error: BackendError = BackendUnavailableError(
-                f"{where} failed after {attempts} attempt(s); last error {what}. Check that "
-                "the server is running and reachable at that address and that the base_url "
-                "argument or OPENAI_BASE_URL points to it."
-            )
-        except openai.APIStatusError as exc:
-            cause = exc
-            msg = f"{where} refused the request: HTTP {exc.status_code}: {self._redact(str(exc))}"
-            if exc.status_code in (401, 403):
-                msg += (
-                    ". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers "
-                    "usually need none)"
+    def _error(self, exc: BaseException, failures: list[str]) -> BackendError:
+        """The lang_pz error for the final failure ``exc`` of a request (after ``failures``)."""
+        if isinstance(exc, BackendError):
+            return exc
+        what = self._describe(exc)
+        kind = failure_kind(exc)
+        if kind is not None:  # retried until the attempts ran out
+            counts = Counter([*failures, kind])
+            tally = ", ".join(f"{n} {k}" for k, n in counts.most_common())
+            msg = f"{self._where} failed {sum(counts.values())} attempt(s) ({tally}); last: {what}."
+            if isinstance(exc, ReplyError):
+                return InvalidReplyError(
+                    msg + " Its replies are not usable chat completions: check that it supports "
+                    "response_format (use structured_output='json_object' for llama-cpp-python's "
+                    "server) and raise max_attempts if the failures are rare."
                 )
+            return BackendUnavailableError(
+                msg + " Check that the server is running and reachable at that address (the "
+                "base_url argument or OPENAI_BASE_URL), or raise timeout_s / max_attempts."
+            )
+        if isinstance(exc, openai.APIStatusError):
+            figures = context_figures(exc)
+            if figures is not None:
+                return PromptTooLongError(
+                    f"{self._where}: the prompt does not fit the model's context ({what}); shorten "
+                    "the prompt or lower max_tokens, or serve the model with a larger context",
+                    prompt_tokens=figures[0], context_window=figures[1],
+                )
+            msg = f"{self._where} refused the request: {what}"
+            if exc.status_code in (401, 403):
+                msg += (". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers "
+                        "usually need none)")
             elif exc.status_code == 404:
                 msg += ". Check the model name and that base_url ends with /v1"
-            error = BackendError(msg)
-        except openai.OpenAIError as exc:
-            cause = exc
-            error = BackendError(f"{where}: {type(exc).__name__}: {self._redact(str(exc))}")
-        if cause is not None and self._leaks(cause):
-            cause = None
-        raise error from cause
+            return BackendError(msg)
+        return BackendError(f"{self._where}: {what}")
 
     def _generate(self, request: GenerationRequest) -> Generation:
-        """Send one request (retrying transient failures).
+        """Send one request, retrying what is retryable (see the module docstring).
 
         Raises:
-            BackendUnavailableError: still failing transiently after ``max_retries`` attempts.
-            BackendError: a non-transient API error, or a reply that is not valid for
-                ``choices``.
+            BackendUnavailableError: transport or HTTP failures through all attempts.
+            InvalidReplyError: the last of all attempts got an unusable reply.
+            PromptTooLongError: the server says the prompt is over the model's context.
+            BackendError: any other failure (HTTP 400/401/404..., a bad request).
         """
+        chat = request.messages is not None
         common: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
@@ -278,49 +347,69 @@ class OpenAIBackend(LLMBackend):
             common["seed"] = int(request.seed)
         if request.stop:
             common["stop"] = list(request.stop)
-        t0 = time.perf_counter()
-        if request.messages is not None:
+        if chat:
+            assert request.messages is not None
             if request.choices is not None:
                 common["response_format"] = self._response_format(choice_schema(request.choices))
             elif request.json_schema is not None:
                 common["response_format"] = self._response_format(request.json_schema)
-            msgs: list[Any] = [{"role": m.role, "content": m.content} for m in request.messages]
-            resp = self._call(lambda: self._client.chat.completions.create(messages=msgs, **common))
-            text = (resp.choices[0].message.content or "") if resp.choices else ""
+            common["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+            create = self._client.chat.completions.with_raw_response.create
         else:
             grammar = self._completion_grammar(request)
             if grammar is not None:
                 common["extra_body"] = {"grammar": grammar}
-            prompt = request.prompt
-            resp = self._call(lambda: self._client.completions.create(prompt=prompt, **common))
-            text = resp.choices[0].text if resp.choices else ""
-        latency = time.perf_counter() - t0
-        if request.choices is not None:
-            text = self._extract_choice(text, request, chat=request.messages is not None)
-        usage = getattr(resp, "usage", None)
-        return Generation(
-            text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            latency_s=latency,
-            cached=False,
-            model=self.model,
-        )
+            common["prompt"] = request.prompt
+            create = self._client.completions.with_raw_response.create
 
-    def _extract_choice(self, text: str, request: GenerationRequest, chat: bool) -> str:
-        assert request.choices is not None
-        choice: Any = text
-        if chat:
+        def attempt() -> tuple[str, dict[str, Any]]:
+            raw = create(**common)
             try:
-                choice = json.loads(text)["choice"]
-            except (ValueError, TypeError, KeyError) as exc:
-                raise BackendError(
-                    f'{self.base_url} ({self.model}) was asked for {{"choice": ...}} '
-                    f"and replied {text[:300]!r} ({type(exc).__name__}: {exc})"
-                ) from exc
-        if choice not in request.choices:
-            raise BackendError(
-                f"{self.base_url} ({self.model}) replied {choice!r}, not one of "
-                f"{list(request.choices)!r}"
+                body = json.loads(raw.http_response.content)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, "[[[[..."
+                head = raw.http_response.content[:120]
+                raise ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
+            text = reply_text(body, chat)
+            if request.choices is not None:
+                text = self._extract_choice(text, request, chat)
+            return text, body
+
+        failures: list[str] = []
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            kind = failure_kind(exc) if exc is not None else "?"
+            failures.append(kind or "?")
+            with self._retries_lock:
+                self.retries[kind or "?"] += 1
+            log.info("%s: attempt %d failed (%s); retrying in %.2f s", self._where, state.attempt_number,
+                     self._describe(exc) if exc else "?", state.upcoming_sleep)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.schedule.max_attempts),
+            wait=self._backoff,
+            retry=retry_if_exception(lambda e: failure_kind(e) is not None),
+            before_sleep=before_sleep,
+            sleep=self._sleep,
+            reraise=True,
+        )
+        t0 = time.perf_counter()
+        try:
+            text, body = retrying(attempt)
+        except Exception as exc:  # every failure becomes a BackendError naming the endpoint
+            caught = exc
+        else:
+            usage = body.get("usage")
+            return Generation(
+                text=text,
+                prompt_tokens=token_count(usage, "prompt_tokens"),
+                completion_tokens=token_count(usage, "completion_tokens"),
+                latency_s=time.perf_counter() - t0,
+                cached=False,
+                model=self.model,
+                retries=len(failures),
             )
-        return str(choice)
+        error = self._error(caught, failures)
+        if error is caught:
+            raise error
+        raise error from (None if isinstance(caught, ReplyError) or self._leaks(caught) else caught)

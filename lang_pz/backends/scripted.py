@@ -19,7 +19,7 @@ from lang_pz.backends.base import (
     PromptFormat,
 )
 from lang_pz.backends.cache import ResponseCache, resolve_cache
-from lang_pz.error import BackendError
+from lang_pz.error import BackendError, PromptTooLongError
 
 
 def describe_request(request: GenerationRequest, limit: int = 120) -> str:
@@ -46,11 +46,15 @@ class ScriptedBackend(LLMBackend):
         prompt_format: the prompt form policies should build for it.
         model: the model name reported in :class:`Generation` and the cache identity.
         cache: no cache by default (``None``); accepts what the real backends accept.
+        n_ctx: a context window to simulate, in whitespace-separated words: a request whose
+            prompt and ``max_tokens`` exceed it raises :class:`PromptTooLongError` (``None``:
+            no limit).
 
     Attributes:
         requests: every request received, in order (cache hits excluded).
 
-    Token counts in the returned :class:`Generation` are whitespace-separated word counts.
+    Token counts (in the returned :class:`Generation` and :meth:`count_tokens`) are
+    whitespace-separated word counts.
     A reply to a ``choices`` request must be one of the choices, else :class:`BackendError`.
     """
 
@@ -61,8 +65,10 @@ class ScriptedBackend(LLMBackend):
         prompt_format: PromptFormat = "completion",
         model: str = "scripted",
         cache: ResponseCache | str | Path | bool | None = None,
+        n_ctx: int | None = None,
     ) -> None:
         super().__init__()
+        self.n_ctx = n_ctx
         if callable(replies):
             self._fn: Callable[[GenerationRequest], str] | None = replies
             self._replies: list[str] = []
@@ -82,6 +88,15 @@ class ScriptedBackend(LLMBackend):
         self.cache = resolve_cache(cache)
 
     @property
+    def context_window(self) -> int | None:
+        """``n_ctx`` (in words), or ``None``."""
+        return self.n_ctx
+
+    def count_tokens(self, request: GenerationRequest) -> int:
+        """Whitespace-separated words of the prompt (all messages' contents for chat)."""
+        return len((request.prompt or " ".join(m.content for m in request.messages or ())).split())
+
+    @property
     def remaining(self) -> int:
         """Scripted replies not yet used (0 for a callable script)."""
         return len(self._replies) - self._next
@@ -90,11 +105,18 @@ class ScriptedBackend(LLMBackend):
         """Return the next scripted reply.
 
         Raises:
+            PromptTooLongError: the prompt and ``max_tokens`` exceed ``n_ctx``.
             BackendError: the script is exhausted, the callable returned a non-string, or the
                 reply is not one of the request's ``choices``.
         """
         with self._lock:
             self.requests.append(request)
+            if self.n_ctx is not None and self.count_tokens(request) + request.max_tokens > self.n_ctx:
+                n = self.count_tokens(request)
+                raise PromptTooLongError(
+                    f"ScriptedBackend: {n} prompt words + max_tokens={request.max_tokens} exceed n_ctx={self.n_ctx}",
+                    prompt_tokens=n, context_window=self.n_ctx, max_tokens=request.max_tokens,
+                )
             if self._fn is None:
                 if self._next >= len(self._replies):
                     raise BackendError(
@@ -115,10 +137,9 @@ class ScriptedBackend(LLMBackend):
                 f"scripted reply {text!r} is not one of {list(request.choices)!r} for "
                 f"{describe_request(request)}"
             )
-        prompt_text = request.prompt or " ".join(m.content for m in request.messages or ())
         return Generation(
             text=text,
-            prompt_tokens=len(prompt_text.split()),
+            prompt_tokens=self.count_tokens(request),
             completion_tokens=len(text.split()),
             latency_s=0.0,
             cached=False,

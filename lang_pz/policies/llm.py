@@ -18,16 +18,27 @@ So the prompt form follows ``backend.prompt_format`` unless overridden:
   policy names, then the real policy and observation. Measured with SmolLM2-135M on 15
   Pistonball policies in free phrasing x 8 real observations: 119/120 actions as the policy
   says.
+
+A prompt must leave the reply's ``max_tokens`` free in the model's context window. When the
+backend knows its window and can count tokens (the embedded llama.cpp backend),
+:meth:`LLMPolicy.fit_request` leaves out the middle of an over-long observation (its start and
+its end, where the question and the ``Actions:`` line are, are kept) and puts a note in its
+place saying how many characters were left out; ``Decision.meta["observation_chars_left_out"]``
+records it. When only the server can count (an OpenAI-compatible endpoint), its
+"context length exceeded" reply carries the counts and the observation is shortened from them
+(up to three times). If even an empty observation does not fit (a huge policy text), the
+decision raises :class:`~lang_pz.error.PromptTooLongError`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
-from lang_pz.error import BackendError
+from lang_pz.error import BackendError, PromptTooLongError
 from lang_pz.policies.base import (
     Decision,
     Policy,
@@ -117,6 +128,30 @@ def completion_block(policy: str, observation: str, action: str | None = None) -
     return head if action is None else f'{head}{action}"\n\n'
 
 
+#: Tokens kept free besides the reply's ``max_tokens`` when a prompt is fitted to the context.
+FIT_MARGIN_TOKENS = 8
+
+
+def shorten_middle(text: str, keep: int) -> str:
+    """``text`` with its middle left out so that ``keep`` of its characters remain (the first
+    half and the last half of them), and a note in their place saying how many were left out.
+
+    Args:
+        text: the text.
+        keep: characters of ``text`` to keep (>= 0); ``text`` is returned whole if it is no
+            longer.
+    """
+    if keep >= len(text):
+        return text
+    head, tail = keep // 2, keep - keep // 2
+    note = f"[... {len(text) - keep} characters of the observation left out to fit the model's context ...]"
+    return f"{text[:head]}\n{note}\n{text[len(text) - tail:]}"
+
+
+def _prompt_chars(request: GenerationRequest) -> int:
+    return len(request.prompt if request.prompt is not None else "".join(m.content for m in request.messages or ()))
+
+
 def _fmt_number(x: float) -> str:
     return f"{x:g}"
 
@@ -177,8 +212,46 @@ class LLMPolicy(Policy):
     # -- prompt building -------------------------------------------------------------------
 
     def build_request(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> GenerationRequest:
-        """The request :meth:`decide` would send for this observation (public for inspection)."""
+        """The request for this observation, whole (:meth:`fit_request` fits it to the context)."""
+        return self._request(observation_text(observation).strip(), info)
+
+    def fit_request(
+        self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None
+    ) -> tuple[GenerationRequest, int]:
+        """The request :meth:`decide` sends first, and how many observation characters it left out.
+
+        The whole observation if the backend cannot count tokens or the prompt leaves
+        ``max_tokens`` (+ :data:`FIT_MARGIN_TOKENS`) free in ``backend.context_window``; else
+        the longest :func:`shorten_middle` of it that does (found by bisection).
+
+        Raises:
+            PromptTooLongError: the prompt does not fit even with the observation left out.
+        """
         text = observation_text(observation).strip()
+        request = self._request(text, info)
+        n_ctx = self.backend.context_window
+        n = None if n_ctx is None else self.backend.count_tokens(request)
+        if n_ctx is None or n is None or n <= n_ctx - request.max_tokens - FIT_MARGIN_TOKENS:
+            return request, 0
+
+        def fits(keep: int) -> bool:
+            r = self._request(shorten_middle(text, keep), info)
+            return (self.backend.count_tokens(r) or 0) <= n_ctx - r.max_tokens - FIT_MARGIN_TOKENS
+
+        if not fits(0):
+            r = self._request(shorten_middle(text, 0), info)
+            raise PromptTooLongError(
+                f"LLMPolicy: the prompt does not fit the model's context window ({n_ctx} tokens) with "
+                f"max_tokens={r.max_tokens} even with the whole observation left out; the policy text "
+                f"({len(self.policy)} characters) is too long: shorten it or use a larger context",
+                prompt_tokens=self.backend.count_tokens(r), context_window=n_ctx, max_tokens=r.max_tokens)
+        lo, hi = 0, len(text) - 1  # bisection: the most characters kept that fit
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+        return self._request(shorten_middle(text, lo), info), len(text) - lo
+
+    def _request(self, text: str, info: Mapping[str, Any] | None) -> GenerationRequest:
         acts = legal_actions(info)
         rng = action_range(info) if acts is None else None
         if acts is not None:
@@ -217,14 +290,28 @@ class LLMPolicy(Policy):
     # -- acting ----------------------------------------------------------------------------
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
-        """Ask the backend for one action.
+        """Ask the backend for one action (the prompt fitted to the context: module docstring).
 
         Raises:
-            BackendError: a ``choices`` request came back with text outside the choices.
+            PromptTooLongError: the prompt cannot be fitted to the model's context window.
+            BackendError: the backend failed, or a ``choices`` request came back with text
+                outside the choices.
         """
-        req = self.build_request(observation, info)
         t0 = time.perf_counter()
-        gen = self.backend.generate(req)
+        text = observation_text(observation).strip()
+        req, left_out = self.fit_request(text, info)
+        for attempt in range(4):
+            try:
+                gen = self.backend.generate(req)
+                break
+            except PromptTooLongError as exc:  # only the server could count: shorten from its figures
+                n, n_ctx, keep = exc.prompt_tokens, exc.context_window, len(text) - left_out
+                if attempt == 3 or not n or n_ctx is None or keep <= 0:
+                    raise
+                excess = n - (n_ctx - req.max_tokens - FIT_MARGIN_TOKENS)
+                drop = math.ceil(max(excess, 1) * _prompt_chars(req) / n * 1.2) + 16  # 20 % to spare
+                keep = max(0, keep - drop)
+                req, left_out = self._request(shorten_middle(text, keep), info), len(text) - keep
         latency = gen.latency_s if gen.latency_s else time.perf_counter() - t0
         action = gen.text.strip()
         if req.choices is not None and action not in req.choices:
@@ -238,6 +325,7 @@ class LLMPolicy(Policy):
             prompt_tokens=gen.prompt_tokens,
             completion_tokens=gen.completion_tokens,
             latency_s=latency,
+            meta={"observation_chars_left_out": left_out} if left_out else {},
         )
 
 
