@@ -166,3 +166,30 @@ def test_play_a_runs_final_per_agent_policies(tmp_path):
                               "--policies", str(run), "--policy-text", "Always push up.", "--show", "0"])
     assert res.exit_code == 0, _out(res)
     assert "team return" in res.output
+
+
+def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+    """A decision that fails for good (an endpoint that gave up, a prompt that cannot fit) ends its episode only."""
+    import json
+
+    import lang_pz.backends
+    from lang_pz.backends import ScriptedBackend
+    from lang_pz.error import BackendError
+
+    calls = []
+
+    def reply(req):
+        calls.append(1)
+        if len(calls) == 1:
+            raise BackendError("scripted: the endpoint gave up after every attempt")
+        return req.choices[0]
+
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(reply))
+    out = tmp_path / "t.jsonl"
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4", "--kw", "hold=25",
+                              "--episodes", "2", "--out", str(out), "--show", "0"])
+    assert res.exit_code == 0, _out(res)
+    assert "episode 0 (seed 0): failed, not scored" in _out(res) and "episode 1 (seed 1): team return" in res.output
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["episode"] for r in records if r["type"] == "episode_error"] == [0]
+    assert [r["episode"] for r in records if r["type"] == "episode_end"] == [1]

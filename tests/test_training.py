@@ -765,3 +765,9 @@ def test_test_seeds_measure_every_iteration_and_the_final_policies(tmp_path):
     assert "held-out test of the final policies" in summary_text(run)
     with pytest.raises(ValidationError, match="test_seeds \\[1001\\]"):
         config(tmp_path / "x", test_seeds=[1001])  # a validation seed
+
+
+def test_backend_options_never_hold_credentials():
+    with pytest.raises(ValidationError, match="credentials must come from the environment"):
+        TrainConfig(backend_options={"openai:m": {"api_key": "sk-x"}})
+    TrainConfig(backend_options={"openai:m": {"timeout_s": 5, "max_attempts": 3}})

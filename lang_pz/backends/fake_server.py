@@ -205,6 +205,8 @@ class FakeOpenAIServer:
         retry_after: the ``Retry-After`` header of ``http_429`` replies (``None``: no header).
         script: the fates of the first requests, in order (a kind, or ``None`` = valid);
             random draws start after it.
+        latency_s: seconds every valid reply waits before it is sent (a stand-in for a real
+            endpoint's round trip L; requests are served concurrently, each waiting L).
         port: TCP port (0 = any free port).
 
     Attributes:
@@ -227,6 +229,7 @@ class FakeOpenAIServer:
         stall_s: float = 2.0,
         retry_after: str | None = "0",
         script: Sequence[str | None] = (),
+        latency_s: float = 0.0,
         port: int = 0,
     ) -> None:
         if not 0.0 <= fault_rate <= 1.0:
@@ -237,6 +240,11 @@ class FakeOpenAIServer:
         self.fault_rate = float(fault_rate)
         self.fault_kinds = tuple(faults)
         self.stall_s = float(stall_s)
+        if latency_s < 0:
+            raise ValueError(f"latency_s must be >= 0 seconds, got {latency_s!r}")
+        self.latency_s = float(latency_s)
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.retry_after = retry_after
         self.requests = 0
         self.faults: Counter[str] = Counter()
@@ -335,6 +343,13 @@ class FakeOpenAIServer:
                     return
                 elif fault == "invalid_reply":
                     text = invalid_reply(path, body)
+                if fake.latency_s:
+                    with fake._lock:
+                        fake.in_flight += 1
+                        fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    fake._closing.wait(fake.latency_s)
+                    with fake._lock:
+                        fake.in_flight -= 1
                 self._json(200, reply_body(path, model, text, empty=fault == "empty_choices"))
 
             def handle_one_request(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -47,12 +48,12 @@ def play(
         "--policies", help="per-agent text policies: a training run folder (its final policies) or a folder of "
         "AGENT.txt files; agents without one get --policy-text", show_default="none")] = None,
     backend_opt: Annotated[Optional[list[str]], typer.Option(
-        "--backend-opt", help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-opt timeout=20",
+        "--backend-option", help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-option timeout_s=20",
         show_default="none")] = None,
 ) -> None:
     """Play episodes with one policy per agent and print the returns."""
     import lang_pz
-    from lang_pz.error import LangPZError
+    from lang_pz.error import BackendError, LangPZError
     from lang_pz.policies.base import Policy
     from lang_pz.rollout import rollout
     from lang_pz.trajectory import TrajectoryWriter
@@ -81,7 +82,7 @@ def play(
             if unknown:
                 fail(ValueError(f"--policies {policies_from} has policies for {unknown}, which are not agents of "
                                 f"{env_id} ({', '.join(env.possible_agents)})"))
-            llm = make_backend(backend, **parse_kwargs(backend_opt, "--backend-opt"))
+            llm = make_backend(backend, **parse_kwargs(backend_opt, "--backend-option"))
             policies = {a: LLMPolicy(texts.get(a, policy_text), llm) for a in env.possible_agents}
         elif policy == "random":
             from lang_pz.policies.random import RandomPolicy
@@ -100,14 +101,25 @@ def play(
                 fail(ValueError("the heuristic policy is for butterfly/pistonball-v0 only"))
             policies = {a: PistonballHeuristic() for a in env.possible_agents}
         writer = TrajectoryWriter(out) if out else None
+        failed = 0
         for k in range(episodes):
-            traj = rollout(env, policies, seed=seed + k, episode=k, writer=writer)
+            try:
+                traj = rollout(env, policies, seed=seed + k, episode=k, writer=writer)
+            except BackendError as exc:  # e.g. a prompt that cannot fit the model's context
+                failed += 1
+                typer.secho(f"episode {k} (seed {seed + k}): failed, not scored: {exc}", fg=typer.colors.YELLOW, err=True)
+                if writer:
+                    writer.write_lines([json.dumps({"type": "episode_error", "episode": k, "seed": seed + k,
+                                                    "error": str(exc)}) + "\n"])
+                continue
             if k == 0:
                 for s in traj.steps[:show]:
                     typer.echo(f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
                                + (f"  (parse error: {s.parse_error})" if s.parse_error else ""))
             rets = ", ".join(f"{a}={r:.1f}" for a, r in traj.returns.items())
             typer.echo(f"episode {k} (seed {seed + k}): team return {traj.team_return:.1f} [{rets}]")
+        if failed:
+            typer.echo(f"{failed} of {episodes} episode(s) failed and were not scored (recorded as episode_error)")
         if writer:
             writer.close()
             typer.echo(f"trajectories: {out}")

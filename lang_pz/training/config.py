@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 #: be passed to :func:`lang_pz.training.train` instead).
 CriticModeName = Literal["central_credit", "central_global", "independent"]
 PartnerKind = Literal["random", "heuristic", "greedy"]
+#: Option names refused in ``backend_options`` (the config is written to disk).
+SECRET_WORDS = ("key", "secret", "password", "token", "auth", "credential")
 
 
 class TrainConfig(BaseModel):
@@ -84,6 +86,15 @@ class TrainConfig(BaseModel):
         None, ge=1, description="LLM requests in flight at once, over every role (default: workers)")
     max_llm_calls: int | None = Field(None, ge=1, description="budget: no new iteration once this many calls were made")
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
+
+    @model_validator(mode="after")
+    def _no_secrets(self) -> TrainConfig:
+        for spec, options in self.backend_options.items():
+            bad = sorted(k for k in options if any(w in str(k).lower() for w in SECRET_WORDS))
+            if bad:
+                raise ValueError(f"backend_options[{spec!r}] holds {bad}: the config is written to the run folder, "
+                                 "so credentials must come from the environment (e.g. OPENAI_API_KEY), never a config")
+        return self
 
     @model_validator(mode="after")
     def _disjoint_seeds(self) -> TrainConfig:
