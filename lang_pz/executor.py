@@ -32,13 +32,16 @@ class Executor(Protocol):
 
     workers: int
 
-    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None
-            ) -> list[R]:
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None,
+            remote: bool = False) -> list[R]:
         """``[fn(x) for x in items]``, computed by up to ``workers`` tasks at once.
 
         ``on_result(i, result)`` is called (in the caller's thread) as each task finishes, in
         completion order, e.g. to write a finished episode at once. The first task exception is
-        raised after the tasks already started have finished.
+        raised after the tasks already started have finished. ``remote=True`` marks tasks that
+        may run on another machine (``fn`` and the items are picklable and build their own
+        environment and backend there: the episodes); the others (LLM calls that use this
+        process's backends) always run here.
         """
         ...
 
@@ -58,9 +61,9 @@ class LocalExecutor:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.workers = workers
 
-    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None
-            ) -> list[R]:
-        """See :meth:`Executor.map`."""
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None,
+            remote: bool = False) -> list[R]:
+        """See :meth:`Executor.map` (``remote`` makes no difference here)."""
         items = list(items)
         if self.workers == 1 or len(items) <= 1:
             out = []

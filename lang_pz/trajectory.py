@@ -156,6 +156,13 @@ class TrajectoryBuffer(TrajectoryWriter):
         with self._lock:
             self.lines += lines
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {"lines": self.lines}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.lines = state["lines"]
+        self._lock = threading.Lock()
+
     def flush_to(self, writer: TrajectoryWriter) -> None:
         """Append the buffered lines to ``writer``'s file."""
         writer.write_lines(self.lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -84,3 +85,20 @@ def test_concurrent_training_writes_what_serial_training_writes(tmp_path):
             assert {**a[name], "workers": None} == {**b[name], "workers": None}
         else:
             assert a[name] == b[name], name
+
+
+def test_episode_tasks_pickle_without_their_backend_or_environments(tmp_path):
+    """What a remote worker receives: policy texts and the config, never a model, a client or an env."""
+    import pickle
+
+    from lang_pz.training import build
+    from lang_pz.training.steps import _Players, _play_job
+
+    parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
+    players = _Players(parts.envs, parts.actors({a: "Always push up." for a in AGENTS[:4]}), parts.executor)
+    blob = pickle.dumps(functools.partial(_play_job, players))
+    assert b"ScriptedBackend" not in blob and b"RoleMeter" not in blob
+    job = pickle.loads(blob)
+    assert job.args[0].actors.backend is None and job.args[0].pool is None
+    with pytest.raises(TypeError, match="TeamSpec"):
+        pickle.dumps(_Players(parts.envs, lambda env: {}, parts.executor))

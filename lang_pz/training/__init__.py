@@ -36,10 +36,10 @@ from lang_pz.training.steps import (
     collect,
     evaluate,
     gather_evidence,
-    make_actors,
     propose,
     validate,
 )
+from lang_pz.training.team import TeamSpec, make_actors, make_partner
 
 __all__ = [
     "Acceptance",
@@ -48,6 +48,7 @@ __all__ = [
     "Parts",
     "TrainConfig",
     "TrainResult",
+    "TeamSpec",
     "TrainState",
     "UsageMeter",
     "accept",
@@ -63,6 +64,7 @@ __all__ = [
     "initial_policies",
     "iteration_metrics",
     "make_actors",
+    "make_partner",
     "propose",
     "run_iteration",
     "train",

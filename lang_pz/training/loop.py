@@ -16,7 +16,6 @@ iterations and writes the run folder (:mod:`lang_pz.runs`).
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +36,6 @@ from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.executor import EnvPool, Executor, LocalExecutor
 from lang_pz.objectives import Objective, default_objective, make_objective
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
-from lang_pz.policies.base import Policy
 from lang_pz.runs import IterationLog, RunFolder
 from lang_pz.training.accept import (
     Acceptance,
@@ -53,10 +51,10 @@ from lang_pz.training.steps import (
     collect,
     evaluate,
     gather_evidence,
-    make_actors,
     propose,
     validate,
 )
+from lang_pz.training.team import TeamSpec
 from lang_pz.trajectory import Trajectory
 
 ROLES = ("actor", "critic", "optimiser")
@@ -74,7 +72,7 @@ class Parts:
         meters: role -> the backend of that role, counted per role.
         critic / optimiser: the critic and the textual optimiser.
         objective: what validation, re-runs and the gate compare.
-        partners: agent -> fixed classical policy.
+        config: the run's config (fixed partners, backend specs).
         trainable: the agents the optimiser updates.
         llm_agents: every agent with a text policy.
     """
@@ -86,28 +84,15 @@ class Parts:
     critic: Critic
     optimiser: TextualPolicyOptimiser
     objective: Objective
-    partners: dict[str, Callable[[Any], Policy]]
+    config: TrainConfig
     trainable: list[str]
     llm_agents: list[str]
 
-    def actors(self, policies: Mapping[str, str]) -> Callable[[Any], dict[str, Policy]]:
+    def actors(self, policies: Mapping[str, str]) -> TeamSpec:
         """``env -> team``: ``policies`` on the actor backend with fixed partners built for that
-        environment instance (fresh policy objects per episode, so concurrent episodes share no state)."""
-        return lambda env: make_actors(policies, self.meters["actor"], {a: f(env) for a, f in self.partners.items()})
-
-
-def _partner(kind: str, env: Any, *, agent: str, seed: int) -> Policy:
-    if kind == "random":
-        from lang_pz.policies.random import RandomPolicy
-
-        return RandomPolicy(seed=seed)
-    if kind == "heuristic":
-        from lang_pz.policies.scripted import PistonballHeuristic
-
-        return PistonballHeuristic()
-    from lang_pz.policies.overcooked import overcooked_partner
-
-    return overcooked_partner(kind, env, agent, seed=seed)
+        environment instance (fresh policy objects per episode, so concurrent episodes share no
+        state; picklable for remote workers)."""
+        return TeamSpec(dict(policies), self.config, self.meters["actor"])
 
 
 def build(
@@ -145,11 +130,8 @@ def build(
     if both:
         raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
-    partners = {a: functools.partial(_partner, kind, agent=a, seed=config.seed + i)
-                for i, (a, kind) in enumerate(sorted(config.partners.items()))}
-    for make_partner in partners.values():
-        make_partner(env)  # a bad partner kind for this env fails now
-    llm_agents = [a for a in agents if a not in partners]
+    TeamSpec({}, config).partners(env)  # a partner kind that does not fit this env fails now
+    llm_agents = [a for a in agents if a not in config.partners]
     if not llm_agents:
         raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
     for a, text in config.initial_policies.items():
@@ -184,7 +166,7 @@ def build(
         max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
         retry_temperature=config.retry_temperature)
     envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
-    parts = Parts(env, envs, LocalExecutor(workers), meters, critic, optimiser, objective, partners,
+    parts = Parts(env, envs, LocalExecutor(workers), meters, critic, optimiser, objective, config,
                   list(config.trainable_agents or llm_agents), llm_agents)
     parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
     return parts

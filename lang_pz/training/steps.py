@@ -23,11 +23,11 @@ custom loop can compose them differently (``examples/custom_loop.py``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from lang_pz.backends.base import LLMBackend
 from lang_pz.critics.base import Critic, CriticReport
 from lang_pz.critics.counterfactual import (
     Counterfactual,
@@ -44,18 +44,10 @@ from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.optimisers.textual import TextualPolicyOptimiser
 from lang_pz.policies.base import Policy
-from lang_pz.policies.llm import LLMPolicy
 from lang_pz.rollout import rollout
 from lang_pz.runs import IterationLog
+from lang_pz.training.team import TeamSpec, worker_env
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
-
-
-def make_actors(policies: Mapping[str, str], backend: LLMBackend, partners: Mapping[str, Policy] | None = None
-                ) -> dict[str, Policy]:
-    """The team that plays: an :class:`~lang_pz.policies.llm.LLMPolicy` per text policy on
-    ``backend``, plus the fixed ``partners`` (agent -> policy)."""
-    return {**{a: LLMPolicy(p, backend) for a, p in policies.items()}, **(partners or {})}
-
 
 Team = Mapping[str, Policy] | Callable[[Any], Mapping[str, Policy]]
 
@@ -67,7 +59,11 @@ def _bar(n: int, desc: str) -> Any:
 
 
 class _Players:
-    """Where one step's episodes are played: leased environments, fresh teams, an executor."""
+    """Where one step's episodes are played: leased environments, fresh teams, an executor.
+
+    Pickled for a remote worker (with a :class:`~lang_pz.training.team.TeamSpec` as ``actors``)
+    it leaves its environments behind; the worker plays in its own (:func:`worker_env`).
+    """
 
     def __init__(self, env: Any, actors: Team, executor: Executor | None) -> None:
         self.pool = env if isinstance(env, EnvPool) else None
@@ -75,10 +71,17 @@ class _Players:
         concurrent = self.pool is not None and callable(actors) and executor is not None and executor.workers > 1
         self.executor: Executor = executor if concurrent and executor is not None else LocalExecutor(1)
 
+    def __getstate__(self) -> dict[str, Any]:
+        if not isinstance(self.actors, TeamSpec):
+            raise TypeError("episodes run on remote workers need a TeamSpec team (Parts.actors), not "
+                            f"{type(self.actors).__name__}: a worker builds its own policies from the config")
+        return {"actors": self.actors, "pool": None, "env": None, "executor": None}
+
     @contextmanager
     def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
         if self.pool is None:
-            yield self.env, self.team(self.env)
+            env = self.env if self.env is not None else _worker_env(self.actors)
+            yield env, self.team(env)
             return
         with self.pool.lease() as env:
             yield env, self.team(env)
@@ -87,10 +90,31 @@ class _Players:
         return self.actors(env) if callable(self.actors) else self.actors
 
 
+_WORKER_ENVS: dict[str, Any] = {}
+
+
+def _worker_env(team: TeamSpec) -> Any:
+    """This process's environment for the run of ``team`` (a remote worker builds one, once)."""
+    key = team.config.model_dump_json(include={"env_id", "env_kwargs"})
+    if key not in _WORKER_ENVS:
+        _WORKER_ENVS[key] = worker_env(team.config)
+    return _WORKER_ENVS[key]
+
+
 def _play(players: _Players, seed: int | None, episode: int) -> tuple[Trajectory, TrajectoryBuffer]:
     buf = TrajectoryBuffer()
     with players.lease() as (env, team):
         return rollout(env, team, seed=seed, episode=episode, writer=buf), buf
+
+
+def _play_job(players: _Players, job: tuple[int | None, int]) -> tuple[Trajectory, TrajectoryBuffer]:
+    return _play(players, *job)
+
+
+def _probe_job(players: _Players, trajectory: Trajectory, objective: Objective | None, seed: int,
+               probe: Probe) -> Counterfactual:
+    with players.lease() as (env, team):
+        return run_probe(env, probe_team(team, probe, seed=seed), probe, trajectory, objective)
 
 
 def collect(
@@ -143,7 +167,7 @@ def collect(
         bar.update()
 
     try:
-        played = players.executor.map(lambda job: _play(players, *job), todo, on_result=finished)
+        played = players.executor.map(functools.partial(_play_job, players), todo, on_result=finished, remote=True)
     finally:
         bar.close()
         if writer is not None:
@@ -168,13 +192,12 @@ def evaluate(
     (episodes concurrently as in :func:`collect`; each one's records appended to ``writer`` at once)."""
     players = _Players(env, actors, executor)
 
-    def one(job: tuple[int, int]) -> float:
-        traj, buf = _play(players, job[0], job[1])
+    played = players.executor.map(functools.partial(_play_job, players), [(s, episode0 + i) for i, s in enumerate(seeds)],
+                                  remote=True)
+    for _traj, buf in played:
         if writer is not None:
             buf.flush_to(writer)
-        return objective(traj) if objective is not None else traj.team_return
-
-    return players.executor.map(one, [(s, episode0 + i) for i, s in enumerate(seeds)])
+    return [objective(t) if objective is not None else t.team_return for t, _ in played]
 
 
 def validate(
@@ -200,7 +223,7 @@ def validate(
         return None
     numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
     players = _Players(env, actors, executor)
-    played = players.executor.map(lambda job: _play(players, *job), list(zip(seeds, numbers)))
+    played = players.executor.map(functools.partial(_play_job, players), list(zip(seeds, numbers)), remote=True)
     values = []
     writer = log.validation_writer() if log is not None and not test else None
     try:
@@ -244,11 +267,7 @@ def gather_evidence(
     plan = plan_probes(trajectory, groups, replacements, steps=steps)
     players = _Players(env, actors, executor)
 
-    def one(probe: Probe) -> Counterfactual:
-        with players.lease() as (e, team):
-            return run_probe(e, probe_team(team, probe, seed=seed), probe, trajectory, objective)
-
-    probes = players.executor.map(one, plan)
+    probes = players.executor.map(functools.partial(_probe_job, players, trajectory, objective, seed), plan, remote=True)
     if log is not None:
         for p in probes:
             log.log("counterfactuals", {"episode": trajectory.episode, **p.model_dump(mode="json")})
