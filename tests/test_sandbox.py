@@ -1,7 +1,8 @@
 """The code sandbox against hostile programs: each costs its own result and nothing else.
 
-Measured on the development machine (root in a container, 2 cores; timeout_s=2):
-infinite loop, sleep, fork bomb -> "timeout" after ~2.0 s; 10 GB bytearray and a 10^9-element
+Measured on the development machine (root in a container, 2 cores; timeout_s=2): infinite
+loop -> "timeout" after 2 CPU seconds; sleep -> "timeout" at the wall-clock backstop; fork bomb
+-> "timeout"; 10 GB bytearray and a 10^9-element
 list -> "memory" in ~0.1 s; stdout flood -> "output_limit"; OPENAI_API_KEY of the parent ->
 absent from the child's os.environ; /proc/<parent>/environ and /proc/1/environ -> PermissionError;
 a setsid()-escaped child -> killed after the run; killing the parent -> PermissionError;
@@ -11,6 +12,8 @@ writing into the repository -> PermissionError; a TCP connection -> no network (
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,15 +63,51 @@ def test_failing_program_is_an_error_with_traceback():
     assert "ZeroDivisionError" in r.stderr
 
 
-@pytest.mark.parametrize("source", [
-    "while True:\n    pass",
-    "import time\ntime.sleep(60)",
-])
-def test_endless_programs_time_out(source):
-    t0 = time.perf_counter()
-    r = run_python(source, FAST)
+def test_endless_loop_is_stopped_by_its_cpu_limit():
+    r = run_python("while True:\n    pass", FAST)
+    assert r.status == "timeout" and r.returncode == -signal.SIGXCPU  # the CPU limit, not the clock
+    assert r.cpu_s > 1.5
+
+
+def test_sleeping_program_is_stopped_by_the_wall_clock_backstop():
+    config = SandboxConfig(timeout_s=2.0, wall_timeout_s=3.0)
+    r = run_python("import time\ntime.sleep(60)", config)
     assert r.status == "timeout" and r.returncode < 0
-    assert 1.9 < time.perf_counter() - t0 < 6.0
+    assert r.duration_s >= 3.0 and r.cpu_s < 1.0
+    assert SandboxConfig(timeout_s=2.0).wall_limit_s == 20.0
+
+
+def _hogs(n: int, cpu: int) -> list[subprocess.Popen]:
+    """``n`` busy-looping processes pinned to ``cpu``: a machine busy on that core."""
+    code = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nprint('on', flush=True)\nwhile True:\n    pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) for _ in range(n)]
+    for h in hogs:
+        assert h.stdout.readline() == b"on\n"
+    return hogs
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
+def test_a_correct_program_passes_on_a_busy_machine():
+    """About 0.8 s of CPU work shares one core with 6 busy loops (several seconds of wall-clock
+    time): with a 2 s CPU limit it passes, whatever the load (it timed out when timeout_s
+    was a wall-clock limit)."""
+    work = "print(sum(i * i for i in range(30_000_000)) > 0)"
+    alone = run_python(work, FAST)
+    assert alone.ok and alone.cpu_s < 1.5, alone
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    hogs = _hogs(6, cpu)
+    try:
+        os.sched_setaffinity(0, {cpu})  # the sandboxed child inherits this thread's mask
+        busy = run_python(work, FAST)
+    finally:
+        os.sched_setaffinity(0, before)
+        for h in hogs:
+            h.kill()
+            h.wait()
+            h.stdout.close()
+    assert busy.ok and busy.stdout == "True\n", busy
+    assert busy.duration_s > FAST.timeout_s  # it did take longer than the CPU limit on the clock
 
 
 def test_fork_bomb_is_contained_and_cleaned_up():

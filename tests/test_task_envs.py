@@ -3,7 +3,8 @@ answers correctly through the environment, run their topologies, and play with r
 
 Figures (asserted below; development machine, 2 shared cores):
 * HumanEval: all 164 canonical solutions pass the hidden tests through the env (about 6 s with
-  4 threads); MBPP: all 974 (about 40 s; MBPP/123 alone takes ~2.2 s, hence timeout_s=10).
+  4 threads); MBPP: all 974 (about 40 s; MBPP/123 alone takes ~2.2 s; timeout_s=10 is CPU time, so load
+  does not fail it).
 * MATH-500: all 500 gold answers verify through the env; GSM8K: all 1319 gold solutions.
 * HotpotQA: all 600 gold answers (dev + train) give EM = F1 = 1, and the gold supporting-fact
   labels give supporting-fact F1 = 1.

