@@ -314,7 +314,7 @@ def test_seeded_reset_is_deterministic_and_strict_raises(env_id):
     with pytest.raises(ActionParseError) as exc:
         s.step("qwzx vbnm")
     assert exc.value.text == "qwzx vbnm" and s.agent_selection == first and s.turn == 0
-    with pytest.raises(InvalidKwargError, match="must be a str"):
+    with pytest.raises(ActionParseError, match="must be a str"):
         s.step(42)
 
 

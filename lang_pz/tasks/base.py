@@ -7,12 +7,15 @@ together with what the environment itself reports (``env`` messages: the evidenc
 finder named, a test run's results ...). An agent's observation is the task as its role sees
 it, the transcript so far and its reply format (see each task module for the table).
 
-Actions are free text (``Text`` space). The environment extracts what each role must deliver
-(an answer, sentence references, code, tests); text without it is a *parse error*: the role's
-documented fallback is applied and ``infos[agent]`` records ``action_text``, ``action`` (what
-was extracted or the fallback), ``parse_error`` and ``fallback``, as lang_pz's language wrappers
-do; with ``strict=True`` an :class:`~lang_pz.error.ActionParseError` is raised instead and the
-turn is not taken. The team's reward (shared, e.g. answer F1 or hidden tests passed) is given
+Actions are free text (``Text`` space of at most :attr:`TaskEnv.ACTION_MAX_LENGTH` characters,
+the bound of each task's action space, enforced by :func:`lang_pz.spaces.check_action_text`).
+The environment extracts what each role must deliver (an answer, sentence references, code,
+tests); text without it is a *parse error*, and so is an action that is not a ``str`` or is
+longer than the bound (its text is then not read at all): the role's documented fallback is
+applied and ``infos[agent]`` records ``action_text`` (``repr`` of a non-``str``), ``action``
+(what was extracted or the fallback), ``parse_error`` and ``fallback``, as lang_pz's language
+wrappers do; with ``strict=True`` an :class:`~lang_pz.error.ActionParseError` carrying the raw
+action is raised instead and the turn is not taken. Any input gives one of the two. The team's reward (shared, e.g. answer F1 or hidden tests passed) is given
 once, after the last turn; per-role details are in every agent's final ``info["score"]``.
 
 The task is chosen at ``reset``: ``options={"index": i}`` or the constructor's ``index`` fix it;
@@ -34,8 +37,8 @@ from pettingzoo import AECEnv
 from lang_pz.envs.checks import check_bool, check_int
 from lang_pz.error import ActionParseError, InvalidKwargError, LangPZError
 from lang_pz.spaces import (
-    ACTION_MAX_LENGTH,
     TEXT_CHARSET,
+    check_action_text,
     text_observation_space,
     text_space,
     to_charset,
@@ -94,6 +97,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
     DEFAULT_TURNS: tuple[str, ...] = ()
     #: roles that must appear in ``turns``.
     REQUIRED_ROLES: tuple[str, ...] = ()
+    #: Longest action accepted, in characters: the ``max_length`` of the ``Text`` action space.
+    ACTION_MAX_LENGTH: int = 4096
 
     def __init__(
         self,
@@ -133,7 +138,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         bound = max(len(self._task_text(item, role)) for item in self.items for role in self.possible_agents)
         self._obs_max = bound + len(turns) * 3 * (max_message_chars + 40) + 1000
         obs_space = text_observation_space(self._obs_max)
-        act_space = text_space(ACTION_MAX_LENGTH)
+        act_space = text_space(self.ACTION_MAX_LENGTH)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
@@ -236,22 +241,22 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if not isinstance(action, str):
-            raise InvalidKwargError(f"{agent}: the action must be a str (free text), got {type(action).__name__}: {action!r:.80}")
+        readable = isinstance(action, str) and len(action) <= self.ACTION_MAX_LENGTH
         try:
-            value, error = self._parse(agent, action), None
+            value, error = self._parse(agent, check_action_text(action, self.ACTION_MAX_LENGTH)), None
         except ActionParseError as exc:
             if self.strict:
-                raise
-            value, error = self._fallback(agent, action), exc.reason
+                raise ActionParseError(action, exc.reason) from None  # the raw action, whole
+            value, error = self._fallback(agent, action if readable else ""), exc.reason
+        shown = action if readable else f"(an unreadable action: {cut(repr(action), 120)})"
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        self.transcript.append(Message(self.turn + 1, agent, cut(ascii_text(action.strip()), self.max_message_chars)))
+        self.transcript.append(Message(self.turn + 1, agent, cut(ascii_text(shown.strip()), self.max_message_chars)))
         for note in self._apply(agent, value):
             self.transcript.append(Message(self.turn + 1, "env", cut(ascii_text(note), self.max_message_chars)))
         self.infos[agent] = {
             **self.infos[agent],
-            "action_text": action,
+            "action_text": action if isinstance(action, str) else repr(action),
             "action": self._jsonable(agent, value),
             "parse_error": error,
             "fallback": error is not None,

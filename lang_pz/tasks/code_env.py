@@ -4,7 +4,9 @@
 Agents          ``coder``, ``tester``; the order is the ``turns`` argument, default
                 ``("coder", "tester", "coder")`` (write, test, revise); ``("coder",)`` is the
                 plain benchmark
-API             AEC; observation ``{"text": str}``, action ``str`` (free text)
+API             AEC; observation ``{"text": str}``, action ``str`` (free text, at most 8,192
+                characters: four times the longest canonical solution, HumanEval/129 with its
+                prompt, 1,993; MBPP's longest is MBPP/493, 1,331)
 coder sees      the task (HumanEval: the function signature and docstring; MBPP: the statement
                 and its first test as an example of the call), the transcript (the tester's tests
                 and the env's report of running them on the coder's code)
@@ -77,13 +79,19 @@ _CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ impor
 #: (seen with environments stepped from a thread pool). Parsing is fast; serialising it is cheap.
 PARSE_LOCK = threading.Lock()
 
+#: What parsing untrusted text can raise besides ``SyntaxError``: ``ValueError`` (null bytes,
+#: lone surrogates), ``RecursionError`` (deep nesting or a long chain such as
+#: ``1 + 1 + ...``: about 3,000 unary minus signs) and ``MemoryError`` (the parser's own stack:
+#: about 100,000). All of them mean "not valid Python" here.
+_UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
 
 def _parses(source: str) -> ast.Module | None:
     """``ast.parse(source)`` under :data:`PARSE_LOCK`, or ``None`` if it is not valid Python."""
     with PARSE_LOCK:
         try:
             return ast.parse(source)
-        except (SyntaxError, ValueError):
+        except _UNPARSABLE:
             return None
 
 
@@ -92,7 +100,7 @@ def _compiles(source: str) -> bool:
     with PARSE_LOCK:
         try:
             compile(source, "<test>", "exec")
-        except (SyntaxError, ValueError):
+        except _UNPARSABLE:
             return False
         return True
 
@@ -200,6 +208,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         "tester": "Reply with assert statements that call the function, one per line.",
     }
     DEFAULT_TURNS = ("coder", "tester", "coder")
+    ACTION_MAX_LENGTH = 8192
     REQUIRED_ROLES = ("coder",)
 
     def __init__(

@@ -4,7 +4,8 @@
 Agents              ``solver``, ``verifier``; the order is the ``turns`` argument, default
                     ``("solver", "verifier")``; e.g. ``("solver", "verifier", "solver")`` lets the
                     solver answer the verifier, ``("solver",)`` is the plain benchmark
-API                 AEC; observation ``{"text": str}``, action ``str`` (free text)
+API                 AEC; observation ``{"text": str}``, action ``str`` (free text, at most 8,192
+                    characters: more than twice MATH-500's longest worked solution, 3,356)
 solver sees         the problem and the transcript (the verifier's replies)
 solver delivers     MATH: a final answer in ``\\boxed{...}`` (the last box, by brace matching);
                     GSM8K: the number after ``####``, else the last number of the text.
@@ -133,6 +134,7 @@ class MathTaskEnv(TaskEnv[Any]):
     metadata = {"name": "math_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
     ROLES = {"solver": "", "verifier": ""}
     DEFAULT_TURNS = ("solver", "verifier")
+    ACTION_MAX_LENGTH = 8192
     REQUIRED_ROLES = ("solver",)
 
     def __init__(self, items: Sequence[Any], *, check_timeout_s: float = 5.0, **kwargs: Any) -> None:

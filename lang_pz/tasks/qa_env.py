@@ -4,7 +4,8 @@
 Agents              ``finder`` (names the evidence), ``answerer``; the order is the ``turns``
                     argument, default ``("finder", "answerer")``; ``("answerer",)`` is the plain
                     benchmark (the answerer then reads the paragraphs itself)
-API                 AEC; observation ``{"text": str}``, action ``str`` (free text)
+API                 AEC; observation ``{"text": str}``, action ``str`` (free text, at most 4,096
+                    characters; the longest gold answer has 104)
 finder sees         the question and the context paragraphs, each sentence labelled ``[p.s]``
                     (paragraph ``p`` and sentence ``s``, both from 1), and the transcript
 finder delivers     sentence labels, e.g. ``Evidence: 2.1, 5.3`` (every ``p.s`` in the reply that
