@@ -44,7 +44,11 @@ from lang_pz.spaces import (
     to_charset,
 )
 
-__all__ = ["Message", "TaskEnv", "ascii_text", "cut"]
+__all__ = ["TIMING_KEY", "Message", "TaskEnv", "ascii_text", "cut"]
+
+#: The one ``info`` key whose content is not the same in two runs of the same seed: wall-clock
+#: and CPU seconds of what the step ran (the code tasks' sandbox). Leave it out when comparing.
+TIMING_KEY = "timing"
 
 ItemT = TypeVar("ItemT")
 _ALLOWED = frozenset(TEXT_CHARSET)
@@ -148,6 +152,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self.transcript: list[Message] = []
         self.score: dict[str, Any] | None = None
         self.team_reward = 0.0
+        self._timing: dict[str, float] = {}
         self.agents = []
 
     # -- hooks --------------------------------------------------------------------------------
@@ -175,6 +180,11 @@ class TaskEnv(AECEnv, Generic[ItemT]):
     def _describe(self) -> list[str]:
         """Lines of the global state for :meth:`state_text` (task, extracted values ...)."""
         return []
+
+    def _add_timing(self, **seconds: float) -> None:
+        """Add ``seconds`` (e.g. ``sandbox_wall_s=0.2``) to the current step's ``info["timing"]``."""
+        for key, value in seconds.items():
+            self._timing[key] = round(self._timing.get(key, 0.0) + value, 4)
 
     def _jsonable(self, role: str, value: Any) -> Any:
         """``value`` as put in ``info["action"]`` (JSON-friendly)."""
@@ -270,6 +280,10 @@ class TaskEnv(AECEnv, Generic[ItemT]):
                 self.rewards[a] = float(self.team_reward)
                 self.terminations[a] = True
                 self.infos[a] = {**self.infos[a], "score": self.score}
+        if self._timing:
+            self.infos[agent][TIMING_KEY], self._timing = self._timing, {}
+        else:
+            self.infos[agent].pop(TIMING_KEY, None)
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()

@@ -22,8 +22,12 @@ Reward          shared, at the end: 1.0 if the final code passes the benchmark's
                 the sandbox (HumanEval: ``check(entry_point)`` after the prompt and the code;
                 MBPP: the code, ``test_setup_code`` and the ``test_list`` asserts), else 0.0
 info["score"]   ``passed``, ``status`` (sandbox status or ``"no_code"``), ``error`` (tail of
-                stderr), ``duration_s``, ``code`` (the final code), ``tester_runs`` (per tester
-                turn: tests run / passed)
+                stderr; the program's folder shows as ``/sandbox``), ``code`` (the final code),
+                ``tester_runs`` (per tester turn: tests run / passed)
+info["timing"]  on the stepping agent, when its step ran the sandbox (a tester's tests; the
+                hidden tests at the last step): ``sandbox_wall_s``, ``sandbox_cpu_s``. The only
+                info that differs between two runs of the same seed
+                (:data:`~lang_pz.tasks.base.TIMING_KEY`)
 ==============  ===================================================================================
 
 Everything the agents wrote is executed only through :mod:`lang_pz.tasks.sandbox` (separate
@@ -273,6 +277,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         program = (f"NONCE = {nonce!r}\nCODE = {self.code!r}\nSETUP = {setup!r}\nTESTS = {tests!r}\n"
                    + _HARNESS)
         result = run_python(program, self.sandbox)
+        self._add_timing(sandbox_wall_s=result.duration_s, sandbox_cpu_s=result.cpu_s)
         outcome: dict[int, str | None] = {}
         solution_error = None
         for line in result.stdout.splitlines():
@@ -301,15 +306,10 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
     def _score(self) -> tuple[float, dict[str, Any]]:
         base = {"code": self.code, "tester_runs": list(self.tester_runs)}
         if not self.code:
-            return 0.0, {**base, "passed": False, "status": "no_code", "error": "", "duration_s": 0.0}
+            return 0.0, {**base, "passed": False, "status": "no_code", "error": ""}
         result = run_hidden_tests(self.item, self.code, self.sandbox)
-        return float(result.ok), {
-            **base,
-            "passed": result.ok,
-            "status": result.status,
-            "error": result.stderr[-300:],
-            "duration_s": result.duration_s,
-        }
+        self._add_timing(sandbox_wall_s=result.duration_s, sandbox_cpu_s=result.cpu_s)
+        return float(result.ok), {**base, "passed": result.ok, "status": result.status, "error": result.stderr[-300:]}
 
     def _describe(self) -> list[str]:
         lines = [self._task_text(self.item, "coder")]
