@@ -37,28 +37,26 @@ from pettingzoo import AECEnv
 from lang_pz.envs.checks import check_bool, check_int
 from lang_pz.error import ActionParseError, InvalidKwargError, LangPZError
 from lang_pz.spaces import (
-    TEXT_CHARSET,
     check_action_text,
-    text_observation_space,
-    text_space,
-    to_charset,
+    to_unicode_charset,
+    unicode_observation_space,
+    unicode_text_space,
 )
 
-__all__ = ["TIMING_KEY", "Message", "TaskEnv", "ascii_text", "cut"]
+__all__ = ["TIMING_KEY", "Message", "TaskEnv", "cut", "visible_text"]
 
 #: The one ``info`` key whose content is not the same in two runs of the same seed: wall-clock
 #: and CPU seconds of what the step ran (the code tasks' sandbox). Leave it out when comparing.
 TIMING_KEY = "timing"
 
 ItemT = TypeVar("ItemT")
-_ALLOWED = frozenset(TEXT_CHARSET)
 
 
-def ascii_text(text: str) -> str:
-    """``text`` folded into the observation charset: accents dropped (NFKD), other characters
-    outside printable ASCII replaced by ``?``. ``"Café – 5²"`` becomes ``"Cafe ? 52"``."""
-    folded = unicodedata.normalize("NFKD", text)
-    return "".join(c if c in _ALLOWED else "?" for c in folded if not unicodedata.combining(c))
+def visible_text(text: str) -> str:
+    """``text`` as the task spaces show it (:class:`lang_pz.spaces.UnicodeText`): unchanged,
+    except control characters other than white space, lone surrogates and characters beyond the
+    Basic Multilingual Plane, which become ``?``. ``"Niño – 5²"`` stays ``"Niño – 5²"``."""
+    return to_unicode_charset(text)
 
 
 def cut(text: str, limit: int) -> str:
@@ -72,7 +70,7 @@ def cut(text: str, limit: int) -> str:
 @dataclass(frozen=True)
 class Message:
     """One transcript entry: ``speaker`` (an agent id or ``"env"``), its ``text`` (already
-    folded to ASCII and bounded) and the 1-based ``turn`` it belongs to."""
+    in the observation charset, see :func:`visible_text`, and bounded) and the 1-based ``turn`` it belongs to."""
 
     turn: int
     speaker: str
@@ -141,8 +139,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         # bounded, at most one agent message and two env messages per turn) and the footer.
         bound = max(len(self._task_text(item, role)) for item in self.items for role in self.possible_agents)
         self._obs_max = bound + len(turns) * 3 * (max_message_chars + 40) + 1000
-        obs_space = text_observation_space(self._obs_max)
-        act_space = text_space(self.ACTION_MAX_LENGTH)
+        obs_space = unicode_observation_space(self._obs_max)
+        act_space = unicode_text_space(self.ACTION_MAX_LENGTH)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
@@ -158,7 +156,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
     # -- hooks --------------------------------------------------------------------------------
 
     def _task_text(self, item: ItemT, role: str) -> str:
-        """The task as ``role`` sees it (ASCII, see :func:`ascii_text`)."""
+        """The task as ``role`` sees it (in the observation charset, see :func:`visible_text`)."""
         raise NotImplementedError
 
     def _parse(self, role: str, text: str) -> Any:
@@ -231,7 +229,10 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         return str(self.item_index)
 
     def observe(self, agent: str) -> dict[str, str]:
-        return {"text": to_charset(self._observation_text(agent), self._obs_max)}
+        text = visible_text(self._observation_text(agent))
+        if len(text) > self._obs_max:  # a bug of the bound above: never cut silently
+            raise LangPZError(f"observation of {agent} has {len(text)} characters, more than its space's {self._obs_max}")
+        return {"text": text}
 
     def _observation_text(self, agent: str) -> str:
         lines = [f"You are the {agent} in a team. {self._task_text(self.item, agent)}"]
@@ -261,9 +262,9 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         shown = action if readable else f"(an unreadable action: {cut(repr(action), 120)})"
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        self.transcript.append(Message(self.turn + 1, agent, cut(ascii_text(shown.strip()), self.max_message_chars)))
+        self.transcript.append(Message(self.turn + 1, agent, cut(visible_text(shown.strip()), self.max_message_chars)))
         for note in self._apply(agent, value):
-            self.transcript.append(Message(self.turn + 1, "env", cut(ascii_text(note), self.max_message_chars)))
+            self.transcript.append(Message(self.turn + 1, "env", cut(visible_text(note), self.max_message_chars)))
         self.infos[agent] = {
             **self.infos[agent],
             "action_text": action if isinstance(action, str) else repr(action),

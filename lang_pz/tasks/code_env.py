@@ -59,7 +59,7 @@ from lang_pz.envs.checks import (
 )
 from lang_pz.error import ActionParseError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, ascii_text
+from lang_pz.tasks.base import TaskEnv, visible_text
 from lang_pz.tasks.datasets import CodeItem, load_items
 from lang_pz.tasks.sandbox import ExecutionResult, SandboxConfig, run_python
 
@@ -239,7 +239,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
             else:
                 text = (f"Task {item.task_id}: {item.prompt.strip()}\n"
                         f"Example test: {item.tests[0].strip() if item.tests else '(none)'}")
-            self._task_cache[item.task_id] = ascii_text(text)
+            self._task_cache[item.task_id] = visible_text(text)
         return self._task_cache[item.task_id]
 
     def _start(self) -> None:

@@ -52,7 +52,7 @@ from typing import Any
 from lang_pz.envs.checks import check_api, check_choice, check_int, check_number
 from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, ascii_text, cut
+from lang_pz.tasks.base import TaskEnv, visible_text, cut
 from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
 
@@ -155,7 +155,7 @@ class MathTaskEnv(TaskEnv[Any]):
 
     def _task_text(self, item: Any, role: str) -> str:
         problem = item.question if self.gsm8k else item.problem
-        return ascii_text(f"Problem: {problem.strip()}")
+        return visible_text(f"Problem: {problem.strip()}")
 
     def _start(self) -> None:
         self.answer: str | None = None
@@ -223,9 +223,9 @@ class MathTaskEnv(TaskEnv[Any]):
     def _describe(self) -> list[str]:
         lines = [self._task_text(self.item, "solver")]
         if self.answer is not None:
-            lines.append(f"Current answer: {cut(ascii_text(self.answer), 200)}")
+            lines.append(f"Current answer: {cut(visible_text(self.answer), 200)}")
         if self.score is not None:
-            lines.append(f"Gold answer: {ascii_text(self.item.answer)}")
+            lines.append(f"Gold answer: {visible_text(self.item.answer)}")
         return lines
 
 

@@ -22,8 +22,10 @@ info["score"]       ``f1``, ``em``, ``answer``, ``gold_answer``; with a finder: 
                     facts, ``evidence`` and ``gold_evidence`` (as ``p.s`` labels)
 ==================  ==============================================================================
 
-Observations are folded to ASCII (accents dropped, see :func:`~lang_pz.tasks.base.ascii_text`);
-answers are scored on the raw reply text. ``max_paragraphs`` shortens the context for small
+Observations and actions are Unicode text (:class:`lang_pz.spaces.UnicodeText`): names such as
+'Jānis Strazdiņš' are shown and can be written back exactly (only control characters and
+characters beyond the Basic Multilingual Plane show as ``?``, see
+:func:`~lang_pz.tasks.base.visible_text`); answers are scored on the raw reply text. ``max_paragraphs`` shortens the context for small
 models: the gold paragraphs are kept with the first distractors, in the original order (this
 makes the task easier; the default keeps all ten paragraphs). Sources: HotpotQA (Yang et al.,
 2018, sections 2 and 5: distractor setting, answer EM/F1 and supporting-fact EM/F1).
@@ -38,7 +40,7 @@ from typing import Any
 from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int
 from lang_pz.error import ActionParseError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, ascii_text, cut
+from lang_pz.tasks.base import TaskEnv, visible_text, cut
 from lang_pz.tasks.datasets import HotpotQAItem, load_items
 from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
 
@@ -103,11 +105,11 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
             for p, (title, sentences) in enumerate(paragraphs, 1):
                 lines.append(f"({p}) {title}:")
                 lines.extend(f" [{p}.{s}] {sent.strip()}" for s, sent in enumerate(sentences, 1))
-            self._views[item.id] = (paragraphs, ascii_text("\n".join(lines)))
+            self._views[item.id] = (paragraphs, visible_text("\n".join(lines)))
         return self._views[item.id]
 
     def _task_text(self, item: HotpotQAItem, role: str) -> str:
-        question = ascii_text(f"Question: {item.question.strip()}")
+        question = visible_text(f"Question: {item.question.strip()}")
         if role == "finder" or self._answerer_reads:
             return f"{question}\nParagraphs:\n{self._view(item)[1]}"
         return question
@@ -195,13 +197,13 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
         return [x for x in labels if x is not None]
 
     def _describe(self) -> list[str]:
-        lines = [ascii_text(f"Question: {self.item.question.strip()}")]
+        lines = [visible_text(f"Question: {self.item.question.strip()}")]
         if self.evidence is not None:
             lines.append(f"Named evidence: {[self._label(t, s) for t, s in self.evidence]}")
         if self.answer is not None:
-            lines.append(ascii_text(f"Current answer: {cut(self.answer, 200)}"))
+            lines.append(visible_text(f"Current answer: {cut(self.answer, 200)}"))
         if self.score is not None:
-            lines.append(ascii_text(f"Gold answer: {self.item.answer}; gold evidence: {self.gold_labels()}"))
+            lines.append(visible_text(f"Gold answer: {self.item.answer}; gold evidence: {self.gold_labels()}"))
         return lines
 
 
