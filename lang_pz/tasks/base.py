@@ -25,7 +25,6 @@ always gives the same task (``reset()`` without a seed draws the next one).
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar

@@ -33,12 +33,13 @@ makes the task easier; the default keeps all ten paragraphs). Sources: HotpotQA 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int
-from lang_pz.error import ActionParseError
+from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, visible_text, cut
 from lang_pz.tasks.datasets import HotpotQAItem, load_items
@@ -215,6 +216,7 @@ def make_hotpotqa(
     index: int | None = None,
     source: str = "local",
     data_dir: str | None = None,
+    path: str | None = None,
     max_paragraphs: int | None = None,
     answerer_sees_context: bool = False,
     strict: bool = False,
@@ -226,18 +228,25 @@ def make_hotpotqa(
     Args:
         api: ``"aec"`` only.
         turns: the topology (see the module docstring).
-        split: ``"dev"`` or ``"train"`` (``<data_dir>/hotpotqa/{split}_300.jsonl``; with
-            ``source="hub"``: the hub's ``validation`` / ``train``).
+        split: ``"dev"`` or ``"train"`` (``<data_dir>/hotpotqa/{split}_300.jsonl``), or the name
+            of any other file of Hugging Face ``hotpot_qa`` rows in ``<data_dir>/hotpotqa/``
+            (with or without ``.jsonl``); with ``source="hub"``: ``dev`` is the hub's
+            ``validation``, any other name a hub split expression.
         index: always play this item (``None``: drawn per ``reset(seed)``).
         source: ``"local"``, ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
+        path: read this JSONL file of Hugging Face ``hotpot_qa`` rows instead (``split`` and
+            ``data_dir`` are then not used).
         max_paragraphs, answerer_sees_context: see :class:`QATaskEnv`.
         strict, max_message_chars, render_mode: see :class:`~lang_pz.tasks.base.TaskEnv`.
     """
     check_api("tasks/hotpotqa-v0", api, ("aec",))
-    check_choice("split", split, ("dev", "train"))
+    if not isinstance(split, str) or not split:
+        raise InvalidKwargError(f"split must be a non-empty str ('dev', 'train' or a file name), got {split!r}")
     check_choice("source", source, ("local", "hub", "demo"))
-    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir)
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InvalidKwargError(f"path must be None or a file path, got {path!r}")
+    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir, path=path)
     return QATaskEnv(items, turns=turns, index=index, max_paragraphs=max_paragraphs,
                      answerer_sees_context=answerer_sees_context, strict=strict,
                      max_message_chars=max_message_chars, render_mode=render_mode)
