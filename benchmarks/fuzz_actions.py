@@ -14,7 +14,8 @@ plays seeded episodes whose actions are drawn from a mix of
 
 and counts, per env: actions tried, steps (applied without a parse error), fallbacks (applied
 with ``info["parse_error"]`` set), documented errors (``ActionParseError`` in strict mode) and
-crashes (any other exception), printing the first crash's traceback. A second, shorter run
+crashes (any other exception), printing the first crash's traceback. For parallel envs actions
+are counted per agent and a strict ``ActionParseError`` once per refused joint step. A second, shorter run
 does the same in strict mode where the env's constructor takes ``strict``.
 
 Usage::
@@ -213,11 +214,14 @@ def fuzz_env(env_id: str, n: int, seed: int, strict: bool) -> Tally:
                     continue
                 kind, action = draw_action(rng, _legal(info))
                 t.kinds[kind] = t.kinds.get(kind, 0) + 1
+                before = t.documented
                 ok = one(action, lambda a=action: env.step(a), lambda ag=agent: env.infos.get(ag, {}))
                 if not ok:
                     break
-                if strict and t.documented and rng.random() < 0.5 and _legal(info):
-                    env.step(_legal(info)[0])  # move on now and then
+                if strict and t.documented > before and rng.random() < 0.5:
+                    legal = _legal(env.last()[4])  # refused: move on now and then with a legal word
+                    if legal and not one(legal[0], lambda w=legal[0]: env.step(w), lambda ag=agent: env.infos.get(ag, {})):
+                        break
         elif api == "parallel":
             _, infos = env.reset(seed=seed + episode)
             episode += 1
