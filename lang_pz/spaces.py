@@ -2,12 +2,16 @@
 
 ``gymnasium.spaces.Text`` defaults to an alphanumeric charset and ``min_length=1``; real text
 (spaces, punctuation, newlines, the empty string) would be out of bounds. These helpers build
-Text spaces over printable ASCII with ``min_length=0``.
+Text spaces over printable ASCII with ``min_length=0`` (the game wrappers), or over Unicode
+(:func:`unicode_text_space`, the benchmark tasks, whose data has names like 'Jānis Strazdiņš'
+that an agent must read and write exactly).
 """
 
 from __future__ import annotations
 
+import copy
 import string
+import threading
 from typing import Any
 
 from gymnasium import spaces
@@ -75,3 +79,82 @@ def check_action_text(action: Any, max_length: int = ACTION_MAX_LENGTH) -> str:
             action[:200], f"the action has {len(action)} characters, more than the action space's "
                           f"max_length={max_length}; reply with shorter text")
     return action
+
+
+# -- Unicode text (the benchmark tasks) ------------------------------------------------------------
+
+#: Code points left out of :func:`unicode_text_space`: control characters other than tab,
+#: newline, vertical tab, form feed and carriage return, and the UTF-16 surrogates.
+EXCLUDED_CODE_POINTS: tuple[tuple[int, int], ...] = ((0x00, 0x08), (0x0E, 0x1F), (0x7F, 0x9F), (0xD800, 0xDFFF))
+#: Characters beyond the Basic Multilingual Plane (emoji, rare CJK) are outside the charset too:
+#: a Gymnasium ``Text`` space holds its charset as a set and an index (all of Unicode would be
+#: about 190 MB and 3 s per space; the BMP is 11 MB and 0.13 s, built once per process).
+UNICODE_MAX_CODE_POINT: int = 0xFFFF
+
+_unicode_lock = threading.Lock()
+_unicode_tables: tuple[Any, ...] | None = None
+
+
+def _tables() -> tuple[Any, ...]:
+    global _unicode_tables
+    with _unicode_lock:
+        if _unicode_tables is None:
+            chars, start = [], 0
+            for lo, hi in EXCLUDED_CODE_POINTS:
+                chars.extend(map(chr, range(start, lo)))
+                start = hi + 1
+            chars.extend(map(chr, range(start, UNICODE_MAX_CODE_POINT + 1)))
+            built = spaces.Text(1, charset="".join(chars))  # gymnasium's own tables, once
+            _unicode_tables = (built._char_set, built._char_list, built._char_index, built._char_str)
+        return _unicode_tables
+
+
+class UnicodeText(spaces.Text):
+    """A ``gymnasium.spaces.Text`` over the Basic Multilingual Plane without controls and
+    surrogates (see :data:`EXCLUDED_CODE_POINTS`), ``min_length`` 0 by default.
+
+    It is a plain ``Text`` (``sample``, ``contains``, flattening and equality are Gymnasium's);
+    only its charset tables are built once per process and shared, and it pickles and
+    deep-copies by its bounds.
+    """
+
+    def __init__(self, max_length: int, *, min_length: int = 0, seed: Any = None) -> None:
+        if not isinstance(max_length, int) or isinstance(max_length, bool) or not 0 <= min_length <= max_length:
+            raise ValueError(f"UnicodeText needs 0 <= min_length <= max_length, got {min_length}, {max_length!r}")
+        self.min_length, self.max_length = int(min_length), int(max_length)
+        self._char_set, self._char_list, self._char_index, self._char_str = _tables()
+        spaces.Space.__init__(self, dtype=str, seed=seed)
+
+    def __repr__(self) -> str:
+        return f"UnicodeText({self.min_length}, {self.max_length}, charset=BMP without controls and surrogates)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unicode_text, (self.max_length, self.min_length, self._np_random)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UnicodeText:
+        return _unicode_text(self.max_length, self.min_length, copy.deepcopy(self._np_random, memo))
+
+
+def _unicode_text(max_length: int, min_length: int, rng: Any) -> UnicodeText:
+    space = UnicodeText(max_length, min_length=min_length)
+    space._np_random = rng
+    return space
+
+
+def unicode_text_space(max_length: int, *, min_length: int = 0) -> UnicodeText:
+    """A :class:`UnicodeText` space of ``min_length`` (default 0) to ``max_length`` characters."""
+    return UnicodeText(max_length, min_length=min_length)
+
+
+def unicode_observation_space(max_length: int = OBSERVATION_MAX_LENGTH) -> spaces.Dict:
+    """``Dict({"text": UnicodeText})``: the observation space of the benchmark tasks."""
+    return spaces.Dict({"text": unicode_text_space(max_length)})
+
+
+def to_unicode_charset(text: str) -> str:
+    """``text`` inside :class:`UnicodeText`'s charset: excluded characters (controls other than
+    white space, surrogates, characters beyond the BMP) become ``?``; nothing else changes."""
+    charset = _tables()[0]
+    if all(c in charset for c in text):
+        return text
+    return "".join(c if c in charset else "?" for c in text)

@@ -3,7 +3,8 @@ answers correctly through the environment, run their topologies, and play with r
 
 Figures (asserted below; development machine, 2 shared cores):
 * HumanEval: all 164 canonical solutions pass the hidden tests through the env (about 6 s with
-  4 threads); MBPP: all 974 (about 40 s; MBPP/123 alone takes ~2.2 s, hence timeout_s=10).
+  4 threads); MBPP: all 974 (about 40 s; MBPP/123 alone takes ~2.2 s; timeout_s=10 is CPU time, so load
+  does not fail it).
 * MATH-500: all 500 gold answers verify through the env; GSM8K: all 1319 gold solutions.
 * HotpotQA: all 600 gold answers (dev + train) give EM = F1 = 1, and the gold supporting-fact
   labels give supporting-fact F1 = 1.
@@ -289,7 +290,7 @@ def test_max_paragraphs_keeps_the_gold_paragraphs():
         shown = env.observe("finder")["text"]
         assert "(4) " not in shown
         for title, _ in env.item.supporting_facts:
-            assert f") {title}:"[:40] in shown or not title.isascii()
+            assert f") {title}:"[:40] in shown
 
 
 # -- shared behaviour -------------------------------------------------------------------------------
@@ -313,7 +314,7 @@ def test_seeded_reset_is_deterministic_and_strict_raises(env_id):
     with pytest.raises(ActionParseError) as exc:
         s.step("qwzx vbnm")
     assert exc.value.text == "qwzx vbnm" and s.agent_selection == first and s.turn == 0
-    with pytest.raises(InvalidKwargError, match="must be a str"):
+    with pytest.raises(ActionParseError, match="must be a str"):
         s.step(42)
 
 

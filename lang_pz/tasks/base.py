@@ -7,12 +7,15 @@ together with what the environment itself reports (``env`` messages: the evidenc
 finder named, a test run's results ...). An agent's observation is the task as its role sees
 it, the transcript so far and its reply format (see each task module for the table).
 
-Actions are free text (``Text`` space). The environment extracts what each role must deliver
-(an answer, sentence references, code, tests); text without it is a *parse error*: the role's
-documented fallback is applied and ``infos[agent]`` records ``action_text``, ``action`` (what
-was extracted or the fallback), ``parse_error`` and ``fallback``, as lang_pz's language wrappers
-do; with ``strict=True`` an :class:`~lang_pz.error.ActionParseError` is raised instead and the
-turn is not taken. The team's reward (shared, e.g. answer F1 or hidden tests passed) is given
+Actions are free text (``Text`` space of at most :attr:`TaskEnv.ACTION_MAX_LENGTH` characters,
+the bound of each task's action space, enforced by :func:`lang_pz.spaces.check_action_text`).
+The environment extracts what each role must deliver (an answer, sentence references, code,
+tests); text without it is a *parse error*, and so is an action that is not a ``str`` or is
+longer than the bound (its text is then not read at all): the role's documented fallback is
+applied and ``infos[agent]`` records ``action_text`` (``repr`` of a non-``str``), ``action``
+(what was extracted or the fallback), ``parse_error`` and ``fallback``, as lang_pz's language
+wrappers do; with ``strict=True`` an :class:`~lang_pz.error.ActionParseError` carrying the raw
+action is raised instead and the turn is not taken. Any input gives one of the two. The team's reward (shared, e.g. answer F1 or hidden tests passed) is given
 once, after the last turn; per-role details are in every agent's final ``info["score"]``.
 
 The task is chosen at ``reset``: ``options={"index": i}`` or the constructor's ``index`` fix it;
@@ -22,7 +25,6 @@ always gives the same task (``reset()`` without a seed draws the next one).
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -34,24 +36,26 @@ from pettingzoo import AECEnv
 from lang_pz.envs.checks import check_bool, check_int
 from lang_pz.error import ActionParseError, InvalidKwargError, LangPZError
 from lang_pz.spaces import (
-    ACTION_MAX_LENGTH,
-    TEXT_CHARSET,
-    text_observation_space,
-    text_space,
-    to_charset,
+    check_action_text,
+    to_unicode_charset,
+    unicode_observation_space,
+    unicode_text_space,
 )
 
-__all__ = ["Message", "TaskEnv", "ascii_text", "cut"]
+__all__ = ["TIMING_KEY", "Message", "TaskEnv", "cut", "visible_text"]
+
+#: The one ``info`` key whose content is not the same in two runs of the same seed: wall-clock
+#: and CPU seconds of what the step ran (the code tasks' sandbox). Leave it out when comparing.
+TIMING_KEY = "timing"
 
 ItemT = TypeVar("ItemT")
-_ALLOWED = frozenset(TEXT_CHARSET)
 
 
-def ascii_text(text: str) -> str:
-    """``text`` folded into the observation charset: accents dropped (NFKD), other characters
-    outside printable ASCII replaced by ``?``. ``"Café – 5²"`` becomes ``"Cafe ? 52"``."""
-    folded = unicodedata.normalize("NFKD", text)
-    return "".join(c if c in _ALLOWED else "?" for c in folded if not unicodedata.combining(c))
+def visible_text(text: str) -> str:
+    """``text`` as the task spaces show it (:class:`lang_pz.spaces.UnicodeText`): unchanged,
+    except control characters other than white space, lone surrogates and characters beyond the
+    Basic Multilingual Plane, which become ``?``. ``"Niño – 5²"`` stays ``"Niño – 5²"``."""
+    return to_unicode_charset(text)
 
 
 def cut(text: str, limit: int) -> str:
@@ -65,7 +69,7 @@ def cut(text: str, limit: int) -> str:
 @dataclass(frozen=True)
 class Message:
     """One transcript entry: ``speaker`` (an agent id or ``"env"``), its ``text`` (already
-    folded to ASCII and bounded) and the 1-based ``turn`` it belongs to."""
+    in the observation charset, see :func:`visible_text`, and bounded) and the 1-based ``turn`` it belongs to."""
 
     turn: int
     speaker: str
@@ -94,6 +98,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
     DEFAULT_TURNS: tuple[str, ...] = ()
     #: roles that must appear in ``turns``.
     REQUIRED_ROLES: tuple[str, ...] = ()
+    #: Longest action accepted, in characters: the ``max_length`` of the ``Text`` action space.
+    ACTION_MAX_LENGTH: int = 4096
 
     def __init__(
         self,
@@ -132,8 +138,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         # bounded, at most one agent message and two env messages per turn) and the footer.
         bound = max(len(self._task_text(item, role)) for item in self.items for role in self.possible_agents)
         self._obs_max = bound + len(turns) * 3 * (max_message_chars + 40) + 1000
-        obs_space = text_observation_space(self._obs_max)
-        act_space = text_space(ACTION_MAX_LENGTH)
+        obs_space = unicode_observation_space(self._obs_max)
+        act_space = unicode_text_space(self.ACTION_MAX_LENGTH)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
@@ -143,12 +149,13 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self.transcript: list[Message] = []
         self.score: dict[str, Any] | None = None
         self.team_reward = 0.0
+        self._timing: dict[str, float] = {}
         self.agents = []
 
     # -- hooks --------------------------------------------------------------------------------
 
     def _task_text(self, item: ItemT, role: str) -> str:
-        """The task as ``role`` sees it (ASCII, see :func:`ascii_text`)."""
+        """The task as ``role`` sees it (in the observation charset, see :func:`visible_text`)."""
         raise NotImplementedError
 
     def _parse(self, role: str, text: str) -> Any:
@@ -170,6 +177,11 @@ class TaskEnv(AECEnv, Generic[ItemT]):
     def _describe(self) -> list[str]:
         """Lines of the global state for :meth:`state_text` (task, extracted values ...)."""
         return []
+
+    def _add_timing(self, **seconds: float) -> None:
+        """Add ``seconds`` (e.g. ``sandbox_wall_s=0.2``) to the current step's ``info["timing"]``."""
+        for key, value in seconds.items():
+            self._timing[key] = round(self._timing.get(key, 0.0) + value, 4)
 
     def _jsonable(self, role: str, value: Any) -> Any:
         """``value`` as put in ``info["action"]`` (JSON-friendly)."""
@@ -216,7 +228,10 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         return str(self.item_index)
 
     def observe(self, agent: str) -> dict[str, str]:
-        return {"text": to_charset(self._observation_text(agent), self._obs_max)}
+        text = visible_text(self._observation_text(agent))
+        if len(text) > self._obs_max:  # a bug of the bound above: never cut silently
+            raise LangPZError(f"observation of {agent} has {len(text)} characters, more than its space's {self._obs_max}")
+        return {"text": text}
 
     def _observation_text(self, agent: str) -> str:
         lines = [f"You are the {agent} in a team. {self._task_text(self.item, agent)}"]
@@ -236,22 +251,22 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if not isinstance(action, str):
-            raise InvalidKwargError(f"{agent}: the action must be a str (free text), got {type(action).__name__}: {action!r:.80}")
+        readable = isinstance(action, str) and len(action) <= self.ACTION_MAX_LENGTH
         try:
-            value, error = self._parse(agent, action), None
+            value, error = self._parse(agent, check_action_text(action, self.ACTION_MAX_LENGTH)), None
         except ActionParseError as exc:
             if self.strict:
-                raise
-            value, error = self._fallback(agent, action), exc.reason
+                raise ActionParseError(action, exc.reason) from None  # the raw action, whole
+            value, error = self._fallback(agent, action if readable else ""), exc.reason
+        shown = action if readable else f"(an unreadable action: {cut(repr(action), 120)})"
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        self.transcript.append(Message(self.turn + 1, agent, cut(ascii_text(action.strip()), self.max_message_chars)))
+        self.transcript.append(Message(self.turn + 1, agent, cut(visible_text(shown.strip()), self.max_message_chars)))
         for note in self._apply(agent, value):
-            self.transcript.append(Message(self.turn + 1, "env", cut(ascii_text(note), self.max_message_chars)))
+            self.transcript.append(Message(self.turn + 1, "env", cut(visible_text(note), self.max_message_chars)))
         self.infos[agent] = {
             **self.infos[agent],
-            "action_text": action,
+            "action_text": action if isinstance(action, str) else repr(action),
             "action": self._jsonable(agent, value),
             "parse_error": error,
             "fallback": error is not None,
@@ -265,6 +280,10 @@ class TaskEnv(AECEnv, Generic[ItemT]):
                 self.rewards[a] = float(self.team_reward)
                 self.terminations[a] = True
                 self.infos[a] = {**self.infos[a], "score": self.score}
+        if self._timing:
+            self.infos[agent][TIMING_KEY], self._timing = self._timing, {}
+        else:
+            self.infos[agent].pop(TIMING_KEY, None)
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()

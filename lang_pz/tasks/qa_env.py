@@ -4,7 +4,8 @@
 Agents              ``finder`` (names the evidence), ``answerer``; the order is the ``turns``
                     argument, default ``("finder", "answerer")``; ``("answerer",)`` is the plain
                     benchmark (the answerer then reads the paragraphs itself)
-API                 AEC; observation ``{"text": str}``, action ``str`` (free text)
+API                 AEC; observation ``{"text": str}``, action ``str`` (free text, at most 4,096
+                    characters; the longest gold answer has 104)
 finder sees         the question and the context paragraphs, each sentence labelled ``[p.s]``
                     (paragraph ``p`` and sentence ``s``, both from 1), and the transcript
 finder delivers     sentence labels, e.g. ``Evidence: 2.1, 5.3`` (every ``p.s`` in the reply that
@@ -21,8 +22,10 @@ info["score"]       ``f1``, ``em``, ``answer``, ``gold_answer``; with a finder: 
                     facts, ``evidence`` and ``gold_evidence`` (as ``p.s`` labels)
 ==================  ==============================================================================
 
-Observations are folded to ASCII (accents dropped, see :func:`~lang_pz.tasks.base.ascii_text`);
-answers are scored on the raw reply text. ``max_paragraphs`` shortens the context for small
+Observations and actions are Unicode text (:class:`lang_pz.spaces.UnicodeText`): names such as
+'Jānis Strazdiņš' are shown and can be written back exactly (only control characters and
+characters beyond the Basic Multilingual Plane show as ``?``, see
+:func:`~lang_pz.tasks.base.visible_text`); answers are scored on the raw reply text. ``max_paragraphs`` shortens the context for small
 models: the gold paragraphs are kept with the first distractors, in the original order (this
 makes the task easier; the default keeps all ten paragraphs). Sources: HotpotQA (Yang et al.,
 2018, sections 2 and 5: distractor setting, answer EM/F1 and supporting-fact EM/F1).
@@ -30,14 +33,15 @@ makes the task easier; the default keeps all ten paragraphs). Sources: HotpotQA 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int
-from lang_pz.error import ActionParseError
+from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, ascii_text, cut
+from lang_pz.tasks.base import TaskEnv, visible_text, cut
 from lang_pz.tasks.datasets import HotpotQAItem, load_items
 from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
 
@@ -102,11 +106,11 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
             for p, (title, sentences) in enumerate(paragraphs, 1):
                 lines.append(f"({p}) {title}:")
                 lines.extend(f" [{p}.{s}] {sent.strip()}" for s, sent in enumerate(sentences, 1))
-            self._views[item.id] = (paragraphs, ascii_text("\n".join(lines)))
+            self._views[item.id] = (paragraphs, visible_text("\n".join(lines)))
         return self._views[item.id]
 
     def _task_text(self, item: HotpotQAItem, role: str) -> str:
-        question = ascii_text(f"Question: {item.question.strip()}")
+        question = visible_text(f"Question: {item.question.strip()}")
         if role == "finder" or self._answerer_reads:
             return f"{question}\nParagraphs:\n{self._view(item)[1]}"
         return question
@@ -194,13 +198,13 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
         return [x for x in labels if x is not None]
 
     def _describe(self) -> list[str]:
-        lines = [ascii_text(f"Question: {self.item.question.strip()}")]
+        lines = [visible_text(f"Question: {self.item.question.strip()}")]
         if self.evidence is not None:
             lines.append(f"Named evidence: {[self._label(t, s) for t, s in self.evidence]}")
         if self.answer is not None:
-            lines.append(ascii_text(f"Current answer: {cut(self.answer, 200)}"))
+            lines.append(visible_text(f"Current answer: {cut(self.answer, 200)}"))
         if self.score is not None:
-            lines.append(ascii_text(f"Gold answer: {self.item.answer}; gold evidence: {self.gold_labels()}"))
+            lines.append(visible_text(f"Gold answer: {self.item.answer}; gold evidence: {self.gold_labels()}"))
         return lines
 
 
@@ -212,6 +216,7 @@ def make_hotpotqa(
     index: int | None = None,
     source: str = "local",
     data_dir: str | None = None,
+    path: str | None = None,
     max_paragraphs: int | None = None,
     answerer_sees_context: bool = False,
     strict: bool = False,
@@ -223,18 +228,25 @@ def make_hotpotqa(
     Args:
         api: ``"aec"`` only.
         turns: the topology (see the module docstring).
-        split: ``"dev"`` or ``"train"`` (``<data_dir>/hotpotqa/{split}_300.jsonl``; with
-            ``source="hub"``: the hub's ``validation`` / ``train``).
+        split: ``"dev"`` or ``"train"`` (``<data_dir>/hotpotqa/{split}_300.jsonl``), or the name
+            of any other file of Hugging Face ``hotpot_qa`` rows in ``<data_dir>/hotpotqa/``
+            (with or without ``.jsonl``); with ``source="hub"``: ``dev`` is the hub's
+            ``validation``, any other name a hub split expression.
         index: always play this item (``None``: drawn per ``reset(seed)``).
         source: ``"local"``, ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
+        path: read this JSONL file of Hugging Face ``hotpot_qa`` rows instead (``split`` and
+            ``data_dir`` are then not used).
         max_paragraphs, answerer_sees_context: see :class:`QATaskEnv`.
         strict, max_message_chars, render_mode: see :class:`~lang_pz.tasks.base.TaskEnv`.
     """
     check_api("tasks/hotpotqa-v0", api, ("aec",))
-    check_choice("split", split, ("dev", "train"))
+    if not isinstance(split, str) or not split:
+        raise InvalidKwargError(f"split must be a non-empty str ('dev', 'train' or a file name), got {split!r}")
     check_choice("source", source, ("local", "hub", "demo"))
-    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir)
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InvalidKwargError(f"path must be None or a file path, got {path!r}")
+    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir, path=path)
     return QATaskEnv(items, turns=turns, index=index, max_paragraphs=max_paragraphs,
                      answerer_sees_context=answerer_sees_context, strict=strict,
                      max_message_chars=max_message_chars, render_mode=render_mode)

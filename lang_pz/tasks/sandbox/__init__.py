@@ -1,0 +1,95 @@
+"""Run untrusted Python (model-written code and tests) in a separate, limited process.
+
+The code-task environments execute what a language model wrote. :func:`run_python` runs one
+program in a fresh interpreter (``python -I -B``: no ``PYTHON*`` variables, no user
+site-packages) and returns an :class:`ExecutionResult`; a program that loops forever, sleeps,
+forks, allocates without bound, floods its output, writes files or looks for secrets costs its
+own result. There are two isolation modes (``SandboxConfig.bubblewrap``; ``result.isolation``
+says which ran): **bubblewrap** (default where ``bwrap``, Debian/Ubuntu package ``bubblewrap``,
+is installed and user namespaces work) and **rlimits** (resource limits only, the fallback).
+
+Limits in both modes (:class:`SandboxConfig`):
+
+==================  =========================================================================
+CPU time            ``timeout_s`` CPU seconds per process (``RLIMIT_CPU``, rounded up to whole
+                    seconds). This is *the* time limit: CPU time does not grow while the
+                    machine is busy, so a correct program gets the same verdict on an idle and
+                    a loaded machine
+wall-clock time     ``wall_timeout_s`` (default ``10 * timeout_s``): a backstop for programs
+                    that sleep or block; then the whole process group is killed. Both limits
+                    give status ``"timeout"``
+memory              ``RLIMIT_AS`` = ``memory_mb`` (a huge allocation raises ``MemoryError``)
+processes           ``RLIMIT_NPROC``: ``max_processes`` tasks for the sandbox user
+files               ``RLIMIT_FSIZE`` = ``max_file_mb``, ``RLIMIT_NOFILE`` = 64, no core dumps
+output              stdout/stderr go to unnamed temporary files (never pipes), read back cut to
+                    ``max_output_chars``; the program's folder is shown as ``/sandbox``
+environment         built from scratch (``PATH``, ``LANG``, ``HOME`` = ``TMPDIR`` = its own
+                    folder, ``PYTHONHASHSEED=0``, one BLAS thread): nothing of ``os.environ``
+                    (API keys, tokens) is passed on
+==================  =========================================================================
+
+What is contained, by mode and by who runs the parent (each claim is tested with a hostile
+snippet in ``tests/test_sandbox.py`` and ``tests/test_sandbox_containment.py``):
+
+=============================  =====================  ===============  =====================
+claim                          bubblewrap (root or    rlimits, root    rlimits, normal user
+                               normal user)
+=============================  =====================  ===============  =====================
+runs as                        a pool uid (root) /    a pool uid       the parent's user
+                               the user's uid
+file system it sees            read-only ``/usr``,    everything its   everything the user
+                               ``/bin``, ``/lib*``,   uid may read     may read
+                               ``ld.so`` files, the
+                               interpreter; no
+                               ``/home``, ``/root``,
+                               ``/tmp``, repository
+                               or data folders
+where it can write             ``/sandbox`` and       its folder, and  its folder, and any
+                               ``/dev/shm`` (tmpfs of world-writable  place the user may
+                               ``max_file_mb`` each,  folders (files   write (files are
+                               gone after the run)    it leaves in     left behind)
+                                                      ``/tmp``,
+                                                      ``/var/tmp``,
+                                                      ``/dev/shm`` are
+                                                      removed)
+the parent's secrets           not in its env; no     not in its env;  not in its env, but
+                               other process is       ``/proc/<pid>/   ``/proc/<parent>/
+                               visible (own pid       environ`` of     environ`` is
+                               namespace)             others: denied   readable
+network                        none (empty netns)     none (empty      shared
+                                                      netns)
+new user namespaces, mounts    refused (``--disable-  allowed if the   allowed if the kernel
+                               userns``, no caps)     kernel allows    allows unprivileged
+                                                      unprivileged     user namespaces
+                                                      user namespaces
+processes after the run        all killed (the pid    all of its uid   its process group;
+                               namespace ends)        killed           ``setsid`` escapees
+                                                                       survive
+=============================  =====================  ===============  =====================
+
+Not contained in any mode: there is **no syscall filter** (seccomp): the kernel's whole
+interface (e.g. ``io_uring``, ``userfaultfd``, ``perf_event_open`` where the kernel permits them
+to unprivileged users) is reachable, so a kernel exploit is not stopped; CPU and memory are
+bounded per process, not for the whole group (a fork bomb's processes each get the limits, up
+to ``max_processes``); under bubblewrap the program is its pid namespace's init, so it cannot
+be killed by signals it sends itself, and SIGXCPU is ignored (the hard CPU limit, SIGKILL, ends
+it instead). For hostile code beyond benchmark answers, run the whole process in a container or
+VM. Linux only (``resource``, ``/proc``).
+
+==================  ===========================================================================
+Module              Concept
+==================  ===========================================================================
+``config``          :class:`SandboxConfig` (the limits) and :class:`ExecutionResult`
+``isolation``       the bootstrap, bubblewrap's arguments, probing the strongest mode
+``uids``            the uid pool of a root parent, process and file sweeping
+``run``             :func:`run_python`, :func:`run_python_many`
+==================  ===========================================================================
+"""
+
+from lang_pz.tasks.sandbox.config import TIMING_KEYS, ExecutionResult, SandboxConfig, Status
+from lang_pz.tasks.sandbox.isolation import WORKDIR, Plan, resolve
+from lang_pz.tasks.sandbox.run import run_python, run_python_many
+from lang_pz.tasks.sandbox.uids import UID_POOL_SIZE
+
+__all__ = ["TIMING_KEYS", "UID_POOL_SIZE", "WORKDIR", "ExecutionResult", "Plan", "SandboxConfig", "Status",
+           "resolve", "run_python", "run_python_many"]

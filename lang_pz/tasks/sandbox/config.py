@@ -1,0 +1,127 @@
+"""The limits of a sandboxed run (:class:`SandboxConfig`) and what it did (:class:`ExecutionResult`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lang_pz.error import InvalidKwargError
+
+__all__ = ["ExecutionResult", "SandboxConfig", "Status", "TIMING_KEYS"]
+
+Status = Literal["ok", "error", "timeout", "memory", "output_limit"]
+
+#: Fields of :class:`ExecutionResult` that measure time: they differ between two runs of the
+#: same program, everything else is the same (for a program that is itself deterministic).
+TIMING_KEYS: tuple[str, ...] = ("duration_s", "cpu_s")
+
+
+def _is_number(x: object) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float))
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Limits of one sandboxed run (see :mod:`lang_pz.tasks.sandbox` for how each is enforced).
+
+    Attributes:
+        timeout_s: CPU seconds (> 0) each process of the program may use, interpreter start-up
+            included (about 0.05 s); the kernel counts whole seconds, so it is rounded up.
+        wall_timeout_s: wall-clock seconds (> 0) before the run is killed whatever it does
+            (for programs that sleep or block); ``None`` (default) = ``10 * timeout_s``. Keep
+            it well above ``timeout_s``: on a busy machine a program gets a fraction of a core.
+        memory_mb: address-space limit in MiB (>= 64).
+        max_processes: tasks (processes and threads) the sandbox user may have (>= 1).
+        max_output_chars: characters kept of stdout and of stderr each (>= 0).
+        max_file_mb: largest file the program may write, output included, in MiB (>= 1); with
+            bubblewrap also the size of its whole writable folder.
+        bubblewrap: run inside ``bwrap`` (Debian/Ubuntu package ``bubblewrap``); ``None``
+            (default) = when it is installed and works here, ``True`` = required (raises
+            :class:`~lang_pz.error.LangPZError` if it cannot run), ``False`` = never.
+        drop_privileges: run as an unprivileged uid; ``None`` (default) = when root. ``True``
+            when not root raises :class:`~lang_pz.error.LangPZError`.
+        isolate_network: run in an empty network namespace; ``None`` (default) = whenever
+            possible (always with bubblewrap; as root without it). ``True`` when impossible
+            raises; ``False`` keeps the network.
+        python: the sandboxed interpreter; ``None`` = this one when the sandbox user can run
+            it, else a system ``python3.X`` of the same version that it can.
+        uid_base: first uid of the pool used when dropping privileges (one uid per
+            concurrent run; processes of these uids are killed after each run).
+    """
+
+    timeout_s: float = 5.0
+    wall_timeout_s: float | None = None
+    memory_mb: int = 512
+    max_processes: int = 16
+    max_output_chars: int = 4000
+    max_file_mb: int = 16
+    bubblewrap: bool | None = None
+    drop_privileges: bool | None = None
+    isolate_network: bool | None = None
+    python: str | None = None
+    uid_base: int = 1_500_000_000
+
+    def __post_init__(self) -> None:
+        t = self.timeout_s
+        if not _is_number(t) or not 0 < t < math.inf:
+            raise InvalidKwargError(f"timeout_s must be a finite number > 0 (CPU seconds), got {t!r}")
+        w = self.wall_timeout_s
+        if w is not None and (not _is_number(w) or not 0 < w < math.inf):
+            raise InvalidKwargError(f"wall_timeout_s must be None or a finite number > 0, got {w!r}")
+        for name, low in (("memory_mb", 64), ("max_processes", 1), ("max_output_chars", 0), ("max_file_mb", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidKwargError(f"{name} must be an integer >= {low}, got {value!r}")
+        for name in ("bubblewrap", "drop_privileges", "isolate_network"):
+            if getattr(self, name) not in (None, True, False):
+                raise InvalidKwargError(f"{name} must be None, True or False, got {getattr(self, name)!r}")
+        if isinstance(self.uid_base, bool) or not isinstance(self.uid_base, int) or self.uid_base < 1000:
+            raise InvalidKwargError(f"uid_base must be an integer >= 1000, got {self.uid_base!r}")
+
+    @property
+    def cpu_limit_s(self) -> int:
+        """The ``RLIMIT_CPU`` soft limit: ``timeout_s`` rounded up to whole seconds."""
+        return max(1, math.ceil(self.timeout_s))
+
+    @property
+    def wall_limit_s(self) -> float:
+        """The wall-clock backstop in seconds: ``wall_timeout_s`` or ``10 * timeout_s``."""
+        return float(self.wall_timeout_s) if self.wall_timeout_s is not None else 10.0 * self.timeout_s
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What one sandboxed run did.
+
+    Attributes:
+        status: ``"ok"`` (exit code 0), ``"error"`` (non-zero exit or crash), ``"timeout"``
+            (the CPU limit or the wall-clock backstop), ``"memory"`` (``MemoryError``) or
+            ``"output_limit"`` (a file or the output grew past ``max_file_mb``).
+        returncode: the exit code; negative = killed by that signal (with bubblewrap an exit
+            code of 128 + n is read as signal n, as bubblewrap reports a killed program).
+        stdout, stderr: decoded output (UTF-8, invalid bytes replaced): the first
+            ``max_output_chars`` of stdout and the last ``max_output_chars`` of stderr (where a
+            traceback ends). The program's folder is shown as ``/sandbox`` in every mode.
+        stdout_truncated, stderr_truncated: whether anything was cut.
+        duration_s: wall-clock seconds of the run (timing: see :data:`TIMING_KEYS`).
+        cpu_s: CPU seconds (user + system) of the program and the children it waited for.
+        isolation: how it ran: ``mode`` (``"bubblewrap"`` or ``"rlimits"``), ``uid``
+            (``None`` = the parent's user), ``network`` (``"isolated"`` or ``"shared"``),
+            ``python`` (interpreter path).
+    """
+
+    status: Status
+    returncode: int
+    stdout: str
+    stderr: str
+    duration_s: float
+    cpu_s: float = 0.0
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    isolation: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the program exited with code 0 within its limits."""
+        return self.status == "ok"
