@@ -109,7 +109,7 @@ def test_a_correct_program_passes_on_a_busy_machine():
             h.wait()
             h.stdout.close()
     assert busy.ok and busy.stdout == "True\n", busy
-    assert busy.duration_s > FAST.timeout_s  # it did take longer than the CPU limit on the clock
+    # (no assertion on busy.duration_s: how much the hogs slow it down depends on the scheduler)
 
 
 def test_fork_bomb_is_contained_and_cleaned_up():

@@ -229,10 +229,9 @@ def test_math_checks_from_threads_are_bounded():
     with ThreadPoolExecutor(1) as pool:
         r = pool.submit(lambda: _team_reward(_play(env, ["$\\boxed{\\frac{10}{12}}$"]))).result()
         assert r == 1.0 and env.score["check"] == "ok"
-        # a short answer that makes sympy compute a 2^30-bit number: abandoned after the bound
-        t0 = time.perf_counter()
+        # a short answer that makes sympy compute a 2^30-bit number: abandoned after 1 s of CPU time
+        # (the bound is CPU time, so no wall-clock assertion here: a busy machine only slows it)
         assert pool.submit(bounded_math_equal, "2^{2^{30}}", "1", 1.0).result() == (False, "timeout")
-        assert time.perf_counter() - t0 < 5.0
         # the killed worker is replaced
         assert pool.submit(bounded_math_equal, "\\frac{5}{6}", "\\frac{10}{12}", 30.0).result() == (True, "ok")
     assert threading.current_thread() is threading.main_thread()

@@ -42,17 +42,19 @@ split follows the verifier idea of Cobbe et al., section 4, done here by an agen
 from __future__ import annotations
 
 import atexit
-import math
 import multiprocessing
+import os
 import re
 import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from lang_pz.envs.checks import check_api, check_choice, check_int, check_number
 from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, visible_text, cut
+from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
 
@@ -66,6 +68,10 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.IGNORECASE)
 _pool_lock = threading.Lock()
 _pool: Any = None
+_pool_pid: int | None = None
+#: The wall-clock backstop of one check, as a multiple of its CPU-time bound (a check that waits
+#: instead of computing cannot hang forever; a busy machine slows a check but never fails it).
+WALL_BACKSTOP_FACTOR = 10.0
 
 
 #: Bound on starting the checking worker (a fresh interpreter importing math-verify and sympy);
@@ -74,52 +80,68 @@ WORKER_START_TIMEOUT_S = 120.0
 
 
 def _close_pool() -> None:
-    global _pool
+    global _pool, _pool_pid
     if _pool is not None:
         _pool.terminate()
-        _pool = None
+        _pool, _pool_pid = None, None
 
 
 def _worker_pool() -> Any:
-    global _pool
+    global _pool, _pool_pid
     if _pool is None:
         pool = multiprocessing.get_context("spawn").Pool(1)
         try:
             pool.apply_async(math_equal, ("1", "1")).get(WORKER_START_TIMEOUT_S)  # imports math-verify
+            pid = pool.apply_async(os.getpid).get(WORKER_START_TIMEOUT_S)
         except BaseException:
             pool.terminate()
             raise
-        _pool = pool
+        _pool, _pool_pid = pool, pid
     return _pool
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """CPU time (user + system) used so far by process ``pid``, from ``/proc`` (``None`` if unknown)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
 
 
 atexit.register(_close_pool)
 
 
 def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tuple[bool, str]:
-    """:func:`lang_pz.tasks.scoring.math_equal` bounded in time from any thread.
+    """:func:`lang_pz.tasks.scoring.math_equal` bounded in CPU time, from any thread.
+
+    Every check runs in one worker process (sympy can spin for minutes on answers such as
+    ``2^{2^{30}}``); it is cut when the worker has spent ``timeout_s`` seconds of *CPU time* on
+    it, so a busy machine slows a check but never fails a correct answer, with a wall-clock
+    backstop of :data:`WALL_BACKSTOP_FACTOR` x ``timeout_s``.
 
     Returns:
         ``(equal, check)`` where ``check`` is ``"ok"``, ``"too_long"`` (the prediction's answer
         has more than :data:`MAX_ANSWER_CHARS` characters; not parsed) or ``"timeout"`` (no
-        verdict within ``timeout_s``; counted as not equal).
+        verdict within the bound; counted as not equal).
     """
     boxed = last_boxed(prediction)
     answer = boxed if boxed is not None else prediction.strip()
     if len(answer) > MAX_ANSWER_CHARS:
         return False, "too_long"
-    if threading.current_thread() is threading.main_thread():
-        try:
-            return math_equal(answer, gold, timeout_seconds=max(1, math.ceil(timeout_s))), "ok"
-        except TimeoutError:
-            return False, "timeout"
-    with _pool_lock:  # one check at a time in the worker; a hang is cut at timeout_s
+    with _pool_lock:  # one check at a time in the worker
         pool = _worker_pool()
-        try:
-            return bool(pool.apply_async(math_equal, (answer, gold)).get(timeout_s)), "ok"
-        except multiprocessing.TimeoutError:
-            _close_pool()
-            return False, "timeout"
+        pending = pool.apply_async(math_equal, (answer, gold), {"timeout_seconds": None})
+        cpu0, wall0 = _cpu_seconds(_pool_pid), time.monotonic()
+        while True:
+            try:
+                return bool(pending.get(0.05)), "ok"
+            except multiprocessing.TimeoutError:
+                cpu = _cpu_seconds(_pool_pid)
+                spent = (cpu - cpu0) if cpu is not None and cpu0 is not None else time.monotonic() - wall0
+                if spent > timeout_s or time.monotonic() - wall0 > WALL_BACKSTOP_FACTOR * timeout_s:
+                    _close_pool()
+                    return False, "timeout"
 
 
 class MathTaskEnv(TaskEnv[Any]):

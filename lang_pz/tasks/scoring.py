@@ -1,7 +1,7 @@
 """Scoring functions for the language tasks (HotpotQA, MATH, GSM8K).
 
 Pure functions, no I/O. The conventions follow the public benchmarks, re-implemented here from
-their descriptions (see ``../shared/data/README.md``):
+their descriptions (each dataset's official conventions):
 
 * HotpotQA (Yang et al., 2018, official ``hotpot_evaluate_v1.py``): answers are normalised by
   lower-casing, removing punctuation, removing the articles *a/an/the* and collapsing white
