@@ -90,8 +90,8 @@ def rollout(
         seed: the ``reset`` seed.
         episode: index written into every record.
         writer: if given, every record is written and flushed as soon as it is known.
-        max_workers: threads for concurrent decisions in parallel envs (default: one per
-            agent). Backends that cannot serve requests concurrently serialise them.
+        max_workers: threads for concurrent decisions in parallel envs (default:
+            :func:`decision_threads`: one per agent, bounded by what the backends serve at once).
         on_step: called after every environment step (e.g. to advance a progress bar).
 
     Returns:
@@ -129,12 +129,21 @@ def _state(traj: Trajectory, writer: TrajectoryWriter | None, t: int, env: Any) 
             writer.state(traj.episode, t, text)
 
 
+def decision_threads(policies: Mapping[str, Policy]) -> int:
+    """Threads for the concurrent decisions of one parallel step: one per agent, but no more
+    than the LLM backends serve at once (``backend.max_concurrency``; the embedded model serves
+    one request at a time, so more threads would only wait on its lock and cost memory)."""
+    bounds = [b.max_concurrency for p in policies.values()
+              if (b := getattr(p, "backend", None)) is not None and getattr(b, "max_concurrency", None)]
+    return max(1, min([len(policies), *bounds]))
+
+
 def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Trajectory,
                       writer: TrajectoryWriter | None, max_workers: int | None,
                       on_step: Callable[[], None] | None) -> None:
     obs, infos = env.reset(seed=traj.seed)
     t = 0
-    with ThreadPoolExecutor(max_workers=max_workers or max(1, len(env.possible_agents))) as pool:
+    with ThreadPoolExecutor(max_workers=max_workers or decision_threads(policies)) as pool:
         while env.agents:
             _state(traj, writer, t, env)
             agents = list(env.agents)

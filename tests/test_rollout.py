@@ -161,3 +161,15 @@ def test_raw_observation_is_an_explicit_recorded_opt_in():
     assert raw_steps[0].raw_output.startswith("shape (")  # the image observation underneath
     assert all(s.meta.get("raw_observation") is True for s in raw_steps)
     assert not any(s.meta for s in traj.agent_steps("piston_1"))  # text policies: nothing recorded
+
+
+def test_decision_threads_follow_what_the_backends_serve():
+    from lang_pz.backends import ScriptedBackend
+    from lang_pz.policies import LLMPolicy
+    from lang_pz.rollout import decision_threads
+
+    free = ScriptedBackend(lambda r: "up")
+    serial = ScriptedBackend(lambda r: "up")
+    serial.max_concurrency = 1  # like the embedded model: one request at a time
+    assert decision_threads({f"a{i}": LLMPolicy("Always push up.", free) for i in range(5)}) == 5
+    assert decision_threads({"a": LLMPolicy("Always push up.", serial), "b": PistonballHeuristic()}) == 1

@@ -744,7 +744,14 @@ def test_one_backend_instance_per_distinct_spec(tmp_path, monkeypatch):
 
     monkeypatch.setattr(loop, "make_backend", fake)
     loop.build(config(tmp_path / "run", critic_backend="openai:big", backend_options={"openai:big": {"timeout": 9}}))
-    assert made == [("embedded", {}), ("openai:big", {"timeout": 9})]
+    # the critic's own spec; the embedded optimiser gets its own instance apart from the actors'
+    assert made == [("embedded", {}), ("openai:big", {"timeout": 9}), ("embedded", {})]
+    made.clear()
+    loop.build(config(tmp_path / "run2", actor_backend="openai:m", optimiser_backend="openai:m"))
+    assert made == [("openai:m", {})]  # ... one instance per spec
+    made.clear()
+    loop.build(config(tmp_path / "run3"))  # embedded everywhere: the actors keep their own (prompt-cache) instance
+    assert made == [("embedded", {}), ("embedded", {})]
 
 
 def test_test_seeds_measure_every_iteration_and_the_final_policies(tmp_path):

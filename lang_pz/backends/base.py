@@ -134,6 +134,9 @@ class LLMBackend(ABC):
 
     model: str = ""
     prompt_format: PromptFormat = "chat"
+    #: How many requests the backend serves at once (``None``: no known bound). A rollout uses
+    #: no more decision threads than this (more would only wait on the backend's lock).
+    max_concurrency: int | None = None
 
     def __init__(self) -> None:
         self.usage = TokenUsage()

@@ -31,6 +31,7 @@ class RequestLimit(LLMBackend):
         self.semaphore = semaphore
         self.model = inner.model
         self.prompt_format = inner.prompt_format
+        self.max_concurrency = inner.max_concurrency
 
     def generate(self, request: GenerationRequest) -> Generation:
         """Wait for a free slot, then forward to ``inner``."""

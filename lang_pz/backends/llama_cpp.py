@@ -127,6 +127,7 @@ class LlamaCppBackend(LLMBackend):
     """
 
     prompt_format = "completion"
+    max_concurrency = 1  # one llama.cpp context: requests are served one at a time
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ class RoleMeter(LLMBackend):
         self.price_per_mtok = (float(price_per_mtok[0]), float(price_per_mtok[1]))
         self.model = inner.model
         self.prompt_format = inner.prompt_format
+        self.max_concurrency = inner.max_concurrency
         self.cost_usd = 0.0
 
     def generate(self, request: GenerationRequest) -> Generation:

@@ -152,9 +152,12 @@ def build(
         spec = config.backend_spec(role)
         inner = given.get(role)
         if inner is None:
-            if spec not in made:  # one model instance per distinct spec
-                made[spec] = make_backend(spec, **config.backend_options.get(spec, {}))
-            inner = made[spec]
+            # one model instance per distinct spec; the embedded model gets one for the actors and
+            # one for the critic and optimiser, so llama.cpp keeps the actors' prompt prefix cached
+            key = f"{spec}/{'actor' if role == 'actor' else 'learner'}" if spec == "embedded" else spec
+            if key not in made:
+                made[key] = make_backend(spec, **config.backend_options.get(spec, {}))
+            inner = made[key]
         meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, tuple(config.prices.get(spec, (0.0, 0.0))))
     critic = critic or CentralCritic(
         meters["critic"], mode=config.critic_mode, max_attempts=config.critic_max_attempts,
