@@ -170,9 +170,18 @@ def full_script():
     })
 
 
+def _step(optimiser, policies, reports):
+    """The training loop's propose step over every agent with a policy (failures would be counted)."""
+    from lang_pz.training import propose
+
+    updates, failures = propose(optimiser, policies, list(policies), reports)
+    assert failures == 0
+    return updates
+
+
 def test_step_updates_each_agent_from_its_own_credits_only():
     llm = ScriptedBackend(full_script())
-    updates = TextualPolicyOptimiser(llm).step(POLICIES, REPORTS)
+    updates = _step(TextualPolicyOptimiser(llm), POLICIES, REPORTS)
     assert set(updates) == set(POLICIES)
     u0 = updates["piston_0"]
     assert isinstance(u0, PolicyUpdate)
@@ -382,14 +391,14 @@ def test_caller_errors_are_refused():
 def test_step_skips_uncredited_agents_and_ignores_agents_without_policy():
     llm = ScriptedBackend([grad_reply(steps=()), policy_reply("Go down.")])
     reports = [report(0, {"piston_0": (0.0, "ok", []), "opponent": (1.0, "won", [1])})]
-    updates = TextualPolicyOptimiser(llm).step({"piston_0": "Go up.", "piston_7": "Go up."}, reports)
+    updates = _step(TextualPolicyOptimiser(llm), {"piston_0": "Go up.", "piston_7": "Go up."}, reports)
     assert set(updates) == {"piston_0"} and len(llm.requests) == 2
     assert "won" not in prompt_of(llm.requests[0])
 
 
 def test_update_dumps_to_json():
     llm = ScriptedBackend(full_script())
-    upd = TextualPolicyOptimiser(llm).step({"piston_0": "Always push up."}, REPORTS)["piston_0"]
+    upd = _step(TextualPolicyOptimiser(llm), {"piston_0": "Always push up."}, REPORTS)["piston_0"]
     data = json.loads(json.dumps(upd.model_dump(mode="json")))
     assert data["new"] == "Always go down." and data["gradient"]["evidence_steps"] == [2]
     assert data["gradient"]["drop"] == "pushing up"
@@ -421,7 +430,7 @@ def test_update_shows_each_agent_only_its_own_probes():
         "piston_0/grad": [grad_reply(steps=(1,))], "piston_0/apply": [policy_reply("Always push down.")],
         "piston_1/grad": [grad_reply(steps=(0,))], "piston_1/apply": [policy_reply("Always stay where you are.")],
     }))
-    TextualPolicyOptimiser(llm).step(POLICIES, [r])
+    _step(TextualPolicyOptimiser(llm), POLICIES, [r])
     grads = {a: task_of(q) for q in llm.requests if stage_of(q) == "grad" for a in POLICIES if f"Agent: {a}" in task_of(q)}
     agents = ["piston_0", "piston_1"]
     assert PROBES[0].describe(agents) in grads["piston_0"] and PROBES[0].describe(agents) not in grads["piston_1"]

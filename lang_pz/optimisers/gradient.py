@@ -29,6 +29,38 @@ POLICY_PATTERN = r"^[A-Za-z][A-Za-z0-9 ,.;:'!?()%%+<>=/-]{0,%d}$"
 #: Default limit of one update: the share of the policy text it may rewrite (1 - difflib ratio).
 MAX_REWRITE = 0.75
 
+#: Worked example of the gradient stage (toy agent and task).
+GRADIENT_EXAMPLE = """Agent: robot_b
+Current policy: Always wait.
+Critic's credits for robot_b (from -1 = hurt the team to 1 = helped it):
+- episode 0: credit -0.5, steps [1, 2]: only waited, so the box moved slowly
+- episode 1: credit -1, steps [0]: blocked the door by waiting
+Computed re-runs of robot_b's episodes:
+- if robot_b had played push at every step: team return 6.0 (+4.0)
+- if robot_b had played pull at every step: team return -3.0 (-5.0)
+Edit direction as JSON:
+{"keep": "", "change": "push instead of waiting", "drop": "waiting", "evidence_steps": [1, 0]}"""
+
+#: Worked example of the aggregation stage (toy agent and task).
+AGGREGATE_EXAMPLE = """Agent: robot_b
+Current policy: Always wait.
+Edit directions from this batch:
+- keep: ; change: push instead of waiting; drop: waiting; steps [1]
+- keep: ; change: pull the box; drop: ; steps [0]
+Earlier directions (momentum; weight 1 = last iteration):
+- weight 0.5: keep: ; change: push the box; drop: waiting
+Edit direction as JSON:
+{"keep": "", "change": "push instead of waiting", "drop": "waiting", "evidence_steps": [1]}"""
+
+#: Worked example of the update stage (toy agent and task).
+APPLY_EXAMPLE = """Current policy: Always wait.
+Keep: 
+Change: push instead of waiting
+Drop: waiting
+New policy as JSON:
+{"policy": "Always push."}"""
+
+
 class Gradient(BaseModel):
     """A language gradient: how one agent's policy text should change, and why.
 

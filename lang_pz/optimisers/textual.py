@@ -18,7 +18,7 @@ from that agent's credits only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -26,7 +26,10 @@ from pydantic import BaseModel
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
 from lang_pz.critics.base import Credit, CriticReport
 from lang_pz.optimisers.gradient import (
+    AGGREGATE_EXAMPLE,
+    APPLY_EXAMPLE,
     DIRECTION_MAX_CHARS,
+    GRADIENT_EXAMPLE,
     MAX_EVIDENCE_STEPS,
     MAX_REWRITE,
     Gradient,
@@ -47,38 +50,6 @@ from lang_pz.structured import (
 
 if TYPE_CHECKING:
     from lang_pz.optimisers.momentum import Momentum
-
-#: Worked example of the gradient stage (toy agent and task).
-GRADIENT_EXAMPLE = """Agent: robot_b
-Current policy: Always wait.
-Critic's credits for robot_b (from -1 = hurt the team to 1 = helped it):
-- episode 0: credit -0.5, steps [1, 2]: only waited, so the box moved slowly
-- episode 1: credit -1, steps [0]: blocked the door by waiting
-Computed re-runs of robot_b's episodes:
-- if robot_b had played push at every step: team return 6.0 (+4.0)
-- if robot_b had played pull at every step: team return -3.0 (-5.0)
-Edit direction as JSON:
-{"keep": "", "change": "push instead of waiting", "drop": "waiting", "evidence_steps": [1, 0]}"""
-
-#: Worked example of the aggregation stage (toy agent and task).
-AGGREGATE_EXAMPLE = """Agent: robot_b
-Current policy: Always wait.
-Edit directions from this batch:
-- keep: ; change: push instead of waiting; drop: waiting; steps [1]
-- keep: ; change: pull the box; drop: ; steps [0]
-Earlier directions (momentum; weight 1 = last iteration):
-- weight 0.5: keep: ; change: push the box; drop: waiting
-Edit direction as JSON:
-{"keep": "", "change": "push instead of waiting", "drop": "waiting", "evidence_steps": [1]}"""
-
-#: Worked example of the update stage (toy agent and task).
-APPLY_EXAMPLE = """Current policy: Always wait.
-Keep: 
-Change: push instead of waiting
-Drop: waiting
-New policy as JSON:
-{"policy": "Always push."}"""
-
 
 class TextualPolicyOptimiser:
     """LangMARL language-policy-gradient optimiser (TextGrad-style textual gradients).
@@ -421,20 +392,3 @@ class TextualPolicyOptimiser:
         agg, ga = self.aggregate(agent, policy, grads, momentum.get(agent) if momentum else ())
         upd = self.apply(agent, policy, agg)
         return upd.model_copy(update={"gradients": grads, "generations": gens + ga + upd.generations})
-
-    def step(
-        self, policies: Mapping[str, str], reports: Sequence[CriticReport], momentum: Momentum | None = None
-    ) -> dict[str, PolicyUpdate]:
-        """:meth:`update` for every agent of ``policies`` credited in ``reports``.
-
-        Agents credited in no report get no update (they are absent from the result); credits
-        of agents without a policy (e.g. fixed partners) are ignored.
-
-        Raises:
-            SchemaValidationError: a stage found no valid reply for some agent.
-        """
-        return {
-            agent: self.update(agent, policy, reports, momentum)
-            for agent, policy in policies.items()
-            if any(agent in r.credits for r in reports)
-        }
