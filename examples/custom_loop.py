@@ -51,7 +51,8 @@ def custom_train(cfg: T.TrainConfig, backends=None) -> T.TrainState:
         T.commit_momentum(state.momentum, updates, decision.accepted_agents)
         metrics = T.iteration_metrics(it, trajs, value, decision, changed, gated, critic_failures,
                                       optimiser_failures, meter)
-        state = T.TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls)
+        state = T.TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls,
+                             state.uncached_calls + metrics.llm_calls - metrics.cached_calls)
         log.done({"metrics": asdict(metrics), **state.to_json()})
         print(f"iteration {it}: train {metrics.train_return:.1f}, accepted {decision.accepted_agents}")
     run.finish(state.policies)

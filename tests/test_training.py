@@ -361,7 +361,7 @@ def test_llm_call_budget_stops_before_the_next_iteration(tmp_path):
     assert len(res.metrics) == 1  # iteration 0 ran to its end, then the budget stopped the run
     calls = res.metrics[0].llm_calls
     assert calls > 1
-    assert res.stopped == f"LLM-call budget reached ({calls} >= 1)"
+    assert res.stopped == f"LLM-call budget reached ({calls} uncached calls >= 1)"
     assert any(m.startswith("stopping before iteration 1") for m in messages)
     assert not (tmp_path / "run" / "iter_001").exists()
     assert lang_pz.runs.read_policies(tmp_path / "run" / "final" / "policies") == res.final_policies
@@ -778,3 +778,18 @@ def test_backend_options_never_hold_credentials():
     with pytest.raises(ValidationError, match="credentials must come from the environment"):
         TrainConfig(backend_options={"openai:m": {"api_key": "sk-x"}})
     TrainConfig(backend_options={"openai:m": {"timeout_s": 5, "max_attempts": 3}})
+
+
+def test_the_budget_counts_uncached_calls_only(tmp_path):
+    """A reply served by the response cache costs nothing: a replay of a run spends none of its budget."""
+    def cached_stand_in():
+        s = StandIn()
+        s.backend = ScriptedBackend(s.reply, cache=tmp_path / "cache")
+        return s
+
+    first = train_with(cached_stand_in(), config(tmp_path / "a", iterations=3, max_llm_calls=1))
+    m = first.metrics[0]
+    assert len(first.metrics) == 1 and m.llm_calls > m.cached_calls  # uncached calls spent the budget: stopped
+    again = train_with(cached_stand_in(), config(tmp_path / "b", iterations=2, max_llm_calls=1))
+    assert again.metrics[0].cached_calls == again.metrics[0].llm_calls > 0  # all replayed from the cache
+    assert len(again.metrics) == 2  # so the budget was not spent: iteration 1 ran

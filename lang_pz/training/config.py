@@ -84,7 +84,9 @@ class TrainConfig(BaseModel):
         "role uses the embedded model, which serves one request at a time; else 8)")
     max_concurrent_requests: int | None = Field(
         None, ge=1, description="LLM requests in flight at once, over every role (default: workers)")
-    max_llm_calls: int | None = Field(None, ge=1, description="budget: no new iteration once this many calls were made")
+    max_llm_calls: int | None = Field(
+        None, ge=1, description="budget: no new iteration once this many uncached LLM calls were made "
+        "(replies from the response cache cost nothing and are not counted)")
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
 
     @model_validator(mode="after")

@@ -218,7 +218,8 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
 
     metrics = iteration_metrics(it, trajectories, value, decision, changed, gated, critic_failures,
                                 optimiser_failures, meter, tested)
-    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls)
+    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls,
+                     state.uncached_calls + metrics.llm_calls - metrics.cached_calls)
     log.done({"metrics": asdict(metrics), **new.to_json()})
     for c in callbacks:
         c.on_iteration(metrics, new)
@@ -341,8 +342,8 @@ def train(
         say(f"resuming {run.root} after {len(done)} completed iteration(s)")
     run.rewrite_metrics([d["metrics"] for d in done])
     for it in range(len(done), config.iterations):
-        if config.max_llm_calls is not None and state.calls >= config.max_llm_calls:
-            result.stopped = f"LLM-call budget reached ({state.calls} >= {config.max_llm_calls})"
+        if config.max_llm_calls is not None and state.uncached_calls >= config.max_llm_calls:
+            result.stopped = f"LLM-call budget reached ({state.uncached_calls} uncached calls >= {config.max_llm_calls})"
             say(f"stopping before iteration {it}: {result.stopped}")
             break
         log = run.begin(it)

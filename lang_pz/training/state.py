@@ -21,16 +21,20 @@ class TrainState:
             iteration, so validation of unchanged policies is not repeated).
         momentum: the optimiser's momentum, if any.
         calls: LLM calls of completed iterations (a resumed run counts the earlier ones).
+        uncached_calls: those of them not served by the response cache (what the
+            ``max_llm_calls`` budget counts: a cached reply costs nothing).
     """
 
     policies: dict[str, str]
     value: float | None = None
     momentum: Momentum | None = None
     calls: int = 0
+    uncached_calls: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The ``done.json`` fields (besides ``metrics``)."""
         return {"policies": self.policies, "val_return_next": self.value, "calls_total": self.calls,
+                "uncached_calls_total": self.uncached_calls,
                 "momentum": self.momentum.to_json() if self.momentum else None}
 
     @classmethod
@@ -38,7 +42,7 @@ class TrainState:
         """Inverse of :meth:`to_json` (``momentum`` is used when the record holds none)."""
         mom = Momentum.from_json(done["momentum"]) if momentum is not None and done.get("momentum") else momentum
         return cls(policies=dict(done["policies"]), value=done["val_return_next"], momentum=mom,
-                   calls=done["calls_total"])
+                   calls=done["calls_total"], uncached_calls=done.get("uncached_calls_total", done["calls_total"]))
 
 
 @dataclass
