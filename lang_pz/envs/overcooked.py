@@ -197,12 +197,13 @@ class OvercookedParallelEnv(ParallelEnv):
                 [is_possible(self.planners, self.game_state, i, w) for w in SKILL_WORDS], dtype=np.int8)
         return self._mask_cache[key]
 
-    def note_unread(self, agent: str, reason: str | None) -> None:
+    def note_unread(self, agent: str, reason: str | None, *, replace: bool = True) -> None:
         """Record that ``agent``'s text for the coming step did not parse (``None``: it did);
-        the outcome is reported in its next observation."""
+        the outcome is reported in its next observation. ``replace=False`` keeps a reason
+        already recorded for this step."""
         if reason is None:
             self._unread.pop(agent, None)
-        else:
+        elif replace or agent not in self._unread:
             self._unread[agent] = reason
 
     # -- PettingZoo API ---------------------------------------------------------------------
@@ -493,6 +494,12 @@ class OvercookedAdapter(LanguageAdapter):
             return SKILL_WORDS[codec.parse_action(spaces.Discrete(len(SKILL_WORDS)), text, names=SKILL_WORDS)]
         except ActionParseError:
             return None
+
+    def fallback_text(self, env: Any, agent: str | None, action: Any, reason: str) -> str | None:
+        """None: the game itself reports an unread reply in the next observation. :meth:`parse`
+        has told it why; a reply refused before parsing (not text, too long) is told here."""
+        env.unwrapped.note_unread(agent, f"your last reply could not be used ({reason})", replace=False)
+        return None
 
     def fallback(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> Any:
         """``stay`` (primitive) or ``wait 1`` (skills)."""

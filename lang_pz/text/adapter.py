@@ -35,7 +35,15 @@ class LanguageAdapter:
     Hooks take the wrapped (inner) environment ``env``, the ``agent`` id (``None`` for
     Gymnasium environments) and that agent's own raw ``observation`` and ``info`` only:
     execution is decentralised. Only :meth:`state_text` sees every agent.
+
+    Attributes:
+        reads_observation: whether the hooks read the ``observation`` argument. An adapter
+            that renders from the environment's state instead sets it to ``False``: its hooks
+            get ``observation=None`` and the wrappers never compute the inner observation for
+            it (Pistonball skips its images this way; ``raw_observation`` still computes one).
     """
+
+    reads_observation: bool = True
 
     def __init__(self, action_names: Sequence[str] | None = None, *, describe_agent: bool = True) -> None:
         self.action_names = list(action_names) if action_names is not None else None
@@ -97,6 +105,19 @@ class LanguageAdapter:
             return vocab
         return [vocab[i] for i in np.flatnonzero(mask)]
 
+    def legal_actions_fixed(self, env: Any, agent: str | None) -> bool:
+        """Whether :meth:`legal_actions` and :meth:`action_range` of ``agent`` depend on its
+        spaces only (not on the state or a mask), so a wrapper may reuse them from step to step.
+
+        True when this class's own ``legal_actions``, ``action_mask`` and ``action_range`` are
+        in use and the observation has no ``action_mask``; an adapter overriding any of them
+        gets False unless it says otherwise.
+        """
+        cls = type(self)
+        own = all(getattr(cls, name) is getattr(LanguageAdapter, name)
+                  for name in ("legal_actions", "action_mask", "action_range", "action_space"))
+        return own and not self.uses_action_mask(env, agent)
+
     def action_range(self, env: Any, agent: str | None) -> list[float] | None:
         """``[low, high]`` for a one-number Box action space, else ``None``."""
         space = self.action_space(env, agent)
@@ -116,6 +137,11 @@ class LanguageAdapter:
     def fallback(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> Any:
         """The action applied when text does not parse (see :func:`lang_pz.text.codec.fallback_action`)."""
         return codec.fallback_action(self.action_space(env, agent), self.action_mask(env, agent, observation, info))
+
+    def fallback_text(self, env: Any, agent: str | None, action: Any, reason: str) -> str | None:
+        """The note in the agent's next observation after its reply was refused and ``action``
+        (the fallback) was applied instead; ``None`` for no note. ``reason`` is the parse error."""
+        return f"Your last reply could not be used ({reason}), so '{self.action_text(env, agent, action)}' was played for you."
 
     def action_text(self, env: Any, agent: str | None, action: Any) -> str:
         """The text that :meth:`parse` maps back to ``action`` (for logs and scripted policies)."""
