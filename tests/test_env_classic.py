@@ -88,3 +88,4 @@ def test_old_import_paths_still_work():
         tictactoe_square,
     )
     assert lang_pz.registry["classic/tictactoe-v0"].load() is make_tictactoe
+

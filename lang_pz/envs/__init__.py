@@ -84,7 +84,7 @@ for _layout, _what in (
 ):
     register(EnvSpec(
         id=f"overcooked/{_layout}-v0",
-        entry_point=f"lang_pz.envs.overcooked:make_{_layout}",
+        entry_point=f"lang_pz.envs.overcooked.make:make_{_layout}",
         description=f"Overcooked-AI, {_what}. Cook and serve onion soups as a team of two.",
         apis=("parallel", "aec"),
         extra="overcooked",
