@@ -54,6 +54,11 @@ def action_vocabulary(space: spaces.Discrete, names: Sequence[str] | None = None
     return names
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_vocabulary(n: int, start: int, names: tuple[str, ...] | None) -> list[str]:
+    return action_vocabulary(spaces.Discrete(n, start=start), names)
+
+
 def _fmt(x: float) -> str:
     # Integers as integers up to 15 digits; anything else (1e300 included) in 3 significant digits.
     x = float(x)
@@ -205,7 +210,7 @@ def _parse_unwrapped(
     space: spaces.Space[Any], text: str, names: Sequence[str] | None, mask: np.ndarray | None
 ) -> Any:
     if isinstance(space, spaces.Discrete):
-        vocab = action_vocabulary(space, names)
+        vocab = _cached_vocabulary(int(space.n), int(space.start), None if names is None else tuple(names))
         legal = None if mask is None else [vocab[i] for i in np.flatnonzero(mask)]
         idx = _parse_discrete(text, vocab, legal)
         if mask is not None and not mask[idx]:

@@ -92,14 +92,14 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
     # -- PettingZoo API ----------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, str]:
         return observation_dict(
-            self.adapter, self.env, agent, self._observation_for(agent), self.env.infos.get(agent, {}),
+            self.adapter, self.env, agent, self._observation_for(agent), self._inner("infos").get(agent, {}),
             self.observation_max_length, self._notes.get(agent),
         )
 
     @property
     def infos(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]
         if self._infos is None:
-            self._infos = {a: self._info_of(a, info) for a, info in self.env.infos.items()}
+            self._infos = {a: self._info_of(a, info) for a, info in self._inner("infos").items()}
         return self._infos
 
     def _info_of(self, agent: str, info: dict[str, Any]) -> dict[str, Any]:
@@ -126,17 +126,18 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._action_infos, self._notes, self._info_memo = {}, {}, {}
         self.env.reset(seed=seed, options=options)
+        self._find_holders()
         self._changed()
 
     def step(self, action: Any) -> None:
         env = self.env
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
+        agent = self._inner("agent_selection")
+        if self._inner("terminations")[agent] or self._inner("truncations")[agent]:
             env.step(None)
             self._changed()
             return
         inner, self._action_infos[agent], note = decode_action(
-            self.adapter, env, agent, action, self._observation_for(agent), env.infos[agent],
+            self.adapter, env, agent, action, self._observation_for(agent), self._inner("infos")[agent],
             strict=self.strict, max_length=self.action_max_length,
         )
         if note is None:

@@ -146,6 +146,9 @@ def _holder(env: Any, name: str) -> Any | None:
     return None
 
 
+_PER_STEP = ("agents", "agent_selection", "terminations", "truncations", "rewards", "_cumulative_rewards", "infos")
+
+
 class ForwardsAttributes:
     """Attribute forwarding of the PettingZoo language wrappers (documented in their docstrings).
 
@@ -166,6 +169,9 @@ class ForwardsAttributes:
                                                   "action_max_length"})
 
     def __getattr__(self, name: str) -> Any:
+        fast = self.__dict__.get("_holders")
+        if fast is not None and name in fast:
+            return getattr(fast[name], name)
         if name.startswith("_") and name != "_cumulative_rewards":
             raise AttributeError(f"accessing private attribute '{name}' is prohibited")
         env = self.__dict__.get("env")
@@ -178,6 +184,26 @@ class ForwardsAttributes:
             if holder is None:
                 raise
             return getattr(holder, name)
+
+    def _find_holders(self) -> None:
+        """After a reset: remember which wrapped layer holds each per-step API attribute, so
+        reading it skips the hops through every wrapper in between (the value is the same: each
+        PettingZoo wrapper forwards it unchanged once the env is reset)."""
+        inner = {}
+        for name in _PER_STEP:
+            holder = _holder(self.__dict__.get("env"), name)
+            if holder is not None and name in holder.__dict__:
+                inner[name] = holder
+        self.__dict__["_inner_holders"] = inner
+        self.__dict__["_holders"] = {
+            name: h for name, h in inner.items()
+            if name not in self.__dict__ and not any(name in vars(c) for c in type(self).__mro__)
+        }
+
+    def _inner(self, name: str) -> Any:
+        """``self.env.<name>`` for a per-step API attribute, read from the layer that holds it."""
+        holder = self.__dict__.get("_inner_holders", {}).get(name)
+        return getattr(holder, name) if holder is not None else getattr(self.env, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if (name.startswith("_") or name in self.local_attributes or name in API_ATTRIBUTES

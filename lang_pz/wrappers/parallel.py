@@ -63,6 +63,7 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         self._raw_obs, self._raw_infos, self._notes = {}, {}, {}
         obs, infos = self.env.reset(seed=seed, options=options)
+        self._find_holders()
         return self._wrap(obs, infos, {})
 
     def step(self, actions: dict[str, Any]):

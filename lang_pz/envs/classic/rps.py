@@ -20,8 +20,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from lang_pz.envs.checks import check_api, check_bool
 from lang_pz.error import InvalidKwargError
 from lang_pz.registration import Api
@@ -48,7 +46,10 @@ def rps_outcome(mine: int, theirs: int) -> int:
 
 
 class RPSAdapter(LanguageAdapter):
-    """Rock-paper-scissors: the round, the opponent's last move (the observation) and your own."""
+    """Rock-paper-scissors: the round, the opponent's last move and your own, read from the game
+    (``env.unwrapped.observations[agent]`` is PettingZoo's observation: the opponent's last move)."""
+
+    reads_observation = False
 
     def __init__(self, num_actions: int = 3) -> None:
         super().__init__(action_names=rps_moves(num_actions))
@@ -58,7 +59,7 @@ class RPSAdapter(LanguageAdapter):
         names = self.action_names
         assert names is not None
         me = raw.agent_name_mapping[agent]
-        opp_last = int(np.asarray(observation))
+        opp_last = int(raw.observations[agent])
         head = f"You are {agent}, playing {' / '.join(names)} against one opponent."
         if raw.num_moves >= raw.max_cycles:
             now = "The game is over."
@@ -114,8 +115,11 @@ def make_rps(
             ``max_cycles`` < 1; a non-bool ``strict``.
     """
     from pettingzoo.classic import rps_v2
+    from pettingzoo.utils.conversions import aec_to_parallel
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
     from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper
+    from lang_pz.wrappers.lazy import ObserveOnDemand
 
     check_api("classic/rps", api, ("parallel", "aec"))
     if not isinstance(num_actions, int) or isinstance(num_actions, bool) or num_actions < 3 or num_actions % 2 == 0:
@@ -124,8 +128,10 @@ def make_rps(
         raise InvalidKwargError(f"max_cycles must be an integer >= 1, got {max_cycles!r}")
     check_bool("strict", strict)
     adapter = RPSAdapter(num_actions)
+    # PettingZoo's env() without its AssertOutOfBoundsWrapper (the adapter plays only valid
+    # moves); the parallel form is its aec_to_parallel, with observations computed only if read
+    # (order checks are the parallel API's own there, as in PettingZoo's parallel_env).
+    raw = rps_v2.raw_env(num_actions=num_actions, max_cycles=max_cycles, render_mode=render_mode)
     if api == "aec":
-        env = rps_v2.env(num_actions=num_actions, max_cycles=max_cycles, render_mode=render_mode)
-        return LanguageAECWrapper(env, adapter, strict=strict)
-    env = rps_v2.parallel_env(num_actions=num_actions, max_cycles=max_cycles, render_mode=render_mode)
-    return LanguageParallelWrapper(env, adapter, strict=strict)
+        return LanguageAECWrapper(OrderEnforcingWrapper(raw), adapter, strict=strict)
+    return LanguageParallelWrapper(aec_to_parallel(ObserveOnDemand(raw)), adapter, strict=strict)

@@ -167,9 +167,13 @@ def make_tictactoe(api: Api = "aec", *, strict: bool = False, render_mode: str |
         InvalidKwargError: another ``api``, or a non-bool ``strict``.
     """
     from pettingzoo.classic import tictactoe_v3
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
     from lang_pz.wrappers import LanguageAECWrapper
 
     check_api("classic/tictactoe", api, ("aec",))
     check_bool("strict", strict)
-    return LanguageAECWrapper(tictactoe_v3.env(render_mode=render_mode), TicTacToeAdapter(), strict=strict)
+    # PettingZoo's env() adds TerminateIllegalWrapper and AssertOutOfBoundsWrapper, which re-check
+    # every move; the adapter only ever plays legal moves, so they would only cost time.
+    env = OrderEnforcingWrapper(tictactoe_v3.raw_env(render_mode=render_mode))
+    return LanguageAECWrapper(env, TicTacToeAdapter(), strict=strict)
