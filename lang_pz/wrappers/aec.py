@@ -64,8 +64,6 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
         self._raw_cache: dict[str, Any] = {}  # agent -> inner observation, since the last reset/step
         self._mask_in_obs: dict[str, bool] = {}
         self._infos: dict[str, dict[str, Any]] | None = None  # None: rebuild when read
-        self._info_memo: dict[str, tuple[Any, Any, dict[str, Any], dict[str, Any]]] = {}
-        self._fixed: dict[str, bool] = {}
 
     # -- the inner observation, fetched at most once per agent between two steps ------------
     def _changed(self) -> None:
@@ -103,28 +101,16 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
         return self._infos
 
     def _info_of(self, agent: str, info: dict[str, Any]) -> dict[str, Any]:
-        """``agent``'s language info; reused (copied) from the last build when nothing it depends
-        on changed: the same inner info, unchanged, the same decoding, fixed legal actions."""
-        decoded = self._action_infos.get(agent)
-        last = self._info_memo.get(agent)
-        if last is not None and last[0] is info and last[1] is decoded and last[2] == info:
-            out = dict(last[3])
-            if "legal_actions" in out:
-                out["legal_actions"] = list(out["legal_actions"])
-            return out
-        out = agent_info(self.adapter, self.env, agent, self._observation_for(agent, for_info=True), info, decoded)
-        if agent not in self._fixed:
-            self._fixed[agent] = self.adapter.legal_actions_fixed(self.env, agent)
-        if self._fixed[agent]:
-            self._info_memo[agent] = (info, decoded, dict(info), dict(out))
-        return out
+        """``agent``'s language info (legal actions computed once if they never change)."""
+        return agent_info(self.adapter, self.env, agent, self._observation_for(agent, for_info=True), info,
+                          self._action_infos.get(agent), self._fixed_actions)
 
     @infos.setter
     def infos(self, value: dict[str, dict[str, Any]]) -> None:
         self._infos = value
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        self._action_infos, self._notes, self._info_memo = {}, {}, {}
+        self._action_infos, self._notes = {}, {}
         self.env.reset(seed=seed, options=options)
         self._find_holders()
         self._changed()

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -20,8 +19,6 @@ from lang_pz.spaces import check_action_text, text_observation_space, text_space
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.trajectory import to_jsonable
 
-# A character outside lang_pz.spaces.TEXT_CHARSET (printable ASCII, tab, newline, CR, VT, FF).
-_OUTSIDE_CHARSET = re.compile(r"[^\t\n\x0b\x0c\r\x20-\x7e]")
 _MAX_REASON = 300
 
 
@@ -74,14 +71,14 @@ def decode_action(
 
 
 def fit_charset(text: str, max_length: int) -> str:
-    """``text`` as :func:`lang_pz.spaces.to_charset` returns it, checked in one regex pass when
-    it already fits (the common case).
+    """``text`` as :func:`lang_pz.spaces.to_charset` returns it, with a fast check for the common
+    case (printable ASCII and newlines, short enough).
 
     Raises:
         ValueError: ``text`` is longer than ``max_length`` (see ``to_charset``).
     """
-    if len(text) <= max_length and _OUTSIDE_CHARSET.search(text) is None:
-        return text
+    if len(text) <= max_length and text.isascii() and text.replace("\n", " ").isprintable():
+        return text  # printable ASCII and newlines: inside the charset (the rest goes the long way)
     return to_charset(text, max_length)
 
 
@@ -99,19 +96,45 @@ def observation_dict(adapter: LanguageAdapter, env: Any, agent: str | None, obse
     return {"text": fit_charset(with_note(adapter.render(env, agent, observation, info), note), max_length)}
 
 
+class FixedActions:
+    """Per agent, the legal words and action range of an adapter whose
+    :meth:`~lang_pz.text.adapter.LanguageAdapter.legal_actions_fixed` says they never change:
+    computed once instead of at every step."""
+
+    def __init__(self) -> None:
+        self._adapter: LanguageAdapter | None = None
+        self._known: dict[Any, tuple[list[str] | None, list[float] | None] | None] = {}
+
+    def get(self, adapter: LanguageAdapter, env: Any,
+            agent: str | None) -> tuple[list[str] | None, list[float] | None] | None:
+        """``(legal_actions, action_range)`` if fixed for ``agent`` under ``adapter``, else ``None``."""
+        if adapter is not self._adapter:
+            self._adapter, self._known = adapter, {}
+        if agent not in self._known:
+            self._known[agent] = ((adapter.legal_actions(env, agent, None, {}), adapter.action_range(env, agent))
+                                  if adapter.legal_actions_fixed(env, agent) else None)
+        return self._known[agent]
+
+
 def agent_info(adapter: LanguageAdapter, env: Any, agent: str | None, observation: Any,
-               info: Mapping[str, Any], action_info: Mapping[str, Any] | None) -> dict[str, Any]:
+               info: Mapping[str, Any], action_info: Mapping[str, Any] | None,
+               fixed: FixedActions | None = None) -> dict[str, Any]:
     """The inner info plus ``legal_actions`` / ``action_range`` and the last action's decoding.
 
     A numeric ``action_mask`` is removed from the info: a Text action space cannot be
     sampled with it (the legal actions are given as words in ``legal_actions`` instead).
+    ``fixed`` supplies legal actions that never change (when the info has no mask).
     """
     out = dict(info)
-    out.pop("action_mask", None)
-    legal = adapter.legal_actions(env, agent, observation, info)
+    known = fixed.get(adapter, env, agent) if fixed is not None and "action_mask" not in info else None
+    if known is not None:
+        legal, rng = list(known[0]) if known[0] is not None else None, known[1]
+    else:
+        out.pop("action_mask", None)
+        legal = adapter.legal_actions(env, agent, observation, info)
+        rng = adapter.action_range(env, agent)
     if legal is not None:
         out["legal_actions"] = legal
-    rng = adapter.action_range(env, agent)
     if rng is not None:
         out["action_range"] = rng
     if action_info:
@@ -235,6 +258,7 @@ class MultiAgentTextSpaces(ForwardsAttributes):
         self._observation_spaces = {a: text_observation_space(observation_max_length) for a in possible_agents}
         self._action_spaces = {a: text_space(action_max_length) for a in possible_agents}
         self._notes: dict[str, str] = {}
+        self._fixed_actions = FixedActions()
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._observation_spaces[agent]

@@ -9,7 +9,7 @@ from gymnasium.utils import RecordConstructorArgs
 
 from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH, text_observation_space, text_space
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
+from lang_pz.wrappers.common import FixedActions, agent_info, decode_action, observation_dict
 
 
 class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConstructorArgs):
@@ -45,11 +45,12 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
         self.action_space = text_space(action_max_length)
         self._raw_obs: Any = None
         self._raw_info: dict[str, Any] = {}
+        self._fixed_actions = FixedActions()
 
     def _wrap(self, obs: Any, info: dict[str, Any], action_info: dict[str, Any] | None, note: str | None = None):
         self._raw_obs, self._raw_info = obs, info
         text = observation_dict(self.adapter, self.env, None, obs, info, self.observation_max_length, note)
-        return text, agent_info(self.adapter, self.env, None, obs, info, action_info)
+        return text, agent_info(self.adapter, self.env, None, obs, info, action_info, self._fixed_actions)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)

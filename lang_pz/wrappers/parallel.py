@@ -55,7 +55,8 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
             for a in obs
         }
         info = {
-            a: agent_info(adapter, env, a, self._for_adapter(a) if a in obs else None, i, action_infos.get(a))
+            a: agent_info(adapter, env, a, self._for_adapter(a) if a in obs else None, i, action_infos.get(a),
+                          self._fixed_actions)
             for a, i in infos.items()
         }
         return text, info
