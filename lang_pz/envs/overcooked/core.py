@@ -129,6 +129,11 @@ class OvercookedParallelEnv(ParallelEnv):
         return self._action_spaces[agent]
 
     @property
+    def tick_id(self) -> int:
+        """A number that changes with every tick and reset (for caches of per-tick text)."""
+        return self._tick_id
+
+    @property
     def game_state(self) -> Any:
         """The current ``OvercookedState`` (shared, fully observable)."""
         return self.game.state

@@ -68,40 +68,64 @@ def _pot_text(state: Any, pos: tuple[int, int]) -> str:
     return f"Pot ({pos[0]},{pos[1]}): {_ingredients(soup.ingredients)} of 3, not cooking{' (full)' if n >= 3 else ''}."
 
 
+class _Layout:
+    """What the text of one layout never changes: the map rows, their header, the key line,
+    the counters and pots (built once per ``OvercookedGridworld``)."""
+
+    def __init__(self, mdp: Any) -> None:
+        width = len(mdp.terrain_mtx[0])
+        self.header = "  " + "".join(str(x % 10) for x in range(width))
+        self.rows = [list(row) for row in mdp.terrain_mtx]
+        self.prefixes = [f"{y % 10} " for y in range(len(self.rows))]
+        self.counters = {(x, y) for y, row in enumerate(mdp.terrain_mtx) for x, t in enumerate(row) if t == "X"}
+        self.pots = list(mdp.get_pot_locations())
+        present = {t for row in mdp.terrain_mtx for t in row}
+        names = [f"{t} {_TERRAIN[t]}" for t in "XODTPS" if t in present]
+        self.key = "Key: " + ", ".join(names) + "; on a counter: o onion, d dish, s soup."
+
+
+_LAYOUTS: dict[int, tuple[Any, _Layout]] = {}
+
+
+def _layout(mdp: Any) -> _Layout:
+    hit = _LAYOUTS.get(id(mdp))
+    if hit is None or hit[0] is not mdp:
+        hit = _LAYOUTS[id(mdp)] = (mdp, _Layout(mdp))
+    return hit[1]
+
+
 def _map_lines(mdp: Any, state: Any, marks: dict[tuple[int, int], str]) -> list[str]:
-    width = len(mdp.terrain_mtx[0])
-    lines = ["  " + "".join(str(x % 10) for x in range(width))]
-    for y, row in enumerate(mdp.terrain_mtx):
-        cells = []
-        for x, t in enumerate(row):
-            pos = (x, y)
-            if pos in marks:
-                cells.append(marks[pos])
-            elif t == "X" and state.has_object(pos):
-                cells.append(_OBJECT_LETTER.get(state.get_object(pos).name, "?"))
-            else:
-                cells.append(t)
-        lines.append(f"{y % 10} " + "".join(cells))
-    return lines
+    layout = _layout(mdp)
+    overlay = {pos: _OBJECT_LETTER.get(obj.name, "?") for pos, obj in state.objects.items() if pos in layout.counters}
+    overlay.update(marks)
+    changed: dict[int, list[str]] = {}
+    for (x, y), letter in overlay.items():
+        changed.setdefault(y, list(layout.rows[y]))[x] = letter
+    return [layout.header] + [prefix + "".join(changed.get(y, row)) for y, (prefix, row) in
+                              enumerate(zip(layout.prefixes, layout.rows))]
 
 
 def _key_line(mdp: Any) -> str:
-    present = {t for row in mdp.terrain_mtx for t in row}
-    names = [f"{t} {_TERRAIN[t]}" for t in "XODTPS" if t in present]
-    return "Key: " + ", ".join(names) + "; on a counter: o onion, d dish, s soup."
+    return _layout(mdp).key
 
 
 def _shared_lines(env: OvercookedParallelEnv) -> list[str]:
-    """Pots, counter objects and orders."""
+    """Pots, counter objects and orders (built once per tick: both players' texts share them)."""
     state, mdp = env.game_state, env.mdp
-    lines = [_pot_text(state, p) for p in mdp.get_pot_locations()]
+    key = (env.tick_id, id(state))
+    memo = env.__dict__.get("_shared_text")
+    if memo is not None and memo[0] == key and memo[1] is state:
+        return memo[2]
+    layout = _layout(mdp)
+    lines = [_pot_text(state, p) for p in layout.pots]
     on_counters = [f"{obj.name} ({x},{y})" for (x, y), obj in sorted(state.objects.items())
-                   if mdp.get_terrain_type_at_pos((x, y)) == "X"]
+                   if (x, y) in layout.counters]
     if on_counters:
         lines.append("On counters: " + ", ".join(on_counters) + ".")
     orders = [f"soup of {_ingredients(list(r.ingredients))} ({r.value} points, cooks {r.time} steps)"
               for r in state.all_orders]
     lines.append("Orders: " + "; ".join(orders) + ".")
+    env.__dict__["_shared_text"] = (key, state, lines)
     return lines
 
 
