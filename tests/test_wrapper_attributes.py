@@ -99,3 +99,12 @@ def test_wrapping_a_language_env_keeps_each_wrappers_own_adapter():
     inner = lang_pz.make("classic/tictactoe-v0")
     outer = LanguageAECWrapper(inner)  # the outer sets its own adapter, not the inner's
     assert outer.adapter is not inner.adapter and type(inner.adapter).__name__ == "TicTacToeAdapter"
+
+
+@pytest.mark.parametrize("env_id", ["butterfly/pistonball-v0", "classic/rps-v0"])
+def test_parallel_envs_answer_api_attributes_as_pettingzoo_does(env_id):
+    # the AEC env under PettingZoo's aec_to_parallel has agent_selection; the parallel env has not
+    env = lang_pz.make(env_id, api="parallel")
+    env.reset(seed=0)
+    assert not hasattr(env, "agent_selection") and not hasattr(env, "terminations")
+    assert env.agents == env.possible_agents

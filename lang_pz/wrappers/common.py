@@ -13,6 +13,7 @@ from typing import Any
 
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from lang_pz.error import ActionParseError
 from lang_pz.spaces import check_action_text, text_observation_space, text_space, to_charset
@@ -210,13 +211,23 @@ class ForwardsAttributes:
 
     def _find_holders(self) -> None:
         """After a reset: remember which wrapped layer holds each per-step API attribute, so
-        reading it skips the hops through every wrapper in between (the value is the same: each
-        PettingZoo wrapper forwards it unchanged once the env is reset)."""
+        reading it skips the hops through every wrapper in between. Only layers PettingZoo's
+        own forwarding reaches count (``BaseWrapper`` / ``BaseParallelWrapper`` down to the first
+        layer that has the attribute), so the value read is exactly the one ``self.env.<name>``
+        gives once the env is reset."""
         inner = {}
         for name in _PER_STEP:
-            holder = _holder(self.__dict__.get("env"), name)
-            if holder is not None and name in holder.__dict__:
-                inner[name] = holder
+            layer = self.__dict__.get("env")
+            for _ in range(64):
+                if layer is None or name in layer.__dict__:
+                    break
+                if any(name in vars(c) for c in type(layer).__mro__) or not isinstance(
+                        layer, (BaseWrapper, BaseParallelWrapper)):
+                    layer = None
+                    break
+                layer = layer.__dict__.get("env")
+            if layer is not None and name in layer.__dict__:
+                inner[name] = layer
         self.__dict__["_inner_holders"] = inner
         self.__dict__["_holders"] = {
             name: h for name, h in inner.items()

@@ -1,12 +1,8 @@
 """PettingZoo classic games as language environments, one module each (as ``pettingzoo.classic``).
 
-=========================  ===================================  ==================================
-id                         module                               from
-=========================  ===================================  ==================================
-``classic/tictactoe-v0``   :mod:`lang_pz.envs.classic.tictactoe`     ``tictactoe_v3`` (AEC)
-``classic/connect_four-v0`` :mod:`lang_pz.envs.classic.connect_four` ``connect_four_v3`` (AEC)
-``classic/rps-v0``         :mod:`lang_pz.envs.classic.rps`           ``rps_v2`` (parallel, AEC)
-=========================  ===================================  ==================================
+* ``classic/tictactoe-v0``: :mod:`lang_pz.envs.classic.tictactoe`, from ``tictactoe_v3`` (AEC);
+* ``classic/connect_four-v0``: :mod:`lang_pz.envs.classic.connect_four`, from ``connect_four_v3`` (AEC);
+* ``classic/rps-v0``: :mod:`lang_pz.envs.classic.rps`, from ``rps_v2`` (parallel and AEC).
 
 :mod:`lang_pz.envs.classic.turns` holds what the turn-based games share (the move grammar,
 the turn line). Each module's docstring is the table of its agents, spaces and rewards.
