@@ -89,3 +89,11 @@ def test_old_import_paths_still_work():
     )
     assert lang_pz.registry["classic/tictactoe-v0"].load() is make_tictactoe
 
+
+
+def test_tictactoe_unreadable_reply_is_told_the_free_squares():
+    env = lang_pz.make("classic/tictactoe-v0", strict=True)
+    env.reset(seed=0)
+    env.step("5")
+    with pytest.raises(ActionParseError, match=r"no square found; legal: \['1', '2', '3', '4', '6', '7', '8', '9'\]"):
+        env.step("the corner")

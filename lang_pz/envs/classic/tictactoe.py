@@ -127,8 +127,13 @@ class TicTacToeAdapter(TurnBasedAdapter):
         return [str(s) for s in self._free_squares(env, agent)]
 
     def parse(self, env: Any, agent: str | None, text: str, observation: Any, info: Mapping[str, Any]) -> int:
-        action = _PHRASES.parse(text, "square")
         free = self._free_squares(env, agent)
+        try:
+            action = _PHRASES.parse(text, "square")
+        except ActionParseError as exc:
+            if not free:
+                raise
+            raise ActionParseError(text, f"{exc.reason}; legal: {[str(s) for s in free]}") from None
         square = tictactoe_square(action)
         if square not in free:
             why = f"square {square} is taken; legal: {[str(s) for s in free]}" if free else "it is not your turn"
