@@ -129,7 +129,8 @@ def agent_info(adapter: LanguageAdapter, env: Any, agent: str | None, observatio
     out = dict(info)
     known = fixed.get(adapter, env, agent) if fixed is not None and "action_mask" not in info else None
     if known is not None:
-        legal, rng = list(known[0]) if known[0] is not None else None, known[1]
+        legal = list(known[0]) if known[0] is not None else None
+        rng = list(known[1]) if known[1] is not None else None
     else:
         out.pop("action_mask", None)
         legal = adapter.legal_actions(env, agent, observation, info)
