@@ -17,13 +17,17 @@ is one ``step``: a tick at the primitive level, a whole skill step at the skill 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 from collections.abc import Callable
 
 import numpy as np
 
-import lang_pz
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
+
+import lang_pz  # noqa: E402
 from lang_pz.envs.overcooked import LAYOUTS, PRIMITIVES, OvercookedParallelEnv, import_overcooked
 from lang_pz.envs.overcooked_skills import SKILL_WORDS, load_planners
 

@@ -12,12 +12,16 @@ prints the mean (and min-max) soups delivered.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-import lang_pz
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
+
+import lang_pz  # noqa: E402
 from lang_pz.envs.overcooked import LAYOUTS
 from lang_pz.policies.overcooked import overcooked_partner
 

@@ -257,3 +257,34 @@ def test_tictactoe_grammar_never_crashes(text):
         assert exc.text == text
     else:
         assert 0 <= action <= 8
+
+
+# -- any string, any bound: huge numbers, deep nesting -------------------------------------
+
+
+@pytest.mark.parametrize("text", ["1e39", "-1e300", "3.5e38", "1" + "0" * 60])
+def test_unbounded_float32_box_refuses_numbers_beyond_its_dtype(text):
+    import warnings
+
+    space = spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow RuntimeWarning either
+        with pytest.raises(ActionParseError, match="float32"):
+            parse_action(space, text)
+    assert parse_action(space, "3e38")[0] == np.float32(3e38)
+
+
+def test_huge_bounds_and_values_render_short():
+    space = spaces.Box(-1e300, 1e300, shape=(2,), dtype=np.float64)
+    assert describe_action_space(space) == "Action: 2 numbers, each from -1e+300 to 1e+300, e.g. [-1e+300, -1e+300]"
+    assert render_value(space, np.array([1e300, 12345.0])) == "[1e+300, 12345]"
+
+
+@pytest.mark.parametrize("depth", [100, 900, 990, 5000])
+def test_deeply_nested_json_never_crashes(depth):
+    nested = spaces.Dict({"a": spaces.Dict({"x": spaces.Discrete(2)}), "b": spaces.Box(0.0, 1.0, shape=(1,))})
+    for text in ('{"action": ' + "[" * depth + "]" * depth + "}",
+                 '{"a": {"x": ' + "[" * depth + "]" * depth + '}, "b": 0}',
+                 '{"a": ' + '{"x": ' * depth + "1" + "}" * depth + ', "b": 0}'):
+        for space in (nested, spaces.Discrete(3), spaces.Box(0.0, 1.0, shape=(1,))):
+            _parses_or_rejects(space, text)

@@ -39,8 +39,9 @@ def test_pistonball_20_pistons_full_episode_api_test(api):
         parallel_api_test(env, num_cycles=125)
 
 
-def test_pistonball_2_pistons():
-    assert language_api_test("butterfly/pistonball-v0", kwargs={"n_pistons": 2}) == ["parallel", "aec"]
+def test_pistonball_3_pistons():
+    with pytest.warns(UserWarning, match="3 pistons"):
+        assert language_api_test("butterfly/pistonball-v0", kwargs={"n_pistons": 3}) == ["parallel", "aec"]
 
 
 def test_pistonball_continuous_and_hold():

@@ -443,3 +443,20 @@ def test_embedded_model_plays_a_few_skill_steps(embedded):
         obs, _, _, _, infos = env.step(actions)
         assert infos["player_0"]["parse_error"] is None
     assert env.unwrapped.game_state.timestep >= 3
+
+
+def test_overcooked_public_import_paths_still_work():
+    from lang_pz.envs.overcooked import (  # noqa: F401
+        AGENTS,
+        LAYOUTS,
+        MAX_SKILL_TICKS,
+        PRIMITIVES,
+        OvercookedAdapter,
+        OvercookedParallelEnv,
+        describe_for,
+        describe_state,
+        import_overcooked,
+        make_cramped_room,
+        make_env,
+    )
+    assert lang_pz.registry["overcooked/cramped_room-v0"].load() is make_cramped_room

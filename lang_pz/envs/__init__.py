@@ -8,28 +8,28 @@ from lang_pz.registration import EnvSpec, register
 register(EnvSpec(
     id="butterfly/pistonball-v0",
     entry_point="lang_pz.envs.pistonball:make_env",
-    description="Pistonball: 2-20 pistons push a ball to the left wall; each sees only its window.",
+    description="Pistonball: 3-20 pistons push a ball to the left wall; each sees only its window.",
     apis=("parallel", "aec"),
     test_kwargs={"max_cycles": 40},
 ))
 
 register(EnvSpec(
     id="classic/tictactoe-v0",
-    entry_point="lang_pz.envs.classic:make_tictactoe",
+    entry_point="lang_pz.envs.classic.tictactoe:make_tictactoe",
     description="Tic-tac-toe: a drawn 3x3 board; moves are square numbers 1-9 or names like top-left.",
     apis=("aec",),
 ))
 
 register(EnvSpec(
     id="classic/connect_four-v0",
-    entry_point="lang_pz.envs.classic:make_connect_four",
+    entry_point="lang_pz.envs.classic.connect_four:make_connect_four",
     description="Connect four: a 6x7 board with column numbers; moves are columns 1-7.",
     apis=("aec",),
 ))
 
 register(EnvSpec(
     id="classic/rps-v0",
-    entry_point="lang_pz.envs.classic:make_rps",
+    entry_point="lang_pz.envs.classic.rps:make_rps",
     description="Rock-paper-scissors over several rounds; you see the opponent's last move.",
     apis=("parallel", "aec"),
     test_kwargs={"max_cycles": 5},
@@ -84,7 +84,7 @@ for _layout, _what in (
 ):
     register(EnvSpec(
         id=f"overcooked/{_layout}-v0",
-        entry_point=f"lang_pz.envs.overcooked:make_{_layout}",
+        entry_point=f"lang_pz.envs.overcooked.make:make_{_layout}",
         description=f"Overcooked-AI, {_what}. Cook and serve onion soups as a team of two.",
         apis=("parallel", "aec"),
         extra="overcooked",

@@ -73,10 +73,18 @@ class FrozenLakeAdapter(LanguageAdapter):
         self.is_slippery = is_slippery
 
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
+        # The map is fixed, so the text depends on the square only: rendered once per square.
         raw = env.unwrapped
+        memo = self.__dict__.setdefault("_texts", {})
+        key = (id(raw.desc), int(observation))
+        if key not in memo:
+            memo[key] = self._text(raw, int(observation))
+        return memo[key]
+
+    def _text(self, raw: Any, observation: int) -> str:
         desc = [[c.decode() if isinstance(c, bytes) else str(c) for c in row] for row in raw.desc]
         nrow, ncol = len(desc), len(desc[0])
-        row, col = divmod(int(observation), ncol)
+        row, col = divmod(observation, ncol)
         here = {"S": "the start", "F": "frozen ice", "H": "a hole", "G": "the goal"}[desc[row][col]]
         desc[row][col] = "@"
         grid = "\n".join("".join(r) for r in desc)

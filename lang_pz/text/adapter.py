@@ -35,7 +35,15 @@ class LanguageAdapter:
     Hooks take the wrapped (inner) environment ``env``, the ``agent`` id (``None`` for
     Gymnasium environments) and that agent's own raw ``observation`` and ``info`` only:
     execution is decentralised. Only :meth:`state_text` sees every agent.
+
+    Attributes:
+        reads_observation: whether the hooks read the ``observation`` argument. An adapter
+            that renders from the environment's state instead sets it to ``False``: its hooks
+            get ``observation=None`` and the wrappers never compute the inner observation for
+            it (Pistonball skips its images this way; ``raw_observation`` still computes one).
     """
+
+    reads_observation: bool = True
 
     def __init__(self, action_names: Sequence[str] | None = None, *, describe_agent: bool = True) -> None:
         self.action_names = list(action_names) if action_names is not None else None
@@ -43,8 +51,23 @@ class LanguageAdapter:
 
     # -- spaces -------------------------------------------------------------------------
     def action_space(self, env: Any, agent: str | None) -> spaces.Space[Any]:
-        """The inner environment's action space for ``agent``."""
-        return _space(env.action_space, agent)
+        """The inner environment's action space for ``agent`` (looked up once per env and agent:
+        PettingZoo requires the same space object on every call)."""
+        memo = self.__dict__.setdefault("_action_spaces", {})
+        hit = memo.get(agent)
+        if hit is None or hit[0] is not env:
+            hit = memo[agent] = (env, _space(env.action_space, agent))
+        return hit[1]
+
+    def vocabulary(self, space: spaces.Discrete) -> list[str]:
+        """The action words of Discrete ``space``: :func:`lang_pz.text.codec.action_vocabulary`
+        with :attr:`action_names`, built once per space and names (do not modify the list)."""
+        names = tuple(self.action_names) if self.action_names is not None else None
+        memo = self.__dict__.setdefault("_vocabularies", {})
+        key = (int(space.n), int(space.start), names)
+        if key not in memo:
+            memo[key] = codec.action_vocabulary(space, names)
+        return memo[key]
 
     def observation_space(self, env: Any, agent: str | None) -> spaces.Space[Any]:
         """The inner environment's observation space for ``agent``."""
@@ -69,7 +92,11 @@ class LanguageAdapter:
         """The full observation text: :meth:`observation_text` then the action line."""
         space = self.action_space(env, agent)
         legal = self.legal_actions(env, agent, observation, info)
-        line = codec.describe_action_space(space, self.action_names, legal)
+        if isinstance(space, spaces.Discrete):
+            words = legal if legal is not None else self.vocabulary(space)
+            line = "Actions: " + ", ".join(words)
+        else:
+            line = codec.describe_action_space(space, self.action_names, legal)
         return f"{self.observation_text(env, agent, observation)}\n{line}"
 
     # -- actions ------------------------------------------------------------------------
@@ -91,14 +118,29 @@ class LanguageAdapter:
         space = self.action_space(env, agent)
         if not isinstance(space, spaces.Discrete):
             return None
-        vocab = codec.action_vocabulary(space, self.action_names)
+        vocab = self.vocabulary(space)
         mask = self.action_mask(env, agent, observation, info)
         if mask is None:
-            return vocab
+            return list(vocab)
         return [vocab[i] for i in np.flatnonzero(mask)]
+
+    def legal_actions_fixed(self, env: Any, agent: str | None) -> bool:
+        """Whether :meth:`legal_actions` and :meth:`action_range` of ``agent`` depend on its
+        spaces only (not on the state or a mask), so a wrapper may reuse them from step to step.
+
+        True when this class's own ``legal_actions``, ``action_mask`` and ``action_range`` are
+        in use and the observation has no ``action_mask``; an adapter overriding any of them
+        gets False unless it says otherwise.
+        """
+        cls = type(self)
+        own = all(getattr(cls, name) is getattr(LanguageAdapter, name)
+                  for name in ("legal_actions", "action_mask", "action_range", "action_space"))
+        return own and not self.uses_action_mask(env, agent)
 
     def action_range(self, env: Any, agent: str | None) -> list[float] | None:
         """``[low, high]`` for a one-number Box action space, else ``None``."""
+        if self.action_names is not None:  # named actions: a Discrete space
+            return None
         space = self.action_space(env, agent)
         if isinstance(space, spaces.Box) and int(np.prod(space.shape)) == 1:
             return [float(np.ravel(space.low)[0]), float(np.ravel(space.high)[0])]
@@ -117,11 +159,16 @@ class LanguageAdapter:
         """The action applied when text does not parse (see :func:`lang_pz.text.codec.fallback_action`)."""
         return codec.fallback_action(self.action_space(env, agent), self.action_mask(env, agent, observation, info))
 
+    def fallback_text(self, env: Any, agent: str | None, action: Any, reason: str) -> str | None:
+        """The note in the agent's next observation after its reply was refused and ``action``
+        (the fallback) was applied instead; ``None`` for no note. ``reason`` is the parse error."""
+        return f"Your last reply could not be used ({reason}), so '{self.action_text(env, agent, action)}' was played for you."
+
     def action_text(self, env: Any, agent: str | None, action: Any) -> str:
         """The text that :meth:`parse` maps back to ``action`` (for logs and scripted policies)."""
         space = self.action_space(env, agent)
         if isinstance(space, spaces.Discrete):
-            return codec.action_vocabulary(space, self.action_names)[int(action) - int(space.start)]
+            return self.vocabulary(space)[int(action) - int(space.start)]
         return codec.render_value(space, action)
 
     # -- centralised critic only --------------------------------------------------------

@@ -20,6 +20,7 @@ whatever the string (property-tested with hypothesis).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -53,10 +54,17 @@ def action_vocabulary(space: spaces.Discrete, names: Sequence[str] | None = None
     return names
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_vocabulary(n: int, start: int, names: tuple[str, ...] | None) -> list[str]:
+    return action_vocabulary(spaces.Discrete(n, start=start), names)
+
+
 def _fmt(x: float) -> str:
-    if float(x).is_integer():
+    # Integers as integers up to 15 digits; anything else (1e300 included) in 3 significant digits.
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
         return str(int(x))
-    return f"{float(x):.3g}"
+    return f"{x:.3g}"
 
 
 def render_value(space: spaces.Space[Any], value: Any) -> str:
@@ -121,25 +129,43 @@ def unwrap_json(text: str) -> str:
     return text
 
 
-def _parse_discrete(text: str, vocab: list[str]) -> int:
+@functools.lru_cache(maxsize=256)
+def _discrete_grammar(vocab: tuple[str, ...]) -> tuple[dict[str, int], re.Pattern[str], re.Pattern[str]]:
+    """For action words ``vocab``: lowered word -> index, the whole-word pattern and the
+    ``action: WORD`` pattern (built once per vocabulary)."""
     lowered = [w.lower() for w in vocab]
-    s = text.strip(STRIP_CHARS).lower()
-    if s in lowered:
-        return lowered.index(s)
     alternation = "|".join(re.escape(w) for w in sorted(lowered, key=len, reverse=True))
     # Not part of a longer word, a negative number or a decimal ("3.0" is not "0").
     word = rf"(?<![\w-])(?<!\d\.)({alternation})(?![\w-])(?!\.\d)"
-    marked = re.findall(rf"action\s*[:=]\s*[\"'`*]*{word}", text, flags=re.IGNORECASE)
-    if marked:
-        return lowered.index(marked[-1].lower())
-    found = {m.lower() for m in re.findall(word, text, flags=re.IGNORECASE)}
+    marked = re.compile(rf"action\s*[:=]\s*[\"'`*]*{word}", flags=re.IGNORECASE)
+    return {w: i for i, w in enumerate(lowered)}, re.compile(word, flags=re.IGNORECASE), marked
+
+
+def _parse_discrete(text: str, vocab: Sequence[str], legal: Sequence[str] | None = None) -> int:
+    """The index of the one action word ``text`` names; reasons list ``legal`` (default ``vocab``)."""
+    index, word, marked = _discrete_grammar(tuple(vocab))
+    s = text.strip(STRIP_CHARS).lower()
+    if s in index:
+        return index[s]
+    shown = list(vocab) if legal is None else list(legal)
+    found_marked = marked.findall(text)
+    if found_marked:
+        return index[found_marked[-1].lower()]
+    found = {m.lower() for m in word.findall(text)}
     if len(found) == 1:
-        return lowered.index(found.pop())
+        return index[found.pop()]
     if not found:
-        raise ActionParseError(text, f"no action word found; expected one of {vocab}")
+        raise ActionParseError(text, f"no action word found; expected one of {shown}")
     raise ActionParseError(
-        text, f"ambiguous: mentions {sorted(found)}; reply with exactly one of {vocab}"
+        text, f"ambiguous: mentions {sorted(found)}; reply with exactly one of {shown}"
     )
+
+
+def _fits_dtype(arr: np.ndarray, dtype: Any) -> bool:
+    dtype = np.dtype(dtype)
+    info = np.finfo(dtype) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype) \
+        if np.issubdtype(dtype, np.integer) else None
+    return info is None or bool(np.all((arr >= float(info.min)) & (arr <= float(info.max))))
 
 
 def _numbers(text: str) -> list[float]:
@@ -184,10 +210,10 @@ def _parse_unwrapped(
     space: spaces.Space[Any], text: str, names: Sequence[str] | None, mask: np.ndarray | None
 ) -> Any:
     if isinstance(space, spaces.Discrete):
-        vocab = action_vocabulary(space, names)
-        idx = _parse_discrete(text, vocab)
+        vocab = _cached_vocabulary(int(space.n), int(space.start), None if names is None else tuple(names))
+        legal = None if mask is None else [vocab[i] for i in np.flatnonzero(mask)]
+        idx = _parse_discrete(text, vocab, legal)
         if mask is not None and not mask[idx]:
-            legal = [vocab[i] for i in np.flatnonzero(mask)]
             raise ActionParseError(text, f"{vocab[idx]!r} is not legal now; legal: {legal}")
         return int(space.start) + idx
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete)):
@@ -204,6 +230,8 @@ def _parse_unwrapped(
         high = space.high if isinstance(space, spaces.Box) else space.start + space.nvec - 1
         if np.any(arr < low) or np.any(arr > high):  # checked before the cast, which could overflow
             raise ActionParseError(text, f"out of range: {describe_action_space(space)}")
+        if not _fits_dtype(arr, space.dtype):  # an unbounded space still has its dtype's range
+            raise ActionParseError(text, f"out of range of {np.dtype(space.dtype).name}")
         arr = arr.astype(space.dtype)
         if not space.contains(arr):
             raise ActionParseError(text, f"out of range: {describe_action_space(space)}")

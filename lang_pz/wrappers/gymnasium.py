@@ -14,14 +14,18 @@ from lang_pz.spaces import (
     text_space,
 )
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import agent_info, decode_action, observation_dict
+from lang_pz.wrappers.common import FixedActions, agent_info, decode_action, observation_dict
 
 
 class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConstructorArgs):
     """The single-agent counterpart of the PettingZoo language wrappers; passes ``check_env``.
 
-    Observation ``Dict({"text": Text})``, action ``Text``; ``info`` gains the same keys as
-    :class:`lang_pz.wrappers.LanguageAECWrapper`. Adapter hooks receive ``agent=None``.
+    Observation ``Dict({"text": Text})``, action ``Text``; the action bound, the note after a
+    fallback and the ``info`` keys are those of :class:`lang_pz.wrappers.LanguageAECWrapper`.
+    Adapter hooks receive ``agent=None``.
+
+    Attributes follow Gymnasium 1.x: a wrapper forwards none (read ``env.unwrapped.x_threshold``
+    or ``env.get_wrapper_attr("x_threshold")``; write with ``env.set_wrapper_attr``).
     """
 
     def __init__(
@@ -42,23 +46,31 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
         self.strict = strict
         self.observation_max_length = observation_max_length
         self.observation_space = text_observation_space(observation_max_length)
+        self.action_max_length = action_max_length
         self.action_space = text_space(action_max_length)
         self._raw_obs: Any = None
         self._raw_info: dict[str, Any] = {}
+        self._fixed_actions = FixedActions()
 
-    def _wrap(self, obs: Any, info: dict[str, Any], action_info: dict[str, Any] | None):
+    def _wrap(self, obs: Any, info: dict[str, Any], action_info: dict[str, Any] | None, note: str | None = None):
         self._raw_obs, self._raw_info = obs, info
-        text = observation_dict(self.adapter, self.env, None, obs, info, self.observation_max_length)
-        return text, agent_info(self.adapter, self.env, None, obs, info, action_info)
+        text = observation_dict(self.adapter, self.env, None, obs, info, self.observation_max_length, note)
+        return text, agent_info(self.adapter, self.env, None, obs, info, action_info, self._fixed_actions)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
         return self._wrap(obs, info, None)
 
     def step(self, action: Any) -> tuple[dict[str, str], SupportsFloat, bool, bool, dict[str, Any]]:
-        inner, action_info = decode_action(
-            self.adapter, self.env, None, action, self._raw_obs, self._raw_info, strict=self.strict
+        inner, action_info, note = decode_action(
+            self.adapter, self.env, None, action, self._raw_obs, self._raw_info, strict=self.strict,
+            max_length=self.action_max_length,
         )
         obs, reward, terminated, truncated, info = self.env.step(inner)
-        text, info = self._wrap(obs, info, action_info)
+        text, info = self._wrap(obs, info, action_info, note)
         return text, reward, terminated, truncated, info
+
+    def raw_observation(self, agent: str | None = None) -> Any:
+        """The wrapped environment's own last observation (for policies that opt in with
+        :attr:`lang_pz.policies.Policy.reads_raw_observation`); ``agent`` is ignored."""
+        return self._raw_obs

@@ -9,20 +9,17 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import (
-    MultiAgentTextSpaces,
-    agent_info,
-    decode_action,
-    observation_dict,
-)
+from lang_pz.wrappers.common import MultiAgentTextSpaces, agent_info, decode_action, observation_dict
+from lang_pz.wrappers.lazy import LazyObservation, resolve
 
 
 class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
     """Make a parallel environment speak text: observations ``{"text": str}``, actions ``str``.
 
     Overrides ``reset`` and ``step``; the result is still a ``ParallelEnv`` that passes
-    ``pettingzoo.test.parallel_api_test``. Arguments, spaces and ``infos`` entries are those
-    of :class:`lang_pz.wrappers.LanguageAECWrapper`.
+    ``pettingzoo.test.parallel_api_test``. Arguments, spaces, the action bound, the note after
+    a fallback, ``infos`` entries and attribute forwarding are those of
+    :class:`lang_pz.wrappers.LanguageAECWrapper`.
     """
 
     def __init__(
@@ -39,32 +36,47 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
         self._raw_obs: dict[str, Any] = {}
         self._raw_infos: dict[str, dict[str, Any]] = {}
 
+    def _for_adapter(self, agent: str) -> Any:
+        """The last inner observation of ``agent`` as the adapter's hooks get it."""
+        if not self.adapter.reads_observation:
+            return None
+        obs = self._raw_obs.get(agent)
+        if isinstance(obs, LazyObservation):
+            obs = self._raw_obs[agent] = obs.value()
+        return obs
+
     def _wrap(self, obs: dict[str, Any], infos: dict[str, Any],
               action_infos: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-        self._raw_obs = {**self._raw_obs, **obs}
-        self._raw_infos = {**self._raw_infos, **infos}
+        self._raw_obs.update(obs)
+        self._raw_infos.update(infos)
+        adapter, env, notes, limit = self.adapter, self.env, self._notes, self.observation_max_length
         text = {
-            a: observation_dict(self.adapter, self.env, a, o, infos.get(a, {}), self.observation_max_length)
-            for a, o in obs.items()
+            a: observation_dict(adapter, env, a, self._for_adapter(a), infos.get(a, {}), limit, notes.get(a))
+            for a in obs
         }
         info = {
-            a: agent_info(self.adapter, self.env, a, obs.get(a), i, action_infos.get(a))
+            a: agent_info(adapter, env, a, self._for_adapter(a) if a in obs else None, i, action_infos.get(a),
+                          self._fixed_actions)
             for a, i in infos.items()
         }
         return text, info
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._raw_obs, self._raw_infos = {}, {}
+        self._raw_obs, self._raw_infos, self._notes = {}, {}, {}
         obs, infos = self.env.reset(seed=seed, options=options)
+        self._find_holders()
         return self._wrap(obs, infos, {})
 
     def step(self, actions: dict[str, Any]):
-        inner, action_infos = {}, {}
+        inner, action_infos, notes = {}, {}, {}
         for agent, text in actions.items():
-            inner[agent], action_infos[agent] = decode_action(
-                self.adapter, self.env, agent, text, self._raw_obs.get(agent),
-                self._raw_infos.get(agent, {}), strict=self.strict,
+            inner[agent], action_infos[agent], note = decode_action(
+                self.adapter, self.env, agent, text, self._for_adapter(agent),
+                self._raw_infos.get(agent, {}), strict=self.strict, max_length=self.action_max_length,
             )
+            if note is not None:
+                notes[agent] = note
+        self._notes = notes
         obs, rewards, terminations, truncations, infos = self.env.step(inner)
         text, info = self._wrap(obs, infos, action_infos)
         return text, dict(rewards), terminations, truncations, info
@@ -72,12 +84,17 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
     def raw_observation(self, agent: str) -> Any:
         """The wrapped environment's own last observation of ``agent`` (for policies that opt in
         with :attr:`lang_pz.policies.Policy.reads_raw_observation`; text policies never see it).
+        Computed on demand where the environment skips it for text (Pistonball's image).
 
         Raises:
             KeyError: ``agent`` has no observation yet (call ``reset`` first).
         """
-        return self._raw_obs[agent]
+        obs = self._raw_obs[agent]
+        if isinstance(obs, LazyObservation):
+            obs = self._raw_obs[agent] = resolve(obs)
+        return obs
 
     def state_text(self) -> str:
         """Global state as text, for a centralised critic only (never give it to policies)."""
-        return self.adapter.state_text(self.env, {a: self._raw_obs[a] for a in self.env.agents if a in self._raw_obs})
+        return self.adapter.state_text(self.env, {a: self._for_adapter(a) for a in self.env.agents
+                                                  if a in self._raw_obs})

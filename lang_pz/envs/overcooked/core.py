@@ -1,0 +1,269 @@
+"""The numeric core of Overcooked: a PettingZoo ``ParallelEnv`` over overcooked_ai's ``OvercookedEnv``.
+
+Actions are indices (into :data:`PRIMITIVES` or :data:`lang_pz.envs.overcooked_skills.SKILL_WORDS`);
+the observation is only the tick. The text is in :mod:`lang_pz.envs.overcooked.text`; the
+package docstring (:mod:`lang_pz.envs.overcooked`) has the table of agents, spaces and rewards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from lang_pz.envs.overcooked_skills import (
+    SKILL_WORDS,
+    Planners,
+    SkillRun,
+    is_possible,
+    load_planners,
+    next_action,
+    update,
+)
+from lang_pz.error import DependencyNotInstalled
+
+#: Registered layout name -> overcooked_ai 1.1.0 layout file.
+LAYOUTS: dict[str, str] = {
+    "cramped_room": "cramped_room",
+    "asymmetric_advantages": "asymmetric_advantages",
+    "coordination_ring": "coordination_ring",
+    "forced_coordination": "forced_coordination",
+    "counter_circuit": "counter_circuit_o_1order",
+}
+#: Primitive action words in overcooked_ai's ``Action.INDEX_TO_ACTION`` order (N, S, E, W, stay, interact).
+PRIMITIVES: tuple[str, ...] = ("up", "down", "right", "left", "stay", "interact")
+#: Upper bound on the ticks of one skill step.
+MAX_SKILL_TICKS: int = 40
+AGENTS: tuple[str, str] = ("player_0", "player_1")
+
+_INSTALL_HINT = (
+    "pip install 'lang_pz[overcooked]' && pip install --no-deps overcooked-ai==1.1.0 "
+    "(or `make install`; --no-deps keeps overcooked-ai's pygame from overwriting pygame-ce)"
+)
+def import_overcooked() -> Any:
+    """Import ``overcooked_ai_py`` (its ``gym`` import's deprecation notice silenced).
+
+    Returns:
+        The ``overcooked_ai_py.mdp.overcooked_env`` module.
+
+    Raises:
+        DependencyNotInstalled: it is missing, or NumPy 2 is installed (it uses ``np.Inf``);
+            the message says how to install it.
+    """
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import overcooked_ai_py.mdp.overcooked_env as oc_env
+    except ImportError as exc:
+        raise DependencyNotInstalled(
+            f"Overcooked needs {exc.name or 'overcooked_ai_py'}, which is not installed: {_INSTALL_HINT}"
+        ) from exc
+    except AttributeError as exc:  # `np.Inf` and friends under NumPy 2
+        raise DependencyNotInstalled(
+            f"overcooked-ai 1.1.0 does not work with numpy {np.__version__} ({exc}): "
+            "pip install 'numpy<2' (the lang_pz[overcooked] extra pins it)"
+        ) from exc
+    return oc_env
+
+
+class OvercookedParallelEnv(ParallelEnv):
+    """The numeric core: a PettingZoo ``ParallelEnv`` over overcooked_ai's ``OvercookedEnv``.
+
+    Actions are indices: into :data:`PRIMITIVES` or into
+    :data:`lang_pz.envs.overcooked_skills.SKILL_WORDS`. Wrap it with
+    :class:`OvercookedAdapter` (as :func:`make_env` does) for text.
+
+    Args:
+        layout: a key of :data:`LAYOUTS`.
+        horizon: episode length in ticks.
+        actions: ``"primitive"`` or ``"skills"``.
+        shaping_factor: weight of the shaped reward (0: sparse only).
+        render_mode: ``None`` or ``"ansi"`` (the global state text).
+    """
+
+    metadata = {"name": "overcooked_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+
+    def __init__(self, layout: str, horizon: int = 400, actions: str = "primitive",
+                 shaping_factor: float = 0.0, render_mode: str | None = None) -> None:
+        oc_env = import_overcooked()
+        from overcooked_ai_py.mdp.overcooked_mdp import OvercookedGridworld
+
+        self.layout = layout
+        self.horizon = horizon
+        self.action_level = actions
+        self.shaping_factor = float(shaping_factor)
+        self.render_mode = render_mode
+        self.mdp = OvercookedGridworld.from_layout_name(LAYOUTS[layout])
+        self.planners: Planners = load_planners(self.mdp)
+        self.game = oc_env.OvercookedEnv.from_mdp(self.mdp, horizon=horizon, info_level=0)
+        self._use_planners()
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        n = len(PRIMITIVES) if actions == "primitive" else len(SKILL_WORDS)
+        self._action_spaces = {a: spaces.Discrete(n) for a in AGENTS}
+        self._observation_spaces = {a: spaces.Discrete(horizon + 1) for a in AGENTS}
+        self.soups_delivered = 0
+        self.score = 0
+        self.last_outcome: dict[str, dict[str, Any]] = {}
+        self._unread: dict[str, str] = {}
+        self._tick_id = 0
+        self._mask_cache: dict[tuple[str, int], np.ndarray] = {}
+
+    def _use_planners(self) -> None:
+        # OvercookedEnv.step reads env.mp, which otherwise loads or pickles a planner in
+        # site-packages; give it ours (``reset(regen_mdp=False)`` keeps them).
+        self.game._mlam = self.planners.mlam
+        self.game._mp = self.planners.mlam.motion_planner
+
+    # -- spaces ---------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._action_spaces[agent]
+
+    @property
+    def tick_id(self) -> int:
+        """A number that changes with every tick and reset (for caches of per-tick text)."""
+        return self._tick_id
+
+    @property
+    def game_state(self) -> Any:
+        """The current ``OvercookedState`` (shared, fully observable)."""
+        return self.game.state
+
+    def index(self, agent: str) -> int:
+        """overcooked_ai's player index of ``agent``."""
+        return AGENTS.index(agent)
+
+    # -- what the adapter needs -------------------------------------------------------------
+    def skill_mask(self, agent: str) -> np.ndarray:
+        """1 for each word of ``SKILL_WORDS`` that ``agent`` can start now (cached per tick)."""
+        key = (agent, self._tick_id)
+        if key not in self._mask_cache:
+            i = self.index(agent)
+            self._mask_cache = {k: v for k, v in self._mask_cache.items() if k[1] == self._tick_id}
+            self._mask_cache[key] = np.array(
+                [is_possible(self.planners, self.game_state, i, w) for w in SKILL_WORDS], dtype=np.int8)
+        return self._mask_cache[key]
+
+    def note_unread(self, agent: str, reason: str | None, *, replace: bool = True) -> None:
+        """Record that ``agent``'s text for the coming step did not parse (``None``: it did);
+        the outcome is reported in its next observation. ``replace=False`` keeps a reason
+        already recorded for this step."""
+        if reason is None:
+            self._unread.pop(agent, None)
+        elif replace or agent not in self._unread:
+            self._unread[agent] = reason
+
+    # -- PettingZoo API ---------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        self.game.reset(regen_mdp=False)
+        self._use_planners()
+        self.agents = list(AGENTS)
+        self.soups_delivered = 0
+        self.score = 0
+        self.last_outcome = {}
+        self._unread = {}
+        self._tick_id += 1
+        obs = {a: 0 for a in self.agents}
+        infos = {a: self._info(a, 0.0, 0.0, 0) for a in self.agents}
+        return obs, infos
+
+    def step(self, actions: Mapping[str, Any]):
+        if not self.agents:
+            return {}, {}, {}, {}, {}
+        unread = dict(self._unread)
+        self._unread = {}
+        if self.action_level == "primitive":
+            sparse, shaped, ticks = self._primitive_step(actions)
+            outcome = {a: {"action": PRIMITIVES[self._index_of(actions, a, 4)]} for a in self.agents}
+        else:
+            sparse, shaped, ticks, outcome = self._skill_step(actions)
+        for a, reason in unread.items():
+            outcome[a]["unread"] = reason
+        self.last_outcome = outcome
+        team = float(sum(sparse)) + self.shaping_factor * float(sum(shaped))
+        done = self.game.is_done()
+        agents = list(self.agents)
+        rewards = {a: team for a in agents}
+        infos = {a: self._info(a, float(sparse[i]), float(shaped[i]), ticks) for i, a in enumerate(agents)}
+        for a in agents:
+            if "skill" in outcome[a]:
+                infos[a]["skill"] = dict(outcome[a])
+        t = int(self.game_state.timestep)
+        obs = {a: min(t, self.horizon) for a in agents}
+        terminations = {a: False for a in agents}
+        truncations = {a: done for a in agents}
+        if done:
+            self.agents = []
+        return obs, rewards, terminations, truncations, infos
+
+    def _index_of(self, actions: Mapping[str, Any], agent: str, default: int) -> int:
+        a = actions.get(agent)
+        return default if a is None else int(a)
+
+    def _tick(self, joint: tuple[Any, Any]) -> tuple[list[float], list[float]]:
+        _, _, _, info = self.game.step(joint)
+        self._tick_id += 1
+        sparse = [float(x) for x in info["sparse_r_by_agent"]]
+        self.soups_delivered += sum(1 for x in sparse if x > 0)
+        self.score += int(sum(sparse))
+        return sparse, [float(x) for x in info["shaped_r_by_agent"]]
+
+    def _primitive_step(self, actions: Mapping[str, Any]) -> tuple[list[float], list[float], int]:
+        from overcooked_ai_py.mdp.actions import Action
+
+        joint = tuple(Action.INDEX_TO_ACTION[self._index_of(actions, a, 4)] for a in AGENTS)
+        sparse, shaped = self._tick(joint)
+        return sparse, shaped, 1
+
+    def _skill_step(self, actions: Mapping[str, Any]):
+        from overcooked_ai_py.mdp.actions import Action
+
+        wait1 = SKILL_WORDS.index("wait 1")
+        runs = [SkillRun(SKILL_WORDS[self._index_of(actions, a, wait1)]) for a in AGENTS]
+        sparse, shaped, ticks = [0.0, 0.0], [0.0, 0.0], 0
+        while True:
+            before = self.game_state
+            p0, p1 = before.players
+            a0 = next_action(self.planners, before, 0, runs[0], frozenset({p1.position})) \
+                if runs[0].status == "running" else Action.STAY
+            going = runs[0].expected[0] if runs[0].status == "running" and runs[0].expected else p0.position
+            a1 = next_action(self.planners, before, 1, runs[1], frozenset({p0.position, going})) \
+                if runs[1].status == "running" else Action.STAY
+            joint = (a0, a1)
+            sp, sh = self._tick(joint)
+            sparse = [x + y for x, y in zip(sparse, sp)]
+            shaped = [x + y for x, y in zip(shaped, sh)]
+            ticks += 1
+            for i, run in enumerate(runs):
+                update(self.planners, before, self.game_state, i, run, joint[i])
+            if self.game.is_done() or ticks >= MAX_SKILL_TICKS or any(r.status != "running" for r in runs):
+                break
+        outcome = {
+            a: {"skill": r.skill, "status": "in progress" if r.status == "running" else r.status,
+                "ticks": r.ticks, "reason": r.reason}
+            for a, r in zip(AGENTS, runs)
+        }
+        return sparse, shaped, ticks, outcome
+
+    def _info(self, agent: str, sparse: float, shaped: float, ticks: int) -> dict[str, Any]:
+        return {"timestep": int(self.game_state.timestep), "ticks": ticks, "soups_delivered": self.soups_delivered,
+                "sparse_reward": sparse, "shaped_reward": shaped}
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            from lang_pz.envs.overcooked.text import describe_state
+
+            return describe_state(self)
+        return None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,81 @@
+"""``make_env`` and the registered entry points of ``overcooked/<layout>-v0``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.envs.overcooked.core import LAYOUTS, OvercookedParallelEnv
+from lang_pz.envs.overcooked.text import OvercookedAdapter
+from lang_pz.error import InvalidKwargError
+from lang_pz.registration import Api
+
+
+def make_env(
+    api: Api = "parallel",
+    *,
+    layout: str = "cramped_room",
+    horizon: int = 400,
+    actions: str = "primitive",
+    shaping_factor: float = 0.0,
+    strict: bool = False,
+    render_mode: str | None = None,
+) -> Any:
+    """Make language Overcooked (see the module docstring for agents, spaces and rewards).
+
+    Args:
+        api: ``"parallel"`` or ``"aec"``.
+        layout: a key of :data:`LAYOUTS` (fixed by the registered id).
+        horizon: episode length in ticks (>= 1; the literature uses 400).
+        actions: ``"primitive"`` (one tick per step) or ``"skills"`` (planner-run skills).
+        shaping_factor: weight (>= 0) of the shaped reward; 1.0 gives the paper's units.
+        strict: raise :class:`lang_pz.error.ActionParseError` on unreadable text.
+        render_mode: ``None`` or ``"ansi"``.
+
+    Raises:
+        InvalidKwargError: a bad value (named in the message, with the valid ones).
+        DependencyNotInstalled: overcooked-ai (or NumPy < 2) is missing; says how to install.
+    """
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper
+
+    env_id = f"overcooked/{layout}-v0"
+    check_api(env_id, api, ("parallel", "aec"))
+    check_choice("layout", layout, tuple(LAYOUTS))
+    check_int("horizon", horizon, 1)
+    check_choice("actions", actions, ("primitive", "skills"))
+    check_number("shaping_factor", shaping_factor)
+    if shaping_factor < 0:
+        raise InvalidKwargError(f"shaping_factor must be >= 0 (0 = sparse reward only), got {shaping_factor!r}")
+    check_bool("strict", strict)
+    check_choice("render_mode", render_mode, (None, "ansi"))
+    env = OvercookedParallelEnv(layout, horizon=horizon, actions=actions,
+                                shaping_factor=shaping_factor, render_mode=render_mode)
+    adapter = OvercookedAdapter(actions)
+    if api == "aec":
+        return LanguageAECWrapper(parallel_to_aec(env), adapter, strict=strict)
+    return LanguageParallelWrapper(env, adapter, strict=strict)
+
+
+def _entry_point(layout: str) -> Callable[..., Any]:
+    """``make_env`` with ``layout`` fixed: the registered entry point of one id."""
+
+    def make(api: Api = "parallel", **kwargs: Any) -> Any:
+        return make_env(api, layout=layout, **kwargs)
+
+    sig = inspect.signature(make_env)
+    make.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name != "layout"])
+    make.__name__ = make.__qualname__ = f"make_{layout}"
+    make.__doc__ = f"Make language Overcooked on {layout} (see :func:`make_env`)."
+    return make
+
+
+make_cramped_room = _entry_point("cramped_room")
+make_asymmetric_advantages = _entry_point("asymmetric_advantages")
+make_coordination_ring = _entry_point("coordination_ring")
+make_forced_coordination = _entry_point("forced_coordination")
+make_counter_circuit = _entry_point("counter_circuit")

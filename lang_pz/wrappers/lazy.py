@@ -1,0 +1,55 @@
+"""Observations computed only when something reads them.
+
+Some environments spend most of a step building observations that a language adapter never
+reads: Pistonball crops, rotates and copies a 457x120x3 image per agent, twice per agent in
+PettingZoo's ``aec_to_parallel`` conversion, while its text is rendered from the physics state.
+:class:`ObserveOnDemand` makes ``observe`` return a :class:`LazyObservation` instead; the
+language wrappers resolve it only for an adapter that reads observations
+(:attr:`lang_pz.text.adapter.LanguageAdapter.reads_observation`) or for
+``raw_observation(agent)`` (a policy that opts in to the raw observation).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pettingzoo.utils.wrappers import BaseWrapper
+
+
+class LazyObservation:
+    """The observation of ``agent`` in ``env``, computed by :meth:`value` when it is called.
+
+    It stands for the observation of the state at the time :meth:`value` is called: resolve it
+    before the environment steps again (the language wrappers keep only the latest one).
+    """
+
+    __slots__ = ("env", "agent")
+
+    def __init__(self, env: Any, agent: str) -> None:
+        self.env = env
+        self.agent = agent
+
+    def value(self) -> Any:
+        """The real observation: ``env.observe(agent)`` now."""
+        return self.env.observe(self.agent)
+
+    def __repr__(self) -> str:
+        return f"LazyObservation({self.agent!r})"
+
+
+def resolve(observation: Any) -> Any:
+    """``observation.value()`` for a :class:`LazyObservation`, else ``observation`` unchanged."""
+    return observation.value() if isinstance(observation, LazyObservation) else observation
+
+
+class ObserveOnDemand(BaseWrapper):
+    """AEC wrapper whose ``observe(agent)`` returns a :class:`LazyObservation` of the wrapped env.
+
+    Everything else is forwarded. Put it under PettingZoo's ``aec_to_parallel`` (and SuperSuit
+    wrappers) so their steps collect lazy observations; the language wrappers above resolve
+    them only when read. The observations are not in the observation space until resolved, so
+    this env is an internal layer of a language environment, not one to hand to RL code.
+    """
+
+    def observe(self, agent: str) -> LazyObservation:
+        return LazyObservation(self.env, agent)

@@ -1,0 +1,129 @@
+"""Pistonball: configurations without a meaningful episode, images computed only when read,
+the per-piston cost of its text."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lang_pz
+from lang_pz.error import InvalidKwargError
+
+PB = "butterfly/pistonball-v0"
+
+
+# -- degenerate configurations (measured: lang_pz/envs/pistonball.py docstring) --------------
+
+
+@pytest.mark.parametrize("api", ["parallel", "aec"])
+def test_two_pistons_are_refused_with_the_reason(api):
+    with pytest.raises(InvalidKwargError, match="n_pistons=2 .* every episode ends after its first step"):
+        lang_pz.make(PB, api=api, n_pistons=2)
+
+
+def test_two_pistons_really_end_after_one_step_in_pettingzoo():
+    # the fact behind the refusal, on PettingZoo's own env, for several seeds and both drops
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from pettingzoo.butterfly import pistonball_v6
+    for drop in (True, False):
+        for seed in range(5):
+            env = pistonball_v6.parallel_env(n_pistons=2, continuous=False, random_drop=drop)
+            env.reset(seed=seed)
+            env.step({a: 2 for a in env.agents})
+            assert not env.agents and env.unwrapped.distance_to_wall_at_game_start == 1
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"n_pistons": 3}, "3 pistons"),
+    ({"n_pistons": 4, "hold": 3}, "4 pistons and hold=3"),
+    ({"n_pistons": 6, "hold": 5, "max_cycles": 4}, "max_cycles=4 < hold=5"),
+])
+def test_degenerate_configurations_warn(kwargs, match):
+    with pytest.warns(UserWarning, match=match):
+        lang_pz.make(PB, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"n_pistons": 4}, {"n_pistons": 4, "hold": 2}, {"n_pistons": 5, "hold": 5},
+                                    {"n_pistons": 20}])
+def test_meaningful_configurations_do_not_warn(kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        lang_pz.make(PB, **kwargs)
+
+
+# -- images only when read ---------------------------------------------------------------
+
+
+@pytest.fixture
+def observe_calls(monkeypatch):
+    from pettingzoo.butterfly.pistonball.pistonball import raw_env
+
+    calls = []
+    real = raw_env.observe
+
+    def counting(self, agent):
+        calls.append(agent)
+        return real(self, agent)
+
+    monkeypatch.setattr(raw_env, "observe", counting)
+    return calls
+
+
+@pytest.mark.parametrize("api", ["parallel", "aec"])
+@pytest.mark.parametrize("hold", [1, 3])
+def test_text_steps_compute_no_image(api, hold, observe_calls):
+    env = lang_pz.make(PB, api=api, n_pistons=5, hold=hold, max_cycles=30)
+    if api == "parallel":
+        env.reset(seed=0)
+        while env.agents:
+            env.step({a: "up" for a in env.agents})
+    else:
+        env.reset(seed=0)
+        for _ in env.agent_iter():
+            _, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else "up")
+    env.state_text()
+    assert observe_calls == []  # PettingZoo's parallel env would have built 2 images per piston and cycle
+
+
+@pytest.mark.parametrize("api", ["parallel", "aec"])
+def test_raw_observation_is_the_real_image_on_demand(api, observe_calls):
+    env = lang_pz.make(PB, api=api, n_pistons=5)
+    env.reset(seed=0)
+    if api == "parallel":
+        env.step({a: "up" for a in env.agents})
+    else:
+        for _ in env.possible_agents:
+            env.step("up")
+    image = env.raw_observation("piston_2")
+    assert observe_calls == ["piston_2"]
+    assert isinstance(image, np.ndarray) and image.shape == (457, 120, 3) and image.dtype == np.uint8
+    assert np.array_equal(image, env.unwrapped.observe("piston_2"))
+
+
+# -- the text's cost per piston ------------------------------------------------------------
+
+
+class CountingList(list):
+    reads = 0
+
+    def __getitem__(self, i):
+        CountingList.reads += 1
+        return super().__getitem__(i)
+
+    def __iter__(self):
+        CountingList.reads += len(self)
+        return super().__iter__()
+
+
+def test_one_pistons_text_reads_only_its_window():
+    env = lang_pz.make(PB, n_pistons=20)
+    env.reset(seed=0)
+    raw = env.unwrapped
+    raw.pistonList = CountingList(raw.pistonList)
+    CountingList.reads = 0
+    env.adapter.observation_text(env.env, "piston_10", None)
+    assert CountingList.reads <= 4  # itself, two neighbours, its top for the ball (was all 20)
