@@ -9,7 +9,7 @@
 #   RLLIB_VENV=/tmp/v bash benchmarks/rllib_venv.sh
 #
 # Prints the install time and size of the venv, then trains RLlib PPO for a few hundred steps
-# (benchmarks/rllib_check.py). torch is pinned to 2.13.0 (the CPU build; a newer torch from PyPI is
+# (examples/interop_rllib.py). torch is pinned to 2.13.0 (the CPU build; a newer torch from PyPI is
 # the multi-GB CUDA build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +23,4 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import ray.rllib" 2>/
   echo "install: $((end - start)) s, $(du -sm "$VENV" | cut -f1) MB in $VENV"
 fi
 "$VENV/bin/python" -c "import ray, gymnasium, numpy; print('ray', ray.__version__, 'gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)"
-RAY_AUTH_MODE=disabled PYTHONPATH="$PWD" "$VENV/bin/python" benchmarks/rllib_check.py "$@"
+RAY_AUTH_MODE=disabled PYTHONPATH="$PWD" "$VENV/bin/python" examples/interop_rllib.py "$@"

@@ -1,0 +1,76 @@
+"""Train the learned baseline: Stable-Baselines3 PPO (CnnPolicy) on raw pistonball_v6 pixels.
+
+The env is the one under lang_pz's ``butterfly/pistonball-v0`` with the same keyword arguments
+(``n_pistons``, ``max_cycles``, discrete actions, each decision held for ``hold`` cycles by
+SuperSuit's ``frame_skip_v0``, as lang_pz does), seen through SuperSuit's ``color_reduction_v0("B")``,
+``resize_v1(42, 42)`` and ``frame_stack_v1(3)`` (:class:`lang_pz.policies.learned.SuperSuitPixels`,
+which the lang_pz policy applies to the raw observation in the same way). One network is shared
+by every piston (each piston is one sub-env of the SB3 VecEnv).
+
+    pip install 'lang_pz[sb3]'
+    python benchmarks/train_sb3_pistonball.py --out ~/.cache/lang_pz/sb3/pistonball5.zip
+
+Weights go outside the repository by default (about 2 MB; the path is printed), with a JSON of
+the settings and the training time next to them. Load them as a lang_pz policy with
+``SB3Policy.load(path, SuperSuitPixels())`` or the bench team ``learned:PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def make_train_env(n_pistons: int, hold: int, max_cycles: int, n_envs: int):
+    """The raw pistonball_v6 VecEnv (SB3) the policy trains on."""
+    from pettingzoo.butterfly import pistonball_v6
+    from supersuit import frame_skip_v0
+
+    from lang_pz.interop import sb3_vec_env
+    from lang_pz.policies.learned import SuperSuitPixels
+
+    env = pistonball_v6.parallel_env(n_pistons=n_pistons, continuous=False, max_cycles=max_cycles)
+    if hold > 1:
+        env = frame_skip_v0(env, hold)
+    return sb3_vec_env(SuperSuitPixels().wrap(env), n_envs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path.home() / ".cache/lang_pz/sb3/pistonball5.zip")
+    ap.add_argument("--timesteps", type=int, default=100_000, help="agent-steps (one piston's decision each)")
+    ap.add_argument("--n-pistons", type=int, default=5)
+    ap.add_argument("--hold", type=int, default=5)
+    ap.add_argument("--max-cycles", type=int, default=125)
+    ap.add_argument("--n-envs", type=int, default=2, help="copies of the env (each gives n_pistons sub-envs)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the machine is shared)")
+    args = ap.parse_args()
+
+    import torch
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(args.threads)
+    venv = make_train_env(args.n_pistons, args.hold, args.max_cycles, args.n_envs)
+    model = PPO("CnnPolicy", venv, n_steps=128, batch_size=320, n_epochs=4, learning_rate=3e-4, gamma=0.95,
+                gae_lambda=0.9, ent_coef=0.01, clip_range=0.2, vf_coef=0.5, seed=args.seed, verbose=1, device="cpu")
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=args.timesteps)
+    seconds = time.perf_counter() - t0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(str(args.out))
+    path = args.out if args.out.suffix == ".zip" else args.out.with_suffix(".zip")
+    meta = {"env": "pistonball_v6 (raw pixels)", "lang_pz_env": "butterfly/pistonball-v0",
+            "env_kwargs": {"n_pistons": args.n_pistons, "hold": args.hold, "max_cycles": args.max_cycles},
+            "preprocess": "SuperSuitPixels(size=42, color='B', stack=3)", "timesteps": args.timesteps,
+            "n_envs": args.n_envs, "seed": args.seed, "train_seconds": round(seconds, 1),
+            "agent_steps_per_second": round(args.timesteps / seconds, 1), "size_bytes": path.stat().st_size}
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    print(json.dumps(meta))
+    print(f"weights: {path}")
+
+
+if __name__ == "__main__":
+    main()
