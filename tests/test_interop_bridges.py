@@ -133,6 +133,12 @@ ASYNC = textwrap.dedent("""
     except ValueError as e:
         print("ERROR", e, "|", e.__cause__); sys.exit(0)
     obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(("push left", "push right"))
+    sync = gymnasium.vector.SyncVectorEnv([make, make])
+    sync.reset(seed=0)
+    same, *_ = sync.step(("push left", "push right"))
+    if not shared:
+        assert same["text"] == obs["text"], (same, obs)
     print(repr(obs["text"][0][:40]))
     env.close()
 """)

@@ -5,8 +5,11 @@ For ``Text`` two of them are wrong for language envs:
 
 - ``iterate`` has no ``Text`` implementation: SuperSuit's ``pettingzoo_env_to_vec_env_v1`` and
   ``concat_vec_envs_v1`` fail ("Space of type Text doesn't have an registered iterate
-  function"). :func:`register_text_spaces` registers one (a batch of Text values is a tuple of
-  str, as ``gymnasium.vector.utils.batch_space`` makes it).
+  function"): SuperSuit iterates a batch with the *single* space, ``iterate(Text, (str, ...))``.
+  :func:`register_text_spaces` registers one (a batch of Text values is a tuple of str). Gymnasium's
+  own vector envs iterate with the *batched* space, ``Tuple(Text, ..., Text)``, whose rule changes
+  once Text has an ``iterate`` (it would iterate every str); so the ``Tuple`` rule is kept as it
+  was for tuples of Text (``iter(items)``) and delegated to gymnasium's for every other tuple.
 - ``create_shared_memory`` / ``read_from_shared_memory`` for ``Text`` read the shared buffer
   once, into a tuple of str, so ``AsyncVectorEnv(..., shared_memory=True)`` (its default)
   returns the initial '000...' for every text observation forever. :func:`register_text_spaces`
@@ -40,8 +43,20 @@ def _iterate_text(space: spaces.Text, items: Any):
     return iter(items)
 
 
+def _iterate_tuple_of_text(space: spaces.Tuple, items: Any):
+    # A batched Text space is Tuple(Text, ..., Text) (gymnasium's batch_space). Once Text has an
+    # iterate, gymnasium's Tuple rule would iterate each str as a batch; keep iter(items) for it,
+    # which is what gymnasium does for a Text without one.
+    if space.spaces and all(isinstance(s, spaces.Text) for s in space.spaces):
+        return iter(items)
+    return _GYMNASIUM_ITERATE_TUPLE(space, items)
+
+
+_GYMNASIUM_ITERATE_TUPLE = iterate.dispatch(spaces.Tuple)
+
+
 def _refuse_shared_memory(space: spaces.Text, n: int = 1, ctx: Any = None) -> Any:
-    raise CustomSpaceError(f"{space}: {SHARED_MEMORY_FIX}")
+    raise CustomSpaceError(f"Text(max_length={space.max_length}) observations: {SHARED_MEMORY_FIX}")
 
 
 def register_text_spaces(space_type: type[spaces.Text] = spaces.Text) -> None:
@@ -54,6 +69,8 @@ def register_text_spaces(space_type: type[spaces.Text] = spaces.Text) -> None:
     if not (isinstance(space_type, type) and issubclass(space_type, spaces.Text)):
         raise TypeError(f"space_type must be gymnasium.spaces.Text or a subclass, got {space_type!r}")
     iterate.register(space_type)(_iterate_text)
+    if iterate.dispatch(spaces.Tuple) is not _iterate_tuple_of_text:
+        iterate.register(spaces.Tuple)(_iterate_tuple_of_text)
     create_shared_memory.register(space_type)(_refuse_shared_memory)
 
 
