@@ -37,11 +37,11 @@ def _num(x: float, digits: int = 3) -> str:
 
 def markdown_table(rows: Sequence[Summary]) -> str:
     """The results table: env, team, objective, mean [95 % interval], episodes, LLM usage, seconds."""
-    lines = ["| env | team | objective | mean | 95 % CI | episodes | LLM calls | tokens (prompt / completion) | cost $ | seconds |",
+    lines = ["| env | team | objective | mean | 95 % CI | episodes | LLM calls (cached) | tokens (prompt / completion) | cost $ | seconds |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ci = "-" if math.isnan(r.ci_low) else f"[{_num(r.ci_low)}, {_num(r.ci_high)}]"
-        lines.append(f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {r.episodes} | {r.llm_calls} | "
+        lines.append(f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {r.episodes} | {r.llm_calls} ({r.cached_calls}) | "
                      f"{r.prompt_tokens} / {r.completion_tokens} | {r.cost_usd:.4f} | {r.seconds:.1f} |")
     return "\n".join(lines) + "\n"
 

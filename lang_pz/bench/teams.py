@@ -24,7 +24,11 @@ Seat specs:
                         answer: an upper bound, not a policy)
 ``learned:PATH``        :class:`~lang_pz.policies.learned.SB3Policy` with SB3 PPO weights at PATH,
                         preprocessed by :class:`~lang_pz.policies.learned.SuperSuitPixels` (the
-                        defaults of ``benchmarks/train_sb3_pistonball.py``); reads the raw observation
+                        defaults of ``benchmarks/train_sb3_pistonball.py --obs pixels``); reads
+                        the raw observation
+``learned-text:PATH``   the same with SB3 PPO weights trained on the observation text through
+                        :func:`lang_pz.interop.to_vector_env` (default
+                        :class:`~lang_pz.interop.HashedBagOfWords`; ``--obs text``)
 ======================  ==========================================================================
 """
 
@@ -38,7 +42,7 @@ from typing import Any
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy
 
-SEAT_KINDS = ("llm", "run", "random", "constant", "heuristic", "greedy", "oracle", "learned")
+SEAT_KINDS = ("llm", "run", "random", "constant", "heuristic", "greedy", "oracle", "learned", "learned-text")
 
 #: The instruction an ``llm`` seat gets, by env id prefix (first match), unless ``llm:TEXT`` names one.
 DEFAULT_INSTRUCTIONS: tuple[tuple[str, str], ...] = (
@@ -172,11 +176,15 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
         from lang_pz.policies.oracle import MathOracle
 
         return MathOracle(env, agent)
-    if kind == "learned":
+    if kind in ("learned", "learned-text"):
         from lang_pz.policies.learned import SB3Policy, SuperSuitPixels
 
         if not arg:
-            raise InvalidKwargError("seat 'learned' needs the weights: learned:PATH (an SB3 .zip)")
+            raise InvalidKwargError(f"seat {kind!r} needs the weights: {kind}:PATH (an SB3 .zip)")
+        if kind == "learned-text":
+            from lang_pz.interop import HashedBagOfWords
+
+            return SB3Policy.load(Path(arg).expanduser(), HashedBagOfWords(), observation="text")
         return SB3Policy.load(Path(arg).expanduser(), SuperSuitPixels())
     raise InvalidKwargError(f"unknown seat {seat!r}; seat kinds: {', '.join(SEAT_KINDS)}")
 

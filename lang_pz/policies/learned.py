@@ -92,13 +92,17 @@ class SuperSuitPixels:
 
 
 class SB3Policy(Policy):
-    """A Stable-Baselines3 model acting from ``info["raw_observation"]``.
+    """A Stable-Baselines3 model acting from ``info["raw_observation"]`` (or from the text).
 
     Args:
         model: a loaded SB3 model (anything with ``predict(obs, deterministic=True)`` and a
             ``Discrete`` ``action_space``).
         preprocess: turns the raw observation into the model's input; :class:`SuperSuitPixels`
-            (stateful per episode: its frame stack) or any callable ``raw -> np.ndarray``.
+            (stateful per episode: its frame stack) or any callable ``raw -> np.ndarray``. With
+            ``observation="text"``: the text encoder of training (e.g.
+            :class:`lang_pz.interop.HashedBagOfWords`), applied to the observation text.
+        observation: ``"raw"`` (opts in to the raw observation) or ``"text"`` (a model trained
+            through :func:`lang_pz.interop.to_vector_env` on the same text an LLM reads; no opt-in).
         actions: the action words in the model's index order (default: ``info["legal_actions"]``,
             which lists the words of a Discrete action space in index order; it must have as many
             words as the model has actions).
@@ -111,7 +115,12 @@ class SB3Policy(Policy):
 
     reads_raw_observation = True
 
-    def __init__(self, model: Any, preprocess: SuperSuitPixels | Any, actions: Sequence[str] | None = None) -> None:
+    def __init__(self, model: Any, preprocess: SuperSuitPixels | Any, actions: Sequence[str] | None = None,
+                 observation: str = "raw") -> None:
+        if observation not in ("raw", "text"):
+            raise LangPZError(f"observation must be 'raw' or 'text', got {observation!r}")
+        self.observation = observation
+        self.reads_raw_observation = observation == "raw"
         if not isinstance(getattr(model, "action_space", None), spaces.Discrete):
             raise LangPZError(f"SB3Policy needs a model with a Discrete action space, got {getattr(model, 'action_space', None)}")
         self.model = model
@@ -121,7 +130,7 @@ class SB3Policy(Policy):
 
     @classmethod
     def load(cls, path: str | Path, preprocess: SuperSuitPixels | Any, actions: Sequence[str] | None = None,
-             algo: str = "PPO") -> SB3Policy:
+             algo: str = "PPO", observation: str = "raw") -> SB3Policy:
         """Load weights saved by ``model.save(path)`` (a ``.zip``) with SB3's ``algo`` class.
 
         Raises:
@@ -138,7 +147,7 @@ class SB3Policy(Policy):
         algo_cls = getattr(stable_baselines3, algo, None)
         if algo_cls is None:
             raise LangPZError(f"stable_baselines3 has no algorithm {algo!r}; e.g. 'PPO', 'A2C', 'DQN'")
-        return cls(algo_cls.load(str(p), device="cpu"), preprocess, actions)
+        return cls(algo_cls.load(str(p), device="cpu"), preprocess, actions, observation)
 
     def reset(self, seed: int | None = None) -> None:
         """A new episode: empty the frame stack (the policy is deterministic; ``seed`` is unused)."""
@@ -146,6 +155,10 @@ class SB3Policy(Policy):
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         t0 = time.perf_counter()
+        if self.observation == "text":
+            from lang_pz.policies.base import observation_text
+
+            return self._act(np.asarray(self.preprocess(observation_text(observation))), info, t0)
         if not info or "raw_observation" not in info:
             raise LangPZError("SB3Policy reads info['raw_observation'] (reads_raw_observation=True): run it "
                               "with lang_pz.rollout.rollout on a lang_pz env, or pass the raw observation in info")
@@ -158,6 +171,9 @@ class SB3Policy(Policy):
             x = x.copy()
         else:
             x = np.asarray(self.preprocess(raw))
+        return self._act(x, info, t0)
+
+    def _act(self, x: np.ndarray, info: Mapping[str, Any] | None, t0: float) -> Decision:
         index, _ = self.model.predict(x, deterministic=True)
         index = int(np.asarray(index).reshape(-1)[0])
         words = self.actions if self.actions is not None else legal_actions(info)
