@@ -1,8 +1,10 @@
 """Learned RL policies inside lang_pz rollouts: trained weights of an existing library, acting from
 the raw observation underneath the text, next to LLM agents.
 
-:class:`SB3Policy` wraps a Stable-Baselines3 model (e.g. PPO ``CnnPolicy`` trained on raw
-``pistonball_v6`` by ``benchmarks/train_sb3_pistonball.py``). It opts in with
+:class:`SB3Policy` wraps a Stable-Baselines3 model trained by ``benchmarks/train_sb3_pistonball.py``:
+PPO ``MlpPolicy`` on the observation text through :func:`lang_pz.interop.to_vector_env`
+(``observation="text"``: it reads what an LLM reads, encoded as in training), or PPO ``CnnPolicy``
+on the raw ``pistonball_v6`` pixels (``observation="raw"``, the default). The raw form opts in with
 :attr:`~lang_pz.policies.base.Policy.reads_raw_observation` (every step it plays is recorded with
 ``meta["raw_observation"] = True``) and applies to ``info["raw_observation"]`` exactly the
 preprocessing of training: :class:`SuperSuitPixels` is both the SuperSuit wrapper chain of the
