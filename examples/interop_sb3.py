@@ -4,7 +4,8 @@ policy next to scripted ones.
 SB3 trains on numpy observations and Discrete actions. ``lang_pz.interop.to_vector_env`` encodes the
 observation text (hashed bag of words, 256 numbers) and maps indices to the action words;
 ``sb3_vec_env`` makes every piston one sub-env of an SB3 VecEnv (SuperSuit), so one network is
-shared by all pistons.
+shared by all pistons. ``benchmarks/train_sb3_pistonball.py`` is the full-length version (80,000
+steps: 491 mean team return on held-out seeds, random 243).
 
     pip install 'lang_pz[sb3]'
     python examples/interop_sb3.py --steps 400         # well under a minute on 2 cores
@@ -13,29 +14,13 @@ shared by all pistons.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Mapping
-from typing import Any
 
 import lang_pz
 from lang_pz.interop import HashedBagOfWords, sb3_vec_env, to_vector_env
-from lang_pz.policies.base import Decision, Policy, legal_actions, observation_text
+from lang_pz.policies.learned import SB3Policy
 from lang_pz.rollout import rollout
 
 ENV = ("butterfly/pistonball-v0", {"n_pistons": 5, "hold": 5, "max_cycles": 125})
-
-
-class TextPPOPolicy(Policy):
-    """The SB3 model reading the same text an LLM reads (encoded as in training)."""
-
-    def __init__(self, model: Any, encoder: HashedBagOfWords) -> None:
-        self.model, self.encoder = model, encoder
-
-    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
-        t0 = time.perf_counter()
-        index, _ = self.model.predict(self.encoder(observation_text(observation)), deterministic=True)
-        word = legal_actions(info)[int(index)]  # Pistonball: down, stay, up in index order
-        return Decision(word, str(int(index)), latency_s=time.perf_counter() - t0)
 
 
 def main(steps: int = 400, seed: int = 0) -> dict[str, float]:
@@ -50,10 +35,10 @@ def main(steps: int = 400, seed: int = 0) -> dict[str, float]:
     model.learn(steps)
 
     env = lang_pz.make(env_id, **kwargs)
-    team = {a: TextPPOPolicy(model, encoder) for a in env.possible_agents}
+    # the model reads the same text an LLM reads, encoded as in training
+    team = {a: SB3Policy(model, encoder, observation="text") for a in env.possible_agents}
     team["piston_4"] = PistonballHeuristic()  # a mixed team: learned pistons and a scripted one
-    returns = {f"seed {s}": rollout(env, team, seed=s).team_return for s in (100, 101)}
-    return returns
+    return {f"seed {s}": rollout(env, team, seed=s).team_return for s in (100, 101)}
 
 
 if __name__ == "__main__":
