@@ -1,0 +1,180 @@
+"""Run teams x envs x seeds, one JSON line per finished episode, resumable.
+
+``OUT/episodes.jsonl`` gets one record per episode as soon as it ends (flushed): env label, team
+name and spec, seed, objective value, team return, per-agent returns, steps, LLM usage and
+seconds. Running the same bench again skips every (env, team, seed) already there, so a killed
+bench resumes where it stopped; a team name found there with another spec (or an env label with
+another objective) is refused, since the old episodes would be mixed with new ones.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lang_pz.bench.teams import Team, build_team
+from lang_pz.error import InvalidKwargError, LangPZError
+
+EPISODES_FILE = "episodes.jsonl"
+
+
+@dataclass(frozen=True)
+class EnvCase:
+    """One env of a bench and the teams that play it.
+
+    Attributes:
+        env_id: a registered id.
+        teams: the teams (:func:`lang_pz.bench.parse_team`).
+        seeds: episode seeds, the same for every team (paired comparisons).
+        kwargs: ``lang_pz.make`` keyword arguments.
+        objective: an objective spec (:mod:`lang_pz.objectives`); ``None``: the env's default.
+        label: the env's name in tables; default ``env_id`` plus its kwargs.
+        api: ``"parallel"`` / ``"aec"``; ``None``: the env's default.
+    """
+
+    env_id: str
+    teams: Sequence[Team]
+    seeds: Sequence[int]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    objective: str | None = None
+    label: str | None = None
+    api: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self.label:
+            return self.label
+        kw = ",".join(f"{k}={v}" for k, v in sorted(self.kwargs.items()) if k != "data_dir")
+        return f"{self.env_id}({kw})" if kw else self.env_id
+
+    def objective_spec(self) -> str:
+        from lang_pz.objectives import default_objective
+
+        return self.objective or default_objective(self.env_id)
+
+
+def read_episodes(out_dir: Path) -> list[dict[str, Any]]:
+    """Every record of ``OUT/episodes.jsonl`` (none if absent); a torn last line is ignored."""
+    path = Path(out_dir) / EPISODES_FILE
+    if not path.exists():
+        return []
+    records = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if i == len(lines) - 1:  # killed mid-write: that episode is redone
+                break
+            raise LangPZError(f"{path} line {i + 1} is not JSON ({exc}); fix or delete that line") from exc
+    return records
+
+
+def _check_consistent(records: Sequence[dict[str, Any]], case: EnvCase) -> None:
+    for r in records:
+        if r["env"] != case.name:
+            continue
+        if r["objective"] != case.objective_spec():
+            raise InvalidKwargError(f"{case.name} has episodes with objective {r['objective']!r} in this folder, "
+                                    f"not {case.objective_spec()!r}; use another --out folder")
+        for t in case.teams:
+            if r["team"] == t.name and r["spec"] != t.spec:
+                raise InvalidKwargError(f"team {t.name!r} on {case.name} was run as {r['spec']!r} in this folder, "
+                                        f"not {t.spec!r}; rename the team or use another --out folder")
+
+
+def run_bench(cases: Sequence[EnvCase], out_dir: str | Path, *, backend: str | Any = "embedded",
+              price_per_mtok: tuple[float, float] = (0.0, 0.0),
+              on_episode: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Play every (case, team, seed) not yet in ``out_dir`` and return all records of these cases.
+
+    Args:
+        cases: the envs, with their teams and seeds.
+        out_dir: the results folder (created; ``episodes.jsonl`` is appended to).
+        backend: a :func:`lang_pz.backends.make_backend` spec or a backend, built on first use
+            (only teams with LLM seats need it).
+        price_per_mtok: US dollars per million prompt / completion tokens (uncached calls).
+        on_episode: called with each new record (e.g. to print progress).
+
+    Raises:
+        InvalidKwargError: a team or objective that disagrees with earlier episodes in ``out_dir``,
+            or a seat that does not fit its env.
+    """
+    from lang_pz.backends import make_backend
+    from lang_pz.backends.meter import RoleMeter
+    from lang_pz.objectives import make_objective
+    from lang_pz.rollout import rollout
+    from lang_pz.runs import append_jsonl
+    import lang_pz
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    records = read_episodes(out)
+    done = {(r["env"], r["team"], int(r["seed"])) for r in records}
+    shared: dict[str, Any] = {}
+
+    def inner_backend() -> Any:
+        if "llm" not in shared:
+            shared["llm"] = make_backend(backend) if isinstance(backend, str) else backend
+        return shared["llm"]
+
+    for case in cases:
+        _check_consistent(records, case)
+        todo = [(t, s) for t in case.teams for s in case.seeds if (case.name, t.name, int(s)) not in done]
+        if not todo:
+            continue
+        env = lang_pz.make(case.env_id, api=case.api, **dict(case.kwargs))  # type: ignore[arg-type]
+        objective = make_objective(case.objective_spec(), env.possible_agents, case.env_id)
+        try:
+            for team in case.teams:
+                seeds = [s for t, s in todo if t is team]
+                if not seeds:
+                    continue
+                meter: dict[str, RoleMeter] = {}
+
+                def llm(team: Team = team) -> RoleMeter:
+                    if "m" not in meter:
+                        meter["m"] = RoleMeter(inner_backend(), f"bench:{team.name}", price_per_mtok)
+                    return meter["m"]
+
+                policies = build_team(team, env, case.env_id, llm)
+                for seed in seeds:
+                    before = meter["m"].report() if "m" in meter else None
+                    t0 = time.perf_counter()
+                    traj = rollout(env, policies, seed=int(seed))
+                    seconds = time.perf_counter() - t0
+                    usage = _usage(meter.get("m"), before)
+                    record = {
+                        "env": case.name, "env_id": case.env_id, "team": team.name, "spec": team.spec,
+                        "objective": objective.spec, "seed": int(seed), "value": objective(traj),
+                        "team_return": traj.team_return, "returns": dict(traj.returns),
+                        "steps": len(traj.states) or len(traj.steps), "seconds": round(seconds, 3), **usage,
+                    }
+                    append_jsonl(out / EPISODES_FILE, record)
+                    records.append(record)
+                    if on_episode is not None:
+                        on_episode(record)
+        finally:
+            close = getattr(env, "close", None)
+            if callable(close):
+                close()
+    names = {c.name for c in cases}
+    return [r for r in records if r["env"] in names]
+
+
+def _usage(meter: Any, before: Mapping[str, float] | None) -> dict[str, Any]:
+    if meter is None:
+        return {"llm_calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    now = meter.report()
+    b = before or {}
+    return {
+        "llm_calls": int(now["calls"] - b.get("calls", 0)),
+        "cached_calls": int(now["cached_calls"] - b.get("cached_calls", 0)),
+        "prompt_tokens": int(now["prompt_tokens"] - b.get("prompt_tokens", 0)),
+        "completion_tokens": int(now["completion_tokens"] - b.get("completion_tokens", 0)),
+        "cost_usd": round(float(now["cost_usd"] - b.get("cost_usd", 0.0)), 6),
+    }

@@ -1,0 +1,70 @@
+"""``lang-pz bench``: teams x envs x seeds -> a results table with bootstrap intervals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
+
+
+@app.command()
+def bench(
+    out: Annotated[Path, typer.Option(help="results folder (episodes.jsonl, summary.md/.csv/.json/.png); "
+                                           "re-running with it skips finished episodes")],
+    config: Annotated[Optional[Path], typer.Option(help="YAML bench config (see lang_pz.bench.config)")] = None,
+    env_id: Annotated[Optional[str], typer.Option("--env", help="one env id (instead of --config)")] = None,
+    kw: KwOption = None,
+    team: Annotated[Optional[list[str]], typer.Option(
+        help="team spec, repeatable, optionally NAME=:SPEC, e.g. random, heuristic, "
+             "'piston_0=llm;*=heuristic', run:RUN_DIR, learned:WEIGHTS.zip")] = None,
+    seeds: Annotated[str, typer.Option(help="episode seeds: A-B (inclusive) or a,b,c")] = "0-4",
+    objective: Annotated[Optional[str], typer.Option(
+        help="team_return, return:AGENT, win:AGENT or soups (default: the env's)")] = None,
+    backend: Annotated[Optional[str], typer.Option(help="LLM backend for llm/run seats: 'embedded' or 'openai:<model>'")] = None,
+    price: Annotated[str, typer.Option(help="USD per million prompt,completion tokens (uncached calls)")] = "0,0",
+    data_dir: Annotated[Optional[Path], typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
+    plot: Annotated[bool, typer.Option(help="write summary.png")] = True,
+) -> None:
+    """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""
+    from lang_pz.bench import case_from_dict, load_config, markdown_table, run_bench, summaries, write_results
+    from lang_pz.error import LangPZError
+
+    try:
+        p_in, p_out = (float(x) for x in price.split(","))
+    except ValueError:
+        fail(ValueError(f"--price {price!r} must be two numbers IN,OUT (USD per million tokens), e.g. 0.15,0.6"))
+    dd = str(data_dir) if data_dir is not None else None
+    try:
+        if (config is None) == (env_id is None):
+            raise ValueError("give either --config FILE or --env ID with --team (not both, not neither)")
+        if config is not None:
+            if team or kw or objective:
+                raise ValueError("--team, --kw and --objective belong in the config file when --config is given")
+            cases, settings = load_config(config, dd)
+        else:
+            if not team:
+                raise ValueError("--env needs at least one --team, e.g. --team random --team heuristic")
+            teams = {}
+            for t in team:
+                name, sep, spec = t.partition("=:")
+                teams[name if sep else t] = spec if sep else t
+            cases = [case_from_dict({"id": env_id, "kwargs": parse_kwargs(kw), "seeds": seeds, "teams": teams,
+                                     "objective": objective}, dd)]
+            settings = {}
+        chosen = backend or settings.get("backend", "embedded")
+
+        def progress(r: dict) -> None:
+            usage = f", {r['llm_calls']} LLM calls" if r["llm_calls"] else ""
+            typer.echo(f"{r['env']} | {r['team']} | seed {r['seed']}: {r['objective']} = {r['value']:.3f} "
+                       f"({r['seconds']:.1f} s{usage})", err=True)
+
+        records = run_bench(cases, out, backend=chosen, price_per_mtok=(p_in, p_out), on_episode=progress)
+        rows = summaries(cases, records)
+        paths = write_results(rows, out, plot=plot)
+        typer.echo(markdown_table(rows))
+        typer.echo("written: " + ", ".join(str(p) for p in paths.values()), err=True)
+    except (LangPZError, ValueError, OSError) as exc:
+        fail(exc)

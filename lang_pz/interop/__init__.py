@@ -1,0 +1,50 @@
+"""Bridges from lang_pz's language environments to the RL libraries people already use.
+
+=================================  =========================================================
+:func:`to_vector_env`              vector observations, ``Discrete`` actions, numeric infos
+                                   (:mod:`lang_pz.interop.wrappers`): what SB3, TorchRL and
+                                   RLlib train on
+:class:`HashedBagOfWords`          the default text -> vector encoder; :class:`FunctionEncoder`
+                                   wraps your own (:mod:`lang_pz.interop.encoders`)
+:func:`register_text_spaces`       Gymnasium vector utilities on Text: SuperSuit vector envs
+                                   work, ``AsyncVectorEnv(shared_memory=True)`` fails loudly
+:func:`sb3_vec_env`                a Stable-Baselines3 VecEnv over every agent (SuperSuit)
+:func:`torchrl_env`                a TorchRL ``PettingZooWrapper``
+:func:`register_rllib_env`         a Ray Tune env name for RLlib (a venv of its own)
+=================================  =========================================================
+
+Extras: ``pip install 'lang_pz[sb3]'`` (stable-baselines3, torch 2.13.0 CPU),
+``'lang_pz[torchrl]'`` (torchrl, tensordict, torch 2.13.0 CPU). The tutorials are
+``examples/interop_*.py``.
+"""
+
+from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, TextEncoder
+from lang_pz.interop.rllib import register_rllib_env
+from lang_pz.interop.torchrl import torchrl_env
+from lang_pz.interop.vector import register_text_spaces, sb3_vec_env
+from lang_pz.interop.wrappers import (
+    DiscreteActions,
+    EncodeObservations,
+    GymDiscreteActions,
+    GymEncodeObservations,
+    NumericInfos,
+    action_words,
+    to_vector_env,
+)
+
+__all__ = [
+    "DiscreteActions",
+    "EncodeObservations",
+    "FunctionEncoder",
+    "GymDiscreteActions",
+    "GymEncodeObservations",
+    "HashedBagOfWords",
+    "NumericInfos",
+    "TextEncoder",
+    "action_words",
+    "register_rllib_env",
+    "register_text_spaces",
+    "sb3_vec_env",
+    "to_vector_env",
+    "torchrl_env",
+]

@@ -1,0 +1,262 @@
+"""PettingZoo and Gymnasium wrappers that give a language environment the numeric spaces RL
+libraries train on: observations encoded as vectors, actions as ``Discrete(k)`` indices of the
+action words, infos reduced to fixed numeric keys.
+
+Each wrapper overrides ``reset``/``step`` and the one space it changes; everything else is
+forwarded (``raw_observation``, ``state_text`` and the adapter stay reachable). The result is
+still a PettingZoo ``ParallelEnv`` (or a Gymnasium ``Env``): SuperSuit's vector envs and
+Stable-Baselines3, TorchRL's ``PettingZooWrapper`` and RLlib's ``ParallelPettingZooEnv`` take it
+as it is. :func:`to_vector_env` stacks the three.
+
+=======================  ====================================================================
+:class:`EncodeObservations`  ``{"text": str}`` -> ``Box(-inf, inf, (encoder.dim,), float32)``
+:class:`DiscreteActions`     ``Discrete(k)`` index -> the k-th action word; infos gain a
+                             numeric ``action_mask`` (1 for the words in ``legal_actions``)
+:class:`NumericInfos`        every info holds exactly the given numeric keys (TorchRL builds its
+                             info spec from the first reset and rejects strings)
+=======================  ====================================================================
+
+An index whose word is not legal right now (e.g. an Overcooked skill that cannot start) is sent
+as that word: the language env applies its documented fallback and reports it in ``info``, as it
+does for an LLM's unreadable reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
+
+from lang_pz.error import LangPZError
+from lang_pz.interop.encoders import HashedBagOfWords, TextEncoder
+
+
+def _language_wrapper(env: Any) -> Any:
+    """The lang_pz language wrapper inside ``env`` (walking ``.env``), or ``None``."""
+    from lang_pz.wrappers import LanguageAECWrapper, LanguageGymWrapper, LanguageParallelWrapper
+
+    e = env
+    for _ in range(64):
+        if isinstance(e, (LanguageParallelWrapper, LanguageAECWrapper, LanguageGymWrapper)):
+            return e
+        e = e.__dict__.get("env") if hasattr(e, "__dict__") else None
+        if e is None:
+            return None
+    return None
+
+
+def action_words(env: Any, agent: str | None = None) -> list[str]:
+    """Every action word of ``agent`` in a lang_pz language env with a finite action set, in the
+    inner ``Discrete`` space's index order (e.g. Pistonball: ``["down", "stay", "up"]``).
+
+    Raises:
+        LangPZError: ``env`` holds no lang_pz language wrapper, or the agent's actions are not
+            a finite set (a Box or free-text action): pass ``actions=[...]`` to the bridge instead.
+    """
+    from lang_pz.text import codec
+
+    lw = _language_wrapper(env)
+    if lw is None:
+        raise LangPZError(f"{type(env).__name__} is not a lang_pz language environment; "
+                          "pass the action words explicitly: DiscreteActions(env, actions=[...])")
+    space = lw.adapter.action_space(lw.env, agent)
+    if not isinstance(space, spaces.Discrete):
+        raise LangPZError(f"{agent or 'the agent'} has no finite action set (inner action space {space}); "
+                          "a Discrete bridge needs one: pass actions=[...] words the env parses")
+    return codec.action_vocabulary(space, lw.adapter.action_names)
+
+
+def _mask(words: Sequence[str], info: Mapping[str, Any]) -> np.ndarray:
+    legal = info.get("legal_actions")
+    if legal is None:
+        return np.ones(len(words), dtype=np.int8)
+    allowed = {str(a).lower() for a in legal}
+    return np.array([w.lower() in allowed for w in words], dtype=np.int8)
+
+
+def _index(action: Any, n: int, agent: str | None) -> int:
+    try:
+        i = int(np.asarray(action).reshape(-1)[0]) if np.ndim(action) else int(action)
+    except (TypeError, ValueError, IndexError) as exc:
+        raise LangPZError(f"action of {agent} must be an index in 0..{n - 1}, got {action!r}") from exc
+    if not 0 <= i < n:
+        raise LangPZError(f"action of {agent} must be an index in 0..{n - 1}, got {i}")
+    return i
+
+
+class EncodeObservations(BaseParallelWrapper):
+    """Observations ``{"text": str}`` -> ``encoder(text)``, a float32 vector.
+
+    Args:
+        env: a language ``ParallelEnv``.
+        encoder: a :class:`lang_pz.interop.encoders.TextEncoder` (default
+            :class:`~lang_pz.interop.encoders.HashedBagOfWords` with 256 dimensions).
+
+    Raises:
+        LangPZError: ``encoder`` has no integer ``dim`` or is not callable.
+    """
+
+    def __init__(self, env: ParallelEnv, encoder: TextEncoder | None = None) -> None:
+        super().__init__(env)
+        self.encoder = encoder if encoder is not None else HashedBagOfWords()
+        if not isinstance(self.encoder, TextEncoder) or not isinstance(self.encoder.dim, int):
+            raise LangPZError(f"encoder must be callable with an int dim (a TextEncoder), got {self.encoder!r}")
+        self._space = spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._space
+
+    def _encode(self, obs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        from lang_pz.policies.base import observation_text
+
+        return {a: self.encoder(observation_text(o)) for a, o in obs.items()}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return self._encode(obs), infos
+
+    def step(self, actions: dict[str, Any]):
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        return self._encode(obs), rewards, terms, truncs, infos
+
+
+class DiscreteActions(BaseParallelWrapper):
+    """``Discrete(k)`` actions: index ``i`` is sent to the language env as its i-th action word.
+
+    Args:
+        env: a language ``ParallelEnv`` (possibly already wrapped).
+        actions: the words, one list for every agent or a dict agent -> list; default
+            :func:`action_words` of each agent.
+
+    Infos gain ``action_mask`` (int8, 1 for the words in ``info["legal_actions"]``, all ones
+    when the env lists none).
+
+    Raises:
+        LangPZError: no action words can be found, or a list is empty; from ``step``, an
+            index out of range.
+    """
+
+    def __init__(self, env: ParallelEnv, actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None) -> None:
+        super().__init__(env)
+        agents = list(env.possible_agents)
+        if actions is None:
+            words = {a: action_words(env, a) for a in agents}
+        elif isinstance(actions, Mapping):
+            words = {a: [str(w) for w in actions[a]] for a in agents}
+        else:
+            words = {a: [str(w) for w in actions] for a in agents}
+        for a, w in words.items():
+            if not w:
+                raise LangPZError(f"no action words for {a}: a Discrete bridge needs at least one")
+        self.words = words
+        self._spaces = {a: spaces.Discrete(len(w)) for a, w in words.items()}
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._spaces[agent]
+
+    def _infos(self, infos: Mapping[str, Any]) -> dict[str, Any]:
+        return {a: {**i, "action_mask": _mask(self.words[a], i)} for a, i in infos.items()}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return obs, self._infos(infos)
+
+    def step(self, actions: dict[str, Any]):
+        words = {a: self.words[a][_index(x, len(self.words[a]), a)] for a, x in actions.items()}
+        obs, rewards, terms, truncs, infos = self.env.step(words)
+        return obs, rewards, terms, truncs, self._infos(infos)
+
+
+class NumericInfos(BaseParallelWrapper):
+    """Every agent's info holds exactly the keys of ``defaults`` (numbers), plus ``action_mask``
+    when the inner info has one; other keys (action text, parse errors, legal words) are dropped.
+
+    TorchRL's ``PettingZooWrapper`` builds its info spec from the first ``reset`` and fails on
+    strings ("too many dimensions 'str'") and on keys that appear later.
+
+    Args:
+        env: a ``ParallelEnv``.
+        defaults: key -> the value used when the inner info lacks it (default
+            ``{"fallback": False}``: whether the env applied its fallback action).
+
+    Raises:
+        LangPZError: from ``reset``/``step``, a kept value that is not a number, bool or
+            numeric array (names the key and agent).
+    """
+
+    def __init__(self, env: ParallelEnv, defaults: Mapping[str, Any] | None = None) -> None:
+        super().__init__(env)
+        self.defaults = dict(defaults) if defaults is not None else {"fallback": False}
+
+    def _filter(self, infos: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for agent, info in infos.items():
+            kept = {k: info.get(k, d) for k, d in self.defaults.items()}
+            if "action_mask" in info:
+                kept["action_mask"] = info["action_mask"]
+            for k, v in kept.items():
+                arr = np.asarray(v)
+                if arr.dtype.kind not in "biuf":
+                    raise LangPZError(f"info[{k!r}] of {agent} is {v!r}, not numeric; drop it from defaults")
+            out[agent] = kept
+        return out
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return obs, self._filter(infos)
+
+    def step(self, actions: dict[str, Any]):
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        return obs, rewards, terms, truncs, self._filter(infos)
+
+
+def to_vector_env(env: ParallelEnv, encoder: TextEncoder | None = None, *,
+                  actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+                  numeric_infos: bool = True) -> ParallelEnv:
+    """A language ``ParallelEnv`` as RL libraries want it: vector observations, ``Discrete``
+    actions and (by default) numeric infos. See the module docstring.
+
+    Raises:
+        LangPZError: ``env`` is an AEC or Gymnasium env (use ``lang_pz.make(id, api="parallel")``
+            or :class:`GymEncodeObservations` / :class:`GymDiscreteActions`), or no action words.
+    """
+    if not isinstance(env, ParallelEnv):
+        raise LangPZError(f"to_vector_env takes a PettingZoo ParallelEnv, got {type(env).__name__}; "
+                          "make it with api='parallel' (Gymnasium envs: GymEncodeObservations, GymDiscreteActions)")
+    out: ParallelEnv = EncodeObservations(DiscreteActions(env, actions), encoder)
+    return NumericInfos(out) if numeric_infos else out
+
+
+class GymEncodeObservations(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """The single-agent (Gymnasium) :class:`EncodeObservations`."""
+
+    def __init__(self, env: gym.Env, encoder: TextEncoder | None = None) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, encoder=encoder)
+        gym.ObservationWrapper.__init__(self, env)
+        self.encoder = encoder if encoder is not None else HashedBagOfWords()
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)
+
+    def observation(self, observation: Any) -> np.ndarray:
+        from lang_pz.policies.base import observation_text
+
+        return self.encoder(observation_text(observation))
+
+
+class GymDiscreteActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
+    """The single-agent (Gymnasium) :class:`DiscreteActions` (``actions``: a list of words)."""
+
+    def __init__(self, env: gym.Env, actions: Sequence[str] | None = None) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, actions=actions)
+        gym.ActionWrapper.__init__(self, env)
+        self.words = [str(w) for w in actions] if actions is not None else action_words(env, None)
+        if not self.words:
+            raise LangPZError("no action words: a Discrete bridge needs at least one")
+        self.action_space = spaces.Discrete(len(self.words))
+
+    def action(self, action: Any) -> str:
+        return self.words[_index(action, len(self.words), None)]

@@ -1,0 +1,177 @@
+"""lang_pz.bench: team specs, seeds, bootstrap intervals, resumable runs, LLM accounting, outputs,
+and ``lang-pz bench``. LLM seats use ScriptedBackend (unit-level logic only)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from lang_pz.backends import ScriptedBackend
+from lang_pz.bench import (
+    EnvCase,
+    bootstrap_interval,
+    load_config,
+    parse_seeds,
+    parse_team,
+    read_episodes,
+    run_bench,
+    summaries,
+    write_results,
+)
+from lang_pz.error import InvalidKwargError, LangPZError
+from lang_pz.runs import write_policies
+
+PB = {"n_pistons": 5, "hold": 5, "max_cycles": 50}
+
+
+def pistonball_case(teams, seeds=(0, 1, 2)) -> EnvCase:
+    return EnvCase("butterfly/pistonball-v0", teams=[parse_team(s, n) for n, s in teams.items()], seeds=list(seeds),
+                   kwargs=PB)
+
+
+# -- specs ------------------------------------------------------------------------------------
+def test_parse_team_single_mixed_and_errors():
+    t = parse_team("random")
+    assert t.seat("piston_3") == "random" and t.spec == "random" and not t.uses_llm()
+    m = parse_team("piston_0=llm:Always go down.;*=heuristic", name="mixed")
+    assert m.seat("piston_0") == "llm:Always go down." and m.seat("piston_4") == "heuristic" and m.uses_llm()
+    assert parse_team(m.spec).seats == m.seats
+    with pytest.raises(InvalidKwargError, match="seat kinds"):
+        parse_team("greedyy")
+    with pytest.raises(InvalidKwargError, match="two seats"):
+        parse_team("piston_0=random;piston_0=heuristic")
+    with pytest.raises(InvalidKwargError, match="no seat for 'player_1'"):
+        parse_team("player_0=greedy").seat("player_1")
+
+
+def test_parse_seeds():
+    assert parse_seeds("3-6") == [3, 4, 5, 6]
+    assert parse_seeds("1,4") == [1, 4] and parse_seeds([7, 2]) == [7, 2] and parse_seeds(5) == [5]
+    for bad in ("6-3", "a-b", [], True, [1.5]):
+        with pytest.raises(InvalidKwargError):
+            parse_seeds(bad)
+
+
+def test_bootstrap_interval():
+    from scipy.stats import bootstrap
+
+    x = [1.0, 2.0, 4.0, 8.0, 3.0, 5.0, 0.0, 9.0]
+    low, high = bootstrap_interval(x)
+    assert low < np.mean(x) < high
+    ref = bootstrap((np.array(x),), np.mean, n_resamples=9999, method="BCa", rng=np.random.default_rng(0))
+    assert (low, high) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
+    assert bootstrap_interval([3.0, 3.0, 3.0]) == (3.0, 3.0)
+    assert all(math.isnan(v) for v in bootstrap_interval([1.0]))
+    a, b = bootstrap_interval([0.0, 1.0])
+    assert math.isfinite(a) and math.isfinite(b)
+
+
+# -- running ----------------------------------------------------------------------------------
+def test_bench_is_resumable_and_deterministic(tmp_path):
+    case = pistonball_case({"random": "random", "heuristic": "heuristic"}, seeds=[0, 1])
+    first = run_bench([case], tmp_path)
+    assert len(first) == 4
+    again = run_bench([pistonball_case({"random": "random", "heuristic": "heuristic"}, seeds=[0, 1, 2])], tmp_path)
+    lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and len(again) == 6  # only seed 2 was played, for both teams
+    # same seed, same episode: a fresh folder replays the random team exactly
+    fresh = run_bench([pistonball_case({"random": "random"}, seeds=[0, 1])], tmp_path / "fresh")
+    assert [r["value"] for r in fresh] == [r["value"] for r in first if r["team"] == "random"]
+
+
+def test_bench_redoes_a_torn_last_line_and_refuses_a_changed_team(tmp_path):
+    case = pistonball_case({"h": "heuristic"}, seeds=[0, 1])
+    run_bench([case], tmp_path)
+    path = tmp_path / "episodes.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text(lines[0] + "\n" + lines[1][:20])  # killed while writing seed 1
+    assert len(read_episodes(tmp_path)) == 1
+    records = run_bench([case], tmp_path)
+    assert sorted(r["seed"] for r in records) == [0, 1]
+    with pytest.raises(InvalidKwargError, match="was run as 'heuristic'"):
+        run_bench([pistonball_case({"h": "random"}, seeds=[0, 1])], tmp_path)
+
+
+def test_llm_seats_are_metered_per_episode(tmp_path):
+    llm = ScriptedBackend(lambda req: "down")
+    case = pistonball_case({"llm + heuristic": "piston_0=llm:Always go down.;*=heuristic"}, seeds=[0, 1])
+    records = run_bench([case], tmp_path, backend=llm, price_per_mtok=(1e6, 0.0))
+    for r in records:
+        assert r["llm_calls"] == r["steps"] > 0  # one call per piston_0 decision, no others
+        assert r["prompt_tokens"] > 0 and r["cost_usd"] == pytest.approx(r["prompt_tokens"])
+    assert sum(r["llm_calls"] for r in records) == len(llm.requests)
+    assert all("Always go down." in (req.prompt or "") for req in llm.requests)
+    row = summaries([case], records)[0]
+    assert row.llm_calls == len(llm.requests) and row.episodes == 2
+
+
+def test_run_policies_as_a_team(tmp_path):
+    run = tmp_path / "run"
+    write_policies(run / "final" / "policies", {f"piston_{i}": f"Policy of piston {i}: stay." for i in range(5)})
+    llm = ScriptedBackend(lambda req: "stay")
+    run_bench([pistonball_case({"trained": f"run:{run}"}, seeds=[0])], tmp_path / "out", backend=llm)
+    prompts = [req.prompt for req in llm.requests]
+    assert any("Policy of piston 3: stay." in p for p in prompts) and any("Policy of piston 0: stay." in p for p in prompts)
+    with pytest.raises(LangPZError, match="no policy for piston_0"):
+        run_bench([pistonball_case({"t": f"run:{tmp_path / 'nope'}"}, seeds=[0])], tmp_path / "out2", backend=llm)
+
+
+def test_objective_per_env_zero_sum_refused_and_win_rate(tmp_path):
+    teams = [parse_team("player_0=constant:rock;player_1=constant:scissors", "rock vs scissors")]
+    with pytest.raises(InvalidKwargError, match="zero-sum"):
+        run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0], kwargs={"max_cycles": 3})], tmp_path / "a")
+    records = run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0, 1], kwargs={"max_cycles": 3},
+                                 objective="win:player_0")], tmp_path / "b")
+    assert [r["value"] for r in records] == [1.0, 1.0]
+
+
+def test_seat_that_does_not_fit_the_env(tmp_path):
+    with pytest.raises(InvalidKwargError, match="not Overcooked"):
+        run_bench([pistonball_case({"g": "greedy"}, seeds=[0])], tmp_path)
+
+
+def test_write_results(tmp_path):
+    case = pistonball_case({"random": "random", "heuristic": "heuristic"}, seeds=[0, 1, 2])
+    rows = summaries([case], run_bench([case], tmp_path))
+    paths = write_results(rows, tmp_path)
+    table = paths["md"].read_text()
+    assert "| heuristic | team_return |" in table and "95 % CI" in table
+    with paths["csv"].open() as f:
+        got = list(csv.DictReader(f))
+    assert [r["team"] for r in got] == ["random", "heuristic"] and got[1]["episodes"] == "3"
+    assert json.loads(paths["json"].read_text())[1]["mean"] == pytest.approx(rows[1].mean)
+    assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_load_config(tmp_path):
+    cfg = tmp_path / "bench.yaml"
+    cfg.write_text("backend: embedded\nenvs:\n  - id: tasks/gsm8k-v0\n    seeds: 0-1\n"
+                   "    teams: {oracle: oracle, zero: 'constant:#### 0'}\n")
+    cases, settings = load_config(cfg, data_dir="/data")
+    assert settings == {"backend": "embedded"}
+    assert cases[0].kwargs == {"data_dir": "/data"} and cases[0].seeds == [0, 1]
+    assert cases[0].name == "tasks/gsm8k-v0"  # data_dir is not part of the label
+    cfg.write_text("envs:\n  - id: tasks/gsm8k-v0\n    seeds: 0\n    teams: {a: random}\n    sedes: 1\n")
+    with pytest.raises(InvalidKwargError, match="sedes"):
+        load_config(cfg)
+
+
+# -- CLI --------------------------------------------------------------------------------------
+def test_cli_bench(tmp_path):
+    from lang_pz.cli import app
+
+    runner = CliRunner()
+    args = ["bench", "--out", str(tmp_path), "--env", "butterfly/pistonball-v0", "--kw", "n_pistons=5",
+            "--kw", "max_cycles=50", "--team", "random", "--team", "mix=:piston_0=constant:up;*=heuristic", "--seeds", "0-1"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "| mix | team_return |" in res.output and (tmp_path / "summary.csv").exists()
+    res = runner.invoke(app, ["bench", "--out", str(tmp_path), "--env", "butterfly/pistonball-v0"])
+    assert res.exit_code == 2 and "at least one --team" in res.output
+    res = runner.invoke(app, ["bench", "--out", str(tmp_path), "--env", "x", "--config", "y.yaml", "--team", "random"])
+    assert res.exit_code == 2 and "either --config" in res.output

@@ -1,0 +1,185 @@
+"""lang_pz.interop bridges on real envs: encoders, vector/Discrete/numeric-info wrappers, Gymnasium
+vector envs and SuperSuit vector envs on Text spaces."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium import spaces
+from pettingzoo.test import parallel_api_test
+
+import lang_pz
+from lang_pz.error import LangPZError
+from lang_pz.interop import (
+    DiscreteActions,
+    FunctionEncoder,
+    GymDiscreteActions,
+    GymEncodeObservations,
+    HashedBagOfWords,
+    action_words,
+    register_text_spaces,
+    to_vector_env,
+)
+
+ROOT = Path(__file__).resolve().parents[1]  # subprocesses import this checkout's lang_pz
+
+
+def pistonball(**kw):
+    return lang_pz.make("butterfly/pistonball-v0", **{"n_pistons": 3, "hold": 5, "max_cycles": 50, **kw})
+
+
+# -- encoders ---------------------------------------------------------------------------------
+def test_hashed_bag_of_words_is_deterministic_across_processes():
+    text = "You are piston_1. Your height: 24 of 64 px. Ball: 50 px to your right."
+    here = HashedBagOfWords()(text)
+    code = ("import sys, numpy as np; from lang_pz.interop import HashedBagOfWords; "
+            f"np.save(sys.stdout.buffer, HashedBagOfWords()({text!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, cwd=ROOT)
+    import io
+
+    there = np.load(io.BytesIO(out.stdout))
+    assert here.dtype == np.float32 and here.shape == (256,)
+    np.testing.assert_array_equal(here, there)  # CRC-32, not Python's salted hash()
+
+
+def test_hashed_bag_of_words_sees_numbers_and_words():
+    enc = HashedBagOfWords(dim=64)
+    a, b = enc("Your height: 24 px"), enc("Your height: 40 px")
+    c = enc("Ball: to your left"), enc("Ball: to your right")
+    assert not np.allclose(a, b)  # a number changes the vector
+    assert not np.allclose(*c)
+    assert np.all(np.isfinite(enc("x " * 5000 + "1e308 99999999999")))
+
+
+def test_function_encoder_checks_shape():
+    enc = FunctionEncoder(lambda t: [len(t), 1.0], dim=2)
+    np.testing.assert_array_equal(enc("abc"), np.array([3, 1], np.float32))
+    with pytest.raises(LangPZError, match=r"shape \(2,\).*expected \(3,\)"):
+        FunctionEncoder(lambda t: [1.0, 2.0], dim=3)("x")
+    with pytest.raises(LangPZError, match="dim"):
+        HashedBagOfWords(dim=2)
+
+
+# -- PettingZoo wrappers ----------------------------------------------------------------------
+def test_vector_env_passes_parallel_api_test():
+    parallel_api_test(to_vector_env(pistonball()), num_cycles=20)
+
+
+def test_discrete_actions_send_the_action_words():
+    env = to_vector_env(pistonball(), numeric_infos=False)
+    assert env.action_space("piston_0") == spaces.Discrete(3)
+    obs, infos = env.reset(seed=0)
+    assert obs["piston_0"].shape == (256,) and obs["piston_0"].dtype == np.float32
+    _, _, _, _, infos = env.step({"piston_0": 0, "piston_1": 1, "piston_2": np.int64(2)})
+    assert [infos[a]["action_text"] for a in ("piston_0", "piston_1", "piston_2")] == ["down", "stay", "up"]
+    assert not any(infos[a]["fallback"] for a in infos)
+    with pytest.raises(LangPZError, match=r"index in 0\.\.2, got 3"):
+        env.step({"piston_0": 3, "piston_1": 0, "piston_2": 0})
+
+
+def test_numeric_infos_keep_fixed_numeric_keys():
+    env = to_vector_env(pistonball())
+    _, infos = env.reset(seed=0)
+    assert set(infos["piston_0"]) == {"fallback", "action_mask"}
+    _, _, _, _, infos = env.step({a: 1 for a in env.agents})
+    assert set(infos["piston_0"]) == {"fallback", "action_mask"}
+    assert infos["piston_0"]["fallback"] is False
+
+
+def test_action_mask_follows_legal_actions_on_overcooked_skills():
+    pytest.importorskip("overcooked_ai_py")
+    env = DiscreteActions(lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=20))
+    _, infos = env.reset(seed=0)
+    words = env.words["player_0"]
+    mask = infos["player_0"]["action_mask"]
+    legal = set(infos["player_0"]["legal_actions"])
+    assert mask.tolist() == [int(w in legal) for w in words]
+    assert 0 < mask.sum() < len(words)  # some skills impossible at the start
+
+
+def test_action_words_refuses_continuous_actions():
+    with pytest.raises(LangPZError, match="no finite action set"):
+        action_words(pistonball(continuous=True), "piston_0")
+    env = DiscreteActions(pistonball(continuous=True), actions=["-1", "0", "1"])
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({a: 2 for a in env.agents})
+    assert infos["piston_0"]["action_text"] == "1"
+
+
+def test_gymnasium_bridges_pass_check_env():
+    from gymnasium.utils.env_checker import check_env
+
+    env = GymDiscreteActions(GymEncodeObservations(lang_pz.make("classic_control/cartpole-v0")))
+    check_env(env, skip_render_check=True)
+    assert env.action_space == spaces.Discrete(2) and env.observation_space.shape == (256,)
+
+
+# -- Gymnasium vector envs and SuperSuit on Text ----------------------------------------------
+ASYNC = textwrap.dedent("""
+    import sys, gymnasium, lang_pz
+    from lang_pz.interop import register_text_spaces
+    if sys.argv[1] == "registered":
+        register_text_spaces()
+    shared = sys.argv[2] == "shared"
+    make = lambda: lang_pz.make("classic_control/cartpole-v0")
+    try:
+        env = gymnasium.vector.AsyncVectorEnv([make, make], shared_memory=shared)
+    except ValueError as e:
+        print("ERROR", e, "|", e.__cause__); sys.exit(0)
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(("push left", "push right"))
+    sync = gymnasium.vector.SyncVectorEnv([make, make])
+    sync.reset(seed=0)
+    same, *_ = sync.step(("push left", "push right"))
+    if not shared:
+        assert same["text"] == obs["text"], (same, obs)
+    print(repr(obs["text"][0][:40]))
+    env.close()
+""")
+
+
+def _async(registered: bool, shared: bool) -> str:
+    args = ["registered" if registered else "plain", "shared" if shared else "copy"]
+    return subprocess.run([sys.executable, "-c", ASYNC, *args], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout.strip()
+
+
+def test_async_vector_env_shared_memory_is_refused_loudly():
+    # the upstream behaviour this guards against: silent '000...' text
+    assert _async(registered=False, shared=True).startswith("'0000000000")
+    refused = _async(registered=True, shared=True)
+    assert refused.startswith("ERROR") and "shared_memory=False" in refused
+    copied = _async(registered=True, shared=False)
+    assert not copied.startswith("'0000") and len(copied) > 10
+
+
+def test_supersuit_vector_env_on_text_env():
+    import supersuit as ss
+
+    register_text_spaces()
+    vec = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(pistonball()), 2, num_cpus=0)
+    obs, _ = vec.reset(seed=0)
+    texts = obs["text"]
+    assert len(texts) == 6 and all(isinstance(t, str) and t.startswith("You are piston_") for t in texts)
+    obs, rewards, *_ = vec.step(("up",) * 6)
+    assert len(obs["text"]) == 6 and rewards.shape == (6,)
+
+
+def test_supersuit_without_registration_fails_as_documented():
+    code = ("import lang_pz, supersuit as ss; "
+            "env = lang_pz.make('butterfly/pistonball-v0', n_pistons=3, max_cycles=20); "
+            "ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(env), 1, num_cpus=0).reset(seed=0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode != 0 and "iterate" in out.stderr
+
+
+def test_register_text_spaces_rejects_other_types():
+    with pytest.raises(TypeError, match="Text"):
+        register_text_spaces(spaces.Box)  # type: ignore[arg-type]
+    assert gymnasium.vector.utils.iterate.dispatch(spaces.Text) is not None

@@ -1,0 +1,97 @@
+"""Each supported RL library trains for a few hundred steps on a lang_pz language env through
+lang_pz.interop (skipped, with the install command, only when the library's extra is missing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lang_pz
+import lang_pz.interop
+from lang_pz.error import DependencyNotInstalled
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ImportError:  # e.g. ray core without rllib's dependencies: ray.rllib cannot import
+        return True
+
+
+needs_sb3 = pytest.mark.skipif(_missing("stable_baselines3"),
+                               reason="stable-baselines3 not installed: pip install 'lang_pz[sb3]'")
+needs_torchrl = pytest.mark.skipif(_missing("torchrl"), reason="torchrl not installed: pip install 'lang_pz[torchrl]'")
+
+
+def _sb3_ppo(seed: int, steps: int = 240):
+    from stable_baselines3 import PPO
+
+    from lang_pz.interop import sb3_vec_env, to_vector_env
+
+    env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=3, hold=5, max_cycles=50))
+    model = PPO("MlpPolicy", sb3_vec_env(env, n_envs=2), n_steps=40, batch_size=60, n_epochs=2, seed=seed,
+                policy_kwargs={"net_arch": [32]}, device="cpu")
+    return model.learn(steps)
+
+
+@needs_sb3
+def test_sb3_ppo_trains_on_a_text_env_and_is_seedable():
+    import torch
+
+    a, b = _sb3_ppo(seed=3), _sb3_ppo(seed=3)
+    assert a.num_timesteps >= 240
+    pa, pb = a.policy.state_dict(), b.policy.state_dict()
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)  # PPO(seed=) reached the env: same run twice
+    x = lang_pz.interop.HashedBagOfWords()("You are piston_0. Ball: out of view.")
+    action, _ = a.predict(x, deterministic=True)
+    assert int(action) in (0, 1, 2)
+
+
+@needs_sb3
+def test_sb3_ppo_on_a_gymnasium_text_env():
+    from stable_baselines3 import PPO
+
+    from lang_pz.interop import GymDiscreteActions, GymEncodeObservations
+
+    env = GymDiscreteActions(GymEncodeObservations(lang_pz.make("classic_control/cartpole-v0")))
+    model = PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu").learn(200)
+    assert model.num_timesteps >= 200
+
+
+@needs_torchrl
+def test_torchrl_multi_agent_ppo_tutorial_trains():
+    train = runpy.run_path(str(ROOT / "examples" / "interop_torchrl.py"), run_name="tutorial")["train"]
+    rewards = train(frames=300, frames_per_batch=100)
+    assert len(rewards) == 3 and all(np.isfinite(rewards))
+
+
+@needs_torchrl
+def test_torchrl_env_specs_and_rollout():
+    from lang_pz.interop import torchrl_env
+
+    env = torchrl_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=3, hold=5, max_cycles=50), seed=0)
+    td = env.rollout(4)
+    assert td["piston", "observation"].shape == (4, 3, 256)
+    assert td["piston", "action"].max() < 3
+    assert td["next", "piston", "info", "fallback"].sum() == 0
+
+
+def test_rllib_registration():
+    try:
+        import ray.rllib  # noqa: F401
+        has_rllib = True
+    except ImportError:
+        has_rllib = False
+    if not has_rllib:
+        with pytest.raises(DependencyNotInstalled, match="venv of its own"):
+            lang_pz.interop.register_rllib_env("x", "butterfly/pistonball-v0")
+        pytest.skip("ray[rllib] is not installed in this venv: it pins gymnasium==1.2.2 and numpy>=2, which this venv "
+                    "cannot hold; `bash benchmarks/rllib_venv.sh` trains RLlib PPO through lang_pz.interop in a venv of its own")
+    name = lang_pz.interop.register_rllib_env("lang_pz_test_pistonball", "butterfly/pistonball-v0", n_pistons=3)
+    assert name == "lang_pz_test_pistonball"
