@@ -6,6 +6,7 @@ One module per group of commands; each registers its commands on the shared Type
 from __future__ import annotations
 
 from lang_pz.cli import evaluate, play, train  # noqa: F401  (registers the commands)
+from lang_pz.cli import skills  # noqa: F401  (registers `lang-pz skills ...`)
 from lang_pz.cli.common import app
 
 __all__ = ["app", "main"]
