@@ -327,10 +327,15 @@ class SkillLibrary:
         return new
 
     def last_edit(self) -> SkillEdit | None:
-        """The edit that made this version (``None`` for version 0 or a version restored by a rollback)."""
-        if self.history and self.history[-1].kind == "edit" and self.history[-1].version == self.version:
-            return self.history[-1].edit
-        return None
+        """The edit that made this version, not undone since (``None``: none, e.g. version 0 of a
+        hand-written library). Rollbacks undo edits last-in first-out."""
+        stack: list[SkillEdit] = []
+        for event in self.history:
+            if event.kind == "edit":
+                stack.append(event.edit)
+            elif stack:
+                stack.pop()
+        return stack[-1] if stack else None
 
     def rollback(self, edit: SkillEdit | None = None, note: str = "") -> SkillLibrary:
         """Undo the edit that made this version: the previous version's skills, skill versions and
