@@ -51,7 +51,7 @@ def test_choose_prompt_lists_cards_not_bodies_and_act_discloses_the_body():
     assert choose.choices == ("go-down", "push-up", NONE)
     block = last_block(choose)
     assert "push-up: Lift the ball." in block and "Always push up" not in block  # progressive disclosure
-    assert "Skill go-down: Always go down." in last_block(act) and d.action == "down"
+    assert "Policy: Always go down. (skill go-down)" in last_block(act) and "Play well" not in last_block(act) and d.action == "down"
     assert d.meta["skills"] == {"agent": "piston_0", "decision": 0, "library_version": 0,
                                 "offered": [[TEAM, "go-down"], [TEAM, "push-up"]],
                                 "invoked": {"name": "go-down", "scope": TEAM, "version": 1}}
@@ -61,7 +61,7 @@ def test_none_means_no_invocation_and_base_policy_only():
     llm = scripted(pick=lambda names, block: NONE)
     p = SkillPolicy("Always stay.", llm, SkillLibrary.of([PUSH]), agent="a")
     d = p.decide("obs", {"legal_actions": ["down", "stay", "up"]})
-    assert d.meta["skills"]["invoked"] is None and "Skill" not in last_block(llm.requests[-1])
+    assert d.meta["skills"]["invoked"] is None and "Policy: Always stay.\n" in last_block(llm.requests[-1])
     empty = SkillPolicy("Always stay.", llm, SkillLibrary(), agent="a")
     n = len(llm.requests)
     assert empty.decide("obs", {"legal_actions": ["stay"]}).meta["skills"]["offered"] == []
