@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from lang_pz.cli import app
@@ -206,3 +208,16 @@ def test_cli_check_and_diff(tmp_path):
     res = runner.invoke(app, ["skills", "diff", str(tmp_path / "a"), str(tmp_path / "nowhere")])
     assert res.exit_code == 2 and "is not a folder" in res.output
     assert MANIFEST == "library.json"
+
+
+_piece = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff"), max_size=8) | \
+    st.sampled_from(["\n", "---", "\n---\n", ": ", "#", "'", '"', "- ", "{", "&", "*", "!", " ", "\t"])
+_text_st = st.lists(_piece, min_size=1, max_size=8).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(desc=_text_st.filter(lambda s: s.strip()), body=_text_st, meta=st.dictionaries(
+    st.text("abc-_", min_size=1, max_size=5), _text_st, max_size=2))
+def test_skill_md_round_trip_any_text(desc, body, meta):
+    s = Skill("any-skill", desc, body, metadata=meta)
+    assert parse_skill_md(render_skill_md(s), folder_name="any-skill") == s

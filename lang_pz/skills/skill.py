@@ -236,10 +236,10 @@ def parse_skill_md(text: str, where: str | Path = "<text>", folder_name: str | N
     where = str(where)
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    if not lines or lines[0].rstrip() != "---":
         raise SkillFormatError(where, None, "must start with a line '---', then the YAML front matter "
                                "(name, description), then a line '---', then the body")
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if end is None:
         raise SkillFormatError(where, None, "the front matter is not closed: add a line '---' after it")
     try:
