@@ -127,6 +127,14 @@ def test_library_round_trip_through_files(tmp_path):
     assert back.rollback().get("solver", "check-units").version == 1
 
 
+def test_snapshot_folder_has_the_usual_permissions(tmp_path):
+    (tmp_path / "plain").mkdir()
+    write_library(library_with_everything(), tmp_path / "snap")
+    write_skill(Skill("x", "d", "b"), tmp_path / "x")
+    mode = lambda p: p.stat().st_mode & 0o777  # noqa: E731
+    assert mode(tmp_path / "snap") == mode(tmp_path / "plain") == mode(tmp_path / "x")
+
+
 def test_hand_written_library_and_hand_edit_bumps_version(tmp_path):
     write(tmp_path / "lib" / "check-units", GOOD)
     write(tmp_path / "lib" / "verifier" / "recheck", GOOD.replace("check-units", "recheck"))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -97,7 +98,8 @@ def _atomic_dir(target: Path, overwrite: bool) -> Iterator[Path]:
         raise SkillLibraryError(f"{target} already exists and is not empty; choose a new folder "
                                 "(or pass overwrite=True)")
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()  # not tempfile.mkdtemp: its folder is private (0700); this one gets the umask's mode
     try:
         yield tmp
         if target.exists():
