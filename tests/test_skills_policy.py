@@ -149,4 +149,4 @@ def test_example_libraries_load_and_offer_role_skills():
     verifier = SkillPolicy("Check it.", llm, gsm, agent="verifier")
     assert set(solver.skills()) == {"final-answer-format", "read-the-question", "show-the-arithmetic"}
     assert set(verifier.skills()) == {"final-answer-format", "keep-a-right-answer", "recompute-and-confirm"}
-    assert len(read_library(EXAMPLES / "pistonball")) == 3
+    assert len(read_library(EXAMPLES / "pistonball")) == 3 and len(read_library(EXAMPLES / "overcooked")) == 4
