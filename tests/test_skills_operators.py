@@ -157,6 +157,16 @@ def test_limits_enforced_on_apply_and_in_the_writer_schema():
     w = writer({"description": "d", "body": "b" * 11}, {"description": "d", "body": "short"}, limits=small)
     assert refine(LIB, TEAM, "never-used", ["x"], w).after[0].body == "short"
     assert w.backend.requests[0].json_schema["properties"]["body"]["maxLength"] == 10
+    assert "at most 10" in w.backend.requests[1].prompt
+
+
+def test_long_bounds_stay_out_of_the_schema_but_are_enforced():
+    # llama.cpp refuses a grammar for a 1,200-character bound: the default body limit is checked on parsing
+    w = writer({"description": "d", "body": "b" * 1201}, {"description": "d", "body": "fine"})
+    assert refine(LIB, TEAM, "never-used", ["x"], w).after[0].body == "fine"
+    props = w.backend.requests[0].json_schema["properties"]
+    assert "maxLength" not in props["body"] and "{" not in props["body"]["pattern"]
+    assert props["description"]["maxLength"] == 200 and "at most 1200" in w.backend.requests[1].prompt
 
 
 def test_stale_edit_and_rollback_restores_previous_version():

@@ -34,7 +34,12 @@ from lang_pz.structured import ask_structured, attempt_sampling, rejection_note,
 
 NAME_SCHEMA_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 TEXT_SCHEMA_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ,.;:'!?()%%+<>=/#-]{0,%d}$"
+TEXT_SCHEMA_PATTERN_OPEN = r"^[A-Za-z0-9][A-Za-z0-9 ,.;:'!?()%+<>=/#-]*$"
 NAME_MAX_CHARS = 40
+#: Longest text whose length bound goes into the JSON schema. llama.cpp turns a bound into nested
+#: optional rules and refuses long ones (measured: a 1,200-character body gave "number of rules
+#: that are going to be repeated ... exceeds sane defaults"); longer texts are checked on parsing.
+SCHEMA_BOUND_MAX_CHARS = 300
 
 INSTRUCTIONS = ("You maintain a library of skills for a team of agents. A skill has a name (lowercase words "
                 "joined by hyphens), a description (what it does and when to use it) and a body (the "
@@ -59,6 +64,8 @@ class SkillText(BaseModel):
 
 def _reply_model(with_name: bool, limits: SkillLimits) -> type[BaseModel]:
     def text(n: int) -> Any:
+        if n > SCHEMA_BOUND_MAX_CHARS:  # bounded by validation and max_tokens instead
+            return (str, Field(min_length=1, json_schema_extra={"pattern": TEXT_SCHEMA_PATTERN_OPEN}))
         return (str, Field(min_length=1, max_length=n, json_schema_extra={"pattern": TEXT_SCHEMA_PATTERN % (n - 1)}))
 
     fields: dict[str, Any] = {"description": text(limits.max_description_chars), "body": text(limits.max_body_chars)}
@@ -113,9 +120,11 @@ class SkillWriter:
                     raise ValueError(str(exc).split(": ", 1)[-1]) from None
                 if data["name"] in taken:
                     raise ValueError(f"name {data['name']!r} is taken; choose another name")
-            for k in ("description", "body"):
+            for k, limit in (("description", self.limits.max_description_chars), ("body", self.limits.max_body_chars)):
                 if not data[k].strip():
                     raise ValueError(f"{k} is empty")
+                if len(data[k]) > limit:
+                    raise ValueError(f"{k} has {len(data[k])} characters; at most {limit}")
                 if (p := repeated_phrase(data[k])) is not None:
                     raise ValueError(f"{k} repeats {p!r}; write it once")
             if unchanged is not None and " ".join(data["body"].split()) == " ".join(unchanged.body.split()) and \
