@@ -98,3 +98,23 @@ class SchemaValidationError(LangPZError, ValueError):
 
 class RunDirError(LangPZError, FileExistsError):
     """A run folder cannot be used (e.g. it already holds another run)."""
+
+
+class SkillFormatError(LangPZError, ValueError):
+    """A skill folder or ``SKILL.md`` breaks the Agent Skills format (or lang_pz's limits).
+
+    Attributes:
+        path: the offending file or folder (``"<text>"`` when parsed from a string).
+        field: the offending front matter field (e.g. ``"name"``), or ``None`` for the file as a whole.
+    """
+
+    def __init__(self, path: Any, field: str | None, problem: str) -> None:
+        self.path = str(path)
+        self.field = field
+        where = f"{self.path}: field '{field}'" if field else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class SkillLibraryError(LangPZError, ValueError):
+    """A skill library operation cannot be done: a stale or conflicting edit, a broken limit,
+    a rollback of an edit that is not the library's latest, or an unreadable library folder."""

@@ -1,0 +1,119 @@
+"""Measured utility of each invoked skill: re-run the same seed with the skill withheld.
+
+Evidence the system computes, not the model's opinion: for every ``(agent, skill)`` invoked in
+a trajectory, the episode is replayed from the same seed with that agent's
+:class:`~lang_pz.skills.policy.SkillPolicy` no longer offered the skill (it acts without it, or
+picks its next choice), every other policy unchanged. The skill's measured utility for that
+agent is the objective of the factual episode minus the objective of the re-run (positive: the
+skill helped). This is the difference-rewards idea (COMA, Foerster et al. 2018, Sec. 4; as in
+:mod:`lang_pz.critics.counterfactual`) applied to one skill instead of one agent's actions;
+MASkills feeds it to the critic, the gradient and the acceptance gate.
+
+Replays are exact: :func:`lang_pz.rollout.rollout` resets every policy from the episode seed,
+and environments are deterministic given the seed and the actions (PettingZoo's ``seed_test``).
+The other agents' LLM calls are made again (a response cache serves those before the episodes
+diverge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lang_pz.error import LangPZError
+from lang_pz.objectives import Objective, make_objective
+from lang_pz.policies.base import Policy
+from lang_pz.rollout import rollout
+from lang_pz.skills.policy import SkillPolicy, invocations
+from lang_pz.trajectory import Trajectory
+
+
+@dataclass(frozen=True)
+class SkillUtility:
+    """The measured utility of one skill for one agent in one episode.
+
+    Attributes:
+        agent: the agent that invoked the skill.
+        skill, scope, version: the skill.
+        episode, seed: the factual episode.
+        steps: the trajectory steps at which the agent invoked it.
+        objective: the objective's spec (e.g. ``team_return``).
+        factual: the objective of the factual episode.
+        withheld: the objective of the re-run without the skill.
+        utility: ``factual - withheld`` (the objective's units; positive: the skill helped).
+        reinvoked: skills the agent invoked instead in the re-run (its next choices).
+    """
+
+    agent: str
+    skill: str
+    scope: str
+    version: int
+    episode: int
+    seed: int
+    steps: tuple[int, ...]
+    objective: str
+    factual: float
+    withheld: float
+    utility: float
+    reinvoked: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for the critic, e.g. ``without check-units, solver: team_return 0.0 (skill utility +1.0)``."""
+        sign = "+" if self.utility >= 0 else ""
+        instead = f"; it used {', '.join(self.reinvoked)} instead" if self.reinvoked else ""
+        return (f"without {self.skill}, {self.agent}: {self.objective} {self.withheld:.2f} against {self.factual:.2f} "
+                f"(measured skill utility {sign}{self.utility:.2f}{instead})")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "steps": list(self.steps), "reinvoked": list(self.reinvoked)}
+
+
+def skill_utilities(
+    env: Any,
+    policies: Mapping[str, Policy],
+    trajectory: Trajectory,
+    objective: Objective | str,
+    *,
+    skills: Sequence[tuple[str, str]] | None = None,
+) -> list[SkillUtility]:
+    """Measure every invoked skill's utility by re-running ``trajectory``'s seed without it.
+
+    Args:
+        env: the language environment the trajectory was played in (it is reset).
+        policies: the policies that played it; each invoking agent's is a :class:`SkillPolicy`.
+        trajectory: the factual episode (its ``seed`` is replayed).
+        objective: an :class:`~lang_pz.objectives.Objective` or its spec (built for
+            ``env.possible_agents``).
+        skills: only these ``(agent, skill name)`` pairs (default: every pair invoked).
+
+    Returns:
+        One :class:`SkillUtility` per ``(agent, skill)``, in order of first invocation.
+
+    Raises:
+        LangPZError: the trajectory has no seed, or an invoking agent's policy is not a
+            :class:`SkillPolicy` (it could not be re-run without the skill).
+    """
+    if trajectory.seed is None:
+        raise LangPZError(f"episode {trajectory.episode} has no seed; a withheld-skill re-run needs the same seed")
+    if isinstance(objective, str):
+        objective = make_objective(objective, list(env.possible_agents))
+    uses: dict[tuple[str, str], list[Any]] = {}
+    for inv in invocations(trajectory):
+        uses.setdefault((inv.agent, inv.skill), []).append(inv)
+    if skills is not None:
+        uses = {k: v for k, v in uses.items() if k in set(map(tuple, skills))}
+    factual = objective(trajectory)
+    out = []
+    for (agent, name), invs in uses.items():
+        policy = policies.get(agent)
+        if not isinstance(policy, SkillPolicy):
+            raise LangPZError(f"{agent} invoked skill {name!r} but its policy is {type(policy).__name__}, not a "
+                              "SkillPolicy; give the policies that played the trajectory")
+        rerun = rollout(env, {**policies, agent: policy.without(name)}, seed=trajectory.seed,
+                        episode=trajectory.episode)
+        value = objective(rerun)
+        instead = tuple(dict.fromkeys(i.skill for i in invocations(rerun) if i.agent == agent))
+        out.append(SkillUtility(agent, name, invs[0].scope, invs[0].version, trajectory.episode, int(trajectory.seed),
+                                tuple(i.step for i in invs), objective.spec, factual, value, factual - value, instead))
+    return out
