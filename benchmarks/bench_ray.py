@@ -61,7 +61,7 @@ def episodes_part(args: argparse.Namespace) -> None:
     from lang_pz.executor_ray import RayExecutor, WorkerBackend
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False)
     with FakeOpenAIServer(latency_s=args.latency) as server:
         cfg = make_config(server.url, args.pistons, args.hold, initial_policy="Always push down.")
         policies = {f"piston_{i}": cfg.initial_policy for i in range(args.pistons)}

@@ -78,13 +78,14 @@ def fail_on_two(x: int) -> int:
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A local Ray cluster for this module (workers see this folder and a placeholder API key)."""
+    """A new local Ray cluster for this module, even if one runs here (workers see this folder and a
+    placeholder API key)."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'lang_pz[ray]')")
     saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "OPENAI_API_KEY")}
     os.environ["RAY_AUTH_MODE"] = "disabled"  # no ~/.ray/auth_token
     os.environ["OPENAI_API_KEY"] = "sk-test-not-a-real-key"
     path = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+    ray.init(address="local", num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield ray
     ray.shutdown()
     for k, v in saved.items():
