@@ -40,6 +40,8 @@ def train(
     critic_backend: Annotated[Optional[str], typer.Option(help="critic backend \\[default: actor's]")] = None,
     optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend \\[default: actor's]")] = None,
     run_dir: Annotated[Optional[Path], typer.Option(help="run folder \\[default: runs/<time>]")] = None,
+    executor: Annotated[Optional[str], typer.Option(
+        help="where episodes run: local or ray ($RAY_ADDRESS's cluster, else a local one) \\[default: local]")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
         "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
 ) -> None:
@@ -56,6 +58,7 @@ def train(
                                 ("--episodes", episodes), ("--seed", seed), ("--critic-mode", critic_mode),
                                 ("--backend", backend), ("--critic-backend", critic_backend),
                                 ("--optimiser-backend", optimiser_backend), ("--run-dir", run_dir),
+                                ("--executor", executor),
                                 ("--set", set_)) if v is not None]
         if given:
             fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
@@ -86,7 +89,7 @@ def train(
     overrides = {
         "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
         "critic_mode": critic_mode, "actor_backend": backend, "critic_backend": critic_backend,
-        "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None,
+        "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None, "executor": executor,
     }
     fields.update({k: v for k, v in overrides.items() if v is not None})
     if kw:

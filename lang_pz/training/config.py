@@ -82,6 +82,9 @@ class TrainConfig(BaseModel):
     workers: int | None = Field(
         None, ge=1, description="tasks at once: episodes, re-runs, critic and optimiser calls (default: 1 when every "
         "role uses the embedded model, which serves one request at a time; else 8)")
+    executor: Literal["local", "ray"] = Field(
+        "local", description="where episodes run: local (threads here) or ray (Ray tasks on $RAY_ADDRESS's cluster, "
+        "else a local one; pip install 'lang_pz[ray]')")
     max_concurrent_requests: int | None = Field(
         None, ge=1, description="LLM requests in flight at once, over every role (default: workers)")
     max_llm_calls: int | None = Field(

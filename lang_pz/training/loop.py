@@ -169,7 +169,12 @@ def build(
         max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
         retry_temperature=config.retry_temperature)
     envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
-    parts = Parts(env, envs, LocalExecutor(workers), meters, critic, optimiser, objective, config,
+    executor: Executor = LocalExecutor(workers)
+    if config.executor == "ray":
+        from lang_pz.executor_ray import RayExecutor
+
+        executor = RayExecutor.for_run(config, workers, meters["actor"], actor_given="actor" in given)
+    parts = Parts(env, envs, executor, meters, critic, optimiser, objective, config,
                   list(config.trainable_agents or llm_agents), llm_agents)
     parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
     return parts
