@@ -9,7 +9,7 @@ not depend on timing.
 
 - :class:`LocalExecutor`: threads on this machine (``workers=1``: one after another, in the
   caller's thread, as a plain loop);
-- :class:`lang_pz.executors_ray.RayExecutor`: Ray tasks on a cluster (optional extra ``ray``).
+- :class:`lang_pz.executor_ray.RayExecutor`: Ray tasks on a cluster (optional extra ``ray``).
 
 Environments are not thread-safe: concurrent tasks take their own instance from an
 :class:`EnvPool`, which builds one more whenever all are busy (at most one per worker).

@@ -109,14 +109,13 @@ def _install(recipe: WorkerBackend) -> RoleMeter:
     (:func:`lang_pz.training.team.worker_backend`'s per-process cache)."""
     from lang_pz.training import team
 
-    with team._WORKER_LOCK:
-        have = _INSTALLED.get(recipe.spec)
-        if have is None or have[0] != recipe.token:
-            if have is not None:
-                have[1].inner.close()
-            _INSTALLED[recipe.spec] = (recipe.token, recipe.build())
-            team._WORKER["backend:" + recipe.spec] = _INSTALLED[recipe.spec][1]
-        return _INSTALLED[recipe.spec][1]
+    have = _INSTALLED.get(recipe.spec)
+    if have is None or have[0] != recipe.token:
+        if have is not None:
+            have[1].inner.close()
+        _INSTALLED[recipe.spec] = (recipe.token, recipe.build())
+        team.set_worker_backend(recipe.spec, _INSTALLED[recipe.spec][1])
+    return _INSTALLED[recipe.spec][1]
 
 
 def _run_task(fn: Callable[[Any], Any], item: Any, recipe: WorkerBackend | None) -> tuple[Any, dict[str, float] | None]:
@@ -130,16 +129,10 @@ def _run_task(fn: Callable[[Any], Any], item: Any, recipe: WorkerBackend | None)
 
 def _add_usage(meter: LLMBackend, delta: Mapping[str, float]) -> None:
     """Add a worker's usage (the shape of :meth:`RoleMeter.since`) to the driver's ``meter``."""
-    u = meter.usage
-    with u._lock:
-        u.calls += int(delta["calls"])
-        u.cached_calls += int(delta["cached_calls"])
-        u.prompt_tokens += int(delta["prompt_tokens"])
-        u.completion_tokens += int(delta["completion_tokens"])
-        u.latency_s += float(delta["latency_s"])
-        u.retries += int(delta["retries"])
     if isinstance(meter, RoleMeter):
-        meter.cost_usd += float(delta.get("cost_usd", 0.0))
+        meter.add_usage(dict(delta))
+    else:
+        meter.usage.merge(dict(delta))
 
 
 class RayExecutor:

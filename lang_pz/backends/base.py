@@ -113,6 +113,16 @@ class TokenUsage:
             self.latency_s += g.latency_s
             self.retries += g.retries
 
+    def merge(self, delta: dict[str, float]) -> None:
+        """Add totals measured elsewhere (the shape of :meth:`as_dict`, e.g. a remote worker's)."""
+        with self._lock:
+            self.calls += int(delta.get("calls", 0))
+            self.cached_calls += int(delta.get("cached_calls", 0))
+            self.prompt_tokens += int(delta.get("prompt_tokens", 0))
+            self.completion_tokens += int(delta.get("completion_tokens", 0))
+            self.latency_s += float(delta.get("latency_s", 0.0))
+            self.retries += int(delta.get("retries", 0))
+
     def as_dict(self) -> dict[str, float]:
         return {
             "calls": self.calls,

@@ -56,6 +56,11 @@ class RoleMeter(LLMBackend):
     def _generate(self, request: GenerationRequest) -> Generation:  # pragma: no cover - generate overrides
         return self.inner.generate(request)
 
+    def add_usage(self, delta: dict[str, float]) -> None:
+        """Count usage measured elsewhere (a remote worker's, the shape of :meth:`since`) as this role's."""
+        self.usage.merge(delta)
+        self.cost_usd += float(delta.get("cost_usd", 0.0))
+
     def report(self) -> dict[str, float]:
         """This role's totals: calls, cached_calls, prompt/completion tokens, latency_s, cost_usd."""
         return {**self.usage.as_dict(), "cost_usd": round(self.cost_usd, 6)}

@@ -69,8 +69,18 @@ from lang_pz.backends.openai_replies import (
     reply_text,
     token_count,
 )
-from lang_pz.backends.retry import Backoff, RetrySchedule, number_in_range, retry_after_s
-from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
+from lang_pz.backends.retry import (
+    Backoff,
+    RetrySchedule,
+    number_in_range,
+    retry_after_s,
+)
+from lang_pz.error import (
+    BackendError,
+    BackendUnavailableError,
+    InvalidReplyError,
+    PromptTooLongError,
+)
 
 StructuredOutput = Literal["json_schema", "json_object"]
 _PLACEHOLDER_KEY = "EMPTY"

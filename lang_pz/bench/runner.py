@@ -104,12 +104,12 @@ def run_bench(cases: Sequence[EnvCase], out_dir: str | Path, *, backend: str | A
         InvalidKwargError: a team or objective that disagrees with earlier episodes in ``out_dir``,
             or a seat that does not fit its env.
     """
+    import lang_pz
     from lang_pz.backends import make_backend
     from lang_pz.backends.meter import RoleMeter
     from lang_pz.objectives import make_objective
     from lang_pz.rollout import rollout
     from lang_pz.runs import append_jsonl
-    import lang_pz
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

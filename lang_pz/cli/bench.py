@@ -29,7 +29,14 @@ def bench(
     plot: Annotated[bool, typer.Option(help="write summary.png")] = True,
 ) -> None:
     """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""
-    from lang_pz.bench import case_from_dict, load_config, markdown_table, run_bench, summaries, write_results
+    from lang_pz.bench import (
+        case_from_dict,
+        load_config,
+        markdown_table,
+        run_bench,
+        summaries,
+        write_results,
+    )
     from lang_pz.error import LangPZError
 
     try:

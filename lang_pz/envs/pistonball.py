@@ -43,7 +43,13 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.envs.checks import (
+    check_api,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+)
 from lang_pz.error import InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter

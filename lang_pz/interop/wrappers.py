@@ -38,7 +38,11 @@ from lang_pz.interop.encoders import HashedBagOfWords, TextEncoder
 
 def _language_wrapper(env: Any) -> Any:
     """The lang_pz language wrapper inside ``env`` (walking ``.env``), or ``None``."""
-    from lang_pz.wrappers import LanguageAECWrapper, LanguageGymWrapper, LanguageParallelWrapper
+    from lang_pz.wrappers import (
+        LanguageAECWrapper,
+        LanguageGymWrapper,
+        LanguageParallelWrapper,
+    )
 
     e = env
     for _ in range(64):

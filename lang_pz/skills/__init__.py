@@ -22,8 +22,21 @@ from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.critic import Residual, SkillCritic, SkillCriticReport, UseCredit
 from lang_pz.skills.diff import LibraryDiff, diff_libraries
 from lang_pz.skills.evidence import SkillUtility, skill_utilities
-from lang_pz.skills.files import check_library, read_library, read_skill, write_library, write_skill
-from lang_pz.skills.library import TEAM, LibraryEvent, Scoping, SkillEdit, SkillLibrary, SkillLimits
+from lang_pz.skills.files import (
+    check_library,
+    read_library,
+    read_skill,
+    write_library,
+    write_skill,
+)
+from lang_pz.skills.library import (
+    TEAM,
+    LibraryEvent,
+    Scoping,
+    SkillEdit,
+    SkillLibrary,
+    SkillLimits,
+)
 from lang_pz.skills.operators import (
     ProposalRules,
     Proposals,
@@ -34,7 +47,13 @@ from lang_pz.skills.operators import (
     prune,
     refine,
 )
-from lang_pz.skills.policy import Invocation, SkillPolicy, invocations, skill_policies, usage_counts
+from lang_pz.skills.policy import (
+    Invocation,
+    SkillPolicy,
+    invocations,
+    skill_policies,
+    usage_counts,
+)
 from lang_pz.skills.skill import Skill, check_name, parse_skill_md, render_skill_md
 
 __all__ = [

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lang_pz.error import SkillLibraryError
-from lang_pz.skills.skill import DESCRIPTION_MAX_CHARS, Skill, parse_skill_md, render_skill_md
+from lang_pz.skills.skill import (
+    DESCRIPTION_MAX_CHARS,
+    Skill,
+    parse_skill_md,
+    render_skill_md,
+)
 
 #: The scope every agent sees.
 TEAM = "team"

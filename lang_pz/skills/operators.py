@@ -30,7 +30,12 @@ from lang_pz.error import SchemaValidationError, SkillFormatError, SkillLibraryE
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.library import Scoping, SkillEdit, SkillLibrary, SkillLimits
 from lang_pz.skills.skill import Skill, check_name
-from lang_pz.structured import ask_structured, attempt_sampling, rejection_note, repeated_phrase
+from lang_pz.structured import (
+    ask_structured,
+    attempt_sampling,
+    rejection_note,
+    repeated_phrase,
+)
 
 NAME_SCHEMA_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 TEXT_SCHEMA_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ,.;:'!?()%%+<>=/#-]{0,%d}$"

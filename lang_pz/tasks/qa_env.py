@@ -41,7 +41,7 @@ from typing import Any
 from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int
 from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
-from lang_pz.tasks.base import TaskEnv, visible_text, cut
+from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import HotpotQAItem, load_items
 from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
 

@@ -365,4 +365,7 @@ def train(
     if config.test_seeds:
         result.final_test_return = final_test(config, parts, run, state.policies)
     parts.envs.close()
+    close = getattr(parts.executor, "close", None)
+    if callable(close):
+        close()
     return result

@@ -68,7 +68,9 @@ class _Players:
     def __init__(self, env: Any, actors: Team, executor: Executor | None) -> None:
         self.pool = env if isinstance(env, EnvPool) else None
         self.env, self.actors = env, actors
-        concurrent = self.pool is not None and callable(actors) and executor is not None and executor.workers > 1
+        # a remote executor always plays through its workers; threads only pay with more than one
+        concurrent = (self.pool is not None and callable(actors) and executor is not None
+                      and (executor.workers > 1 or not isinstance(executor, LocalExecutor)))
         self.executor: Executor = executor if concurrent and executor is not None else LocalExecutor(1)
 
     def __getstate__(self) -> dict[str, Any]:

@@ -94,6 +94,13 @@ def worker_backend(config: TrainConfig) -> LLMBackend:
         return _WORKER[key]
 
 
+def set_worker_backend(spec: str, backend: LLMBackend) -> None:
+    """Make ``backend`` this process's actor backend for ``spec`` (an executor installs the one
+    it built for a worker; :func:`worker_backend` then returns it)."""
+    with _WORKER_LOCK:
+        _WORKER["backend:" + spec] = backend
+
+
 def worker_env(config: TrainConfig) -> Any:
     """A new environment of the run's id and kwargs (remote workers build their own)."""
     import lang_pz

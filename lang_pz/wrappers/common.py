@@ -16,7 +16,12 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from lang_pz.error import ActionParseError
-from lang_pz.spaces import check_action_text, text_observation_space, text_space, to_charset
+from lang_pz.spaces import (
+    check_action_text,
+    text_observation_space,
+    text_space,
+    to_charset,
+)
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.trajectory import to_jsonable
 

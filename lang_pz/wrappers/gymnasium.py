@@ -14,7 +14,12 @@ from lang_pz.spaces import (
     text_space,
 )
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import FixedActions, agent_info, decode_action, observation_dict
+from lang_pz.wrappers.common import (
+    FixedActions,
+    agent_info,
+    decode_action,
+    observation_dict,
+)
 
 
 class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConstructorArgs):

@@ -9,7 +9,12 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH
 from lang_pz.text.adapter import LanguageAdapter
-from lang_pz.wrappers.common import MultiAgentTextSpaces, agent_info, decode_action, observation_dict
+from lang_pz.wrappers.common import (
+    MultiAgentTextSpaces,
+    agent_info,
+    decode_action,
+    observation_dict,
+)
 from lang_pz.wrappers.lazy import LazyObservation, resolve
 
 

@@ -26,7 +26,6 @@ from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
 
 
-
 def rps_moves(num_actions: int = 3) -> list[str]:
     """Move words of ``rps_v2`` with ``num_actions`` actions, in action order (as its code orders them)."""
     moves = ["rock", "paper", "scissors"]

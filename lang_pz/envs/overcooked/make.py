@@ -6,7 +6,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from lang_pz.envs.checks import check_api, check_bool, check_choice, check_int, check_number
+from lang_pz.envs.checks import (
+    check_api,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+)
 from lang_pz.envs.overcooked.core import LAYOUTS, OvercookedParallelEnv
 from lang_pz.envs.overcooked.text import OvercookedAdapter
 from lang_pz.error import InvalidKwargError

@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from lang_pz.error import LangPZError
-from lang_pz.tasks.datasets.items import gsm8k_item, hotpotqa_item, humaneval_item, math_item, mbpp_item
+from lang_pz.tasks.datasets.items import (
+    gsm8k_item,
+    hotpotqa_item,
+    humaneval_item,
+    math_item,
+    mbpp_item,
+)
 
 __all__ = ["demo_items"]
 

@@ -86,7 +86,12 @@ Module              Concept
 ==================  ===========================================================================
 """
 
-from lang_pz.tasks.sandbox.config import TIMING_KEYS, ExecutionResult, SandboxConfig, Status
+from lang_pz.tasks.sandbox.config import (
+           TIMING_KEYS,
+           ExecutionResult,
+           SandboxConfig,
+           Status,
+)
 from lang_pz.tasks.sandbox.isolation import WORKDIR, Plan, resolve
 from lang_pz.tasks.sandbox.run import run_python, run_python_many
 from lang_pz.tasks.sandbox.uids import UID_POOL_SIZE

@@ -16,8 +16,20 @@ from pathlib import Path
 
 from lang_pz.error import InvalidKwargError
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig, Status
-from lang_pz.tasks.sandbox.isolation import WORKDIR, bootstrap_argv, command, minimal_env, resolve
-from lang_pz.tasks.sandbox.uids import acquire_uid, kill_uid, release_uid, sweep_files, user_task_count
+from lang_pz.tasks.sandbox.isolation import (
+    WORKDIR,
+    bootstrap_argv,
+    command,
+    minimal_env,
+    resolve,
+)
+from lang_pz.tasks.sandbox.uids import (
+    acquire_uid,
+    kill_uid,
+    release_uid,
+    sweep_files,
+    user_task_count,
+)
 
 __all__ = ["run_python", "run_python_many"]
 
