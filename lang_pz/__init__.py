@@ -7,7 +7,12 @@ Quick start::
 """
 
 from lang_pz import envs as _envs  # noqa: F401  (registers the built-in environments)
+from lang_pz.interop.vector import register_text_spaces as _register_text_spaces
 from lang_pz.registration import EnvSpec, make, register, registry, spec
+
+# Gymnasium's vector utilities on Text spaces: SuperSuit vector envs work, and an AsyncVectorEnv
+# with shared_memory=True (which would silently return '000...' for every text) fails loudly.
+_register_text_spaces()
 
 __version__ = "0.1.0"
 
