@@ -244,3 +244,4 @@ def test_fake_server_minimal_instances_validate():
     Credit.model_validate(minimal_instance(schema))
     assert minimal_instance({"type": "array", "items": {"type": "string", "minLength": 3}, "minItems": 2}) == ["okk", "okk"]
     assert minimal_instance({"anyOf": [{"type": "null"}, {"type": "integer"}]}) is None
+

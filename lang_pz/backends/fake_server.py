@@ -286,6 +286,12 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # headers and body are two writes: without TCP_NODELAY, Nagle's algorithm and the
+                # client's delayed ACK add about 40 ms to every reply (a stand-in must not be slow)
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None,
                       length: int | None = None) -> None:
                 self.send_response(status)
