@@ -36,9 +36,8 @@ def custom_train(cfg: T.TrainConfig, backends=None) -> T.TrainState:
         value = state.value if state.value is not None else val(state.policies, "current")
         actors = parts.actors(state.policies)  # env -> a fresh team for that environment instance
         trajs = T.collect(envs, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log, executor=ex)
-        evidence = [T.gather_evidence(envs, actors, t, [[a] for a in parts.trainable], cfg.counterfactual,
-                                      objective=parts.objective, seed=cfg.seed + it, log=log, executor=ex)
-                    for t in trajs]
+        evidence = T.gather_evidence(envs, actors, trajs, [[a] for a in parts.trainable], cfg.counterfactual,
+                                     objective=parts.objective, seed=cfg.seed + it, log=log, executor=ex)
         reports, critic_failures = T.assess(parts.critic, trajs, state.policies, evidence, log=log, executor=ex)
         gated = T.evidence_gate(parts.trainable, evidence, log=log) if cfg.counterfactual else {}
         updates, optimiser_failures = T.propose(parts.optimiser, state.policies,

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
 from lang_pz.critics.base import Credit, CriticReport
+from lang_pz.executor import Executor, LocalExecutor
 from lang_pz.optimisers.gradient import (
     AGGREGATE_EXAMPLE,
     APPLY_EXAMPLE,
@@ -347,9 +348,11 @@ class TextualPolicyOptimiser:
         new = " ".join(reply.model_dump()["policy"].split())
         return PolicyUpdate(agent=agent, old=policy, new=new, gradient=gradient, generations=gens)
 
-    def gradients(self, agent: str, policy: str, reports: Sequence[CriticReport]) -> tuple[list[Gradient], list[Generation]]:
+    def gradients(self, agent: str, policy: str, reports: Sequence[CriticReport], *,
+                  executor: Executor | None = None) -> tuple[list[Gradient], list[Generation]]:
         """The gradient stage over a batch: one :meth:`gradient` per report that credits ``agent``,
-        each with the counterfactual evidence about it (:func:`evidence_for`).
+        each with the counterfactual evidence about it (:func:`evidence_for`); the calls are
+        independent, so an ``executor`` makes them at once.
 
         Returns:
             ``(gradients in report order, generations)``.
@@ -358,16 +361,12 @@ class TextualPolicyOptimiser:
             ValueError: no report credits ``agent``.
             SchemaValidationError: a reply never validated.
         """
-        grads: list[Gradient] = []
-        gens: list[Generation] = []
-        for r in reports:
-            if agent in r.credits:
-                g, gg = self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r))
-                grads.append(g)
-                gens += gg
-        if not grads:
+        mine = [r for r in reports if agent in r.credits]
+        if not mine:
             raise ValueError(f"no report credits agent {agent!r}: nothing to update it from")
-        return grads, gens
+        results = (executor or LocalExecutor(1)).map(
+            lambda r: self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r)), mine)
+        return [g for g, _ in results], [x for _, gg in results for x in gg]
 
     def update(
         self,
@@ -375,6 +374,8 @@ class TextualPolicyOptimiser:
         policy: str,
         reports: Sequence[CriticReport],
         momentum: Momentum | None = None,
+        *,
+        executor: Executor | None = None,
     ) -> PolicyUpdate:
         """One optimiser step for one agent: a gradient per report that credits it
         (:meth:`gradients`), their aggregate with the agent's momentum (:meth:`aggregate`), the
@@ -388,7 +389,7 @@ class TextualPolicyOptimiser:
             ValueError: no report credits ``agent``.
             SchemaValidationError: a stage found no valid reply.
         """
-        grads, gens = self.gradients(agent, policy, reports)
+        grads, gens = self.gradients(agent, policy, reports, executor=executor)
         agg, ga = self.aggregate(agent, policy, grads, momentum.get(agent) if momentum else ())
         upd = self.apply(agent, policy, agg)
         return upd.model_copy(update={"gradients": grads, "generations": gens + ga + upd.generations})

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -201,16 +202,20 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
         return validate(envs, parts.actors(policies), cfg.validation_seeds, objective=parts.objective, log=log,
                         label=label, executor=ex)
 
-    tested = validate(envs, parts.actors(state.policies), cfg.test_seeds, objective=parts.objective, log=log,
-                      label="current", test=True, executor=ex)
-    value = state.value if state.value is not None else val(state.policies, "current")
     actors = parts.actors(state.policies)
-    trajectories = collect(envs, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log, executor=ex,
-                           on_episode=lambda t: [c.on_episode(it, t) for c in callbacks], desc=f"iter {it} episodes")
+    # the held-out test, the current policies' validation and the training episodes are independent
+    with ThreadPoolExecutor(2) as side:
+        submit = side.submit if ex.workers > 1 or not isinstance(ex, LocalExecutor) else _now
+        tested = submit(validate, envs, actors, cfg.test_seeds, objective=parts.objective, log=log, label="current",
+                        test=True, executor=ex)
+        value = submit(val, state.policies, "current") if state.value is None else _now(lambda: state.value)
+        trajectories = collect(envs, actors, cfg.training_seeds(it), cfg.episode_numbers(it), log=log, executor=ex,
+                               on_episode=lambda t: [c.on_episode(it, t) for c in callbacks],
+                               desc=f"iter {it} episodes")
+        tested, value = tested.result(), value.result()
     groups = [parts.trainable] if cfg.critic_mode == "central_global" else [[a] for a in parts.trainable]
-    evidence = [gather_evidence(envs, actors, t, groups, cfg.counterfactual, objective=parts.objective,
-                                seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log, executor=ex)
-                for t in trajectories]
+    evidence = gather_evidence(envs, actors, trajectories, groups, cfg.counterfactual, objective=parts.objective,
+                               seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log, executor=ex)
     reports, critic_failures = assess(parts.critic, trajectories, state.policies, evidence, log=log, executor=ex)
     gated = evidence_gate(parts.trainable, evidence, log=log) if cfg.counterfactual and cfg.evidence_gate else {}
     updates, optimiser_failures = propose(parts.optimiser, state.policies, [a for a in parts.trainable if a not in gated],
@@ -229,6 +234,16 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     for c in callbacks:
         c.on_iteration(metrics, new)
     return metrics, new
+
+
+def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
+    """A call made at once, as a finished future (the serial form of ``pool.submit``)."""
+    done: Future[Any] = Future()
+    try:
+        done.set_result(fn(*args, **kw))
+    except BaseException as exc:  # noqa: BLE001 - raised by result()
+        done.set_exception(exc)
+    return done
 
 
 class UsageMeter:

@@ -113,8 +113,9 @@ def _play_job(players: _Players, job: tuple[int | None, int]) -> tuple[Trajector
     return _play(players, *job)
 
 
-def _probe_job(players: _Players, trajectory: Trajectory, objective: Objective | None, seed: int,
-               probe: Probe) -> Counterfactual:
+def _probe_job(players: _Players, objective: Objective | None, seed: int,
+               job: tuple[Trajectory, Probe]) -> Counterfactual:
+    trajectory, probe = job
     with players.lease() as (env, team):
         return run_probe(env, probe_team(team, probe, seed=seed), probe, trajectory, objective)
 
@@ -247,7 +248,7 @@ def validate(
 def gather_evidence(
     env: Any,
     actors: Team,
-    trajectory: Trajectory,
+    trajectories: Sequence[Trajectory],
     groups: Sequence[Sequence[str]],
     replacements: Sequence[str],
     *,
@@ -256,24 +257,29 @@ def gather_evidence(
     steps: Sequence[int] | None = None,
     log: IterationLog | None = None,
     executor: Executor | None = None,
-) -> Evidence:
-    """Counterfactual re-runs of ``trajectory``'s seed with each group's decisions replaced
+) -> list[Evidence]:
+    """Counterfactual re-runs of each trajectory's seed with each group's decisions replaced
     (:mod:`lang_pz.critics.counterfactual`; COMA's difference reward by simulation, Foerster et
-    al. 2018, Sec. 4), concurrently as in :func:`collect`, logged to ``counterfactuals.jsonl``
-    in plan order.
+    al. 2018, Sec. 4): the re-runs of the whole batch at once as in :func:`collect`, logged to
+    ``counterfactuals.jsonl`` in plan order.
 
-    No ``replacements`` (or no groups) gives empty evidence and runs nothing.
+    Returns:
+        One :class:`~lang_pz.critics.counterfactual.Evidence` per trajectory, in order (empty
+        when there are no ``replacements`` or no groups: nothing is run).
     """
     if not (replacements and groups):
-        return Evidence(episode=trajectory.episode)
-    plan = plan_probes(trajectory, groups, replacements, steps=steps)
+        return [Evidence(episode=t.episode) for t in trajectories]
+    plans = [(t, p) for t in trajectories for p in plan_probes(t, groups, replacements, steps=steps)]
     players = _Players(env, actors, executor)
-
-    probes = players.executor.map(functools.partial(_probe_job, players, trajectory, objective, seed), plan, remote=True)
-    if log is not None:
-        for p in probes:
-            log.log("counterfactuals", {"episode": trajectory.episode, **p.model_dump(mode="json")})
-    return Evidence(episode=trajectory.episode, counterfactuals=probes)
+    probes = players.executor.map(functools.partial(_probe_job, players, objective, seed), plans, remote=True)
+    out = []
+    for traj in trajectories:
+        mine = [c for (t, _), c in zip(plans, probes) if t is traj]
+        if log is not None:
+            for c in mine:
+                log.log("counterfactuals", {"episode": traj.episode, **c.model_dump(mode="json")})
+        out.append(Evidence(episode=traj.episode, counterfactuals=mine))
+    return out
 
 
 def assess(
@@ -347,7 +353,7 @@ def propose(
 
     def one(agent: str) -> PolicyUpdate | LangPZError:
         try:
-            return optimiser.update(agent, policies[agent], reports, momentum)
+            return optimiser.update(agent, policies[agent], reports, momentum, executor=executor)
         except LangPZError as exc:
             return exc
 
