@@ -257,7 +257,11 @@ def differences(trajectory: Trajectory, probes: Sequence[Counterfactual], aggreg
 def _span(steps: Sequence[int]) -> str:
     if not steps:
         return "every step"
-    return f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]}-{steps[-1]}"
+    if len(steps) == 1:
+        return f"step {steps[0]}"
+    if list(steps) == list(range(steps[0], steps[-1] + 1)):
+        return f"steps {steps[0]}-{steps[-1]}"
+    return "steps " + ",".join(map(str, steps))
 
 
 def fact_line(d: AgentDifference) -> str:
