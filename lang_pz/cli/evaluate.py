@@ -73,9 +73,10 @@ def eval_critic(
                               "critic) or counterfactual (credit from re-runs; the LLM only words it)",
         show_default="central_credit")] = None,
     evidence: Annotated[Optional[list[str]], typer.Option(
-        help="re-runs given to the counterfactual critic, per window of its decisions (repeatable): alternatives "
-             "(every other action word), reference (the base team's choice: needs the known base), default, "
-             "random, or an action word",
+        help="re-runs given to the counterfactual critic, per window of decisions of each agent (repeatable): "
+             "reference (the window as the base team would have played it: identifies the faulty agent; a fault "
+             "benchmark knows the base team), alternatives (every other action word: what training can compute), "
+             "default, random, or an action word",
         show_default="alternatives; default for free-text envs")] = None,
     evidence_window: Annotated[Optional[int], typer.Option(
         min=1, help="decisions per re-run window", show_default="--window")] = None,

@@ -325,7 +325,7 @@ class DifferenceCritic:
             raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
         diffs = differences(trajectory, counterfactuals, self.aggregate)
         scale = max(abs(d.gain) for d in diffs.values())
-        credit = {a: (-d.gain / scale if scale > 0 else 0.0) for a, d in diffs.items()}
+        credit = {a: (-d.gain / scale if scale > 0 else 0.0) + 0.0 for a, d in diffs.items()}  # + 0.0: no -0.0
         facts = {a: fact_line(d) for a, d in diffs.items()}
         words, errors, gens = self._words(trajectory, credit, facts, policies)
         credits = {}

@@ -10,8 +10,9 @@ seeded random order and, per agent, its possible windows in a seeded random orde
 first draw with a faulty step whose team return is lower than the unfaulted one by at least
 ``min_effect`` (a fraction of the unfaulted return's magnitude, e.g. 0.02 = 2 %, and never
 less than a strictly positive drop). A fault that changed nothing, or helped, tests no credit
-assignment: in Pistonball with the heuristic team a single-decision misplay lowers the return
-by more than 1 % in about 5 % of the windows (measured, seeds 0-19, 5 pistons, hold 1). A seed
+assignment: in Pistonball with the heuristic team a single-decision misplay (the opposite move)
+lowers the return by more than 5 points (1 %) in 4 % of the windows and changes nothing in most
+(measured, seeds 0-19, 5 pistons, hold 1, every agent and decision). A seed
 with no such draw is dropped, and counted. Because agents are visited in random order, the
 faulty agent is uniform over the agents that *can* hurt the team in that seed; which agents
 those are depends on the environment, so reports show the label distribution.

@@ -88,10 +88,10 @@ class FaultyPolicy(Policy):
 
     Args:
         base: the policy to corrupt.
-        fault: ``"idle"``, ``"harmful"`` or ``"random"`` (see the module docstring).
+        fault: ``"lag"``, ``"misplay"``, ``"harmful"``, ``"idle"`` or ``"random"`` (see the module docstring).
         steps: decision indices to replace (0-based, this policy's own decisions: in a parallel
             environment decision ``k`` is environment step ``k``; in an AEC environment map it
-            through the trajectory, see :func:`lang_pz.evaluation.faults.fault_truth`).
+            through the trajectory, see :func:`lang_pz.evaluation.cases.fault_truth`).
         action: the faulty action: required for ``"harmful"`` (a word, or a mapping from the
             base action to the faulty one) and for ``"misplay"`` (the repertoire: a list, tuple
             or set of action words); for ``"lag"`` the lag in decisions (int >= 1, default 1);
