@@ -129,11 +129,11 @@ def markdown(summaries: list[Summary], args: argparse.Namespace, wall_s: float, 
         "| env | cases | chance | unusual_actions | histogram_outlier | action_switches | p | labels |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    seen = set()
+    largest: dict[str, Summary] = {}  # per environment, the run with the most cases
     for s in summaries:
-        if s.source in seen or not s.leakage.get("rules"):
-            continue
-        seen.add(s.source)
+        if s.leakage.get("rules") and s.cases > getattr(largest.get(s.source), "cases", -1):
+            largest[s.source] = s
+    for s in largest.values():
         r = s.leakage["rules"]
         lines.append(f"| {s.source} | {s.cases} | {s.leakage['chance']:.2f} | "
                      + " | ".join(f"{r[k]['share']:.2f} (p {r[k]['p_value']:.2g})" for k in
