@@ -285,7 +285,9 @@ class DifferenceCritic:
             explanation is the computed fact alone). Its words are capped at
             :data:`WORDS_MAX_CHARS`, must contain no digit, and are followed by the computed
             fact in brackets; a reply that does not validate after ``max_attempts`` leaves
-            the computed fact alone and is recorded in ``report.errors``.
+            the computed fact alone and is recorded in ``report.errors`` (those calls are not
+            in ``report.generations``: :func:`lang_pz.structured.ask_structured` does not
+            return the generations of a failed request).
         aggregate: ``"max"`` or ``"mean"`` (module docstring).
         max_attempts, temperature, retry_temperature, seed: the LLM calls' settings.
 
