@@ -238,7 +238,7 @@ def test_backend_with_a_key_is_not_pickled():
 
 
 def test_fake_server_minimal_instances_validate():
-    from lang_pz.critics.central import Credit  # a real pydantic schema with bounds
+    from lang_pz.critics.base import Credit  # a real pydantic schema with bounds
 
     schema = Credit.model_json_schema()
     Credit.model_validate(minimal_instance(schema))

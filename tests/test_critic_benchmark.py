@@ -1,19 +1,20 @@
-"""The critic benchmark: FaultyPolicy, blame scoring, baselines, fault injection, Who&When, CLI.
+"""The fault-injection benchmark: FaultyPolicy (idle, harmful, random, misplay), SplicedPolicy,
+case drawing (only faults that hurt the team), the runner on Pistonball, Overcooked and GSM8K,
+and the eval-critic CLI.
 
 Unit tests use :class:`ScriptedBackend` (a scripted LLM stand-in) as the critic's model: a
 script that reads the prompt's action lines and blames the agent that played ``stay`` (the
-Pistonball heuristic never does, so only the idle-faulty agent does) must score 1.0; one that
-blames someone else must score 0. The ``integration`` test runs the real embedded model and
-checks only the structure of the results (a 135M model's accuracy is noise).
+Pistonball heuristic never does, so only an *idle*-faulty agent does) must score 1.0 on the
+idle fault; one that blames someone else must score 0. The default ``misplay`` fault must not
+be given away that way. The ``integration`` test runs the real embedded model and checks only
+the structure of the results (a 135M model's accuracy is noise).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -21,28 +22,16 @@ from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.cli import app
 from lang_pz.critics import CentralCritic, Credit, CriticReport
-from lang_pz.evaluation.faults import (
-    RandomCritic,
-    blame,
-    chance_step_hit,
-    fault_truth,
-    run_fault_benchmark,
-    score_report,
-    summarise,
-    wilson_interval,
-)
-from lang_pz.evaluation.whowhen import (
-    clip_message,
-    read_whowhen,
-    run_whowhen_benchmark,
-    to_trajectory,
-)
 from lang_pz.error import InvalidKwargError, LangPZError
+from lang_pz.evaluation.baselines import RandomCritic
+from lang_pz.evaluation.bases import base_factory
+from lang_pz.evaluation.cases import fault_truth
+from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
 from lang_pz.policies import FaultyPolicy
 from lang_pz.policies.base import Decision, Policy
+from lang_pz.policies.faulty import SplicedPolicy
 from lang_pz.trajectory import AgentStep, Trajectory
 
-WHOWHEN = Path(__file__).parent / "data" / "whowhen"
 PISTONBALL = "butterfly/pistonball-v0"
 PB_KW = {"n_pistons": 5, "hold": 1}
 LEGAL = {"legal_actions": ["down", "stay", "up"]}
@@ -144,7 +133,7 @@ def test_harmful_word_mapping_and_random_faults():
 
 
 def test_faulty_policy_errors_name_the_fix():
-    with pytest.raises(LangPZError, match="choose one of idle, harmful, random"):
+    with pytest.raises(LangPZError, match="choose one of lag, misplay, harmful, idle, random"):
         FaultyPolicy(Counting(), "lazy", [0])  # type: ignore[arg-type]
     with pytest.raises(LangPZError, match="needs action="):
         FaultyPolicy(Counting(), "harmful", [0])
@@ -169,97 +158,119 @@ def test_fault_truth_maps_decisions_to_trajectory_steps():
     assert fault_truth(traj, p, "b") == ([3, 5], [5])
 
 
-# -- scoring and baselines -----------------------------------------------------------------
+def test_misplay_plays_only_the_repertoire_and_never_the_base_action():
+    p = FaultyPolicy(Counting(["up", "down", "up"]), "misplay", [0, 1, 2], action=["down", "up"], seed=1)
+    assert [p("o", LEGAL) for _ in range(3)] == ["down", "up", "down"]  # the only other word each time
+    assert p.faulty_decisions == [0, 1, 2]
+    # a repertoire word that is not legal now is never played; with no other word: the base action
+    q = FaultyPolicy(Counting(["up"]), "misplay", [0], action=["up", "stay"], seed=0)
+    assert q("o", {"legal_actions": ["down", "up"]}) == "up" and q.replaced_decisions == [0] and q.faulty_decisions == []
+    r1 = FaultyPolicy(Counting(["a"]), "misplay", range(30), action=["a", "b", "c"], seed=4)
+    r2 = FaultyPolicy(Counting(["a"]), "misplay", range(30), action=["a", "b", "c"], seed=4)
+    seq = [r1("o") for _ in range(30)]
+    assert seq == [r2("o") for _ in range(30)] and set(seq) == {"b", "c"}
+    with pytest.raises(LangPZError, match="repertoire"):
+        FaultyPolicy(Counting(), "misplay", [0])
+    with pytest.raises(LangPZError, match="repertoire"):
+        FaultyPolicy(Counting(), "misplay", [0], action="up")
 
 
-def test_blame_lowest_credit_and_tie_rules():
-    r = report({"a": 0.5, "b": -0.5, "c": 0.0}, {"b": [4, 7]})
-    b = blame(r)
-    assert (b.agent, b.steps, b.tied) == ("b", (4, 7), ("b",))
-    tie = report({"a": -1.0, "b": -1.0, "c": 0.0}, {"a": [1], "b": [2]})
-    assert blame(tie).agent is None and blame(tie).steps == ()
-    assert blame(tie, tie="first").agent == "a"
-    picks = {blame(tie, tie="random", rng=np.random.default_rng(s)).agent for s in range(20)}
-    assert picks == {"a", "b"}
-    with pytest.raises(LangPZError, match="rng="):
-        blame(tie, tie="random")
-    with pytest.raises(LangPZError, match="choose one of"):
-        blame(tie, tie="lowest")  # type: ignore[arg-type]
+def test_lag_plays_the_base_actions_late():
+    p = FaultyPolicy(Counting(["d", "d", "u", "u", "u", "d"]), "lag", [2, 3], seed=0)
+    assert [p("o") for _ in range(6)] == ["d", "d", "d", "u", "u", "d"]  # the switch to u comes one late
+    assert p.faulty_decisions == [2]
+    q = FaultyPolicy(Counting(["a", "b", "c", "d"]), "lag", [0, 3], action=2)
+    assert [q("o") for _ in range(4)] == ["a", "b", "c", "b"]  # decision 0 has no earlier one: its own
+    with pytest.raises(LangPZError, match="lag in decisions"):
+        FaultyPolicy(Counting(), "lag", [0], action=0)
 
 
-def test_score_report_window_and_tolerance():
-    r = report({"a": 0.5, "b": -1.0}, {"b": [6]})
-    assert score_report(r, "b", [3, 4])["agent_hit"] and not score_report(r, "b", [3, 4])["step_hit"]
-    assert score_report(r, "b", [3, 4], tolerance=2)["joint_hit"]
-    s = score_report(r, "a", [6])
-    assert not s["agent_hit"] and s["step_hit"] and not s["joint_hit"]
-
-
-def test_chance_step_hit_is_the_window_fraction():
-    steps = list(range(10))
-    assert chance_step_hit(steps, [3, 4]) == pytest.approx(2 / 10)
-    assert chance_step_hit(steps, [3, 4], tolerance=1) == pytest.approx(4 / 10)
-    assert chance_step_hit(steps, [0], tolerance=2) == pytest.approx(3 / 10)  # clipped at the start
-    with pytest.raises(LangPZError, match="no faulty step"):
-        chance_step_hit(steps, [])
-
-
-def test_wilson_interval_contains_the_rate_and_narrows():
-    for hits, n in ((0, 10), (3, 10), (10, 10), (30, 100)):
-        lo, hi = wilson_interval(hits, n)
-        assert 0.0 <= lo <= hits / n <= hi <= 1.0
-    assert np.subtract(*wilson_interval(30, 100)[::-1]) < np.subtract(*wilson_interval(3, 10)[::-1])
-
-
-def test_random_critic_scores_near_chance():
-    traj = Trajectory(episode=0, seed=0)
-    agents = [f"p{i}" for i in range(5)]
-    for t in range(10):
-        traj.steps += [AgentStep(0, t, a, "o", "up", "up", None, 0.0) for a in agents]
-    critic, n = RandomCritic(seed=1), 1000
-    scores = [score_report(critic.assess(traj), "p2", [3, 4]) for _ in range(n)]
-    agent_rate = sum(s["agent_hit"] for s in scores) / n
-    step_rate = sum(s["step_hit"] for s in scores) / n
-    lo, hi = wilson_interval(round(agent_rate * n), n)
-    assert lo <= 1 / 5 <= hi  # indistinguishable from the analytic chance
-    lo, hi = wilson_interval(round(step_rate * n), n)
-    assert lo <= chance_step_hit(range(10), [3, 4]) <= hi
-    assert all(len(s["tied"]) == 1 for s in scores)  # distinct credits: never a tie
+def test_spliced_policy_plays_the_other_at_chosen_decisions_and_keeps_both_in_step():
+    own, other = Counting(["a"]), Counting(["x", "y"])
+    p = SplicedPolicy(own, other, [1, 3])
+    assert [p("o") for _ in range(4)] == ["a", "y", "a", "y"]
+    assert own.calls == other.calls == 4  # both asked at every decision
+    p.reset(0)
+    assert p("o") == "a"
+    with pytest.raises(LangPZError, match=">= 0"):
+        SplicedPolicy(own, other, [-2])
 
 
 # -- fault injection -----------------------------------------------------------------------
 
 
-def test_critic_that_finds_the_faulty_agent_scores_one(tmp_path):
+def test_critic_that_finds_the_idle_agent_scores_one(tmp_path):
     critic = CentralCritic(ScriptedBackend(stay_blamer))
     out = tmp_path / "cases.jsonl"
     lines: list[str] = []
-    s = run_fault_benchmark(PISTONBALL, critic, cases=4, env_kwargs=PB_KW, out=out, progress=lines.append)
-    assert (s.cases, s.agent_acc, s.step_acc, s.joint_acc) == (4, 1.0, 1.0, 1.0)
-    assert s.critic_failures == 0 and len(lines) == 4
+    [s] = run_fault_benchmark(PISTONBALL, critic, cases=4, fault="idle", env_kwargs=PB_KW, out=out,
+                              progress=lines.append)
+    assert (s.cases, s.agent.value, s.step.value, s.joint.value) == (4, 1.0, 1.0, 1.0)
+    assert s.critic_failures == 0 and len(lines) == s.drawn >= 4
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(records) == 4
     for r in records:
-        assert r["critic"]["blamed"] == r["faulty_agent"]
+        assert r["critics"]["central_credit"]["blamed"] == r["truth_agent"]
         assert set(r["faulty_steps"]) <= set(r["replaced_steps"]) and r["faulty_actions"] == ["stay", "stay"]
         assert r["chance_agent"] == pytest.approx(0.2) and 0 < r["chance_step"] <= 1
-    assert len({r["faulty_agent"] for r in records} | {r["replaced_steps"][0] for r in records}) > 2
+    assert len({r["truth_agent"] for r in records} | {r["replaced_steps"][0] for r in records}) > 2
+
+
+def test_idle_fault_is_given_away_by_action_counts_and_the_default_fault_is_not():
+    """Regression: with the idle fault, "blame whoever played stay" (the unusual-actions rule)
+    scored 20/20 with no credit assignment at all. The default fault (misplay) plays the team's
+    own action words, so neither that rule nor the stay-blaming critic finds the faulty agent."""
+    critic = CentralCritic(ScriptedBackend(stay_blamer))
+    [idle] = run_fault_benchmark(PISTONBALL, critic, cases=8, fault="idle", env_kwargs=PB_KW)
+    assert idle.baselines["unusual_actions"]["agent"].value == 1.0 and idle.agent.value == 1.0
+    assert idle.leakage["worst_rule"] == "unusual_actions" and idle.leakage["p_value"] < 1e-3
+    [mis] = run_fault_benchmark(PISTONBALL, critic, cases=8, env_kwargs=PB_KW)
+    assert mis.settings["fault"] == "misplay"
+    assert mis.agent.value == 0.0 and mis.ties == 8  # nobody plays stay: uniform credits, a tie
+    # the action histograms do not single the faulty agent out (the misplay's two extra action
+    # changes do: action_switches is reported, see lang_pz.evaluation.faults)
+    assert mis.baselines["unusual_actions"]["agent"].value < 0.5
+    assert mis.leakage["rules"]["histogram_outlier"]["p_value"] > 0.05
+
+
+def test_only_faults_that_hurt_the_team_count_and_drops_are_reported(tmp_path):
+    """Regression: by default a fault that left the team return unchanged (or raised it) was a
+    case; now only faults lowering it by at least min_effect of the unfaulted return count."""
+    out = tmp_path / "c.jsonl"
+    [s] = run_fault_benchmark(PISTONBALL, RandomCritic(0), cases=6, fault="idle", env_kwargs=PB_KW, out=out)
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert s.settings["min_effect"] == 0.02 and s.drawn == s.cases + s.dropped and s.cases == 6
+    for r in records:
+        assert r["effect"] == pytest.approx(r["clean_team_return"] - r["team_return"], abs=1e-3)
+        assert r["effect"] > 0 and r["effect"] >= 0.02 * abs(r["clean_team_return"])
+    # without the filter, idle faults that cost nothing are kept: the filter is what removes them
+    out2 = tmp_path / "all.jsonl"
+    run_fault_benchmark(PISTONBALL, RandomCritic(0), cases=6, fault="idle", env_kwargs=PB_KW, min_effect=None, out=out2)
+    assert any(json.loads(x)["effect"] <= 0 for x in out2.read_text().splitlines())
+
+
+def test_seeds_without_a_hurting_fault_are_dropped_and_counted():
+    # an impossible threshold: no fault lowers the return by 200 % of it
+    [s] = run_fault_benchmark(PISTONBALL, RandomCritic(0), cases=1, env_kwargs=PB_KW, min_effect=2.0, max_seeds=2)
+    assert (s.cases, s.drawn, s.dropped) == (0, 2, 2)
 
 
 def test_critic_that_blames_another_agent_scores_zero():
-    s = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(other_blamer)), cases=3, env_kwargs=PB_KW)
-    assert s.agent_acc == 0.0 and s.joint_acc == 0.0
+    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(other_blamer)), cases=3, fault="idle",
+                              env_kwargs=PB_KW)
+    assert s.agent.value == 0.0 and s.joint.value == 0.0
 
 
-def test_uniform_credits_are_ties_and_misses_by_default():
-    s = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(flat)), cases=3, env_kwargs=PB_KW)
-    assert s.ties == 3 and s.agent_acc == 0.0 and s.step_acc == 0.0
+def test_uniform_credits_are_strict_misses_and_one_in_n_at_random():
+    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(flat)), cases=3, env_kwargs=PB_KW)
+    assert s.ties == 3 and s.agent.value == 0.0 and s.step.value == 0.0
+    assert s.agent_expected == pytest.approx(1 / 5)
 
 
 def test_a_failing_critic_is_a_counted_miss():
-    s = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(lambda r: "not json"), max_attempts=1),
-                            cases=2, env_kwargs=PB_KW)
-    assert s.critic_failures == 2 and s.agent_acc == 0.0 and s.cases == 2
+    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(lambda r: "not json"), max_attempts=1),
+                              cases=2, env_kwargs=PB_KW)
+    assert s.critic_failures == 2 and s.agent.value == 0.0 and s.cases == 2
 
 
 def test_harmful_fault_plays_the_opposite_move(tmp_path):
@@ -270,6 +281,20 @@ def test_harmful_fault_plays_the_opposite_move(tmp_path):
         assert r["faulty_actions"] == [opposite[a] for a in r["base_actions"]]
 
 
+def test_several_critics_read_the_same_cases(tmp_path):
+    out = tmp_path / "two.jsonl"
+    specs = [CriticSpec("stay", CentralCritic(ScriptedBackend(stay_blamer))),
+             CriticSpec("random", RandomCritic(1))]
+    a, b = run_fault_benchmark(PISTONBALL, specs, cases=3, fault="idle", env_kwargs=PB_KW, out=out)
+    assert (a.critic, b.critic, a.cases, b.cases) == ("stay", "random", 3, 3) and a.agent.value == 1.0
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(records) == 3 and all(set(r["critics"]) == {"stay", "random"} for r in records)
+    assert set(records[0]["baselines"]) == {"random", "unusual_actions", "histogram_outlier", "action_switches",
+                                            "first_speaker", "last_speaker", "lowest_return"}
+    with pytest.raises(InvalidKwargError, match="names must differ"):
+        run_fault_benchmark(PISTONBALL, [specs[0], specs[0]], cases=1, env_kwargs=PB_KW)
+
+
 def test_fault_benchmark_rejects_bad_arguments():
     with pytest.raises(InvalidKwargError, match="cases"):
         run_fault_benchmark(PISTONBALL, RandomCritic(), cases=0)
@@ -277,62 +302,8 @@ def test_fault_benchmark_rejects_bad_arguments():
         run_fault_benchmark("classic/rps-v0", RandomCritic(), fault="harmful")
     with pytest.raises(InvalidKwargError, match="single-agent"):
         run_fault_benchmark("toy_text/frozen_lake-v0", RandomCritic())
-
-
-def test_summarise_counts_from_records():
-    rec = {"chance_agent": 0.5, "chance_step": 0.25,
-           "critic": {"agent_hit": True, "step_hit": False, "joint_hit": False, "tied": ["a"], "error": None},
-           "random_critic": {"agent_hit": False, "step_hit": True, "joint_hit": False, "tied": ["b"], "error": None}}
-    s = summarise("x", [rec, {**rec, "critic": {**rec["critic"], "agent_hit": False, "error": "E"}}], skipped=1)
-    assert (s.cases, s.agent_acc, s.random_step_acc, s.critic_failures, s.skipped) == (2, 0.5, 1.0, 1, 1)
-
-
-# -- Who&When ------------------------------------------------------------------------------
-
-
-def test_whowhen_reader_reports_every_malformed_file():
-    data = read_whowhen(WHOWHEN)
-    assert sorted(c.name for c in data.cases) == ["good_algorithm_style.json", "good_handcrafted_style.json"]
-    reasons = {m.name: m.reason for m in data.malformed}
-    assert set(reasons) == {"bad_not_json.json", "bad_missing_key.json", "bad_step_out_of_range.json",
-                            "bad_unknown_agent.json"}
-    assert "not JSON" in reasons["bad_not_json.json"]
-    assert "mistake_step" in reasons["bad_missing_key.json"]
-    assert "outside history" in reasons["bad_step_out_of_range.json"]
-    assert "'Verifier' never speaks" in reasons["bad_unknown_agent.json"]
-    with pytest.raises(LangPZError, match="does not exist"):
-        read_whowhen(WHOWHEN / "missing")
-
-
-def test_whowhen_case_to_trajectory():
-    case = next(c for c in read_whowhen(WHOWHEN).cases if c.name == "good_handcrafted_style.json")
-    assert case.mistake_agent == "WebSurfer" and case.mistake_step == 3
-    traj = to_trajectory(case, 7, max_chars=60)
-    assert traj.agents == ["human", "Orchestrator", "WebSurfer"]  # "(thought)" notes dropped
-    assert [s.step for s in traj.steps] == list(range(6)) and traj.episode == 7
-    assert traj.team_return == pytest.approx(-1.0)
-    assert all(len(s.observation) <= 60 for s in traj.steps)
-    assert traj.states[3].startswith("WebSurfer: I opened") and traj.states[3].endswith("from 1850.")
-    long = "word " * 100 + "THE END"
-    clipped = clip_message(long, 80)
-    assert len(clipped) == 80 and clipped.endswith("THE END") and " ... " in clipped
-
-
-def test_whowhen_scripted_critic_that_knows_the_answer_scores_one(tmp_path):
-    data = read_whowhen(WHOWHEN)
-    truth = {c.messages[c.mistake_step][1][:30]: (c.mistake_agent, c.mistake_step) for c in data.cases}
-
-    def oracle(req: GenerationRequest) -> str:
-        p = prompt_of(req).split("Now the real episode:")[-1]
-        agent, step = next(v for k, v in truth.items() if " ".join(k.split()) in p)
-        agents = re.search(r"Agents: (.*)\.", p).group(1).split(", ")
-        return credit_reply({a: (-1.0 if a == agent else 0.5) for a in agents}, {agent: [step]})
-
-    out = tmp_path / "ww.jsonl"
-    s, malformed = run_whowhen_benchmark(WHOWHEN, CentralCritic(ScriptedBackend(oracle)), out=out)
-    assert (s.cases, s.agent_acc, s.step_acc, s.skipped, len(malformed)) == (2, 1.0, 1.0, 4, 4)
-    assert 0 < s.chance_agent_acc < 1 and 0 < s.chance_step_acc < 1
-    assert len(out.read_text().splitlines()) == 2
+    with pytest.raises(InvalidKwargError, match="unknown fault .lazy."):
+        run_fault_benchmark(PISTONBALL, RandomCritic(), fault="lazy")
 
 
 # -- CLI -----------------------------------------------------------------------------------
@@ -340,19 +311,21 @@ def test_whowhen_scripted_critic_that_knows_the_answer_scores_one(tmp_path):
 runner = CliRunner()
 
 
-def test_cli_runs_and_writes_results(tmp_path, monkeypatch):
+def test_cli_runs_several_critic_modes_and_writes_results(tmp_path, monkeypatch):
     import lang_pz.backends
 
-    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec: ScriptedBackend(stay_blamer))
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(stay_blamer))
     out = tmp_path / "res"
     res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--kw", "n_pistons=5", "--kw", "hold=1",
-                              "--cases", "2", "--whowhen", str(WHOWHEN), "--out", str(out)])
+                              "--fault", "idle", "--cases", "2", "--critic-mode", "central_credit",
+                              "--critic-mode", "counterfactual", "--evidence", "reference", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "agent acc" in res.output and PISTONBALL in res.output
+    assert "agent acc" in res.output and PISTONBALL in res.output and "unusual_actions" in res.output
     summary = json.loads((out / "summary.json").read_text())
-    assert [s["cases"] for s in summary["summaries"]] == [2, 2]
-    assert summary["summaries"][0]["agent_acc"] == 1.0
-    assert (out / "whowhen.jsonl").exists() and len(list(out.glob("*pistonball*.jsonl"))) == 1
+    assert [(s["critic"], s["cases"]) for s in summary["summaries"]] == [("central_credit", 2), ("counterfactual", 2)]
+    assert summary["summaries"][0]["agent"]["value"] == 1.0
+    assert summary["summaries"][1]["settings"]["critics"]["counterfactual"]["evidence"] == ["reference"]
+    assert len(list(out.glob("*pistonball*.jsonl"))) == 1
 
 
 def test_cli_refuses_used_out_and_bad_arguments(tmp_path):
@@ -363,11 +336,17 @@ def test_cli_refuses_used_out_and_bad_arguments(tmp_path):
     assert res.exit_code == 2 and "--env" in res.output and "--whowhen" in res.output
     res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--fault", "idel", "--out", str(tmp_path / "n")])
     assert res.exit_code == 2 and "'idle'" in res.output
+    res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--critic-mode", "counterfactal",
+                              "--out", str(tmp_path / "n")])
+    assert res.exit_code == 2 and "'counterfactual'" in res.output
     res = runner.invoke(app, ["eval-critic", "--whowhen", str(tmp_path / "nope"), "--out", str(tmp_path / "n")])
     assert res.exit_code == 2 and "not a folder" in res.output
     res = runner.invoke(app, ["eval-critic", "--env", "butterfly/pistonbal-v0", "--backend", "nope",
                               "--out", str(tmp_path / "n")])
     assert res.exit_code == 2 and "butterfly/pistonball-v0" in res.output
+    # ties are never broken toward the first speaker: the option is gone
+    res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--tie", "first", "--out", str(tmp_path / "n")])
+    assert res.exit_code == 2 and "--tie" in res.output
     assert not (tmp_path / "n").exists()
 
 
@@ -377,14 +356,14 @@ def test_cli_refuses_used_out_and_bad_arguments(tmp_path):
 @pytest.mark.integration
 def test_embedded_critic_on_pistonball_faults(embedded, tmp_path):
     out = tmp_path / "cases.jsonl"
-    s = run_fault_benchmark(PISTONBALL, CentralCritic(embedded), cases=2, env_kwargs=PB_KW, out=out)
-    assert s.cases + s.skipped == 2 and s.cases >= 1
-    for value in (s.agent_acc, s.step_acc, s.random_agent_acc, s.chance_step_acc):
+    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(embedded), cases=2, env_kwargs=PB_KW, out=out)
+    assert s.cases == 2
+    for value in (s.agent.value, s.step.value, s.baselines["random"]["agent"].value, s.chance_step):
         assert 0.0 <= value <= 1.0
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(records) == s.cases
     for r in records:
-        c = r["critic"]
+        c = r["critics"]["central_credit"]
         assert c["error"] is not None or set(c["credits"]) == {f"piston_{i}" for i in range(5)}
         assert c["blamed"] is None or c["blamed"] in c["credits"]
 
@@ -423,7 +402,6 @@ def shown(traj: Trajectory) -> dict[str, dict[int, str]]:
 def overcooked_clean():
     pytest.importorskip("overcooked_ai_py")
     import lang_pz
-    from lang_pz.evaluation.faults import base_factory
     from lang_pz.rollout import rollout
 
     env = lang_pz.make(OVERCOOKED, **OC_KW)
@@ -437,9 +415,9 @@ def test_overcooked_faults_have_true_labels_and_an_oracle_critic_scores_one(over
     reference = shown(overcooked_clean)
     critic = CentralCritic(ScriptedBackend(divergence_blamer(reference)))
     out = tmp_path / "oc.jsonl"
-    s = run_fault_benchmark(OVERCOOKED, critic, cases=4, fault=fault, env_kwargs=OC_KW, out=out)
-    assert (s.cases, s.agent_acc, s.step_acc, s.critic_failures) == (4, 1.0, 1.0, 0)
-    assert s.settings["base"] == "greedy" and s.chance_agent_acc == pytest.approx(0.5)
+    [s] = run_fault_benchmark(OVERCOOKED, critic, cases=4, fault=fault, env_kwargs=OC_KW, out=out)
+    assert (s.cases, s.agent.value, s.step.value, s.critic_failures) == (4, 1.0, 1.0, 0)
+    assert s.settings["base"] == "greedy" and s.chance_agent == pytest.approx(0.5)
     records = [json.loads(x) for x in out.read_text().splitlines()]
     word = "wait 1" if fault == "idle" else "place on counter"
     for r in records:
@@ -450,15 +428,19 @@ def test_overcooked_faults_have_true_labels_and_an_oracle_critic_scores_one(over
         n_differ = sum(b != f for b, f in zip(r["base_actions"], r["faulty_actions"]))
         assert len(r["faulty_steps"]) == n_differ >= 1
         assert 0 < r["chance_step"] < 0.2  # ~30 skill steps, a 2-step window
-    assert len({(r["faulty_agent"], r["replaced_steps"][0]) for r in records}) > 1
+        assert r["team_return"] < r["clean_team_return"]  # it cost the team (a soup)
+    assert len({(r["truth_agent"], r["replaced_steps"][0]) for r in records}) > 1
 
 
-def test_overcooked_require_effect_keeps_only_faults_that_cost_the_team(overcooked_clean, tmp_path):
+def test_overcooked_misplay_plays_the_teams_own_skills(overcooked_clean, tmp_path):
+    from lang_pz.critics.base import shown_action
+
     out = tmp_path / "oc.jsonl"
-    s = run_fault_benchmark(OVERCOOKED, RandomCritic(0), cases=3, env_kwargs=OC_KW, require_effect=True, out=out)
-    records = [json.loads(x) for x in out.read_text().splitlines()]
-    assert len(records) == s.cases >= 1 and s.settings["require_effect"] is True
-    assert all(r["team_return"] < r["clean_team_return"] for r in records)
+    [s] = run_fault_benchmark(OVERCOOKED, RandomCritic(0), cases=3, env_kwargs=OC_KW, out=out)
+    assert s.settings["fault"] == "misplay" and s.cases == 3
+    repertoire = {shown_action(x) for x in overcooked_clean.steps}
+    for r in map(json.loads, out.read_text().splitlines()):
+        assert set(r["faulty_actions"]) <= repertoire and r["effect"] > 0
 
 
 def gold_blamer(gold: str):
@@ -502,20 +484,19 @@ def test_math_task_faults_lower_the_reward_and_an_oracle_critic_scores_one(fault
     critic = CentralCritic(ScriptedBackend(gold_blamer(gold)))
     out = tmp_path / "t.jsonl"
     kw = {"source": "demo", "index": 0}
-    s = run_fault_benchmark(GSM8K, critic, cases=6, fault=fault, env_kwargs=kw, out=out)
-    assert (s.cases, s.agent_acc, s.step_acc, s.critic_failures, s.skipped) == (6, 1.0, 1.0, 0, 0)
-    assert s.chance_agent_acc == pytest.approx(0.5) and s.chance_step_acc == pytest.approx(0.5)
+    [s] = run_fault_benchmark(GSM8K, critic, cases=6, fault=fault, env_kwargs=kw, out=out)
+    assert (s.cases, s.agent.value, s.step.value, s.critic_failures, s.dropped) == (6, 1.0, 1.0, 0, 0)
+    assert s.chance_agent == pytest.approx(0.5) and s.chance_step == pytest.approx(0.5)
     records = [json.loads(x) for x in out.read_text().splitlines()]
-    assert {r["faulty_agent"] for r in records} == {"solver", "verifier"}
+    # an idle verifier keeps the right answer (no effect): only the silent solver hurts the team
+    assert {r["truth_agent"] for r in records} == ({"solver"} if fault == "idle" else {"solver", "verifier"})
     for r in records:
         assert r["base"] == "oracle" and r["clean_team_return"] == 2.0  # 1.0 to each role
-        role_step = {"solver": 0, "verifier": 1}[r["faulty_agent"]]
+        role_step = {"solver": 0, "verifier": 1}[r["truth_agent"]]
         assert r["faulty_steps"] == r["replaced_steps"] == [role_step]
         assert r["base_actions"] == [f"The answer is {gold}.\n#### {gold}" if role_step == 0 else "Correct."]
         assert r["faulty_actions"] == ["" if fault == "idle" else "The answer is 0.\n#### 0"]
-        # harmful: a wrong answer from either role costs the team; idle: only the solver's silence
-        lowered = fault == "harmful" or r["faulty_agent"] == "solver"
-        assert (r["team_return"] < r["clean_team_return"]) is lowered
+        assert r["team_return"] == 0.0
 
 
 def test_free_text_and_family_mismatches_are_refused():
@@ -523,6 +504,8 @@ def test_free_text_and_family_mismatches_are_refused():
         run_fault_benchmark(GSM8K, RandomCritic(), fault="random", env_kwargs={"source": "demo"})
     with pytest.raises(InvalidKwargError, match="free-text"):
         run_fault_benchmark(GSM8K, RandomCritic(), base="random", env_kwargs={"source": "demo"})
+    with pytest.raises(InvalidKwargError, match="free-text"):
+        run_fault_benchmark(GSM8K, RandomCritic(), fault="misplay", env_kwargs={"source": "demo"})
     with pytest.raises(InvalidKwargError, match="overcooked/<layout>-v0.*--base heuristic"):
         run_fault_benchmark(PISTONBALL, RandomCritic(), base="greedy")
     with pytest.raises(InvalidKwargError, match="tasks/gsm8k-v0"):
@@ -537,13 +520,13 @@ def test_cli_eval_critic_on_overcooked_and_gsm8k(tmp_path, monkeypatch):
     from lang_pz.tasks import demo_items
 
     gold = demo_items("gsm8k")[0].answer
-    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec: ScriptedBackend(gold_blamer(gold)))
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(gold_blamer(gold)))
     res = runner.invoke(app, ["eval-critic", "--env", GSM8K, "--kw", "source=demo", "--kw", "index=0",
                               "--fault", "harmful", "--cases", "2", "--out", str(tmp_path / "t")])
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())["summaries"][0]
-    assert summary["agent_acc"] == 1.0 and summary["settings"]["base"] == "oracle"
-    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec: ScriptedBackend(flat))
+    assert summary["agent"]["value"] == 1.0 and summary["settings"]["base"] == "oracle"
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(flat))
     res = runner.invoke(app, ["eval-critic", "--env", OVERCOOKED, "--kw", "actions=skills", "--kw", "horizon=38",
                               "--base", "greedy", "--cases", "1", "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output

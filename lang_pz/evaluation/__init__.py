@@ -1,26 +1,36 @@
 """Evaluation: measuring critics and policies against known ground truth.
 
-- :mod:`lang_pz.evaluation.faults`: fault injection (one agent made faulty on purpose) and the
-  scoring shared by every critic benchmark;
+- :mod:`lang_pz.evaluation.faults`: the fault-injection benchmark (runner), built from
+  :mod:`~lang_pz.evaluation.bases` (base teams, default faults), :mod:`~lang_pz.evaluation.cases`
+  (drawing cases whose fault hurt the team), :mod:`~lang_pz.evaluation.scoring` (who and when),
+  :mod:`~lang_pz.evaluation.baselines` (random critic, trivial rules, leakage) and
+  :mod:`~lang_pz.evaluation.summary` (accuracies with intervals, tables);
 - :mod:`lang_pz.evaluation.whowhen`: the Who&When failure-attribution logs;
 - :mod:`lang_pz.evaluation.adherence`: does a backend's model act as its text policy says?
 """
 
-from lang_pz.evaluation.faults import (
+from lang_pz.evaluation.baselines import (
+    TRIVIAL_RULES,
     RandomCritic,
-    Summary,
-    blame,
-    run_fault_benchmark,
-    score_report,
+    TrivialRule,
+    action_leakage,
 )
+from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
+from lang_pz.evaluation.scoring import blame, score_report
+from lang_pz.evaluation.summary import Summary, summarise
 from lang_pz.evaluation.whowhen import read_whowhen, run_whowhen_benchmark
 
 __all__ = [
+    "TRIVIAL_RULES",
+    "CriticSpec",
     "RandomCritic",
     "Summary",
+    "TrivialRule",
+    "action_leakage",
     "blame",
     "read_whowhen",
     "run_fault_benchmark",
     "run_whowhen_benchmark",
     "score_report",
+    "summarise",
 ]

@@ -20,20 +20,32 @@ files, one case each::
 The agent of an entry is its ``name`` when that is a non-empty string, else its ``role``,
 with a trailing parenthesised note dropped (``"Orchestrator (thought)"`` and
 ``"Orchestrator (-> WebSurfer)"`` are both ``Orchestrator``, the spelling ``mistake_agent``
-uses); ``mistake_agent`` is matched to those names ignoring case.
+uses); ``mistake_agent`` is matched to those names ignoring case. An entry whose agent is a
+*task poser* (:data:`TASK_POSERS`: the hand-crafted logs' ``human``, who asks the question) is
+not an agent: its message is kept as the task, but it is never credited or blamed, and does
+not count in the chance of a blind guess.
 
 Reading is robust and never silent: a file that is not JSON, lacks a key, has an empty or
 badly typed history, a ``mistake_step`` that is not an index into it, or a ``mistake_agent``
-that never speaks is listed in :attr:`WhoWhenData.malformed` with the reason, and skipped.
+that never speaks (or is the task poser) is listed in :attr:`WhoWhenData.malformed` with the
+reason, and skipped.
 
-Each case becomes a :class:`~lang_pz.trajectory.Trajectory`: history entry ``t`` is step
-``t`` by its agent; the message (whitespace collapsed, cut to ``max_chars`` keeping its head
-and tail) is the step's ``observation`` and, prefixed by the agent, the state text of step
-``t`` that the critic reads. The step's ``raw_output`` is left empty and its ``action`` is
-``"message"``: :class:`~lang_pz.critics.CentralCritic` lists each distinct raw output as an
-action in its computed evidence, which for long messages would swamp a small model's
-context. The case failed, so the team return is -1, split evenly over the agents (no agent
-singled out by the evidence).
+Each case becomes a :class:`~lang_pz.trajectory.Trajectory`: history entry ``t`` of an agent
+is step ``t`` (the labelled index); the message (whitespace collapsed, cut to ``max_chars``
+keeping its head and tail) is the step's ``observation`` and, prefixed by the agent, the state
+text of step ``t`` that the critic reads; a poser's message is prefixed to the next agent
+step's state. The step's ``raw_output`` is left empty and its ``action`` is ``"message"``:
+:class:`~lang_pz.critics.CentralCritic` lists each distinct raw output as an action in its
+computed evidence, which for long messages would swamp a small model's context. The case
+failed, so the team return is -1, split evenly over the agents (no agent singled out by the
+evidence).
+
+Every step is shown: a :class:`~lang_pz.critics.CentralCritic` is wrapped in
+:class:`~lang_pz.evaluation.chunked.ChunkedCritic` (several calls when one prompt cannot show
+every step), and each record says whether the labelled step was shown (``visible``); the
+summary reports the share. Ties are never broken toward a label prior (the first speaker is
+the mistake agent in about half of the algorithm-generated logs): see
+:mod:`lang_pz.evaluation.scoring`.
 """
 
 from __future__ import annotations
@@ -47,22 +59,23 @@ from typing import Any
 
 import numpy as np
 
+from lang_pz.critics.central import CentralCritic
 from lang_pz.error import InvalidKwargError, LangPZError
-from lang_pz.evaluation.faults import (
-    TIE_RULES,
+from lang_pz.evaluation.baselines import baselines
+from lang_pz.evaluation.chunked import ChunkedCritic
+from lang_pz.evaluation.scoring import (
     Assessor,
-    RandomCritic,
-    ResultsWriter,
-    Summary,
-    TieRule,
+    assess_and_score,
     blame_text,
-    score_case,
-    summarise,
+    chance_step_hit,
 )
+from lang_pz.evaluation.summary import ResultsWriter, Summary, summarise
 from lang_pz.trajectory import AgentStep, Trajectory
 
 #: Default bound on each message shown to the critic (characters).
 MAX_MESSAGE_CHARS = 200
+#: Agents (casefolded) that pose the task and are not agents of the team.
+TASK_POSERS: tuple[str, ...] = ("human",)
 _NOTE = re.compile(r"\s*\([^()]*\)\s*$")
 
 
@@ -85,6 +98,21 @@ class WhoWhenCase:
     mistake_step: int
     question: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def agents(self) -> list[str]:
+        """The team's agents in order of first message (task posers excluded)."""
+        return list(dict.fromkeys(a for a, _ in self.messages if not is_poser(a)))
+
+    @property
+    def first_speaker(self) -> str:
+        """The first agent of the team to speak."""
+        return self.agents[0]
+
+
+def is_poser(agent: str) -> bool:
+    """Whether ``agent`` is a task poser (:data:`TASK_POSERS`), not a member of the team."""
+    return agent.casefold() in TASK_POSERS
 
 
 @dataclass(frozen=True)
@@ -159,6 +187,10 @@ def parse_case(data: Any, name: str) -> WhoWhenCase:
         raise ValueError(f"mistake_agent {raw_agent!r} is not a non-empty string")
     by_key = {a.casefold(): a for a, _ in messages}
     key = _NOTE.sub("", raw_agent.strip()).casefold()
+    if key in TASK_POSERS:
+        raise ValueError(f"mistake_agent {raw_agent!r} is the task poser, not an agent of the team")
+    if not any(not is_poser(a) for a, _ in messages):
+        raise ValueError("no agent of the team speaks in history (only the task poser)")
     if key not in by_key:
         raise ValueError(f"mistake_agent {raw_agent!r} never speaks in history (agents: {', '.join(sorted(set(by_key.values())))})")
     question = data.get("question")
@@ -208,17 +240,27 @@ def clip_message(text: str, max_chars: int = MAX_MESSAGE_CHARS) -> str:
     return flat[:head] + " ... " + flat[len(flat) - (keep - head):]
 
 
+def task_text(case: WhoWhenCase, max_chars: int = MAX_MESSAGE_CHARS) -> str | None:
+    """``"Task (the team failed it): <question>"`` (clipped), ``None`` without a question."""
+    return f"Task (the team failed it): {clip_message(case.question, max_chars)}" if case.question else None
+
+
 def to_trajectory(case: WhoWhenCase, episode: int = 0, *, max_chars: int = MAX_MESSAGE_CHARS) -> Trajectory:
     """The case as a trajectory (see the module docstring for the mapping)."""
     if max_chars < 40:
         raise InvalidKwargError(f"max_chars must be >= 40 characters, got {max_chars}")
     traj = Trajectory(episode=episode, seed=None)
+    task = task_text(case, max_chars)
+    pending: list[str] = [task] if task else []
     for t, (agent, content) in enumerate(case.messages):
         text = clip_message(content, max_chars)
+        if is_poser(agent):
+            if not (case.question and clip_message(case.question, max_chars) in text and task):
+                pending.append(f"({agent}: {text})")
+            continue
         state = f"{agent}: {text}" if text else f"{agent}: (empty message)"
-        if t == 0 and case.question and clip_message(case.question, max_chars) not in text:
-            state = f"Task (the team failed it): {clip_message(case.question, max_chars)}\n{state}"
-        traj.states[t] = state
+        traj.states[t] = "\n".join([*pending, state])
+        pending = []
         traj.steps.append(AgentStep(episode=episode, step=t, agent=agent, observation=text, raw_output="",
                                     action="message", parse_error=None, reward=0.0))
     agents = traj.agents
@@ -230,32 +272,39 @@ def run_whowhen_benchmark(
     data: WhoWhenData | str | Path,
     critic: Assessor,
     *,
+    name: str | None = None,
     seed: int = 0,
     tolerance: int = 0,
-    tie: TieRule = "miss",
     max_chars: int = MAX_MESSAGE_CHARS,
     limit: int | None = None,
+    chunked: bool = True,
     out: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[Summary, list[Malformed]]:
-    """Score ``critic`` on Who&When cases (scoring as in :mod:`lang_pz.evaluation.faults`).
+    """Score ``critic`` on Who&When cases (scoring: :mod:`lang_pz.evaluation.scoring`).
 
     Args:
         data: a folder or what :func:`read_whowhen` returned.
-        critic: the critic under test.
-        seed: seed of the random critic and of ``tie="random"``.
-        tolerance: steps of slack around ``mistake_step`` for a step-level hit.
-        tie: tie rule for the lowest credit.
+        critic: the critic under test; a :class:`~lang_pz.critics.CentralCritic` is wrapped in
+            a :class:`~lang_pz.evaluation.chunked.ChunkedCritic` unless ``chunked=False``.
+        name: the critic's name in the summary (default: its ``mode``).
+        seed: seed of the random critic.
+        tolerance: steps of slack around ``mistake_step`` for a step hit.
         max_chars: bound on each message shown.
-        limit: score at most this many cases (file order).
+        limit: score at most this many cases (the first in file order).
+        chunked: show every step, in several calls if needed (``False``: one call per case,
+            the critic's own subsampling; the records say which labelled steps were shown).
         out: JSONL file of per-case records (one flushed line per case).
         progress: called with a one-line message per case.
 
     Returns:
-        ``(summary, malformed)``; ``summary.skipped`` counts the malformed files.
+        ``(summary, malformed)``; ``summary.dropped`` counts the malformed files,
+        ``summary.visible`` the share of cases whose labelled step was shown.
+
+    Raises:
+        InvalidKwargError: a negative ``tolerance`` or ``limit < 1``.
+        LangPZError: ``data`` is not a folder of case files.
     """
-    if tie not in TIE_RULES:
-        raise InvalidKwargError(f"unknown tie rule {tie!r}; choose one of {', '.join(TIE_RULES)}")
     if tolerance < 0:
         raise InvalidKwargError(f"tolerance must be >= 0 steps, got {tolerance}")
     if limit is not None and limit < 1:
@@ -265,28 +314,37 @@ def run_whowhen_benchmark(
     for m in data.malformed:
         if progress:
             progress(f"who&when: skipped malformed {m.name}: {m.reason}")
-    tie_rng = np.random.default_rng([seed, 2])
-    random_critic = RandomCritic(seed=int(np.random.SeedSequence([seed, 3]).generate_state(1)[0]))
+    rules = baselines(int(np.random.SeedSequence([seed, 3]).generate_state(1)[0]))
     records = []
     chosen = data.cases if limit is None else data.cases[:limit]
     with ResultsWriter(out) as writer:
         for i, case in enumerate(chosen):
             traj = to_trajectory(case, i, max_chars=max_chars)
+            asked: Assessor = critic
+            if chunked and isinstance(critic, CentralCritic):
+                asked = ChunkedCritic(critic, task_text(case, max_chars))
             truth = [case.mistake_step]
-            all_steps = sorted(traj.states)
+            all_steps = sorted({s.step for s in traj.steps})
+            score = assess_and_score(asked, traj, case.mistake_agent, truth, tolerance=tolerance)
             record = {
-                "source": data.folder, "case": i, "file": case.name, "mistake_agent": case.mistake_agent,
-                "mistake_step": case.mistake_step,
+                "source": data.folder, "case": i, "file": case.name, "truth_agent": case.mistake_agent,
+                "mistake_step": case.mistake_step, "first_speaker": case.first_speaker,
                 "step_agent_matches": case.messages[case.mistake_step][0] == case.mistake_agent,
                 "n_agents": len(traj.agents), "n_steps": len(all_steps),
-                **score_case(critic, random_critic, traj, case.mistake_agent, truth, all_steps,
-                             tolerance=tolerance, tie=tie, rng=tie_rng),
+                "chance_agent": 1.0 / len(traj.agents),
+                "chance_step": chance_step_hit(all_steps, truth, tolerance),
+                "critic": score,
+                "baselines": {n: assess_and_score(r, traj, case.mistake_agent, truth, tolerance=tolerance)
+                              for n, r in rules.items()},
             }
             writer.write(record)
             records.append(record)
             if progress:
-                progress(f"who&when {case.name}: mistake {case.mistake_agent} at step {case.mistake_step}; "
-                         f"{blame_text(record['critic'])}")
-    settings = {"tolerance": tolerance, "tie": tie, "seed": seed, "max_chars": max_chars,
+                shown = {True: "shown", False: "NOT shown", None: "?"}[score["visible"]]
+                progress(f"who&when {case.name}: mistake {case.mistake_agent} at step {case.mistake_step} "
+                         f"({shown}); {blame_text(score)}")
+    settings = {"tolerance": tolerance, "seed": seed, "max_chars": max_chars, "limit": limit, "chunked": chunked,
                 "malformed": [m.name for m in data.malformed]}
-    return summarise(data.folder, records, skipped=len(data.malformed), settings=settings), data.malformed
+    label = name or str(getattr(critic, "mode", type(critic).__name__))
+    return (summarise(data.folder, label, records, drawn=len(records) + len(data.malformed), settings=settings),
+            data.malformed)

@@ -20,6 +20,24 @@ Faults:
 - ``"random"``: a uniformly random legal action (own seeded :class:`numpy.random.Generator`),
   which may equal the base action: such a decision is *replaced* but not *faulty*. It needs
   a finite action set (``info["legal_actions"]``) and refuses free-text environments.
+- ``"misplay"``: an action *the base policy also plays*, in the wrong state. ``action`` is the
+  repertoire (a collection of action words, e.g. what the base team played in the unfaulted
+  episode of the same seed); at each replaced decision the fault plays a uniformly random
+  (seeded) word of the repertoire that is legal now (``info["legal_actions"]``, when given)
+  and differs from the base action; with no such word the base action is kept (replaced, not
+  faulty). Unlike ``"idle"`` (Pistonball's heuristic never plays ``stay``, so "blame whoever
+  played stay" finds an idle agent without any credit assignment), it adds no action word the
+  base team does not use, so per-agent action counts do not give the faulty agent away.
+- ``"lag"``: the base policy's own action of ``action`` decisions earlier (default 1; before
+  the first decisions, the base action itself): the agent reacts late, as if it acted on a
+  stale observation. It plays only the base policy's actions, each as often, with as many
+  changes of action as the base sequence (a change arrives late instead of on time), so
+  neither action counts nor action switches give it away (``"misplay"`` inserts a short run
+  of another action, two extra switches). It is faulty only where the base action changed
+  within the lag.
+
+:class:`SplicedPolicy` is the converse tool: it plays one policy, except at chosen decisions
+where it plays another's choice (e.g. a reference policy's, for counterfactual re-runs).
 
 The base policy is asked at *every* decision, also where its action is replaced, so any
 randomness it uses stays in step with an unfaulted run of the same seed.
@@ -28,7 +46,7 @@ randomness it uses stays in step with an unfaulted run of the same seed.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,8 +55,8 @@ import numpy as np
 from lang_pz.error import LangPZError
 from lang_pz.policies.base import Decision, Policy, legal_actions, mixed_rng
 
-Fault = Literal["idle", "harmful", "random"]
-FAULTS: tuple[str, ...] = ("idle", "harmful", "random")
+Fault = Literal["idle", "harmful", "random", "misplay", "lag"]
+FAULTS: tuple[str, ...] = ("lag", "misplay", "harmful", "idle", "random")
 #: Action words taken as "do nothing" by the ``idle`` fault, in order of preference.
 NOOP_WORDS: tuple[str, ...] = ("stay", "noop", "no-op", "no_op", "none", "wait", "wait 1", "idle", "pass")
 
@@ -70,20 +88,22 @@ class FaultyPolicy(Policy):
 
     Args:
         base: the policy to corrupt.
-        fault: ``"idle"``, ``"harmful"`` or ``"random"`` (see the module docstring).
+        fault: ``"lag"``, ``"misplay"``, ``"harmful"``, ``"idle"`` or ``"random"`` (see the module docstring).
         steps: decision indices to replace (0-based, this policy's own decisions: in a parallel
             environment decision ``k`` is environment step ``k``; in an AEC environment map it
-            through the trajectory, see :func:`lang_pz.evaluation.faults.fault_truth`).
+            through the trajectory, see :func:`lang_pz.evaluation.cases.fault_truth`).
         action: the faulty action: required for ``"harmful"`` (a word, or a mapping from the
-            base action to the faulty one); optional for ``"idle"``; not allowed for ``"random"``.
-        seed: seed of the generator of the ``"random"`` fault.
+            base action to the faulty one) and for ``"misplay"`` (the repertoire: a list, tuple
+            or set of action words); for ``"lag"`` the lag in decisions (int >= 1, default 1);
+            optional for ``"idle"``; not allowed for ``"random"``.
+        seed: seed of the generator of the ``"random"`` and ``"misplay"`` faults.
 
     Attributes:
         log: one :class:`FaultRecord` per decision, in order.
 
     Raises:
-        LangPZError: an unknown fault, a negative step, a missing ``action`` for ``"harmful"``
-            or an ``action`` given to ``"random"``.
+        LangPZError: an unknown fault, a negative step, a missing ``action`` for ``"harmful"``,
+            a ``"misplay"`` without a non-empty repertoire, or an ``action`` given to ``"random"``.
     """
 
     def __init__(
@@ -92,7 +112,7 @@ class FaultyPolicy(Policy):
         fault: Fault,
         steps: Iterable[int],
         *,
-        action: str | Mapping[str, str] | None = None,
+        action: str | Mapping[str, str] | Collection[str] | int | None = None,
         seed: int | None = None,
     ) -> None:
         if fault not in FAULTS:
@@ -106,6 +126,17 @@ class FaultyPolicy(Policy):
                 "the 'harmful' fault needs action= (the word that hurts, or a mapping base action -> "
                 "faulty action, e.g. {'up': 'down', 'down': 'up'} for Pistonball)"
             )
+        if fault == "misplay":
+            if isinstance(action, (str, Mapping)) or not action:
+                raise LangPZError(
+                    f"the 'misplay' fault needs action= a non-empty collection of action words (the base "
+                    f"policy's repertoire, e.g. ['down', 'up']), got {action!r}"
+                )
+            action = tuple(dict.fromkeys(str(a) for a in action))
+        if fault == "lag":
+            action = 1 if action is None else action
+            if isinstance(action, bool) or not isinstance(action, int) or action < 1:
+                raise LangPZError(f"the 'lag' fault needs action= a lag in decisions (int >= 1), got {action!r}")
         if fault == "random" and action is not None:
             raise LangPZError(f"the 'random' fault draws legal actions itself; got action={action!r}, drop it")
         self.base = base
@@ -130,6 +161,12 @@ class FaultyPolicy(Policy):
                 without an entry for ``base_action``.
         """
         legal = legal_actions(info)
+        if self.fault == "lag":
+            k = len(self.log) - int(self.action)  # type: ignore[arg-type]
+            return self.log[k].base_action if k >= 0 else base_action
+        if self.fault == "misplay":
+            options = [w for w in self.action if w != base_action and (legal is None or w in legal)]  # type: ignore[union-attr]
+            return options[int(self.rng.integers(len(options)))] if options else base_action
         if self.fault == "random":
             if legal is None:
                 raise LangPZError(
@@ -174,3 +211,42 @@ class FaultyPolicy(Policy):
     def faulty_decisions(self) -> list[int]:
         """Decisions whose action was replaced *and* differs from the base policy's."""
         return [r.decision for r in self.log if r.faulty]
+
+
+class SplicedPolicy(Policy):
+    """Play ``policy``, except at the decisions ``decisions``, where ``other``'s choice is played.
+
+    Both policies are asked at *every* decision (and both are reset together), so each stays in
+    step with an episode it played alone: e.g. ``SplicedPolicy(current, reference, [3, 4])``
+    is "the current policy, with decisions 3 and 4 as the reference policy would have made
+    them" (a counterfactual re-run's replacement, see :mod:`lang_pz.critics.difference`).
+
+    Args:
+        policy: the policy played outside ``decisions``.
+        other: the policy whose choice is played at ``decisions``.
+        decisions: 0-based decision indices (as for :class:`FaultyPolicy`).
+
+    Raises:
+        LangPZError: a negative decision index.
+    """
+
+    def __init__(self, policy: Policy, other: Policy, decisions: Iterable[int]) -> None:
+        self.policy, self.other = policy, other
+        self.decisions = frozenset(int(k) for k in decisions)
+        if any(k < 0 for k in self.decisions):
+            raise LangPZError(f"decisions must be indices >= 0, got {sorted(self.decisions)}")
+        self.reads_raw_observation = policy.reads_raw_observation or other.reads_raw_observation
+        self._k = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new episode for both policies (same seed), decisions counted from 0 again."""
+        self._k = 0
+        self.policy.reset(seed)
+        self.other.reset(seed)
+
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        """Ask both policies; return ``other``'s decision at the spliced decisions, else ``policy``'s."""
+        k, self._k = self._k, self._k + 1
+        own = self.policy.decide(observation, info)
+        alt = self.other.decide(observation, info)
+        return alt if k in self.decisions else own

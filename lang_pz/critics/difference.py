@@ -1,0 +1,411 @@
+"""The counterfactual critic: each agent's credit is a difference reward computed by re-runs.
+
+COMA (Foerster et al. 2018, "Counterfactual Multi-Agent Policy Gradients", Sec. 4) credits an
+agent with the *difference* between the team's return and what it would have been had that
+agent acted otherwise, everyone else unchanged. COMA learns that counterfactual with a critic;
+here it is simulated: the episode is re-run from the same seed with one agent's decisions
+replaced (:func:`lang_pz.critics.counterfactual.counterfactuals`, which needs an environment
+that is deterministic given the seed and the actions). :class:`DifferenceCritic` turns those
+re-runs into credits, and a language model, if given, only puts the computed result into
+words: its words cannot change a number.
+
+**Credit.** For agent ``a`` with single-agent probes ``P_a`` (deltas ``d = counterfactual team
+return - factual team return``):
+
+- ``aggregate="max"`` (default): ``g_a = max_P d``, the most the team would have gained had
+  ``a`` played otherwise in one probe (a regret: COMA's difference against the *best*
+  alternative rather than the policy-weighted mean). It identifies the agent whose change
+  would help most;
+- ``aggregate="mean"``: ``g_a = mean_P d``, COMA's counterfactual baseline with uniform weights
+  over the probes given: ``-g_a`` is how much better ``a``'s play was than its alternatives.
+
+``credit_a = -g_a / max_b |g_b|`` (in [-1, 1]; all 0 when no probe changed anything, a tie).
+Each credit cites the steps of its decisive probe, among its windowed probes when it has any
+(a whole-episode probe says who, not when): the one with the largest ``d`` when some probe
+helped, else the one with the most negative ``d`` (where its play mattered most).
+
+**Which evidence identifies what** (``window_probes`` builds it):
+
+- ``"reference"`` over a window (the window's decisions as a reference policy would have made
+  them): with a known good policy per agent (the base team of a fault benchmark, or the
+  policies before an update) only an agent that departed from its reference can change the
+  return, so the agent whose reference play restores the most is the one at fault, and its
+  window says when. Fault benchmarks can do this; training has no reference but the previous
+  policies.
+- ``"alternatives"`` over a window (each other action word, held over the window): what
+  training can do with no reference. It finds an agent whose other choice *somewhere* would
+  have helped most. That is the faulty agent when its mistake costs more than any teammate's
+  best local improvement; it is not when a teammate could have compensated by more (the
+  heuristic teammates are not optimal) or the right move is not one constant word.
+- ``"default"`` (the environment's fallback action): it identifies a fault only where
+  doing nothing beats what was done (e.g. a verifier that "corrected" a right answer); a
+  solver's wrong answer and a silent solver both score 0, so the solver is never found.
+- ``"random"``: noisy single draws; averaging needs many re-runs.
+- whole-episode probes (``steps=None``) identify the agent but not the step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, create_model
+
+from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
+from lang_pz.critics.base import (
+    EXPLANATION_MAX_CHARS,
+    Credit,
+    CriticReport,
+    compute_evidence,
+)
+from lang_pz.critics.counterfactual import Counterfactual, counterfactuals
+from lang_pz.error import InvalidKwargError, LangPZError
+from lang_pz.policies.base import Policy
+from lang_pz.policies.faulty import SplicedPolicy
+from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
+from lang_pz.trajectory import Trajectory
+
+Aggregate = Literal["max", "mean"]
+#: Replacements :func:`window_probes` understands besides plain action words.
+WINDOW_REPLACEMENTS: tuple[str, ...] = ("alternatives", "reference", "default", "random")
+#: Longest explanation words the model may write per agent (characters); the computed facts are
+#: appended in brackets, within :data:`lang_pz.critics.central.EXPLANATION_MAX_CHARS`.
+WORDS_MAX_CHARS = 30
+_WORDS_PATTERN = r"^[A-Za-z][A-Za-z ,;'-]{0,%d}$" % (WORDS_MAX_CHARS - 1)
+
+EXAMPLE = """Agents: robot_a, robot_b.
+Computed from re-runs of the same episode:
+- robot_a: credit -1.0 (blamed); wait at steps 2-3: team +6.0
+- robot_b: credit 0.0; no re-run changed the return
+Explanations as JSON:
+{"robot_a": {"explanation": "pushing at the wrong time hurt"}, "robot_b": {"explanation": "its play did not matter"}}"""
+
+
+def _legal_words(env: Any, agent: str, seed: int | None) -> list[str] | None:
+    from pettingzoo import ParallelEnv
+
+    if isinstance(env, ParallelEnv):
+        _, infos = env.reset(seed=seed)
+        info = infos.get(agent, {})
+    else:  # AEC
+        env.reset(seed=seed)
+        info = env.infos.get(agent, {})
+    words = info.get("legal_actions")
+    return [str(w) for w in words] if words else None
+
+
+def window_probes(
+    env: Any,
+    policies: Mapping[str, Policy],
+    trajectory: Trajectory,
+    *,
+    replacements: Sequence[str] = ("alternatives",),
+    window: int | None = 1,
+    agents: Sequence[str] | None = None,
+    reference: Mapping[str, Policy] | None = None,
+    refine: int | None = None,
+    seed: int = 0,
+) -> list[Counterfactual]:
+    """Re-run ``trajectory`` once per agent, window of its decisions, and replacement.
+
+    Windows of ``window`` consecutive decisions slide over each agent's decisions one decision
+    at a time (an agent with ``n`` decisions has ``max(1, n - window + 1)`` windows);
+    ``window=None`` replaces every decision (one whole-episode probe per agent and replacement).
+
+    Coarse to fine (``refine=k``): first one whole-episode probe per agent and replacement,
+    then windows only for the ``k`` agents whose whole-episode probes gained the most. Re-runs
+    drop from ``agents x windows x words`` to ``agents x words + k x windows x words``; an agent
+    not refined keeps only its whole-episode probes (which say who, not when).
+
+    Args:
+        env: the environment the trajectory was played in (it is reset).
+        policies: the policies that played it.
+        trajectory: the factual episode (it must have a seed).
+        replacements: per window, each of: an action word; ``"alternatives"`` (every word of
+            the agent's ``info["legal_actions"]`` after a reset and every word the team played
+            in ``trajectory``, except a word the agent played throughout the window);
+            ``"reference"`` (the window as ``reference[agent]`` would have played it, see
+            :class:`~lang_pz.policies.faulty.SplicedPolicy`; recorded as replacement
+            ``"reference policy"``); ``"default"``; ``"random"``.
+        window: decisions per window (>= 1), ``None`` for whole-episode probes.
+        agents: whose decisions to replace (default: every agent of the trajectory).
+        reference: the reference policies (needed by ``"reference"``); they are reset and
+            asked at every decision of each re-run, so fresh instances are best.
+        refine: coarse to fine over this many agents (see above); ``None``: windows for all.
+        seed: seed of ``"random"`` replacements.
+
+    Returns:
+        The :class:`~lang_pz.critics.counterfactual.Counterfactual` probes; ``at_steps`` are
+        the replaced decisions (the agent's own 0-based decision indices).
+
+    Raises:
+        InvalidKwargError: ``window < 1``, ``refine < 1`` or no replacement.
+        LangPZError: ``"reference"`` without a reference for an agent; ``"alternatives"`` in
+            an environment without ``info["legal_actions"]``; from the re-runs.
+    """
+    if window is not None and window < 1:
+        raise InvalidKwargError(f"window must be >= 1 decision (or None: every decision), got {window}")
+    if refine is not None and refine < 1:
+        raise InvalidKwargError(f"refine must be >= 1 agent, got {refine}")
+    if not replacements:
+        raise InvalidKwargError(f"replacements must name at least one of {', '.join(WINDOW_REPLACEMENTS)} or a word")
+    agents = list(agents or trajectory.agents)
+    if "reference" in replacements:
+        missing = [a for a in agents if reference is None or a not in reference]
+        if missing:
+            raise LangPZError(f"replacement 'reference' needs reference= policies; none given for {missing}")
+    team_words = [str(s.raw_output).strip() for s in trajectory.steps if s.parse_error is None]
+    alternatives: dict[str, list[str]] = {}
+    if "alternatives" in replacements:
+        for a in agents:
+            legal = _legal_words(env, a, trajectory.seed)
+            if legal is None:
+                raise LangPZError(
+                    f"'alternatives' needs a finite action set, but {a}'s info has no legal_actions "
+                    "(free-text actions); use 'default', 'reference' or explicit texts as replacements"
+                )
+            alternatives[a] = list(dict.fromkeys(legal + [w for w in team_words if w]))
+
+    def probe(a: str, decisions: list[int] | None) -> list[Counterfactual]:
+        played = [str(s.raw_output).strip() for s in trajectory.agent_steps(a)]
+        held = set(played if decisions is None else [played[k] for k in decisions])
+        words: list[str] = []
+        for r in replacements:
+            if r == "alternatives":
+                words += [w for w in alternatives[a] if {w} != held]
+            elif r != "reference":
+                words.append(r)
+        found = []
+        if words:
+            found += counterfactuals(env, policies, trajectory, [[a]], list(dict.fromkeys(words)), seed=seed,
+                                     steps=decisions)
+        if "reference" in replacements:
+            swap = reference[a] if decisions is None else SplicedPolicy(policies[a], reference[a], decisions)  # type: ignore[index]
+            cf = counterfactuals(env, policies, trajectory, [[a]], ["previous"], previous={a: swap})[0]
+            found.append(cf.model_copy(update={"replacement": "reference policy",
+                                               "at_steps": None if decisions is None else tuple(decisions)}))
+        return found
+
+    def windows(a: str) -> list[Counterfactual]:
+        n = len(trajectory.agent_steps(a))
+        assert window is not None
+        return [p for start in range(max(1, n - window + 1)) for p in probe(a, list(range(start, min(n, start + window))))]
+
+    if window is None:
+        return [p for a in agents for p in probe(a, None)]
+    if refine is None:
+        return [p for a in agents for p in windows(a)]
+    whole = {a: probe(a, None) for a in agents}
+    ranked = sorted(agents, key=lambda a: -max((p.delta for p in whole[a]), default=float("-inf")))
+    return [p for a in agents for p in whole[a]] + [p for a in ranked[:refine] for p in windows(a)]
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentDifference:
+    """What the probes of one agent show.
+
+    Attributes:
+        agent: the agent.
+        gain: the aggregated delta ``g`` (see the module docstring; team-return units).
+        probe: the decisive probe, preferring windowed ones (they say when): the largest delta
+            if some helped, else the most negative.
+        steps: ``probe``'s replaced decisions as trajectory steps (empty for whole-episode probes).
+        probes: how many single-agent probes replaced this agent.
+    """
+
+    agent: str
+    gain: float
+    probe: Counterfactual
+    steps: tuple[int, ...]
+    probes: int
+
+
+def differences(trajectory: Trajectory, probes: Sequence[Counterfactual], aggregate: Aggregate = "max"
+                ) -> dict[str, AgentDifference]:
+    """Per agent of ``trajectory``: its aggregated difference and decisive probe.
+
+    Only probes that replaced a single agent count (a group probe cannot say which member
+    mattered).
+
+    Raises:
+        LangPZError: an agent of the trajectory has no single-agent probe (the message names
+            it and the fix), or an unknown ``aggregate``.
+    """
+    if aggregate not in ("max", "mean"):
+        raise LangPZError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
+    by_agent: dict[str, list[Counterfactual]] = {}
+    for p in probes:
+        if len(p.agents) == 1:
+            by_agent.setdefault(p.agents[0], []).append(p)
+    missing = [a for a in trajectory.agents if a not in by_agent]
+    if missing:
+        raise LangPZError(
+            f"the counterfactual critic needs a re-run replacing each agent alone; none for {missing} "
+            f"(episode {trajectory.episode}): pass counterfactuals(..., groups=[[a] for a in agents]) or "
+            "window_probes(...)"
+        )
+    out = {}
+    for a in trajectory.agents:
+        ps = by_agent[a]
+        gain = max(p.delta for p in ps) if aggregate == "max" else sum(p.delta for p in ps) / len(ps)
+        local = [p for p in ps if p.at_steps is not None] or ps  # steps come from windowed probes
+        best = max(local, key=lambda p: p.delta)
+        decisive = best if best.delta > 0 else min(local, key=lambda p: p.delta)
+        own = sorted(s.step for s in trajectory.agent_steps(a))
+        steps = tuple(own[k] for k in (decisive.at_steps or ()) if k < len(own))
+        out[a] = AgentDifference(agent=a, gain=float(gain), probe=decisive, steps=steps, probes=len(ps))
+    return out
+
+
+def _span(steps: Sequence[int]) -> str:
+    if not steps:
+        return "every step"
+    if len(steps) == 1:
+        return f"step {steps[0]}"
+    if list(steps) == list(range(steps[0], steps[-1] + 1)):
+        return f"steps {steps[0]}-{steps[-1]}"
+    return "steps " + ",".join(map(str, steps))
+
+
+def fact_line(d: AgentDifference) -> str:
+    """The computed fact of one agent, e.g. ``up at steps 4-5: team +12.3`` (the decisive probe's
+    replacement, the steps it replaced, and the change of the team return)."""
+    p = d.probe
+    what = {"default": "default action", "random": "random actions"}.get(p.replacement, p.replacement)
+    if p.delta == 0:
+        return "no re-run changed the return"
+    return f"{_clip(what, 24)} at {_span(d.steps)}: team {p.delta:+.1f}"
+
+
+class DifferenceCritic:
+    """The counterfactual critic mode: credits from re-runs, words from an optional LLM.
+
+    Implements :meth:`lang_pz.critics.CentralCritic.assess`'s interface; the evidence is the
+    ``counterfactuals`` argument (see the module docstring for which probes identify what).
+
+    Args:
+        backend: writes each agent's explanation from the computed facts (``None``: the
+            explanation is the computed fact alone). Its words are capped at
+            :data:`WORDS_MAX_CHARS`, must contain no digit, and are followed by the computed
+            fact in brackets; a reply that does not validate after ``max_attempts`` leaves
+            the computed fact alone and is recorded in ``report.errors`` (those calls are not
+            in ``report.generations``: :func:`lang_pz.structured.ask_structured` does not
+            return the generations of a failed request).
+        aggregate: ``"max"`` or ``"mean"`` (module docstring).
+        max_attempts, temperature, retry_temperature, seed: the LLM calls' settings.
+
+    Raises:
+        ValueError: a bad setting.
+    """
+
+    mode = "counterfactual"
+
+    def __init__(self, backend: LLMBackend | None = None, *, aggregate: Aggregate = "max", max_attempts: int = 2,
+                 temperature: float = 0.0, retry_temperature: float = 0.7, seed: int = 0) -> None:
+        if aggregate not in ("max", "mean"):
+            raise ValueError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.backend, self.aggregate, self.max_attempts = backend, aggregate, max_attempts
+        self.temperature, self.retry_temperature, self.seed = temperature, retry_temperature, seed
+
+    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None,
+               counterfactuals: Sequence[Counterfactual] = ()) -> CriticReport:
+        """Credit every agent of ``trajectory`` from the single-agent ``counterfactuals``.
+
+        Args:
+            trajectory: the factual episode.
+            policies: agent -> policy text, shown to the explaining LLM if given.
+            counterfactuals: the re-runs (e.g. :func:`window_probes`).
+
+        Returns:
+            The :class:`~lang_pz.critics.central.CriticReport` (mode ``"counterfactual"``);
+            ``shown_steps`` are the steps some probe replaced.
+
+        Raises:
+            LangPZError: no agent steps, or an agent without a single-agent probe.
+            BackendError: the backend failed.
+        """
+        if not trajectory.agents:
+            raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
+        diffs = differences(trajectory, counterfactuals, self.aggregate)
+        scale = max(abs(d.gain) for d in diffs.values())
+        credit = {a: (-d.gain / scale if scale > 0 else 0.0) + 0.0 for a, d in diffs.items()}  # + 0.0: no -0.0
+        facts = {a: fact_line(d) for a, d in diffs.items()}
+        words, errors, gens = self._words(trajectory, credit, facts, policies)
+        credits = {}
+        for a, d in diffs.items():
+            text = f"{words[a]} ({facts[a]})" if a in words else facts[a]
+            credits[a] = Credit(agent=a, credit=max(-1.0, min(1.0, credit[a])), explanation=_fit(text),
+                                steps=list(d.steps[:3]))
+        own = {a: sorted(s.step for s in trajectory.agent_steps(a)) for a in trajectory.agents}
+        shown = set()
+        for p in counterfactuals:
+            for a in p.agents:
+                ks = range(len(own.get(a, []))) if p.at_steps is None else p.at_steps
+                shown |= {own[a][k] for k in ks if a in own and k < len(own[a])}
+        return CriticReport(
+            episode=trajectory.episode, credits=credits, team_return=trajectory.team_return, mode=self.mode,
+            counterfactuals=list(counterfactuals), evidence=compute_evidence(trajectory),
+            shown_steps=sorted(shown), total_steps=len({s.step for s in trajectory.steps}), errors=errors,
+            generations=gens,
+        )
+
+    # -- words -----------------------------------------------------------------------------
+
+    def _words(self, trajectory: Trajectory, credit: Mapping[str, float], facts: Mapping[str, str],
+               policies: Mapping[str, str] | None) -> tuple[dict[str, str], list[str], list[Generation]]:
+        if self.backend is None:
+            return {}, [], []
+        from lang_pz.error import SchemaValidationError
+
+        agents = list(credit)
+        words_field = (str, Field(min_length=1, max_length=WORDS_MAX_CHARS, json_schema_extra={"pattern": _WORDS_PATTERN}))
+        item = create_model("Words", __config__=ConfigDict(extra="forbid"), explanation=words_field)
+        fields: dict[str, Any] = {f"agent_{i}": (item, Field(alias=a)) for i, a in enumerate(agents)}
+        model = create_model("Explanations", __config__=ConfigDict(extra="forbid"), **fields)
+        lines = [f"Agents: {', '.join(agents)}.", "Computed from re-runs of the same episode:"]
+        for a in agents:
+            tag = " (blamed)" if credit[a] == min(credit.values()) and credit[a] < 0 else ""
+            lines.append(f"- {a}: credit {round(credit[a], 2)}{tag}; {facts[a]}")
+        if policies:
+            lines += ["Policies:"] + [f"- {a}: {' '.join(policies[a].split())[:160]}" for a in agents if a in policies]
+        body = "\n".join(lines)
+        instructions = ("You explain a computed credit assignment: re-runs of the same episode replaced one agent's "
+                        "decisions and the team return changed as listed. For each agent write a few words (no "
+                        f"numbers, at most {WORDS_MAX_CHARS} characters) saying what its re-runs show. Reply with JSON only.")
+        seen: list[str] = []
+
+        def build(errors: list[str]) -> GenerationRequest:
+            seen[:] = errors
+            common: dict[str, Any] = {"json_schema": model.model_json_schema(), "max_tokens": 16 + 24 * len(agents),
+                                      **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
+            fix = rejection_note(errors)
+            if getattr(self.backend, "prompt_format", "chat") == "chat":
+                return GenerationRequest(messages=(Message("system", f"{instructions}\n\nExample:\n{EXAMPLE}"),
+                                                   Message("user", body + fix)), **common)
+            return GenerationRequest(prompt=f"{instructions}\n\nExample:\n{EXAMPLE}\n\nNow the real episode:\n"
+                                            f"{body}{fix}\nExplanations as JSON:\n", **common)
+
+        def validate(reply: Any) -> None:
+            for a, v in reply.model_dump(by_alias=True).items():
+                if re.search(r"\d", v["explanation"]):
+                    raise ValueError(f"{a}: the explanation has a number; write words only, the numbers are computed")
+
+        try:
+            reply, gens = ask_structured(self.backend, build, model, what=f"explanations for episode {trajectory.episode}",
+                                         max_attempts=self.max_attempts, validate=validate)
+        except SchemaValidationError as exc:
+            return {}, [str(e) for e in exc.errors], []
+        data = reply.model_dump(by_alias=True)
+        return {a: " ".join(data[a]["explanation"].split()) for a in agents}, list(seen), gens
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _fit(text: str) -> str:
+    return _clip(text, EXPLANATION_MAX_CHARS)

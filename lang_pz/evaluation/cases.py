@@ -1,0 +1,169 @@
+"""Drawing fault-injection cases whose labels mean something: faults that hurt the team.
+
+A *case* is one episode seed, a good base team, and one agent made faulty (a
+:class:`~lang_pz.policies.faulty.FaultyPolicy`) during a window of ``window`` consecutive
+decisions. Ground truth: the faulty agent and its *faulty steps*, the trajectory steps where
+its action was replaced **and** differs from what the base policy chose.
+
+Drawing (:func:`draw_case`): play the unfaulted episode of the seed; visit the agents in a
+seeded random order and, per agent, its possible windows in a seeded random order; keep the
+first draw with a faulty step whose team return is lower than the unfaulted one by at least
+``min_effect`` (a fraction of the unfaulted return's magnitude, e.g. 0.02 = 2 %, and never
+less than a strictly positive drop). A fault that changed nothing, or helped, tests no credit
+assignment: in Pistonball with the heuristic team a single-decision misplay (the opposite move)
+lowers the return by more than 5 points (1 %) in 4 % of the windows and changes nothing in most
+(measured, seeds 0-19, 5 pistons, hold 1, every agent and decision). A seed
+with no such draw is dropped, and counted. Because agents are visited in random order, the
+faulty agent is uniform over the agents that *can* hurt the team in that seed; which agents
+those are depends on the environment, so reports show the label distribution.
+
+This is fault injection used as labelling, after Who&When (Zhang et al. 2025, "Which Agent
+Causes Task Failures and When?", ICML), with labels known by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lang_pz.error import InvalidKwargError
+from lang_pz.evaluation.bases import repertoire
+from lang_pz.policies.base import Policy
+from lang_pz.policies.faulty import Fault, FaultRecord, FaultyPolicy
+from lang_pz.rollout import rollout
+from lang_pz.trajectory import Trajectory
+
+#: ``() -> {agent: Policy}``: a fresh base team (the same seeds at every call for one case).
+TeamFactory = Callable[[], dict[str, Policy]]
+
+
+@dataclass
+class FaultCase:
+    """One drawn case.
+
+    Attributes:
+        seed: the episode seed.
+        agent: the faulty agent.
+        decisions: ``(first, last)`` replaced decisions of the agent (0-based, inclusive).
+        trajectory: the faulty episode.
+        clean: the unfaulted episode of the same seed.
+        team: the team that played ``trajectory`` (the faulty agent's policy included), for
+            counterfactual re-runs.
+        log: the faulty policy's decisions in ``trajectory`` (copied: a re-run resets the policy).
+        replaced_steps / faulty_steps: trajectory steps replaced / replaced and different.
+        draws: (agent, window) draws played for this case, this one included.
+    """
+
+    seed: int
+    agent: str
+    decisions: tuple[int, int]
+    trajectory: Trajectory
+    clean: Trajectory
+    team: dict[str, Policy]
+    log: list[FaultRecord]
+    replaced_steps: list[int]
+    faulty_steps: list[int]
+    draws: int
+
+    @property
+    def effect(self) -> float:
+        """How much the fault lowered the team return (positive: it hurt)."""
+        return self.clean.team_return - self.trajectory.team_return
+
+    def record(self) -> dict[str, Any]:
+        """The case's facts for a benchmark record."""
+        replaced = [r for r in self.log if r.replaced]
+        return {
+            "seed": self.seed, "truth_agent": self.agent, "decisions": list(self.decisions),
+            "replaced_steps": self.replaced_steps, "faulty_steps": self.faulty_steps,
+            "base_actions": [r.base_action for r in replaced], "faulty_actions": [r.action for r in replaced],
+            "team_return": self.trajectory.team_return, "clean_team_return": self.clean.team_return,
+            "effect": round(self.effect, 4), "draws": self.draws,
+            "n_agents": len(self.trajectory.agents), "n_steps": len({s.step for s in self.trajectory.steps}),
+        }
+
+
+def fault_truth(trajectory: Trajectory, policy: FaultyPolicy, agent: str) -> tuple[list[int], list[int]]:
+    """``(replaced_steps, faulty_steps)``: the faulty policy's replaced / faulty decisions as
+    trajectory steps (decision ``k`` is the agent's ``k``-th step in ``trajectory``)."""
+    own = sorted(s.step for s in trajectory.agent_steps(agent))
+    replaced = [own[k] for k in policy.replaced_decisions if k < len(own)]
+    faulty = [own[k] for k in policy.faulty_decisions if k < len(own)]
+    return replaced, faulty
+
+
+def hurts(clean_return: float, faulty_return: float, min_effect: float) -> bool:
+    """Whether a fault lowered the team return by more than 0 and by at least ``min_effect``
+    times the unfaulted return's magnitude."""
+    drop = clean_return - faulty_return
+    return drop > 0 and drop >= min_effect * abs(clean_return)
+
+
+def draw_case(
+    env: Any,
+    make_team: TeamFactory,
+    *,
+    seed: int,
+    rng: np.random.Generator,
+    fault: Fault,
+    fault_action: str | Mapping[str, str] | Sequence[str] | None = None,
+    window: int = 2,
+    min_effect: float | None = 0.02,
+    max_draws: int = 200,
+    fault_seed: int = 0,
+    episode: int = 0,
+) -> tuple[FaultCase | None, int]:
+    """Draw one case from ``seed`` (see the module docstring).
+
+    Args:
+        env: the language environment.
+        make_team: builds a fresh base team (called once per episode played).
+        seed: the episode seed.
+        rng: draws the agent order and the windows.
+        fault: the fault; ``"misplay"`` without ``fault_action`` plays the team's
+            :func:`~lang_pz.evaluation.bases.repertoire` in the unfaulted episode.
+        window: consecutive decisions replaced (>= 1).
+        min_effect: the least drop of the team return, as a fraction of the unfaulted
+            return's magnitude (see :func:`hurts`); ``None`` keeps any draw with a faulty step.
+        max_draws: most (agent, window) draws played for this seed.
+        fault_seed: seed of the fault's own generator.
+
+    Returns:
+        ``(case, draws)``: the case (``None`` when no draw qualified) and the draws played.
+
+    Raises:
+        InvalidKwargError: ``window < 1``, ``max_draws < 1`` or a negative ``min_effect``.
+    """
+    if window < 1:
+        raise InvalidKwargError(f"window must be >= 1 decision, got {window}")
+    if max_draws < 1:
+        raise InvalidKwargError(f"max_draws must be >= 1, got {max_draws}")
+    if min_effect is not None and min_effect < 0:
+        raise InvalidKwargError(f"min_effect must be >= 0 (a fraction of the unfaulted return), got {min_effect}")
+    clean = rollout(env, make_team(), seed=seed, episode=episode)
+    action = fault_action
+    if fault == "misplay" and action is None:
+        action = repertoire(clean)
+    draws = 0
+    agents = list(env.possible_agents)
+    for j in rng.permutation(len(agents)):
+        agent = agents[int(j)]
+        n_dec = len(clean.agent_steps(agent))
+        for start in rng.permutation(max(1, n_dec - window + 1)):
+            if draws >= max_draws:
+                return None, draws
+            draws += 1
+            team = make_team()
+            faulty = FaultyPolicy(team[agent], fault, range(int(start), int(start) + window), action=action,
+                                  seed=fault_seed)
+            team[agent] = faulty
+            traj = rollout(env, team, seed=seed, episode=episode)
+            replaced, truth = fault_truth(traj, faulty, agent)
+            if truth and (min_effect is None or hurts(clean.team_return, traj.team_return, min_effect)):
+                return FaultCase(seed=seed, agent=agent, decisions=(int(start), int(start) + window - 1),
+                                 trajectory=traj, clean=clean, team=team, log=list(faulty.log),
+                                 replaced_steps=replaced, faulty_steps=truth, draws=draws), draws
+    return None, draws
