@@ -56,7 +56,7 @@ def prompt_of(req: GenerationRequest) -> str:
 
 def role_of(req: GenerationRequest) -> str:
     """actor / critic / gradient / apply: every request says who asks (``req.role``)."""
-    return {"actor": "actor", "critic": "critic", "optimiser.gradient": "gradient",
+    return {"actor": "actor", "critic": "critic", "critic.explain": "explain", "optimiser.gradient": "gradient",
             "optimiser.aggregate": "gradient", "optimiser.update": "apply"}[req.role]
 
 
@@ -95,6 +95,8 @@ class StandIn:
         if role == "critic":
             return json.dumps({k: {"credit": critic_credit(k), "steps": [], "explanation": f"scripted credit of {k}"}
                                for k in req.json_schema["properties"]})
+        if role == "explain":  # the counterfactual critic's words (its numbers are computed)
+            return json.dumps({k: {"explanation": "scripted words"} for k in req.json_schema["properties"]})
         if role == "gradient":
             return json.dumps({"keep": "", "change": "push the other way", "drop": "", "evidence_steps": []})
         agent = agent_of_optimiser_request(req)
@@ -793,3 +795,22 @@ def test_the_budget_counts_uncached_calls_only(tmp_path):
     again = train_with(cached_stand_in(), config(tmp_path / "b", iterations=2, max_llm_calls=1))
     assert again.metrics[0].cached_calls == again.metrics[0].llm_calls > 0  # all replayed from the cache
     assert len(again.metrics) == 2  # so the budget was not spent: iteration 1 ran
+
+
+def test_the_counterfactual_critic_mode_credits_from_re_runs(tmp_path):
+    """critic_mode=counterfactual: credits are computed from every agent's re-runs (partners too);
+    the LLM writes only words (here the scripted stand-in's, which cannot change the numbers)."""
+    with pytest.raises(ValidationError, match="'counterfactual' computes each agent's credit from re-runs"):
+        config(tmp_path / "x", critic_mode="counterfactual")
+    stand_in = StandIn(flipping=AGENTS)
+    train_with(stand_in, config(tmp_path / "run", critic_mode="counterfactual", counterfactual=["alternatives"],
+                                partners={"piston_4": "heuristic"}))
+    d = tmp_path / "run" / "iter_000"
+    (report,) = jsonl(d / "credits.jsonl")
+    assert report["mode"] == "counterfactual" and set(report["credits"]) == set(AGENTS)
+    probes = jsonl(d / "counterfactuals.jsonl")
+    assert {p["agents"][0] for p in probes} == set(AGENTS)  # the fixed partner was re-run too
+    gains = {a: max(p["delta"] for p in probes if p["agents"] == [a]) for a in AGENTS}
+    credits = {a: report["credits"][a]["credit"] for a in AGENTS}
+    blamed = min(credits, key=credits.get)
+    assert gains[blamed] == max(gains.values())  # the most to gain from a change: the lowest credit

@@ -40,8 +40,9 @@ class GenerationRequest:
             llama.cpp; a JSON-schema enum on OpenAI-compatible servers).
         stop: stop sequences.
         role: who asks, for routing and accounting only (never part of the prompt or the
-            cache key): ``"actor"``, ``"critic"``, ``"optimiser.gradient"``,
-            ``"optimiser.aggregate"``, ``"optimiser.update"``, or a user's own name; ``""`` if unset.
+            cache key): ``"actor"``, ``"critic"``, ``"critic.explain"``,
+            ``"optimiser.gradient"``, ``"optimiser.aggregate"``, ``"optimiser.update"``, the roles
+            of :mod:`lang_pz.skills`, or a user's own name; ``""`` if unset.
     """
 
     messages: tuple[Message, ...] | None = None

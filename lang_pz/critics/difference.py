@@ -381,6 +381,7 @@ class DifferenceCritic:
         def build(errors: list[str]) -> GenerationRequest:
             seen[:] = errors
             common: dict[str, Any] = {"json_schema": model.model_json_schema(), "max_tokens": 16 + 24 * len(agents),
+                                      "role": "critic.explain",
                                       **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
             fix = rejection_note(errors)
             if getattr(self.backend, "prompt_format", "chat") == "chat":

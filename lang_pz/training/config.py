@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
 #: be passed to :func:`lang_pz.training.train` instead).
-CriticModeName = Literal["central_credit", "central_global", "independent"]
+CriticModeName = Literal["central_credit", "central_global", "independent", "counterfactual"]
 PartnerKind = Literal["random", "heuristic", "greedy"]
 #: Option names refused in ``backend_options`` (the config is written to disk).
 SECRET_WORDS = ("key", "secret", "password", "token", "auth", "credential")
@@ -45,7 +45,8 @@ class TrainConfig(BaseModel):
         None, description="validate all candidates at once (joint) or each agent's in turn (per_agent); "
         "default: joint for central_global (one team update), per_agent otherwise")
     critic_mode: CriticModeName = Field(
-        "central_credit", description="central_credit, central_global or independent")
+        "central_credit", description="central_credit, central_global, independent (LLM critics) or counterfactual "
+        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements)")
     counterfactual: list[str] = Field(
         default_factory=list,
         description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
@@ -91,6 +92,13 @@ class TrainConfig(BaseModel):
         None, ge=1, description="budget: no new iteration once this many uncached LLM calls were made "
         "(replies from the response cache cost nothing and are not counted)")
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
+
+    @model_validator(mode="after")
+    def _counterfactual_critic_has_evidence(self) -> TrainConfig:
+        if self.critic_mode == "counterfactual" and not self.counterfactual:
+            raise ValueError("critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
+                             "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])")
+        return self
 
     @model_validator(mode="after")
     def _no_secrets(self) -> TrainConfig:

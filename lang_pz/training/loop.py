@@ -33,6 +33,7 @@ from lang_pz.backends.meter import RoleMeter
 from lang_pz.critics.base import Critic
 from lang_pz.critics.central import CentralCritic
 from lang_pz.critics.counterfactual import best_gain
+from lang_pz.critics.difference import DifferenceCritic
 from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.executor import EnvPool, Executor, LocalExecutor
 from lang_pz.objectives import Objective, default_objective, make_objective
@@ -160,8 +161,11 @@ def build(
                 made[key] = make_backend(spec, **config.backend_options.get(spec, {}))
             inner = made[key]
         meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, tuple(config.prices.get(spec, (0.0, 0.0))))
+    if critic is None and config.critic_mode == "counterfactual":
+        critic = DifferenceCritic(meters["critic"], max_attempts=config.critic_max_attempts,
+                                  temperature=config.critic_temperature, retry_temperature=config.retry_temperature)
     critic = critic or CentralCritic(
-        meters["critic"], mode=config.critic_mode, max_attempts=config.critic_max_attempts,
+        meters["critic"], mode=config.critic_mode, max_attempts=config.critic_max_attempts,  # type: ignore[arg-type]
         max_prompt_steps=config.critic_max_prompt_steps, max_prompt_chars=config.critic_max_prompt_chars,
         credit_levels=config.critic_credit_levels, temperature=config.critic_temperature,
         retry_temperature=config.retry_temperature)
@@ -213,7 +217,7 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
                                on_episode=lambda t: [c.on_episode(it, t) for c in callbacks],
                                desc=f"iter {it} episodes")
         tested, value = tested.result(), value.result()
-    groups = [parts.trainable] if cfg.critic_mode == "central_global" else [[a] for a in parts.trainable]
+    groups = probe_groups(cfg, parts)
     evidence = gather_evidence(envs, actors, trajectories, groups, cfg.counterfactual, objective=parts.objective,
                                seed=cfg.seed + it, steps=cfg.counterfactual_steps, log=log, executor=ex)
     reports, critic_failures = assess(parts.critic, trajectories, state.policies, evidence, log=log, executor=ex)
@@ -234,6 +238,16 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     for c in callbacks:
         c.on_iteration(metrics, new)
     return metrics, new
+
+
+def probe_groups(config: TrainConfig, parts: Parts) -> list[list[str]]:
+    """Whose decisions the counterfactual re-runs replace: the trainable agents one by one (the
+    whole team at once for ``central_global``; every agent, partners too, for the
+    ``counterfactual`` critic, which credits every agent from its own re-runs)."""
+    if config.critic_mode == "central_global":
+        return [list(parts.trainable)]
+    agents = list(parts.env.possible_agents) if config.critic_mode == "counterfactual" else parts.trainable
+    return [[a] for a in agents]
 
 
 def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
