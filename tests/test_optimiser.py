@@ -27,6 +27,7 @@ from lang_pz.optimisers import (
     policy_reply_model,
     rewrite_fraction,
 )
+from lang_pz.optimisers.gradient import evidence_changes
 from lang_pz.optimisers.textual import DIRECTION_MAX_CHARS, MAX_REWRITE, evidence_for
 
 
@@ -430,7 +431,7 @@ def test_update_shows_each_agent_only_its_own_probes():
         "piston_0/grad": [grad_reply(steps=(1,))], "piston_0/apply": [policy_reply("Always push down.")],
         "piston_1/grad": [grad_reply(steps=(0,))], "piston_1/apply": [policy_reply("Always stay where you are.")],
     }))
-    _step(TextualPolicyOptimiser(llm), POLICIES, [r])
+    _step(TextualPolicyOptimiser(llm, directions="free"), POLICIES, [r])
     grads = {a: task_of(q) for q in llm.requests if stage_of(q) == "grad" for a in POLICIES if f"Agent: {a}" in task_of(q)}
     agents = ["piston_0", "piston_1"]
     assert PROBES[0].describe(agents) in grads["piston_0"] and PROBES[0].describe(agents) not in grads["piston_1"]
@@ -488,3 +489,41 @@ def test_momentum_json_round_trip():
 def test_momentum_bad_settings(kw, needle):
     with pytest.raises(ValueError, match=needle):
         Momentum(**kw)
+
+
+# -- directions that rest on the evidence ---------------------------------------------------
+
+
+def test_evidence_changes_are_the_actions_re_runs_found_better():
+    r = report(0, {"piston_0": (0.5, "ok", [1]), "piston_1": (-0.5, "bad", [0])}, PROBES + [
+        Counterfactual(agents=("piston_0",), replacement="stay", value=20.0, delta=15.0, steps=3, at_steps=(1, 2)),
+        Counterfactual(agents=("piston_0",), replacement="default", value=30.0, delta=25.0, steps=3)])
+    assert evidence_changes("piston_0", r) == ["play stay at steps [1, 2]", "play down at every step"]
+    assert evidence_changes("piston_1", r) == []  # its only single-agent re-run lost; group probes do not count
+
+
+def test_a_supported_change_is_chosen_among_the_evidence_and_merged_among_them():
+    r0 = report(0, {"piston_0": (0.5, "ok", [1])}, PROBES[:1])
+    r1 = report(1, {"piston_0": (-0.5, "bad", [2])}, PROBES[:1])
+    llm = ScriptedBackend([grad_reply("go down more", (1,)),  # not a supported change: rejected, asked again
+                           grad_reply("play down at every step", (1,)), grad_reply("play down at every step", (2,)),
+                           grad_reply("something new", (2,)), grad_reply("play down at every step", (2,)),
+                           policy_reply("Always push down.")])
+    upd = TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", [r0, r1])
+    grad_schema = llm.requests[0].json_schema["properties"]["change"]
+    assert grad_schema["enum"] == ["play down at every step"]
+    assert "The re-runs support these changes: play down at every step" in task_of(llm.requests[0])
+    assert "must be one of the supported changes" in task_of(llm.requests[1])
+    assert all(g.supported for g in upd.gradients)
+    agg = [r for r in llm.requests if stage_of(r) == "agg"]
+    assert agg[0].json_schema["properties"]["change"]["enum"] == ["play down at every step"]
+    assert upd.gradient.change == "play down at every step" and upd.gradient.supported
+    assert upd.new == "Always push down."
+
+
+def test_free_directions_stay_free_text():
+    r = report(0, {"piston_0": (0.5, "ok", [1])}, PROBES[:1])
+    llm = ScriptedBackend([grad_reply("go down more", (1,)), policy_reply("Always push down.")])
+    upd = TextualPolicyOptimiser(llm, directions="free").update("piston_0", "Always push up.", [r])
+    assert "enum" not in llm.requests[0].json_schema["properties"]["change"]
+    assert upd.gradient.change == "go down more" and not upd.gradient.supported

@@ -97,8 +97,9 @@ class StandIn:
                                for k in req.json_schema["properties"]})
         if role == "explain":  # the counterfactual critic's words (its numbers are computed)
             return json.dumps({k: {"explanation": "scripted words"} for k in req.json_schema["properties"]})
-        if role == "gradient":
-            return json.dumps({"keep": "", "change": "push the other way", "drop": "", "evidence_steps": []})
+        if role == "gradient":  # the first supported change when the evidence offers some
+            change = req.json_schema["properties"]["change"].get("enum", ["push the other way"])[0]
+            return json.dumps({"keep": "", "change": change, "drop": "", "evidence_steps": []})
         agent = agent_of_optimiser_request(req)
         current = re.findall(r"^Current policy: (.*)$", p.rsplit("Now your task:", 1)[-1], re.MULTILINE)[-1]
         return json.dumps({"policy": flip(current) if agent in self.flipping else current})

@@ -70,6 +70,8 @@ class Gradient(BaseModel):
         change: what to change, in words (non-empty).
         drop: what to remove (may be empty).
         evidence_steps: trajectory steps supporting it (among the steps its credits cite).
+        supported: the change is one the computed re-runs support (chosen among
+            :func:`evidence_changes`), not free text.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -79,6 +81,7 @@ class Gradient(BaseModel):
     change: str = Field(min_length=1, max_length=DIRECTION_MAX_CHARS)
     drop: str = Field("", max_length=DIRECTION_MAX_CHARS)
     evidence_steps: list[int] = Field(default_factory=list, max_length=MAX_EVIDENCE_STEPS)
+    supported: bool = False
 
     @property
     def direction(self) -> str:
@@ -131,11 +134,12 @@ def _text_field() -> tuple[Any, Any]:
     )
 
 
-def gradient_reply_model(cited_steps: Sequence[int]) -> type[BaseModel]:
+def gradient_reply_model(cited_steps: Sequence[int], changes: Sequence[str] | None = None) -> type[BaseModel]:
     """The JSON reply of the gradient and aggregation stages:
     ``{"keep": str, "change": str, "drop": str, "evidence_steps": [int]}``.
 
-    ``evidence_steps`` is hinted to an enum of the cited steps (empty list if none).
+    ``evidence_steps`` is hinted to an enum of the cited steps (empty list if none); with
+    ``changes``, ``change`` is one of them (an enum: the directions the evidence supports).
     """
     cited = sorted(set(cited_steps))
     if cited:
@@ -149,7 +153,7 @@ def gradient_reply_model(cited_steps: Sequence[int]) -> type[BaseModel]:
         "GradientReply",
         __config__=ConfigDict(extra="forbid"),
         keep=_text_field(),
-        change=_text_field(),
+        change=(str, Field(json_schema_extra={"enum": list(changes)})) if changes else _text_field(),
         drop=_text_field(),
         evidence_steps=steps_field,
     )
@@ -174,6 +178,23 @@ def policy_reply_model(max_policy_chars: int) -> type[BaseModel]:
 def rewrite_fraction(old: str, new: str) -> float:
     """Share of ``old`` an update rewrote: ``1 - difflib.SequenceMatcher(old, new).ratio()`` in [0, 1]."""
     return 1.0 - difflib.SequenceMatcher(None, old, new).ratio()
+
+
+#: Replacements that are not one action played instead (no direction to follow can name them).
+_NOT_AN_ACTION = ("default", "random", "previous", "reference policy")
+
+
+def evidence_changes(agent: str, report: CriticReport) -> list[str]:
+    """The directions the computed re-runs support for ``agent``: ``"play W at every step"`` (or
+    ``"at steps [...]"``) for each action word W whose re-run, with only ``agent`` replaced,
+    beat what it played; best gain first. These become the gradient's choices of ``change``
+    with ``directions="evidence"`` (the facts come from re-runs, the LLM picks and phrases)."""
+    better = sorted((c for c in report.counterfactuals
+                     if c.agents == (agent,) and c.delta > 0 and c.replacement not in _NOT_AN_ACTION),
+                    key=lambda c: -c.delta)
+    phrases = [f"play {c.replacement} " + ("at every step" if c.at_steps is None else f"at steps {list(c.at_steps)}")
+               for c in better]
+    return list(dict.fromkeys(phrases))
 
 
 def evidence_for(agent: str, report: CriticReport) -> list[str]:

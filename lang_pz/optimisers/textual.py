@@ -19,7 +19,7 @@ from that agent's credits only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -37,6 +37,7 @@ from lang_pz.optimisers.gradient import (
     PolicyUpdate,
     _fmt,
     _printable_ascii,
+    evidence_changes,
     evidence_for,
     gradient_reply_model,
     policy_reply_model,
@@ -70,6 +71,13 @@ class TextualPolicyOptimiser:
         temperature: sampling temperature of first attempts.
         retry_temperature: temperature of retries (each retry uses ``seed + attempt``).
         seed: base sampling seed.
+        directions: ``"evidence"`` (default): where counterfactual re-runs found actions that
+            beat what the agent played, the gradient's ``change`` is one of those
+            (:func:`~lang_pz.optimisers.gradient.evidence_changes`, as a schema enum) and the
+            aggregate's one of the batch's, so the direction rests on computed facts and the LLM
+            picks and phrases (measured with SmolLM2-135M: free directions copy the worked
+            example, while the update stage follows an explicit change); with no such evidence
+            the direction is free text. ``"free"``: always free text (LangMARL as published).
 
     Raises:
         ValueError: a bad setting (the message names it).
@@ -85,7 +93,10 @@ class TextualPolicyOptimiser:
         temperature: float = 0.0,
         retry_temperature: float = 0.7,
         seed: int = 0,
+        directions: Literal["evidence", "free"] = "evidence",
     ) -> None:
+        if directions not in ("evidence", "free"):
+            raise ValueError(f"directions must be 'evidence' or 'free', got {directions!r}")
         if max_policy_chars < 8:
             raise ValueError(f"max_policy_chars must be >= 8, got {max_policy_chars}")
         if not 0.0 < max_rewrite <= 1.0:
@@ -99,6 +110,7 @@ class TextualPolicyOptimiser:
         self.temperature = temperature
         self.retry_temperature = retry_temperature
         self.seed = seed
+        self.directions = directions
 
     # -- requests --------------------------------------------------------------------------
 
@@ -131,10 +143,12 @@ class TextualPolicyOptimiser:
         credits: Sequence[Credit],
         errors: Sequence[str] = (),
         evidence: Sequence[str] = (),
+        changes: Sequence[str] = (),
     ) -> GenerationRequest:
-        """The request of one attempt of the gradient stage (public for inspection)."""
+        """The request of one attempt of the gradient stage (public for inspection); ``changes``:
+        the directions the evidence supports, one of which ``change`` must be."""
         cited = sorted({s for c in credits for s in c.steps})
-        schema = gradient_reply_model(cited).model_json_schema()
+        schema = gradient_reply_model(cited, changes or None).model_json_schema()
         lines = [
             f"Agent: {agent}",
             f"Current policy: {policy}",
@@ -145,6 +159,8 @@ class TextualPolicyOptimiser:
         if evidence:
             lines.append(f"Computed re-runs of {agent}'s episodes:")
             lines += [f"- {e}" for e in evidence]
+        if changes:
+            lines.append(f"The re-runs support these changes: {'; '.join(changes)}")
         lines.append("Edit direction as JSON:")
         instructions = (
             "You improve one agent's policy. From the critic's credits and the computed re-runs, "
@@ -166,7 +182,7 @@ class TextualPolicyOptimiser:
     ) -> GenerationRequest:
         """The request of one attempt of the aggregation stage (public for inspection)."""
         cited = sorted({s for g in gradients for s in g.evidence_steps})
-        schema = gradient_reply_model(cited).model_json_schema()
+        schema = gradient_reply_model(cited, self._merge_choices(gradients, momentum)).model_json_schema()
         lines = [f"Agent: {agent}", f"Current policy: {policy}", "Edit directions from this batch:"]
         lines += [f"- {g.direction}; steps {list(g.evidence_steps)}" for g in gradients]
         if momentum:
@@ -207,11 +223,23 @@ class TextualPolicyOptimiser:
 
     # -- stages ----------------------------------------------------------------------------
 
-    def _direction_validator(self, cited: Sequence[int]) -> Callable[[BaseModel], None]:
+    def _merge_choices(self, gradients: Sequence[Gradient], momentum: Sequence[tuple[float, Gradient]]
+                       ) -> list[str] | None:
+        """With evidence directions, the aggregate's ``change`` is one of the supported changes of the
+        batch (or of the momentum), if any is supported."""
+        if self.directions != "evidence":
+            return None
+        supported = [g.change for g in gradients if g.supported] + [g.change for _, g in momentum if g.supported]
+        return list(dict.fromkeys(supported)) or None
+
+    def _direction_validator(self, cited: Sequence[int], changes: Sequence[str] | None = None
+                             ) -> Callable[[BaseModel], None]:
         def validate(reply: BaseModel) -> None:
             d = reply.model_dump()
             if not d["change"].strip():
                 raise ValueError("change is empty: say how the policy should change")
+            if changes and d["change"] not in changes:
+                raise ValueError(f"change must be one of the supported changes: {'; '.join(changes)}")
             for part in ("keep", "change", "drop"):
                 rep = repeated_phrase(d[part])
                 if rep:
@@ -227,12 +255,13 @@ class TextualPolicyOptimiser:
         return validate
 
     def _ask_direction(
-        self, agent: str, build: Callable[[list[str]], GenerationRequest], cited: Sequence[int], what: str
+        self, agent: str, build: Callable[[list[str]], GenerationRequest], cited: Sequence[int], what: str,
+        changes: Sequence[str] | None = None,
     ) -> tuple[Gradient, list[Generation]]:
         """One validated keep/change/drop reply (gradient and aggregation stages)."""
         reply, gens = ask_structured(
-            self.backend, build, gradient_reply_model(cited), what=what, max_attempts=self.max_attempts,
-            validate=self._direction_validator(cited),
+            self.backend, build, gradient_reply_model(cited, changes or None), what=what,
+            max_attempts=self.max_attempts, validate=self._direction_validator(cited, changes),
         )
         d = reply.model_dump()
         return Gradient(
@@ -241,6 +270,7 @@ class TextualPolicyOptimiser:
             change=" ".join(d["change"].split()),
             drop=" ".join(d["drop"].split()),
             evidence_steps=list(dict.fromkeys(d["evidence_steps"])),
+            supported=bool(changes),
         ), gens
 
     def gradient(self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = ()) -> Gradient:
@@ -259,7 +289,8 @@ class TextualPolicyOptimiser:
         return self._gradient(agent, policy, credits, evidence)[0]
 
     def _gradient(
-        self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = ()
+        self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = (),
+        changes: Sequence[str] = (),
     ) -> tuple[Gradient, list[Generation]]:
         if not credits:
             raise ValueError(f"no credits for agent {agent!r}: nothing to compute a gradient from")
@@ -271,8 +302,8 @@ class TextualPolicyOptimiser:
             )
         cited = sorted({s for c in credits for s in c.steps})
         return self._ask_direction(
-            agent, lambda errors: self.gradient_request(agent, policy, credits, errors, evidence), cited,
-            f"language gradient for {agent}",
+            agent, lambda errors: self.gradient_request(agent, policy, credits, errors, evidence, changes), cited,
+            f"language gradient for {agent}", changes,
         )
 
     def aggregate(
@@ -304,7 +335,7 @@ class TextualPolicyOptimiser:
         cited = sorted({s for g in gradients for s in g.evidence_steps})
         return self._ask_direction(
             agent, lambda errors: self.aggregate_request(agent, policy, gradients, momentum, errors), cited,
-            f"aggregated gradient for {agent}",
+            f"aggregated gradient for {agent}", self._merge_choices(gradients, momentum),
         )
 
     def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
@@ -364,8 +395,11 @@ class TextualPolicyOptimiser:
         mine = [r for r in reports if agent in r.credits]
         if not mine:
             raise ValueError(f"no report credits agent {agent!r}: nothing to update it from")
-        results = (executor or LocalExecutor(1)).map(
-            lambda r: self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r)), mine)
+        def one(r: CriticReport) -> tuple[Gradient, list[Generation]]:
+            changes = evidence_changes(agent, r) if self.directions == "evidence" else []
+            return self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r), changes)
+
+        results = (executor or LocalExecutor(1)).map(one, mine)
         return [g for g, _ in results], [x for _, gg in results for x in gg]
 
     def update(

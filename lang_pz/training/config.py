@@ -76,6 +76,9 @@ class TrainConfig(BaseModel):
     critic_temperature: float = Field(0.0, ge=0, description="sampling temperature of the critic's first attempt")
     optimiser_max_attempts: int = Field(3, ge=1, description="LLM calls per optimiser stage before it fails")
     optimiser_temperature: float = Field(0.0, ge=0, description="sampling temperature of first optimiser attempts")
+    directions: Literal["evidence", "free"] = Field(
+        "evidence", description="evidence: a gradient's change is chosen among the actions re-runs found better "
+        "(the LLM picks and phrases); free: any text (as published)")
     retry_temperature: float = Field(0.7, ge=0, description="temperature of critic and optimiser retries")
     max_policy_chars: int = Field(300, ge=20, description="longest policy text an update may write")
     max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")

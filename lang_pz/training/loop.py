@@ -172,7 +172,7 @@ def build(
     optimiser = optimiser or TextualPolicyOptimiser(
         meters["optimiser"], max_policy_chars=config.max_policy_chars, max_rewrite=config.max_rewrite,
         max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
-        retry_temperature=config.retry_temperature)
+        retry_temperature=config.retry_temperature, directions=config.directions)
     envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
     executor: Executor = LocalExecutor(workers)
     if config.executor == "ray":
