@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 
 install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test tools
 
-demo: $(STAMP)  ## train 5-piston Pistonball policies with the embedded model (about 10 minutes; writes runs/<time>)
+demo: $(STAMP)  ## which agent should change? 5-piston Pistonball, embedded model (writes runs/<time>)
 	$(BIN)/lang-pz train --config examples/demo.yaml
 
 test: $(STAMP)  ## the whole test suite, integration tests with the embedded model included
@@ -29,8 +29,8 @@ test: $(STAMP)  ## the whole test suite, integration tests with the embedded mod
 test-fast: $(STAMP)  ## the suite without the embedded-model integration tests
 	$(BIN)/python -m pytest -m "not integration"
 
-experiment: $(STAMP)  ## credit modes on 5-piston Pistonball, embedded model (about 30 min; writes benchmarks/results)
-	$(BIN)/python benchmarks/credit_modes.py
+experiment: $(STAMP)  ## which agent should change? critic modes on a good team with wrong agents (embedded model; writes benchmarks/results)
+	$(BIN)/python benchmarks/credit_learning.py
 
 bench: $(STAMP)  ## wrapper overhead and LLM decision throughput
 	$(BIN)/python benchmarks/bench_wrappers.py

@@ -1,0 +1,187 @@
+"""Which agent should change? Each critic mode trains a good team with one or two wrong agents.
+
+5-piston Pistonball (hold 25), every role on the embedded SmolLM2-135M. For each training seed s
+the wrong agents are drawn at random (one or two of pistons 0-2: from all "down", each of them
+pushing up costs the team 187-370 on the measured constant-team table, while pistons 3-4 pushing
+up helps), so the right fix is known: those agents, and only those, should change to "down".
+Each critic mode (central_credit, counterfactual, central_global, independent) trains from the
+same start with the same budget of uncached LLM calls (every run has a cache of its own, so no
+run is paid for by another), the same counterfactual re-runs ([alternatives]) and the same
+validation and held-out test seeds. Reported per mode, mean and 95 % interval over the seeds:
+held-out test return per iteration, wrong agents fixed, right agents changed, uncached calls;
+and the agreement of validation with the held-out test on every validated decision (each
+candidate and its current team are also played on the test seeds, afterwards).
+
+    python benchmarks/credit_learning.py                          # the committed results
+    python benchmarks/credit_learning.py --seeds 1 --iterations 1 --out /tmp/cl   # a quick look
+
+Writes ``benchmarks/results/credit_learning.{md,json,png}`` and the run folders under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+import lang_pz
+from lang_pz.backends import make_backend
+from lang_pz.runs import RunFolder, read_policies
+from lang_pz.training import TrainConfig, evaluate, make_actors, train
+
+MODES = ("central_credit", "counterfactual", "central_global", "independent")
+ENV = {"n_pistons": 5, "hold": 25}
+GOOD, BAD = "Always push down.", "Always push up."
+HURTING = ("piston_0", "piston_1", "piston_2")  # from all down, pushing up costs 253 / 370 / 187
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def wrong_agents(seed: int) -> list[str]:
+    """One or two of the pistons whose pushing up hurts, drawn from the training seed."""
+    rng = np.random.default_rng(seed)
+    return sorted(rng.choice(HURTING, size=int(rng.integers(1, 3)), replace=False).tolist())
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    """95 % t interval of the mean (the value itself for one run)."""
+    if len(values) < 2 or np.std(values) == 0:
+        return float(np.mean(values)), float(np.mean(values))
+    lo, hi = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+    return float(lo), float(hi)
+
+
+def decisions(run: Path) -> list[tuple[dict[str, str], dict[str, str], float, float]]:
+    """Every validated decision: (current team, candidate team, current value, candidate value)."""
+    out, folder = [], RunFolder(run)
+    for done in folder.completed_iterations():
+        it = done["metrics"]["iteration"]
+        files = folder.iteration(it)
+        current = read_policies(files.policies)
+        cands = read_policies(files.candidates)
+        path = files.log("acceptance")
+        for line in path.read_text().splitlines() if path.exists() else []:
+            d = json.loads(line)
+            trial = {**current, **{a: cands[a] for a in d["agents"]}}
+            out.append((dict(current), trial, d["val_return"], d["candidate_val_return"]))
+            if d["accepted"]:
+                current = trial
+    return out
+
+
+def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
+    wrong = wrong_agents(s)
+    run = args.out / f"{mode}_seed{s}"
+    cache = run.parent / f"cache_{mode}_seed{s}"
+    cfg = TrainConfig(
+        env_kwargs=ENV, iterations=args.iterations, episodes_per_iteration=1, seed=100 * s,
+        validation_seeds=list(range(1000, 1000 + args.validation_seeds)),
+        test_seeds=list(range(2000, 2000 + args.test_seeds)), critic_mode=mode, counterfactual=["alternatives"],
+        initial_policy=GOOD, initial_policies={a: BAD for a in wrong}, max_llm_calls=args.budget,
+        backend_options={"embedded": {"cache": str(cache)}}, run_dir=str(run),
+    )
+    t0 = time.perf_counter()
+    res = train(resume=run) if (run / "config.json").exists() else train(cfg)
+    seconds = time.perf_counter() - t0
+    curve = [m.test_return for m in res.metrics] + [res.final_test_return]
+    changed = {a for a in res.final_policies if res.final_policies[a] != res.initial_policies[a]}
+    done = RunFolder(run).completed_iterations()
+    uncached = done[-1].get("uncached_calls_total", done[-1]["calls_total"]) if done else 0
+    # validation against the held-out test on every validated decision (played afterwards, same cache)
+    env = lang_pz.make("butterfly/pistonball-v0", **ENV)
+    llm = make_backend("embedded", cache=str(cache))
+    agree = []
+    for current, trial, val_cur, val_cand in decisions(run):
+        test = [float(np.mean(evaluate(env, make_actors(team, llm), cfg.test_seeds))) for team in (current, trial)]
+        agree.append(bool((val_cand >= val_cur) == (test[1] >= test[0])))
+    llm.close()
+    return {"mode": mode, "seed": s, "wrong": wrong, "curve": curve, "changed": sorted(changed),
+            "fixed": sorted(changed & set(wrong)), "changed_right": sorted(changed - set(wrong)),
+            "uncached_calls": uncached, "iterations_done": len(res.metrics), "agreement": agree,
+            "stopped": res.stopped, "seconds": round(seconds, 1)}
+
+
+def table(rows: list[dict], args: argparse.Namespace) -> str:
+    lines = ["| critic mode | held-out test return: start -> end (95 % CI) | wrong agents fixed | right agents "
+             "changed | uncached LLM calls | validation agrees with test |",
+             "|---|---|---|---|---|---|"]
+    for mode in MODES:
+        rs = [r for r in rows if r["mode"] == mode]
+        if not rs:
+            continue
+        start, end = [r["curve"][0] for r in rs], [r["curve"][-1] for r in rs]
+        lo, hi = interval(end)
+        fixed = sum(len(r["fixed"]) for r in rs)
+        wrong = sum(len(r["wrong"]) for r in rs)
+        right = sum(len(r["changed_right"]) for r in rs)
+        agree = [a for r in rs for a in r["agreement"]]
+        lines.append(f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | {fixed} of {wrong} | "
+                     f"{right} of {5 * len(rs) - wrong} | {np.mean([r['uncached_calls'] for r in rs]):.0f} | "
+                     + (f"{sum(agree)} of {len(agree)}" if agree else "no decision") + " |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for mode in MODES:
+        rs = [r for r in rows if r["mode"] == mode]
+        n = min((len(r["curve"]) for r in rs), default=0)
+        if not n:
+            continue
+        curves = np.array([[np.nan if v is None else v for v in r["curve"][:n]] for r in rs], dtype=float)
+        mean = np.nanmean(curves, axis=0)
+        ci = [interval(list(curves[:, i])) for i in range(n)]
+        xs = np.arange(n)
+        ax.plot(xs, mean, "o-", label=mode)
+        ax.fill_between(xs, [c[0] for c in ci], [c[1] for c in ci], alpha=0.15)
+    ax.set_xlabel("iteration (last point: the final policies)")
+    ax.set_ylabel("held-out test return (mean over seeds)")
+    ax.set_title("A good team with one or two wrong pistons: which critic finds and fixes them?")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5, help="training seeds")
+    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--validation-seeds", type=int, default=8)
+    parser.add_argument("--test-seeds", type=int, default=8)
+    parser.add_argument("--budget", type=int, default=1500, help="uncached LLM calls per run")
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--out", type=Path, default=Path("runs/credit_learning"))
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    t0, rows = time.perf_counter(), []
+    for s in range(args.seeds):
+        for mode in args.modes:
+            rows.append(run_one(mode, s, args))
+            r = rows[-1]
+            print(f"seed {s} {mode:15s} wrong {r['wrong']}: test {r['curve'][0]:.1f} -> {r['curve'][-1]:.1f}, "
+                  f"changed {r['changed']}, {r['uncached_calls']} uncached calls, {r['seconds']:.0f} s", flush=True)
+    minutes = (time.perf_counter() - t0) / 60
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / "credit_learning.json").write_text(json.dumps(rows, indent=1) + "\n")
+    plot(rows, args.results / "credit_learning.png")
+    text = table(rows, args)
+    (args.results / "credit_learning.md").write_text(
+        f"# Which agent should change? (`python benchmarks/credit_learning.py`, {minutes:.0f} min)\n\n"
+        f"{args.seeds} training seeds x {len(args.modes)} critic modes, {args.iterations} iterations, budget "
+        f"{args.budget} uncached calls per run, {args.validation_seeds} validation and {args.test_seeds} test seeds; "
+        "see the script's docstring for the setup.\n\n" + text + "\n\n![curves](credit_learning.png)\n")
+    print(text)
+    print(f"{minutes:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
