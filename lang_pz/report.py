@@ -193,7 +193,8 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
     ax.set_title(f"{run.config.get('env_id', '?')} - critic mode: {run.config.get('critic_mode', '?')}"
                  + ("" if run.finished else " (unfinished)"))
     if xs:
-        ax.set_xticks(xs + ([len(ms)] if tested and run.final_test_return is not None else []))
+        final = tested and run.final_test_return is not None
+        ax.set_xticks(xs + ([len(ms)] if final else []), [str(x) for x in xs] + (["final"] if final else []))
         ax.legend(fontsize="small", loc="best")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -252,8 +253,12 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
             mean = {a: sum(v) / len(v) for a, v in credits.items()}
             low = min(mean.values())
             blamed = sorted(a for a, v in mean.items() if v == low)
-            tie = " (a tie: no one singled out)" if len(blamed) == len(mean) > 1 else ""
-            parts.append(f"blamed {', '.join(blamed)} (credit {low:+.2f}){tie}")
+            if low >= 0:
+                parts.append(f"no one blamed (lowest credit {low:+.2f})")
+            elif len(blamed) == len(mean) > 1:
+                parts.append(f"every agent blamed alike (credit {low:+.2f}): no one singled out")
+            else:
+                parts.append(f"blamed {', '.join(blamed)} (credit {low:+.2f})")
         if m.gated_agents:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
         for d in _jsonl(files.log("acceptance")):
