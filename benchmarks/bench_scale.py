@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from lang_pz.backends.fake_server import FakeOpenAIServer
-from lang_pz.trajectory import read_trajectories
 from lang_pz.training import TrainConfig, train
+from lang_pz.trajectory import read_trajectories
 
 
 def episode_rounds(path: Path) -> dict[int, int]:
@@ -38,7 +40,11 @@ def episode_rounds(path: Path) -> dict[int, int]:
 
 
 def critical_path(run: Path) -> float:
-    """The longest chain of dependent requests of iteration 0, in round trips (see the module docstring)."""
+    """The longest chain of dependent requests of iteration 0, in round trips, for the loop as it is
+    (lang_pz.training.loop.run_iteration): the test, the current validation and the training
+    episodes side by side, then every re-run at once, the critic's calls at once, per agent the
+    gradients at once then the aggregate and the update, then the candidate validations one
+    group after another (per-agent acceptance), each group's seeds at once."""
     d = run / "iter_000"
     train_rounds = max(episode_rounds(d / "trajectories.jsonl").values())
     val = [json.loads(x) for x in (d / "validation.jsonl").read_text().splitlines()]
@@ -46,12 +52,26 @@ def critical_path(run: Path) -> float:
     by_label: dict[str, int] = {}
     for v in val:
         by_label[v["policies"]] = max(by_label.get(v["policies"], 0), val_rounds.get(v["episode"], 0))
+    current = by_label.pop("current", 0)
     probes = [json.loads(x)["steps"] for x in (d / "counterfactuals.jsonl").read_text().splitlines()] \
         if (d / "counterfactuals.jsonl").exists() else []
     grads = [json.loads(x) for x in (d / "gradients.jsonl").read_text().splitlines()] \
         if (d / "gradients.jsonl").exists() else []
     optimiser = max((len(g["gradients"]) > 1) + 2 for g in grads) if grads else 0  # gradients, aggregate?, update
-    return sum(by_label.values()) + train_rounds + max(probes, default=0) + 1 + optimiser
+    return max(current, train_rounds) + max(probes, default=0) + 1 + optimiser + sum(by_label.values())
+
+
+def serve(latency: float, conn: Any) -> None:
+    """The stand-in endpoint in a process of its own (in the benchmark's process it would take
+    the client's CPU: one Python process, one GIL); reports its URL, then its peak in flight."""
+    with FakeOpenAIServer(latency_s=latency) as server:
+        conn.send(server.url)
+        while True:
+            msg = conn.recv()
+            if msg == "stop":
+                return
+            conn.send(server.max_in_flight)
+            server.max_in_flight = 0
 
 
 def run_once(url: str, pistons: int, workers: int, folder: Path) -> dict[str, float]:
@@ -70,20 +90,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="L: seconds per request")
     parser.add_argument("--pistons", type=int, nargs="+", default=[5, 20])
-    parser.add_argument("--workers", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=256)
+    parser.add_argument("--no-serial", dest="serial", action="store_false",
+                        help="skip the workers=1 run (it takes calls x L)")
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=args.latency) as server:
+    here, there = multiprocessing.Pipe()
+    server = multiprocessing.get_context("spawn").Process(target=serve, args=(args.latency, there), daemon=True)
+    server.start()
+    url = here.recv()
+    with tempfile.TemporaryDirectory() as tmp:
         for n in args.pistons:
-            for w in (1, args.workers):
-                server.max_in_flight = 0
-                out = run_once(server.url, n, w, Path(tmp) / f"p{n}-w{w}")
+            for w in ((1, args.workers) if args.serial else (args.workers,)):
+                out = run_once(url, n, w, Path(tmp) / f"p{n}-w{w}")
+                here.send("peak")
+                peak = here.recv()
                 crit = critical_path(Path(tmp) / f"p{n}-w{w}")
-                rows.append((n, w, out["wall"] / args.latency, out["calls"], server.max_in_flight, crit))
-                print(f"pistons {n:2d} workers {w:3d}: wall {out['wall'] / args.latency:7.1f} L, "
-                      f"{out['calls']:5d} calls, peak in flight {server.max_in_flight:3d}, critical path {crit:.0f} L",
-                      flush=True)
+                rows.append((n, w, out["wall"] / args.latency, out["calls"], peak, crit))
+                print(f"\npistons {n:2d} workers {w:3d}: wall {out['wall'] / args.latency:7.1f} L, "
+                      f"{out['calls']:5d} calls, peak in flight {peak:3d}, critical path {crit:.0f} L", flush=True)
+    here.send("stop")
+    server.join(5)
     print(f"\nL = {args.latency} s; one iteration, 2 training episodes, counterfactual alternatives, "
           "4 validation seeds, per-agent acceptance")
     print("| pistons | workers | wall / L | LLM calls | peak in flight | critical path / L | wall / critical |")
