@@ -251,13 +251,13 @@ def test_openai_unreachable_endpoint_retries_then_unavailable():
 
     backend = _openai(model="m", base_url="http://127.0.0.1:9/v1", api_key=SECRET, max_attempts=3)
     calls = []
-    real = backend._client.chat.completions.create
+    real = backend._client.post
 
     def counting(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
 
-    backend._client.chat.completions.create = counting
+    backend._client.post = counting
     req = GenerationRequest(messages=(Message("user", "hi"),))
     with pytest.raises(BackendUnavailableError) as info:
         backend.generate(req)
