@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
-from lang_pz.error import SchemaValidationError, SkillFormatError, SkillLibraryError
+from lang_pz.error import LangPZError, SkillFormatError, SkillLibraryError
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.library import Scoping, SkillEdit, SkillLibrary, SkillLimits
 from lang_pz.skills.skill import Skill, check_name
@@ -45,6 +45,8 @@ NAME_MAX_CHARS = 40
 #: optional rules and refuses long ones (measured: a 1,200-character body gave "number of rules
 #: that are going to be repeated ... exceeds sane defaults"); longer texts are checked on parsing.
 SCHEMA_BOUND_MAX_CHARS = 300
+#: ``GenerationRequest.role`` of the skill writer's requests.
+WRITER_ROLE = "optimiser.skill"
 
 INSTRUCTIONS = ("You maintain a library of skills for a team of agents. A skill has a name (lowercase words "
                 "joined by hyphens), a description (what it does and when to use it) and a body (the "
@@ -137,7 +139,8 @@ class SkillWriter:
                 raise ValueError("the skill is unchanged; apply the directions")
 
         def build(errors: list[str]) -> GenerationRequest:
-            common: dict[str, Any] = {"json_schema": schema, "max_tokens": 40 + (self.limits.max_description_chars
+            common: dict[str, Any] = {"json_schema": schema, "role": WRITER_ROLE,
+                                      "max_tokens": 40 + (self.limits.max_description_chars
                                       + self.limits.max_body_chars) // 3,
                                       **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
             body = task + rejection_note(errors)
@@ -306,7 +309,7 @@ def propose_edits(library: SkillLibrary, memory: SkillMemory, writer: SkillWrite
     def attempt(plan: str, make: Any) -> None:
         try:
             edit = make()
-        except SchemaValidationError as exc:
+        except LangPZError as exc:  # a reply that never validated, a failed backend call, a bad edit
             props.failed.append((plan, str(exc)))
             return
         props.edits.append(edit)
@@ -341,6 +344,6 @@ def propose_edits(library: SkillLibrary, memory: SkillMemory, writer: SkillWrite
             sizes[home] = sizes.get(home, 0) + 1
             attempt(f"induce {home} for {agent}", lambda home=home, agent=agent, arec=arec: induce(
                 library, home, [t for _, t in arec.capabilities[:3]], writer, agents=[agent],
-                evidence={"need_share": arec.need_share}))
+                evidence={"need_share": arec.need_share, "agents": [agent]}))
     return props
 

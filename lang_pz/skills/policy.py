@@ -46,6 +46,8 @@ NONE = "none"
 META_KEY = "skills"
 #: Longest description shown per skill card in the choose prompt (characters).
 CARD_CHARS = 160
+#: ``GenerationRequest.role`` of the choose request (the act request is an ``LLMPolicy``'s: ``"actor"``).
+CHOOSE_ROLE = "actor.skill"
 
 #: Worked examples of the choose prompt: toy skills, three situations, the skill that fits.
 CHOOSE_SKILLS: tuple[tuple[str, str], ...] = (
@@ -200,7 +202,7 @@ class SkillPolicy(LLMPolicy):
         names = tuple(n for n, _ in cards) + (NONE,)
         text = " ".join(observation_text(observation).split())
         common: dict[str, Any] = {"choices": names, "max_tokens": max(len(n) for n in names) + 2,
-                                  "temperature": self.temperature, "seed": self.seed}
+                                  "temperature": self.temperature, "seed": self.seed, "role": CHOOSE_ROLE}
         if self.prompt_format == "chat":
             system = (f"You control one agent. {skill_list(cards)}\nReply with the name of the one skill that fits "
                       f"the observation, or {NONE}, and nothing else.")
