@@ -64,12 +64,14 @@ class SkillStandIn:
         needs: agent -> capability it lacks (the critic's residuals).
         write: ``(task text) -> {name?, description, body}`` for the writer.
         critic_ok: ``False``: the critic answers garbage (every attempt fails).
+        text: ``(agent, instruction) -> reply`` for free-text actions (the task envs).
     """
 
     def __init__(self, picks: Mapping[str, list[str]] | None = None,
                  verdict: Callable[[str, str], tuple[str, str]] | None = None,
                  needs: Mapping[str, str] | None = None, write: Callable[[str], dict] | None = None,
-                 critic_ok: bool = True) -> None:
+                 critic_ok: bool = True, text: Callable[[str, str], str] | None = None) -> None:
+        self.text = text or (lambda agent, instruction: "Correct" if agent == "verifier" else "#### 0")
         self.picks, self.needs = dict(picks or {}), dict(needs or {})
         self.verdict = verdict or (lambda agent, skill: ("neutral", ""))
         self.write = write or (lambda task: {"name": "unused-skill", "description": "Unused.", "body": "Always stay."})
@@ -85,7 +87,11 @@ class SkillStandIn:
             prefs = self.picks.get(agent, names)
             return next((n for n in prefs if n in names), NONE)
         if req.role == "actor":
-            return word_of(re.findall(r"^Policy: (.*)$", p, re.MULTILINE)[-1])
+            instruction = re.findall(r"^Policy: (.*)$", p, re.MULTILINE)[-1].split(" (skill ")[0]
+            if req.choices:  # the first action the instruction names, else the first one
+                return next((c for c in req.choices if c in instruction), req.choices[0])
+            agent = re.findall(r"You are (?:the )?(\w+)", p)[-1]
+            return self.text(agent, instruction)
         if req.role == "critic.skill":
             if not self.critic_ok:
                 return "not json"
