@@ -500,3 +500,24 @@ def test_cli_trains_a_hand_written_library(tmp_path, monkeypatch):
     assert bad.exit_code == 2 and "set method=maskills" in bad.output and not (tmp_path / "r2").exists()
     again = CliRunner().invoke(app, ["train", "--resume", str(tmp_path / "run"), "--method", "maskills"])
     assert again.exit_code == 2 and "drop --method" in again.output
+
+
+def test_a_harmful_skill_is_pruned_before_idle_ones():
+    # regression: prune() listed skills in library order, so with max_edits=2 two idle skills
+    # used the edit slots and the measured-harmful one was never proposed
+    from lang_pz.skills import SkillMemory
+    from lang_pz.skills.evidence import SkillUtility
+    from lang_pz.skills.operators import ProposalRules, SkillWriter, propose_edits
+    from lang_pz.trajectory import AgentStep, Trajectory
+
+    lib = SkillLibrary.of([Skill("a-idle", "Idle.", "Always stay."), Skill("b-idle", "Idle too.", "Always stay."), UP])
+    offered = [["team", "a-idle"], ["team", "b-idle"], ["team", "push-up"]]
+    steps = [AgentStep(0, t, "piston_0", "o", "up", 2, None, 0.0, meta={"skills": {
+        "agent": "piston_0", "decision": t, "library_version": 0, "offered": offered,
+        "invoked": {"name": "push-up", "scope": "team", "version": 1}}}) for t in range(12)]
+    traj = Trajectory(0, 0, steps, returns={"piston_0": 0.0}, finished=True)
+    util = SkillUtility("piston_0", "push-up", "team", 1, 0, 0, (0,), "team_return", -50.0, 0.0, -50.0)
+    mem = SkillMemory().update(lib, [traj], utilities=[util])
+    props = propose_edits(lib, mem, SkillWriter(ScriptedBackend([])), rules=ProposalRules(max_edits=2))
+    assert [e.before[0].name for e in props.edits] == ["push-up", "a-idle"]
+    assert props.edits[0].reason.startswith("harmful")

@@ -235,9 +235,10 @@ def prune(library: SkillLibrary, memory: SkillMemory, *, min_offered: float = 10
 
     Returns:
         One prune edit per skill, its evidence holding the counts, the measured utility and
-        the critic's harmful share (shown, never decisive).
+        the critic's harmful share (shown, never decisive): the harmful ones first, most harmful
+        first, then the unused ones (a skill that hurts matters more than one that is idle).
     """
-    out = []
+    harmful, unused = [], []
     for scope, s in library:
         rec = memory.record(scope, s.name)
         ev = {"offered": rec.offered, "invoked": rec.invoked, "measured_utility": rec.measured,
@@ -245,11 +246,11 @@ def prune(library: SkillLibrary, memory: SkillMemory, *, min_offered: float = 10
         if rec.version != s.version:
             continue
         if rec.offered >= min_offered and rec.invoked == 0:
-            out.append(SkillEdit("prune", scope, (s,), (), f"unused: offered {rec.offered:g} times, never invoked", ev))
+            unused.append(SkillEdit("prune", scope, (s,), (), f"unused: offered {rec.offered:g} times, never invoked", ev))
         elif rec.measured is not None and rec.measured_n >= min_measured and rec.measured < -harm_margin:
-            out.append(SkillEdit("prune", scope, (s,), (), f"harmful: measured utility {rec.measured:+.3g} "
-                                 f"over {rec.measured_n:g} re-run(s)", ev))
-    return out
+            harmful.append((rec.measured, SkillEdit("prune", scope, (s,), (), f"harmful: measured utility "
+                                                    f"{rec.measured:+.3g} over {rec.measured_n:g} re-run(s)", ev)))
+    return [e for _, e in sorted(harmful, key=lambda x: x[0])] + unused
 
 
 @dataclass(frozen=True)
