@@ -68,7 +68,8 @@ def eval_library(
     seeds: Annotated[str, typer.Option(help="episode seeds: 'A-B' (inclusive) or 'a,b,c'")] = "0-9",
     kw: KwOption = None,
     policy: Annotated[Optional[str], typer.Option(
-        help="every LLM agent's base instruction (used when it invokes no skill) \\[default: the bench's per-env one]")] = None,
+        help="every LLM agent's base instruction (used when it invokes no skill) \\[default: lang-pz train's "
+        "initial_policy default]")] = None,
     backend: Annotated[str, typer.Option(help="the agents' LLM backend spec")] = "embedded",
     objective: Annotated[Optional[str], typer.Option(help="what is compared \\[default: the env's]")] = None,
     partner: Annotated[Optional[list[str]], typer.Option(
@@ -81,12 +82,13 @@ def eval_library(
     the library and for the same team with no skills, on the same seeds, and their paired difference."""
     from lang_pz.backends import make_backend
     from lang_pz.bench.config import parse_seeds
-    from lang_pz.bench.teams import default_instruction
     from lang_pz.error import LangPZError
     from lang_pz.registration import kwargs_of
     from lang_pz.skills.files import read_library
     from lang_pz.skills.library import Scoping
+    from lang_pz.skills.team import embedded_actor
     from lang_pz.skills.transfer import evaluate_library
+    from lang_pz.training import TrainConfig
 
     try:
         library = read_library(folder)
@@ -94,10 +96,12 @@ def eval_library(
         if data_dir is not None and "data_dir" not in kwargs and "data_dir" in kwargs_of(env_id):
             kwargs["data_dir"] = str(data_dir)
         pairs = {"--partner": parse_kwargs(partner, "--partner"), "--role": parse_kwargs(role, "--role")}
-        llm = make_backend(backend)
+        # the embedded model gets two instances (skill choices, actions), each keeping its prompt prefix
+        llm = embedded_actor(backend, {}) if backend == "embedded" else make_backend(backend)
+        base = policy or TrainConfig.model_fields["initial_policy"].default
         try:
-            result = evaluate_library(library, env_id, parse_seeds(seeds), llm, env_kwargs=kwargs,
-                                      policy=policy or default_instruction(env_id), objective=objective,
+            result = evaluate_library(library, env_id, parse_seeds(seeds), llm, env_kwargs=kwargs, policy=base,
+                                      objective=objective,
                                       scoping=Scoping(scoping, {a: str(r) for a, r in pairs["--role"].items()}),
                                       partners={a: str(k) for a, k in pairs["--partner"].items()})
         finally:

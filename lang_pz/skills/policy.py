@@ -269,6 +269,7 @@ class SkillPolicy(LLMPolicy):
 
         Raises:
             BackendError: a choice reply outside the offered names.
+            PromptTooLongError: the skill list does not fit the context (:meth:`fit_choose_request`).
         """
         offered = self.skills()
         decision, self._decision = self._decision, self._decision + 1
