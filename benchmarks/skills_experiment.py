@@ -23,8 +23,9 @@ run per arm, so the interval is about the test episodes, not about training's ow
     python benchmarks/skills_experiment.py --data-dir /work/shared/data      # the committed results
     python benchmarks/skills_experiment.py --data-dir DATA --envs pistonball --budget-pistonball 60   # quick
 
-Writes ``benchmarks/results/skills.{json,md,png}`` (``--out``) and the run folders under
-``--work`` (default ``runs/skills_experiment``). Re-running skips arms already in ``--work``.
+Writes ``benchmarks/results/skills.{json,md,png}`` (``--out``, ``--name``; in the ``.md`` only the
+part between the generated markers is rewritten) and the run folders under ``--work`` (default
+``runs/skills_experiment``). Re-running skips arms already trained in ``--work``.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def close(bs: dict[str, Any]) -> None:
         b.close()
 
 
-def train_arm(name: str, arm: str, case: dict[str, Any], work: Path, base: str, n_threads: int | None) -> dict:
+def train_arm(name: str, arm: str, case: dict[str, Any], work: Path, base: str, n_threads: int | None,
+              seed: int = 0) -> dict:
     """Train one arm (resuming its run folder if it exists) and return what it produced."""
     from lang_pz.runs import RunFolder, read_policies
     from lang_pz.skills.files import read_library
@@ -101,7 +103,7 @@ def train_arm(name: str, arm: str, case: dict[str, Any], work: Path, base: str, 
             train(resume=run, backends=bs)
         else:
             cfg = TrainConfig(env_id=case["env_id"], env_kwargs=case["env_kwargs"], objective=case["objective"],
-                              iterations=50, episodes_per_iteration=1, seed=0,
+                              iterations=50, episodes_per_iteration=1, seed=seed,
                               validation_seeds=case["validation_seeds"], initial_policy=base,
                               max_llm_calls=case["budget"], run_dir=str(run),
                               skills=str(ROOT / "examples" / "skills" / case["skills"]) if maskills else None,
@@ -175,10 +177,10 @@ def run_env(name: str, args: argparse.Namespace) -> dict:
     base = default_instruction(case["env_id"])
     work = args.work
     t0 = time.perf_counter()
-    trained = {arm: train_arm(name, arm, case, work, base, args.n_threads) for arm in TRAINED}
+    trained = {arm: train_arm(name, arm, case, work, base, args.n_threads, args.train_seed) for arm in TRAINED}
     arms = {arm: {**score(name, case, work, arm, trained.get(arm), base, args.n_threads), **trained.get(arm, {})}
             for arm in ARMS}
-    return {"env": name, **{k: v for k, v in case.items() if k != "env_kwargs"},
+    return {"env": name, "train_seed": args.train_seed, **{k: v for k, v in case.items() if k != "env_kwargs"},
             "env_kwargs": {k: v for k, v in case["env_kwargs"].items() if k != "data_dir"},
             "base_instruction": base, "seconds": round(time.perf_counter() - t0, 1), "arms": arms}
 
@@ -238,6 +240,8 @@ def main() -> None:
     parser.add_argument("--budget-gsm8k", type=int, default=40)
     parser.add_argument("--test-pistonball", type=int, default=6, help="held-out test seeds")
     parser.add_argument("--test-gsm8k", type=int, default=6)
+    parser.add_argument("--train-seed", type=int, default=0, help="seed of the first training episode (then +1 ...)")
+    parser.add_argument("--name", default="skills", help="output files: OUT/NAME.{json,md,png}")
     parser.add_argument("--jobs", type=int, default=1, help="envs run in parallel processes")
     parser.add_argument("--n-threads", type=int, default=None, help="llama.cpp threads per model (default: its own)")
     parser.add_argument("--work", type=Path, default=Path("runs/skills_experiment"))
@@ -258,14 +262,42 @@ def main() -> None:
             "command": "python benchmarks/skills_experiment.py " + " ".join(
                 f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("out", "work", "data_dir"))
             + " --data-dir DATA"}
-    (args.out / "skills.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
-    plot(results, args.out / "skills.png")
-    md = ["# MASkills experiment: trained skill libraries against no skills, hand-written skills and "
-          "prompt-only LangMARL", "", f"Command: `{meta['command']}`  ", f"Wall time: {wall:.0f} s on {meta['cpus']} "
-          f"cores (load average at the end {meta['load_average_at_end']}), from an empty cache.", "",
-          table(results), "", "![results](skills.png)", ""]
-    (args.out / "skills.md").write_text("\n".join(md))
-    print("\n".join(md))
+    (args.out / f"{args.name}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+    plot(results, args.out / f"{args.name}.png")
+    generated = "\n".join([f"Command: `{meta['command']}`  ", f"Wall time: {wall:.0f} s on {meta['cpus']} cores "
+                           f"(load average at the end {meta['load_average_at_end']}), from an empty cache; training "
+                           f"episodes from seed {args.train_seed}.", "", table(results), "",
+                           f"![results]({args.name}.png)", "", "What the agents did on the held-out seeds:", "",
+                           behaviour(results)])
+    write_generated(args.out / f"{args.name}.md", generated)
+    print(generated)
+
+
+GENERATED = ("<!-- generated by benchmarks/skills_experiment.py: everything between these markers is rewritten -->",
+             "<!-- end of generated part -->")
+
+
+def write_generated(path: Path, text: str) -> None:
+    """Replace the generated part of ``path`` (between :data:`GENERATED`'s markers), keeping the rest."""
+    head, tail = "# MASkills experiment: trained skill libraries against no skills, hand-written skills and " \
+        "prompt-only LangMARL\n\n", ""
+    if path.exists() and GENERATED[0] in (old := path.read_text()) and GENERATED[1] in old:
+        head, rest = old.split(GENERATED[0], 1)
+        tail = rest.split(GENERATED[1], 1)[1]
+    path.write_text(f"{head}{GENERATED[0]}\n{text}\n{GENERATED[1]}{tail}")
+
+
+def behaviour(results: list[dict]) -> str:
+    lines = ["| env | team | skill invocations (of decisions offered one) | most frequent replies | seconds: "
+             "training, test |", "|---|---|---|---|---|"]
+    for res in results:
+        for arm, a in res["arms"].items():
+            inv = ", ".join(f"{k} x{n}" for k, n in a["invoked"].items())
+            inv = f"{inv} (none x{a['none_chosen']}; {a['offered_decisions']})" if a["offered_decisions"] else "-"
+            replies = ", ".join(f"`{' '.join(k.split())[:40].replace('|', '/')}` x{n}" for k, n in a["replies"].items())
+            lines.append(f"| {res['env']} | {arm} | {inv} | {replies} | {a.get('train_seconds', '-')}, "
+                         f"{a['test_seconds']} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
