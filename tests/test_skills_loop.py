@@ -521,3 +521,16 @@ def test_a_harmful_skill_is_pruned_before_idle_ones():
     props = propose_edits(lib, mem, SkillWriter(ScriptedBackend([])), rules=ProposalRules(max_edits=2))
     assert [e.before[0].name for e in props.edits] == ["push-up", "a-idle"]
     assert props.edits[0].reason.startswith("harmful")
+
+
+def test_the_library_in_done_json_round_trips_with_resources_and_history():
+    from lang_pz.skills import SkillEdit
+    from lang_pz.skills.library import library_from_json, library_to_json
+
+    res = UP.evolve(resources={"references/why.md": b"the ball\n", "assets/x.bin": bytes(range(256))})
+    lib = SkillLibrary({"team": {res.name: res}, "piston_0": {DOWN.name: DOWN}})
+    lib = lib.apply(SkillEdit("refine", "team", (res,), (res.evolve(body="Always stay."),), "r", {"n": 1.5}))
+    lib = lib.apply(SkillEdit("prune", "piston_0", (DOWN,)), None).rollback(note="validation fell")
+    back = library_from_json(json.loads(json.dumps(library_to_json(lib))))
+    assert back == lib and back.version == 1 and [e.kind for e in back.history] == ["edit", "edit", "rollback"]
+    assert back.get("team", "push-up").resources["assets/x.bin"] == bytes(range(256))
