@@ -190,7 +190,9 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
         ax.text(0.5, 0.5, "no completed iteration yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("iteration")
     ax.set_ylabel(str(run.config.get("objective") or "team return (sum of agents' rewards)"))
-    ax.set_title(f"{run.config.get('env_id', '?')} - critic mode: {run.config.get('critic_mode', '?')}"
+    method = ("MASkills: skill library" if run.config.get("method") == "maskills"
+              else f"critic mode: {run.config.get('critic_mode', '?')}")
+    ax.set_title(f"{run.config.get('env_id', '?')} - {method}"
                  + ("" if run.finished else " (unfinished)"))
     if xs:
         final = tested and run.final_test_return is not None
@@ -271,12 +273,46 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
     return out
 
 
+def skill_lines(run: RunSummary) -> list[str]:
+    """A skills run (``method: maskills``): per completed iteration, its library's version and
+    size, each edit kept or rolled back (with the validation values), and the library diff to the
+    next iteration's (``lang_pz.skills.diff``)."""
+    from lang_pz.error import LangPZError
+    from lang_pz.skills.diff import diff_libraries
+    from lang_pz.skills.files import read_library
+
+    folder = RunFolder(run.run_dir)
+    out = ["skill library per iteration (edits kept or rolled back; diff to the next library):"]
+    for m in run.metrics:
+        files = folder.iteration(m.iteration)
+        nxt = folder.iteration(m.iteration + 1).skills
+        nxt = nxt if nxt.is_dir() else folder.final_skills
+        try:
+            lib = read_library(files.skills)
+            after = read_library(nxt) if nxt.is_dir() else None
+        except (LangPZError, OSError) as exc:
+            out.append(f"  {m.iteration}: library unreadable ({exc})")
+            continue
+        out.append(f"  {m.iteration}: library version {lib.version}, {len(lib)} skill(s)")
+        for e in _jsonl(files.skill_edits):
+            if e.get("event") in ("kept", "rolled_back"):
+                out.append(f"     {e['label']}: {e['note']}")
+        if after is not None:
+            diff = diff_libraries(lib, after)
+            if diff.empty:
+                out.append("     library unchanged")
+            else:
+                out += [f"     {line}" for line in diff.render(f"iter {m.iteration}", "next").splitlines()]
+    return out
+
+
 def summary_text(run: RunSummary) -> str:
     """A terminal-readable summary: run, per-iteration table, totals, policy diffs."""
     c, ms = run.config, run.metrics
     lines = [f"run: {run.run_dir}",
              f"env: {c.get('env_id', '?')} {json.dumps(c.get('env_kwargs', {}))}",
-             f"critic mode: {c.get('critic_mode', '?')}",
+             ("method: maskills (a skill library is trained)" if c.get("method") == "maskills"
+              else f"critic mode: {c.get('critic_mode', '?')}"),
              f"iterations done: {len(ms)} of {c.get('iterations', '?')}"
              + ("" if run.finished else " (unfinished: no final/policies)"), ""]
     head = (f"{'iter':>4} {'test':>9} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} "
@@ -304,6 +340,8 @@ def summary_text(run: RunSummary) -> str:
             lines.append(f"  {r:<9} {sum(u.calls for u in us)} calls ({sum(u.cached_calls for u in us)} cached), "
                          f"{sum(u.prompt_tokens for u in us)} prompt + {sum(u.completion_tokens for u in us)} "
                          f"completion tokens, {cost}")
+    if c.get("method") == "maskills":
+        lines += ["", *skill_lines(run)]
     lines += ["", "policies, initial -> final ([-removed-] {+added+}):"]
     for agent in sorted(run.initial_policies.keys() | run.final_policies.keys()):
         old, new = run.initial_policies.get(agent, ""), run.final_policies.get(agent, "")

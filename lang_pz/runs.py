@@ -21,6 +21,15 @@ Layout (``NNN`` is the iteration, zero-padded)::
     RUN_DIR/final/policies/AGENT.txt           the policies after the last iteration
     RUN_DIR/final/test.jsonl                   held-out test returns of the final policies
 
+A skill-library run (``method: maskills``, :mod:`lang_pz.skills.loop`) writes the same files (its
+``counterfactuals.jsonl`` holds withheld-skill re-runs, ``credits.jsonl`` the skill critic's
+per-use reports, ``acceptance.jsonl`` one record per validated library edit), and also::
+
+    RUN_DIR/iter_NNN/skills/                   the skill library the iteration's episodes used
+    RUN_DIR/iter_NNN/skill_edits.jsonl         proposed edits, then each one kept or rolled back
+    RUN_DIR/iter_NNN/skill_memory.json         the aggregated skill evidence after the iteration
+    RUN_DIR/final/skills/                      the library after the last iteration
+
 An iteration is complete when its ``done.json`` exists (written atomically). Resuming reads the
 last complete iteration's ``done.json`` and redoes the next iteration, keeping its finished
 training episodes; every LLM reply made before the crash is served again by the response cache.
@@ -98,6 +107,21 @@ class IterationFiles:
     def done(self) -> Path:
         return self.root / "done.json"
 
+    @property
+    def skills(self) -> Path:
+        """maskills: the skill library the iteration's episodes used (a library folder)."""
+        return self.root / "skills"
+
+    @property
+    def skill_edits(self) -> Path:
+        """maskills: proposed library edits and what became of each (kept or rolled back)."""
+        return self.root / "skill_edits.jsonl"
+
+    @property
+    def skill_memory(self) -> Path:
+        """maskills: the aggregated skill evidence after the iteration (read on resume)."""
+        return self.root / "skill_memory.json"
+
     def log(self, kind: str) -> Path:
         """``KIND.jsonl`` (one of :data:`LOGS`)."""
         if kind not in LOGS:
@@ -130,6 +154,11 @@ class RunFolder:
     @property
     def final_test(self) -> Path:
         return self.root / "final" / "test.jsonl"
+
+    @property
+    def final_skills(self) -> Path:
+        """maskills: the skill library after the last iteration."""
+        return self.root / "final" / "skills"
 
     def iteration(self, it: int) -> IterationFiles:
         """The files of iteration ``it`` (``RUN_DIR/iter_NNN``)."""

@@ -1,4 +1,5 @@
-"""``lang-pz skills check DIR`` and ``lang-pz skills diff A B``: skill libraries on disk."""
+"""``lang-pz skills check DIR``, ``lang-pz skills diff A B`` and ``lang-pz skills eval DIR --env ID``:
+skill libraries on disk, and a library evaluated unchanged on another env (transfer)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from lang_pz.cli.common import app, fail
+from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
 
-skills_app = typer.Typer(help="Skill libraries (Agent Skills folders): validate and compare.",
+skills_app = typer.Typer(help="Skill libraries (Agent Skills folders): validate, compare, evaluate on an env.",
                          no_args_is_help=True)
 app.add_typer(skills_app, name="skills")
 
@@ -58,3 +59,54 @@ def diff(
         fail(exc)
         return
     typer.echo(diff_libraries(lib_a, lib_b).render(str(a), str(b)), nl=False)
+
+
+@skills_app.command("eval")
+def eval_library(
+    folder: Annotated[Path, typer.Argument(help="the library folder (e.g. RUN_DIR/final/skills), used unchanged")],
+    env_id: Annotated[str, typer.Option("--env", help="environment id to evaluate on (e.g. tasks/math500-v0)")],
+    seeds: Annotated[str, typer.Option(help="episode seeds: 'A-B' (inclusive) or 'a,b,c'")] = "0-9",
+    kw: KwOption = None,
+    policy: Annotated[Optional[str], typer.Option(
+        help="every LLM agent's base instruction (used when it invokes no skill) \\[default: lang-pz train's "
+        "initial_policy default]")] = None,
+    backend: Annotated[str, typer.Option(help="the agents' LLM backend spec")] = "embedded",
+    objective: Annotated[Optional[str], typer.Option(help="what is compared \\[default: the env's]")] = None,
+    partner: Annotated[Optional[list[str]], typer.Option(
+        help="AGENT=KIND: a fixed classical partner (random, heuristic, greedy); repeatable")] = None,
+    scoping: Annotated[str, typer.Option(help="who sees which scope: team, role or agent")] = "team",
+    role: Annotated[Optional[list[str]], typer.Option(help="AGENT=ROLE: the role scope an agent sees; repeatable")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
+) -> None:
+    """Evaluate a library, unchanged, on an env (transfer): mean and 95 % bootstrap interval with
+    the library and for the same team with no skills, on the same seeds, and their paired difference."""
+    from lang_pz.backends import make_backend
+    from lang_pz.bench.config import parse_seeds
+    from lang_pz.error import LangPZError
+    from lang_pz.registration import kwargs_of
+    from lang_pz.skills.files import read_library
+    from lang_pz.skills.library import Scoping
+    from lang_pz.skills.team import embedded_actor
+    from lang_pz.skills.transfer import evaluate_library
+    from lang_pz.training import TrainConfig
+
+    try:
+        library = read_library(folder)
+        kwargs = parse_kwargs(kw)
+        if data_dir is not None and "data_dir" not in kwargs and "data_dir" in kwargs_of(env_id):
+            kwargs["data_dir"] = str(data_dir)
+        pairs = {"--partner": parse_kwargs(partner, "--partner"), "--role": parse_kwargs(role, "--role")}
+        # the embedded model gets two instances (skill choices, actions), each keeping its prompt prefix
+        llm = embedded_actor(backend, {}) if backend == "embedded" else make_backend(backend)
+        base = policy or TrainConfig.model_fields["initial_policy"].default
+        try:
+            result = evaluate_library(library, env_id, parse_seeds(seeds), llm, env_kwargs=kwargs, policy=base,
+                                      objective=objective,
+                                      scoping=Scoping(scoping, {a: str(r) for a, r in pairs["--role"].items()}),
+                                      partners={a: str(k) for a, k in pairs["--partner"].items()})
+        finally:
+            llm.close()
+    except (LangPZError, OSError, ValueError) as exc:
+        fail(exc)
+        return
+    typer.echo(result.render())

@@ -42,10 +42,16 @@ def train(
     run_dir: Annotated[Optional[Path], typer.Option(help="run folder \\[default: runs/<time>]")] = None,
     executor: Annotated[Optional[str], typer.Option(
         help="where episodes run: local or ray ($RAY_ADDRESS's cluster, else a local one) \\[default: local]")] = None,
+    method: Annotated[Optional[str], typer.Option(
+        help="langmarl (text policies) or maskills (a skill library) \\[default: langmarl]")] = None,
+    skills: Annotated[Optional[Path], typer.Option(
+        help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
         "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
 ) -> None:
-    """Train text policies: rollout -> critic -> per-agent gradient -> validated update."""
+    """Train text policies (rollout -> critic -> per-agent gradient -> validated update), or with
+    --method maskills a skill library (rollout -> withheld-skill re-runs -> skill critic -> library
+    edits -> validated, rolled back on a regression)."""
     from pydantic import ValidationError
 
     from lang_pz.error import LangPZError
@@ -58,7 +64,7 @@ def train(
                                 ("--episodes", episodes), ("--seed", seed), ("--critic-mode", critic_mode),
                                 ("--backend", backend), ("--critic-backend", critic_backend),
                                 ("--optimiser-backend", optimiser_backend), ("--run-dir", run_dir),
-                                ("--executor", executor),
+                                ("--executor", executor), ("--method", method), ("--skills", skills),
                                 ("--set", set_)) if v is not None]
         if given:
             fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
@@ -90,6 +96,7 @@ def train(
         "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
         "critic_mode": critic_mode, "actor_backend": backend, "critic_backend": critic_backend,
         "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None, "executor": executor,
+        "method": method, "skills": str(skills) if skills is not None else None,
     }
     fields.update({k: v for k, v in overrides.items() if v is not None})
     if kw:

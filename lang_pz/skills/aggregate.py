@@ -23,7 +23,7 @@ from typing import Any
 
 from lang_pz.skills.critic import SkillCriticReport
 from lang_pz.skills.evidence import SkillUtility
-from lang_pz.skills.library import SkillLibrary
+from lang_pz.skills.library import SkillEdit, SkillLibrary
 from lang_pz.skills.policy import usage_counts
 from lang_pz.trajectory import Trajectory
 
@@ -196,6 +196,26 @@ class SkillMemory:
             items.sort(key=lambda it: (-it[0], it[1]))
             del items[MAX_TEXTS:]
         return self
+
+    def commit(self, edit: SkillEdit, kept: bool) -> None:
+        """Settle what ``edit`` rested on once validation decided (in place).
+
+        A rolled-back edit's direction is forgotten, so it never steers a later iteration (as
+        :func:`lang_pz.training.accept.commit_momentum` forgets rejected policy directions): the
+        records of the skills it would have changed restart (numbers and suggested edits), and
+        the residuals of the agents an induce was for are cleared. A kept edit needs no more:
+        its skills have new versions (their numbers restart on the next :meth:`update`), and an
+        induce's residuals are cleared as answered.
+        """
+        if edit.op == "induce":
+            for agent in edit.evidence.get("agents", []):
+                self.agents.pop(agent, None)
+            return
+        if not kept:
+            for s in edit.before:
+                key = skill_key(edit.scope, s.name)
+                if key in self.skills:
+                    self.skills[key] = SkillRecord(version=s.version)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (for a run folder and ``--resume``)."""

@@ -43,6 +43,8 @@ UTILITY_LEVELS: tuple[float, ...] = (-1.0, -0.5, 0.0, 0.5, 1.0)
 EDIT_MAX_CHARS = 100
 CAPABILITY_MAX_CHARS = 80
 MAX_EVIDENCE_STEPS = 3
+#: ``GenerationRequest.role`` of the skill critic's requests.
+CRITIC_ROLE = "critic.skill"
 
 CRITIC_EXAMPLE = """Agents: robot_a, robot_b.
 Team return: 2.0
@@ -125,13 +127,37 @@ class SkillCriticReport(BaseModel):
                 "latency_s": round(sum(g.latency_s for g in self.generations), 3)}
 
 
-def skill_uses(trajectory: Trajectory) -> dict[str, dict[str, Any]]:
-    """``"agent/skill"`` -> ``{agent, skill, scope, version, steps}``, in order of first invocation."""
+#: What the critic credits: the skills an agent invoked (MASkills), or, as an ablation, every
+#: skill it was shown (the reference code's "every injected skill gets the credit").
+Attribution = Literal["invoked", "offered"]
+
+
+def skill_uses(trajectory: Trajectory, attribution: Attribution = "invoked",
+               library: SkillLibrary | None = None) -> dict[str, dict[str, Any]]:
+    """``"agent/skill"`` -> ``{agent, skill, scope, version, steps}``, in order of first use.
+
+    With ``attribution="offered"`` (an ablation) every skill offered at a step counts as used
+    there, whether invoked or not; versions then come from ``library``.
+
+    Raises:
+        LangPZError: ``"offered"`` without the library the trajectory was played with.
+    """
     uses: dict[str, dict[str, Any]] = {}
-    for inv in invocations(trajectory):
-        u = uses.setdefault(f"{inv.agent}/{inv.skill}", {"agent": inv.agent, "skill": inv.skill, "scope": inv.scope,
-                                                          "version": inv.version, "steps": []})
-        u["steps"].append(inv.step)
+    if attribution == "invoked":
+        for inv in invocations(trajectory):
+            u = uses.setdefault(f"{inv.agent}/{inv.skill}", {"agent": inv.agent, "skill": inv.skill,
+                                                              "scope": inv.scope, "version": inv.version, "steps": []})
+            u["steps"].append(inv.step)
+        return uses
+    if library is None:
+        raise LangPZError("attribution='offered' needs the library the trajectory was played with")
+    for s in trajectory.steps:
+        rec = (s.meta or {}).get("skills") or {}
+        for scope, name in rec.get("offered", []):
+            version = library.get(scope, name).version
+            u = uses.setdefault(f"{s.agent}/{name}", {"agent": s.agent, "skill": name, "scope": scope,
+                                                      "version": version, "steps": []})
+            u["steps"].append(s.step)
     return uses
 
 
@@ -164,11 +190,16 @@ class SkillCritic:
         max_prompt_steps: at most this many steps rendered (every invocation step first).
         max_state_chars: longest global-state text shown per step.
         temperature, retry_temperature, seed: sampling of the first attempt and of retries.
+        attribution: judge the skills agents invoked (default), or every skill they were shown
+            (an ablation: :func:`skill_uses`).
     """
 
     def __init__(self, backend: LLMBackend, *, max_attempts: int = 3, max_prompt_steps: int = 16,
                  max_state_chars: int = 200, temperature: float = 0.0, retry_temperature: float = 0.7,
-                 seed: int = 0) -> None:
+                 seed: int = 0, attribution: Attribution = "invoked") -> None:
+        if attribution not in ("invoked", "offered"):
+            raise ValueError(f"attribution must be 'invoked' or 'offered', got {attribution!r}")
+        self.attribution = attribution
         if max_attempts < 1 or max_prompt_steps < 1 or max_state_chars < 20:
             raise ValueError(f"need max_attempts >= 1, max_prompt_steps >= 1, max_state_chars >= 20; got "
                              f"{max_attempts}, {max_prompt_steps}, {max_state_chars}")
@@ -184,7 +215,7 @@ class SkillCritic:
                utilities: Sequence[SkillUtility] = ()) -> tuple[str, list[int]]:
         """The episode as the critic sees it, and the steps shown (invocation steps first, then
         evenly spaced others, up to ``max_prompt_steps``)."""
-        uses = skill_uses(trajectory)
+        uses = skill_uses(trajectory, self.attribution, library)
         descs = {(sc, s.name): s.description for sc, s in library} if library is not None else {}
         lines = [f"Agents: {', '.join(trajectory.agents)}.", f"Team return: {round(trajectory.team_return, 2)}"]
         lines.append("Skill uses:" if uses else "Skill uses: none (no agent invoked a skill)")
@@ -218,7 +249,7 @@ class SkillCritic:
             "harmful or neutral, cite up to 3 steps, suggest a short edit of the skill (or nothing) and give a "
             "utility delta from -1 to 1; trust the computed re-runs. For each agent, say whether it needs a "
             "skill it lacks and which capability. Reply with JSON only.")
-        common: dict[str, Any] = {"json_schema": schema, "max_tokens": 48 + 64 * n_items,
+        common: dict[str, Any] = {"json_schema": schema, "max_tokens": 48 + 64 * n_items, "role": CRITIC_ROLE,
                                   **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
         fix = rejection_note(errors)
         if getattr(self.backend, "prompt_format", "chat") == "chat":
@@ -261,7 +292,7 @@ class SkillCritic:
         agents = trajectory.agents
         if not agents:
             raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
-        uses = skill_uses(trajectory)
+        uses = skill_uses(trajectory, self.attribution, library)
         steps = sorted({s.step for s in trajectory.steps})
         model = reply_model(list(uses), agents, steps)
         schema = model.model_json_schema()

@@ -25,6 +25,7 @@ from lang_pz.error import LangPZError
 from lang_pz.objectives import Objective, make_objective
 from lang_pz.policies.base import Policy
 from lang_pz.rollout import rollout
+from lang_pz.skills.library import SkillLibrary
 from lang_pz.skills.policy import SkillPolicy, invocations
 from lang_pz.trajectory import Trajectory
 
@@ -103,7 +104,6 @@ def skill_utilities(
         uses.setdefault((inv.agent, inv.skill), []).append(inv)
     if skills is not None:
         uses = {k: v for k, v in uses.items() if k in set(map(tuple, skills))}
-    factual = objective(trajectory)
     out = []
     for (agent, name), invs in uses.items():
         policy = policies.get(agent)
@@ -112,8 +112,48 @@ def skill_utilities(
                               "SkillPolicy; give the policies that played the trajectory")
         rerun = rollout(env, {**policies, agent: policy.without(name)}, seed=trajectory.seed,
                         episode=trajectory.episode)
-        value = objective(rerun)
-        instead = tuple(dict.fromkeys(i.skill for i in invocations(rerun) if i.agent == agent))
-        out.append(SkillUtility(agent, name, invs[0].scope, invs[0].version, trajectory.episode, int(trajectory.seed),
-                                tuple(i.step for i in invs), objective.spec, factual, value, factual - value, instead))
+        out.append(utility_of(trajectory, rerun, agent, name, objective))
     return out
+
+
+def invoked_pairs(trajectory: Trajectory, limit: int | None = None) -> list[tuple[str, str]]:
+    """The ``(agent, skill)`` pairs invoked in ``trajectory``, most invocations first (ties: first
+    invoked first), at most ``limit`` of them (``None``: all): the re-runs worth making."""
+    count: dict[tuple[str, str], int] = {}
+    for inv in invocations(trajectory):
+        count[(inv.agent, inv.skill)] = count.get((inv.agent, inv.skill), 0) + 1
+    pairs = sorted(count, key=lambda k: -count[k])  # stable: ties keep their first-invocation order
+    return pairs if limit is None else pairs[:limit]
+
+
+def utility_of(trajectory: Trajectory, rerun: Trajectory, agent: str, skill: str, objective: Objective
+               ) -> SkillUtility:
+    """The :class:`SkillUtility` of ``agent``'s ``skill`` from the factual episode and its re-run
+    with the skill withheld (same seed).
+
+    Raises:
+        LangPZError: ``agent`` never invoked ``skill`` in ``trajectory``, or it has no seed.
+    """
+    invs = [i for i in invocations(trajectory) if i.agent == agent and i.skill == skill]
+    if not invs or trajectory.seed is None:
+        raise LangPZError(f"episode {trajectory.episode}: {agent} did not invoke {skill!r} (or the episode has "
+                          "no seed); a withheld-skill utility needs an invocation to withhold")
+    factual, value = objective(trajectory), objective(rerun)
+    instead = tuple(dict.fromkeys(i.skill for i in invocations(rerun) if i.agent == agent))
+    return SkillUtility(agent, skill, invs[0].scope, invs[0].version, trajectory.episode, int(trajectory.seed),
+                        tuple(i.step for i in invs), objective.spec, factual, value, factual - value, instead)
+
+
+def shared_utilities(trajectory: Trajectory, library: SkillLibrary, objective: Objective, baseline: float
+                     ) -> list[SkillUtility]:
+    """The ablation without per-invocation credit: every skill *offered* to an agent in the
+    episode gets the episode's outcome against ``baseline`` (``withheld`` holds the baseline; no
+    re-run is made), whether the agent invoked it or not: the reference code's credit rule."""
+    factual = objective(trajectory)
+    steps: dict[tuple[str, str, str], list[int]] = {}
+    for s in trajectory.steps:
+        for scope, name in ((s.meta or {}).get("skills") or {}).get("offered", []):
+            steps.setdefault((s.agent, scope, name), []).append(s.step)
+    return [SkillUtility(agent, name, scope, library.get(scope, name).version, trajectory.episode,
+                         int(trajectory.seed or 0), tuple(st), objective.spec, factual, baseline, factual - baseline)
+            for (agent, scope, name), st in steps.items()]

@@ -376,3 +376,17 @@ def _same_edit(a: SkillEdit, b: SkillEdit) -> bool:
     """``a`` is ``b`` as proposed or as applied (added skills' versions aside)."""
     return (a.op, a.scope, a.before) == (b.op, b.scope, b.before) and len(a.after) == len(b.after) and all(
         x.same_content(y) for x, y in zip(a.after, b.after))
+
+
+def library_to_json(library: SkillLibrary) -> dict[str, Any]:
+    """The whole library as JSON, skills' files included (a run's ``done.json`` keeps it for resume);
+    inverse of :func:`library_from_json`."""
+    return {"version": library.version,
+            "scopes": {sc: [skill_to_json(s) for s in skills.values()] for sc, skills in library.scopes.items()},
+            "history": [e.to_json() for e in library.history]}
+
+
+def library_from_json(data: Mapping[str, Any]) -> SkillLibrary:
+    """Inverse of :func:`library_to_json`."""
+    scopes = {sc: {(s := skill_from_json(d)).name: s for d in skills} for sc, skills in data["scopes"].items()}
+    return SkillLibrary(scopes, int(data["version"]), tuple(LibraryEvent.from_json(e) for e in data["history"]))

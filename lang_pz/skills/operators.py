@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
-from lang_pz.error import SchemaValidationError, SkillFormatError, SkillLibraryError
+from lang_pz.error import LangPZError, SkillFormatError, SkillLibraryError
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.library import Scoping, SkillEdit, SkillLibrary, SkillLimits
 from lang_pz.skills.skill import Skill, check_name
@@ -45,6 +45,8 @@ NAME_MAX_CHARS = 40
 #: optional rules and refuses long ones (measured: a 1,200-character body gave "number of rules
 #: that are going to be repeated ... exceeds sane defaults"); longer texts are checked on parsing.
 SCHEMA_BOUND_MAX_CHARS = 300
+#: ``GenerationRequest.role`` of the skill writer's requests.
+WRITER_ROLE = "optimiser.skill"
 
 INSTRUCTIONS = ("You maintain a library of skills for a team of agents. A skill has a name (lowercase words "
                 "joined by hyphens), a description (what it does and when to use it) and a body (the "
@@ -137,7 +139,8 @@ class SkillWriter:
                 raise ValueError("the skill is unchanged; apply the directions")
 
         def build(errors: list[str]) -> GenerationRequest:
-            common: dict[str, Any] = {"json_schema": schema, "max_tokens": 40 + (self.limits.max_description_chars
+            common: dict[str, Any] = {"json_schema": schema, "role": WRITER_ROLE,
+                                      "max_tokens": 40 + (self.limits.max_description_chars
                                       + self.limits.max_body_chars) // 3,
                                       **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
             body = task + rejection_note(errors)
@@ -232,9 +235,10 @@ def prune(library: SkillLibrary, memory: SkillMemory, *, min_offered: float = 10
 
     Returns:
         One prune edit per skill, its evidence holding the counts, the measured utility and
-        the critic's harmful share (shown, never decisive).
+        the critic's harmful share (shown, never decisive): the harmful ones first, most harmful
+        first, then the unused ones (a skill that hurts matters more than one that is idle).
     """
-    out = []
+    harmful, unused = [], []
     for scope, s in library:
         rec = memory.record(scope, s.name)
         ev = {"offered": rec.offered, "invoked": rec.invoked, "measured_utility": rec.measured,
@@ -242,11 +246,11 @@ def prune(library: SkillLibrary, memory: SkillMemory, *, min_offered: float = 10
         if rec.version != s.version:
             continue
         if rec.offered >= min_offered and rec.invoked == 0:
-            out.append(SkillEdit("prune", scope, (s,), (), f"unused: offered {rec.offered:g} times, never invoked", ev))
+            unused.append(SkillEdit("prune", scope, (s,), (), f"unused: offered {rec.offered:g} times, never invoked", ev))
         elif rec.measured is not None and rec.measured_n >= min_measured and rec.measured < -harm_margin:
-            out.append(SkillEdit("prune", scope, (s,), (), f"harmful: measured utility {rec.measured:+.3g} "
-                                 f"over {rec.measured_n:g} re-run(s)", ev))
-    return out
+            harmful.append((rec.measured, SkillEdit("prune", scope, (s,), (), f"harmful: measured utility "
+                                                    f"{rec.measured:+.3g} over {rec.measured_n:g} re-run(s)", ev)))
+    return [e for _, e in sorted(harmful, key=lambda x: x[0])] + unused
 
 
 @dataclass(frozen=True)
@@ -306,7 +310,7 @@ def propose_edits(library: SkillLibrary, memory: SkillMemory, writer: SkillWrite
     def attempt(plan: str, make: Any) -> None:
         try:
             edit = make()
-        except SchemaValidationError as exc:
+        except LangPZError as exc:  # a reply that never validated, a failed backend call, a bad edit
             props.failed.append((plan, str(exc)))
             return
         props.edits.append(edit)
@@ -341,6 +345,6 @@ def propose_edits(library: SkillLibrary, memory: SkillMemory, writer: SkillWrite
             sizes[home] = sizes.get(home, 0) + 1
             attempt(f"induce {home} for {agent}", lambda home=home, agent=agent, arec=arec: induce(
                 library, home, [t for _, t in arec.capabilities[:3]], writer, agents=[agent],
-                evidence={"need_share": arec.need_share}))
+                evidence={"need_share": arec.need_share, "agents": [agent]}))
     return props
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
-from lang_pz.error import BackendError
+from lang_pz.error import BackendError, PromptTooLongError
 from lang_pz.policies.base import Decision, observation_text
-from lang_pz.policies.llm import LLMPolicy
+from lang_pz.policies.llm import FIT_MARGIN_TOKENS, LLMPolicy, shorten_middle
 from lang_pz.skills.library import Scoping, SkillLibrary
 from lang_pz.skills.skill import Skill
 from lang_pz.trajectory import Trajectory
@@ -46,6 +46,8 @@ NONE = "none"
 META_KEY = "skills"
 #: Longest description shown per skill card in the choose prompt (characters).
 CARD_CHARS = 160
+#: ``GenerationRequest.role`` of the choose request (the act request is an ``LLMPolicy``'s: ``"actor"``).
+CHOOSE_ROLE = "actor.skill"
 
 #: Worked examples of the choose prompt: toy skills, three situations, the skill that fits.
 CHOOSE_SKILLS: tuple[tuple[str, str], ...] = (
@@ -195,12 +197,48 @@ class SkillPolicy(LLMPolicy):
     # -- requests --------------------------------------------------------------------------
 
     def choose_request(self, observation: Mapping[str, Any] | str) -> GenerationRequest:
-        """The request that picks a skill: a ``choices`` request over the offered names and ``"none"``."""
+        """The request that picks a skill: a ``choices`` request over the offered names and
+        ``"none"``, with the whole observation (:meth:`fit_choose_request` fits it to the context)."""
+        return self._choose(" ".join(observation_text(observation).split()))
+
+    def fit_choose_request(self, observation: Mapping[str, Any] | str) -> GenerationRequest:
+        """The choose request :meth:`decide` sends: the whole observation if the prompt leaves
+        ``max_tokens`` (+ :data:`~lang_pz.policies.llm.FIT_MARGIN_TOKENS`) free in the backend's
+        context window (or the backend cannot count tokens), else the longest
+        :func:`~lang_pz.policies.llm.shorten_middle` of it that does (as ``LLMPolicy`` fits its prompt).
+
+        Raises:
+            PromptTooLongError: the skill list alone does not fit.
+        """
+        text = " ".join(observation_text(observation).split())
+        request = self._choose(text)
+        n_ctx = self.backend.context_window
+        n = None if n_ctx is None else self.backend.count_tokens(request)
+        if n_ctx is None or n is None or n <= n_ctx - request.max_tokens - FIT_MARGIN_TOKENS:
+            return request
+
+        def fits(keep: int) -> bool:
+            r = self._choose(shorten_middle(text, keep))
+            return (self.backend.count_tokens(r) or 0) <= n_ctx - r.max_tokens - FIT_MARGIN_TOKENS
+
+        if not fits(0):
+            raise PromptTooLongError(
+                f"SkillPolicy ({self.agent}): the skill choice does not fit the model's context window ({n_ctx} "
+                f"tokens) even with the observation left out: {len(self.skills())} skill cards are too many or "
+                "too long; offer fewer skills (SkillLimits.max_skills_per_scope) or shorten their descriptions",
+                prompt_tokens=self.backend.count_tokens(self._choose("")), context_window=n_ctx,
+                max_tokens=request.max_tokens)
+        lo, hi = 0, len(text) - 1  # bisection: the most characters kept that fit
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+        return self._choose(shorten_middle(text, lo))
+
+    def _choose(self, text: str) -> GenerationRequest:
         cards = [(n, s.description) for n, (_, s) in self.skills().items()]
         names = tuple(n for n, _ in cards) + (NONE,)
-        text = " ".join(observation_text(observation).split())
         common: dict[str, Any] = {"choices": names, "max_tokens": max(len(n) for n in names) + 2,
-                                  "temperature": self.temperature, "seed": self.seed}
+                                  "temperature": self.temperature, "seed": self.seed, "role": CHOOSE_ROLE}
         if self.prompt_format == "chat":
             system = (f"You control one agent. {skill_list(cards)}\nReply with the name of the one skill that fits "
                       f"the observation, or {NONE}, and nothing else.")
@@ -231,6 +269,7 @@ class SkillPolicy(LLMPolicy):
 
         Raises:
             BackendError: a choice reply outside the offered names.
+            PromptTooLongError: the skill list does not fit the context (:meth:`fit_choose_request`).
         """
         offered = self.skills()
         decision, self._decision = self._decision, self._decision + 1
@@ -238,7 +277,7 @@ class SkillPolicy(LLMPolicy):
         p_tok = c_tok = 0
         latency = 0.0
         if offered:
-            req = self.choose_request(observation)
+            req = self.fit_choose_request(observation)
             gen = self.backend.generate(req)
             name = gen.text.strip()
             if name not in req.choices:  # type: ignore[operator]

@@ -95,6 +95,30 @@ class TrainConfig(BaseModel):
         None, ge=1, description="budget: no new iteration once this many uncached LLM calls were made "
         "(replies from the response cache cost nothing and are not counted)")
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
+    method: Literal["langmarl", "maskills"] = Field(
+        "langmarl", description="what is trained: text policies (langmarl) or a skill library (maskills, "
+        "lang_pz.skills.loop); initial_policy is then each agent's instruction when it invokes no skill")
+    skills: str | None = Field(
+        None, description="maskills: the starting skill library folder (Agent Skills; default: an empty library)")
+    skill_scoping: Literal["team", "role", "agent"] = Field(
+        "team", description="maskills: where induced skills go: shared by the team, the agent's role, or the agent")
+    skill_roles: dict[str, str] = Field(
+        default_factory=dict, description="maskills: agent -> role (which role scope it sees; default: itself)")
+    skill_credit: Literal["invocation", "episode"] = Field(
+        "invocation", description="maskills: credit per skill invocation (withheld-skill re-runs, per-use "
+        "critic) or, as an ablation, every skill shown in an episode shares the episode's outcome")
+    skill_rollback: bool = Field(
+        True, description="maskills: validate each library edit and roll a regression back (false: keep every "
+        "edit unvalidated, an ablation)")
+    skill_reruns: int | None = Field(
+        None, ge=0, description="maskills: withheld-skill re-runs per episode, most-invoked skills first "
+        "(default: one per invoked skill and agent)")
+    max_skill_edits: int = Field(2, ge=1, description="maskills: most library edits proposed per iteration")
+    max_skills: int = Field(24, ge=1, description="maskills: most skills in the library")
+    max_skills_per_scope: int = Field(8, ge=1, description="maskills: most skills in one scope")
+    max_skill_description_chars: int = Field(
+        200, ge=20, le=1024, description="maskills: longest skill description an edit may write")
+    max_skill_body_chars: int = Field(600, ge=20, description="maskills: longest skill body an edit may write")
 
     @model_validator(mode="after")
     def _counterfactual_critic_has_evidence(self) -> TrainConfig:
@@ -110,6 +134,20 @@ class TrainConfig(BaseModel):
             if bad:
                 raise ValueError(f"backend_options[{spec!r}] holds {bad}: the config is written to the run folder, "
                                  "so credentials must come from the environment (e.g. OPENAI_API_KEY), never a config")
+        return self
+
+    @model_validator(mode="after")
+    def _method_fields(self) -> TrainConfig:
+        if self.method == "langmarl":
+            if self.skills is not None:
+                raise ValueError(f"skills={self.skills!r} is the starting library of method 'maskills'; "
+                                 "set method=maskills (lang-pz train --method maskills) or drop skills")
+            return self
+        if self.counterfactual:
+            raise ValueError("counterfactual re-runs replace an agent's actions (method langmarl); maskills measures "
+                             "skills by withheld-skill re-runs instead (skill_reruns): drop counterfactual")
+        if self.skills is not None and not self.skills.strip():
+            raise ValueError("skills must be a library folder, got an empty string; drop it to start from no skills")
         return self
 
     @model_validator(mode="after")

@@ -325,7 +325,8 @@ def train(
     callbacks: Sequence[Callback] = (),
     progress: Callable[[str], None] | None = None,
 ) -> TrainResult:
-    """Run (or continue) a training run: :func:`run_iteration` per iteration.
+    """Run (or continue) a training run: :func:`run_iteration` per iteration (with ``method:
+    maskills``, a skill library instead: :func:`lang_pz.skills.loop.train_skills`).
 
     Args:
         config: the run configuration (not with ``resume``).
@@ -350,6 +351,14 @@ def train(
     say = progress or (lambda _msg: None)
     if (config is None) == (resume is None):
         raise ValueError("give exactly one of config= (a new run) or resume= (a run folder to continue)")
+    method = config.method if config is not None else RunFolder(resume).load_config().get("method")  # type: ignore[arg-type]
+    if method == "maskills":  # a skill library is the parameter: lang_pz.skills.loop composes the same steps
+        if critic is not None or optimiser is not None:
+            raise ValueError("critic= and optimiser= are LangMARL's; a maskills run takes a SkillCritic and a "
+                             "SkillWriter: call lang_pz.skills.loop.train_skills(config, critic=..., writer=...)")
+        from lang_pz.skills.loop import train_skills
+
+        return train_skills(config, resume=resume, backends=backends, callbacks=callbacks, progress=progress)
     if resume is not None:
         run = RunFolder(resume)
         try:
