@@ -15,9 +15,7 @@ from lang_pz.backends import Generation, GenerationRequest, LLMBackend, Scripted
 from lang_pz.error import PromptTooLongError
 from lang_pz.policies.llm import FIT_MARGIN_TOKENS, LLMPolicy, shorten_middle
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 INFO = {"legal_actions": ["up", "down", "stay"]}
 LONG = "The question: where is the ball? " + " ".join(f"w{i}" for i in range(3000)) + " The end.\nActions: up, down, stay"
 

@@ -1,7 +1,7 @@
 """The same skills loop on every env family: the task envs (GSM8K, HotpotQA; roles, ``turns``
 topologies) and the games (Overcooked at the skills level; Pistonball is in test_skills_loop.py).
 
-Real environments and real benchmark items (``/work/shared/data``), the scripted stand-in of
+Real environments and real benchmark items (``conftest.DATA``), the scripted stand-in of
 test_skills_loop.py for every role (unit level: the real model is in test_skills_integration.py).
 """
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_skills_loop import SkillStandIn, jsonl  # noqa: E402  (the scripted stand-in of the loop tests)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
-DATA = Path("/work/shared/data")
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 GSM8K_PICKS = {"solver": ["show-the-arithmetic", "read-the-question"],
                "verifier": ["keep-a-right-answer", "recompute-and-confirm"]}

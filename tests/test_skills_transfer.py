@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_skills_loop import AGENTS, ENV, SkillStandIn, team_return  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
-DATA = Path("/work/shared/data")
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 SEEDS = [1000, 1001, 1002]
 

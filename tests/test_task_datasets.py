@@ -14,7 +14,7 @@ from lang_pz.error import LangPZError
 from lang_pz.tasks import load_hotpotqa
 from lang_pz.tasks.datasets import demo_items, load_items
 
-DATA = Path("/work/shared/data") if Path("/work/shared/data").is_dir() else Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not (DATA / "hotpotqa").is_dir(), reason="benchmark data folder not available")
 
 ROW = {"id": "mine-1", "question": "Where is the Blue Lantern Museum?", "answer": "Ostmark", "type": "bridge",

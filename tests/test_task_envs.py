@@ -44,9 +44,7 @@ from lang_pz.tasks.code_env import (
 from lang_pz.tasks.math_env import bounded_math_equal, make_gsm8k, make_math500
 from lang_pz.tasks.qa_env import make_hotpotqa
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 
 

@@ -40,9 +40,7 @@ from lang_pz.tasks import (
     token_f1,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(
     not DATA.is_dir(), reason="benchmark data folder not available"
 )

@@ -15,7 +15,7 @@ import lang_pz
 from lang_pz.spaces import TEXT_CHARSET, UnicodeText, text_space, to_unicode_charset, unicode_text_space
 from lang_pz.tasks.qa_env import make_hotpotqa
 
-DATA = Path("/work/shared/data") if Path("/work/shared/data").is_dir() else Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not (DATA / "hotpotqa").is_dir(), reason="benchmark data folder not available")
 
 
