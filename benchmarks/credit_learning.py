@@ -85,7 +85,9 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
     )
     t0 = time.perf_counter()
     res = train(resume=run) if (run / "config.json").exists() else train(cfg)
-    seconds = time.perf_counter() - t0
+    spent = run.parent / f"seconds_{mode}_seed{s}.txt"  # training time summed over the processes that ran it
+    seconds = time.perf_counter() - t0 + (float(spent.read_text()) if spent.exists() else 0.0)
+    spent.write_text(f"{seconds:.1f}\n")
     curve = [m.test_return for m in res.metrics] + [res.final_test_return]
     changed = {a for a in res.final_policies if res.final_policies[a] != res.initial_policies[a]}
     done = RunFolder(run).completed_iterations()
@@ -161,15 +163,20 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--out", type=Path, default=Path("runs/credit_learning"))
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--only", type=int, nargs="+", default=None, metavar="SEED",
+                        help="train only these seeds and write no results (to share the work among processes; "
+                             "a run without --only then resumes the finished runs and writes the results)")
     args = parser.parse_args()
     t0, rows = time.perf_counter(), []
-    for s in range(args.seeds):
+    for s in args.only if args.only is not None else range(args.seeds):
         for mode in args.modes:
             rows.append(run_one(mode, s, args))
             r = rows[-1]
             print(f"seed {s} {mode:15s} wrong {r['wrong']}: test {r['curve'][0]:.1f} -> {r['curve'][-1]:.1f}, "
                   f"changed {r['changed']}, {r['uncached_calls']} uncached calls, {r['seconds']:.0f} s", flush=True)
     minutes = (time.perf_counter() - t0) / 60
+    if args.only is not None:
+        return
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "credit_learning.json").write_text(json.dumps(rows, indent=1) + "\n")
     plot(rows, args.results / "credit_learning.png")
