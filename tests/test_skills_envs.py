@@ -124,3 +124,22 @@ def test_overcooked_skill_level_with_a_fixed_greedy_partner(tmp_path):
     assert rec["agent"] == "player_0" and rec["objective"] == "soups"
     assert result.metrics[0].critic_failures == 0
     assert json.loads((run / "done.json").read_text())["library"]["version"] >= 0
+
+
+def test_code_task_coder_and_tester_use_skills_and_the_code_runs_in_the_sandbox(tmp_path):
+    lib = tmp_path / "lib" / "write-a-function"
+    lib.mkdir(parents=True)
+    (lib / "SKILL.md").write_text("---\nname: write-a-function\ndescription: Use when you must write Python code "
+                                  "for a task.\n---\nWrite one function with the name the task asks for.\n")
+    right = "```python\ndef is_palindrome(s):\n    return s == s[::-1]\n```"
+    stand_in = SkillStandIn(text=lambda agent, instruction: right if agent == "coder" else "assert is_palindrome('aba')")
+    cfg = run_config(tmp_path, "tasks/mbpp-v0", {"source": "demo"}, tmp_path / "lib")
+    train(cfg, backends=stand_in.backend)
+    trajs = read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")
+    assert all({i.agent for i in invocations(t)} == {"coder", "tester"} for t in trajs)
+    assert all(s.parse_error is None for t in trajs for s in t.steps)
+    # the env scored the coder's code by running it: right on the palindrome item, wrong on the others
+    for t in trajs:
+        palindrome = "is_palindrome" in t.steps[0].observation
+        assert (t.returns["coder"] > 0) == palindrome, (t.steps[0].observation[:80], t.returns)
+    assert any("is_palindrome" in t.steps[0].observation for t in trajs)
