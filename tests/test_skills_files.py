@@ -229,3 +229,19 @@ _text_st = st.lists(_piece, min_size=1, max_size=8).map("".join)
 def test_skill_md_round_trip_any_text(desc, body, meta):
     s = Skill("any-skill", desc, body, metadata=meta)
     assert parse_skill_md(render_skill_md(s), folder_name="any-skill") == s
+
+
+def test_an_empty_body_and_one_skills_folder_given_as_a_library_are_refused(tmp_path):
+    folder = write(tmp_path / "lib" / "check-units", GOOD.split("---\n\n")[0] + "---\n\n  \n")
+    with pytest.raises(SkillFormatError, match="is empty: below the front matter") as err:
+        read_skill(folder)
+    assert err.value.field == "body"
+    _, problems = check_library(tmp_path / "lib")
+    assert len(problems) == 1 and "body" in problems[0]
+    one = write(tmp_path / "lib2" / "check-units", GOOD)
+    with pytest.raises(SkillLibraryError, match=f"is one skill.*e.g. {tmp_path / 'lib2'}"):
+        read_library(one)
+    assert check_library(one)[1] == [f"{one} is one skill (it holds SKILL.md), not a library: give the folder "
+                                     f"that holds the skill folders, e.g. {tmp_path / 'lib2'}"]
+    result = runner.invoke(app, ["skills", "check", str(one)])
+    assert result.exit_code == 2 and "is one skill" in result.output

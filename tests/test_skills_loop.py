@@ -23,7 +23,7 @@ from pydantic import ValidationError
 import lang_pz
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
-from lang_pz.error import SkillFormatError
+from lang_pz.error import SkillFormatError, SkillLibraryError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
 from lang_pz.skills import Skill, SkillLibrary, invocations, read_library, write_library
@@ -442,9 +442,17 @@ def test_a_bad_skill_md_is_a_clear_error_and_nothing_is_written(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_a_starting_library_over_the_limits_is_refused(tmp_path):
-    from lang_pz.error import SkillLibraryError
+def test_a_scope_that_names_no_agent_is_refused(tmp_path):
+    lib = library_dir(tmp_path, Skill("go-down", "Go down.", "Always go down."))
+    (lib / "piston_99").mkdir()
+    (lib / "go-down").rename(lib / "piston_99" / "go-down")
+    (lib / "library.json").unlink()
+    with pytest.raises(SkillLibraryError, match=r"scope folder\(s\) \['piston_99'\] name no agent or role"):
+        train(config(tmp_path / "run", lib), backends=SkillStandIn().backend)
+    assert not (tmp_path / "run").exists()
 
+
+def test_a_starting_library_over_the_limits_is_refused(tmp_path):
     long = Skill("long-one", "Too long.", "x " * 400)
     with pytest.raises(SkillLibraryError, match="body has 799 characters; at most 600.*max_skill_body_chars"):
         train(config(tmp_path / "run", library_dir(tmp_path, long)), backends=SkillStandIn().backend)

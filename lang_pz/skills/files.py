@@ -43,6 +43,10 @@ MANIFEST_FORMAT = "lang_pz.skills/1"
 MAX_RESOURCE_BYTES = 1_000_000
 
 
+_ONE_SKILL = ("{folder} is one skill (it holds SKILL.md), not a library: give the folder that holds the skill "
+              "folders, e.g. {parent}")
+
+
 def is_skill_dir(path: Path) -> bool:
     """Whether ``path`` is a folder holding ``SKILL.md``."""
     return path.is_dir() and (path / SKILL_FILE).is_file()
@@ -53,7 +57,7 @@ def read_skill(folder: str | Path) -> Skill:
 
     Raises:
         SkillFormatError: no ``SKILL.md``, text that is not UTF-8, a bad front matter field,
-            a ``name`` other than the folder's, or more than :data:`MAX_RESOURCE_BYTES` of
+            a ``name`` other than the folder's, an empty body, or more than :data:`MAX_RESOURCE_BYTES` of
             resources; the message names the file and the field.
     """
     folder = Path(folder)
@@ -67,6 +71,9 @@ def read_skill(folder: str | Path) -> Skill:
     except UnicodeDecodeError as exc:
         raise SkillFormatError(md, None, f"is not UTF-8 text (byte {exc.start})") from None
     skill = parse_skill_md(text, md, folder_name=folder.name)
+    if not skill.body.strip():
+        raise SkillFormatError(md, "body", "is empty: below the front matter, write the instructions the agent "
+                               "sees once it names the skill")
     resources: dict[str, bytes] = {}
     total = 0
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p != md):
@@ -189,12 +196,14 @@ def read_library(folder: str | Path) -> SkillLibrary:
     Raises:
         FileNotFoundError: ``folder`` is not a folder.
         SkillFormatError: a bad skill or manifest (the message names the file and the field).
-        SkillLibraryError: two skills of one scope with one name.
+        SkillLibraryError: two skills of one scope with one name, or ``folder`` is one skill's folder.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"skill library {folder} is not a folder; give a folder of skill folders "
                                 "(each holding a SKILL.md)")
+    if is_skill_dir(folder):
+        raise SkillLibraryError(_ONE_SKILL.format(folder=folder, parent=folder.parent))
     manifest = _read_manifest(folder)
     recorded = manifest.get("skills", {})
     scopes = _scan(folder)
@@ -243,6 +252,8 @@ def check_library(folder: str | Path, limits: SkillLimits | None = None) -> tupl
     folder = Path(folder)
     if not folder.is_dir():
         return None, [f"{folder} is not a folder"]
+    if is_skill_dir(folder):
+        return None, [_ONE_SKILL.format(folder=folder, parent=folder.parent)]
     errors: list[str] = []
     try:
         _scan(folder, errors)

@@ -131,7 +131,8 @@ def build_skills(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLM
 
     Raises:
         SkillFormatError / SkillLibraryError / FileNotFoundError: ``config.skills`` is not a
-            valid library within the limits (the message names the file and the field or bound).
+            valid library within the limits (the message names the file and the field or bound),
+            or has a scope folder that names no agent or role of the env.
         InvalidKwargError: ``skill_roles`` names an agent the env does not have; and
             everything :func:`lang_pz.training.build` raises.
     """
@@ -159,8 +160,14 @@ def build_skills(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLM
     writer = writer or SkillWriter(parts.meters["optimiser"], limits=limits, max_attempts=config.optimiser_max_attempts,
                                    temperature=config.optimiser_temperature,
                                    retry_temperature=config.retry_temperature, seed=config.seed)
-    sp = SkillParts(parts, critic, writer, Scoping(config.skill_scoping, dict(config.skill_roles)), limits,
-                    ProposalRules(max_edits=config.max_skill_edits), start)
+    scoping = Scoping(config.skill_scoping, dict(config.skill_roles))
+    seen = {sc for a in parts.env.possible_agents for sc in scoping.scopes(a)}
+    unseen = sorted(set(start.scopes) - seen)
+    if unseen:
+        raise SkillLibraryError(f"starting library {config.skills}: scope folder(s) {unseen} name no agent or role of "
+                                f"{config.env_id} (its agents: {list(parts.env.possible_agents)}), so their skills "
+                                "would never be offered; rename or remove them, or map agents to roles with skill_roles")
+    sp = SkillParts(parts, critic, writer, scoping, limits, ProposalRules(max_edits=config.max_skill_edits), start)
     sp.team(start, initial_policies(config, parts))(parts.env)  # every policy is buildable now
     return sp
 
