@@ -253,8 +253,8 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
         parts = []
         if credits:
             mean = {a: sum(v) / len(v) for a, v in credits.items()}
-            low = min(mean.values())
-            blamed = sorted(a for a, v in mean.items() if v == low)
+            low = round(min(mean.values()), 2) + 0.0  # as printed (and no -0.00): a credit of -0.001 blames no one
+            blamed = sorted(a for a, v in mean.items() if round(v, 2) == low)
             if low >= 0:
                 parts.append(f"no one blamed (lowest credit {low:+.2f})")
             elif len(blamed) == len(mean) > 1:

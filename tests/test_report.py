@@ -176,3 +176,15 @@ def test_report_on_a_file_says_it_is_a_file(tmp_path):
     assert res.exit_code == 2
     out = " ".join((res.output + (res.stderr or "")).split())
     assert "is a file, not a folder" in out and "does not exist" not in out
+
+
+def test_a_credit_that_prints_as_zero_blames_no_one(tmp_path):
+    from lang_pz.report import decisions
+
+    run = make_run(tmp_path / "run", [True, False])
+    for k, credits in enumerate(({"piston_0": 0.2, "piston_1": -0.001}, {"piston_0": 0.3, "piston_1": -0.4})):
+        (run / f"iter_{k:03d}" / "credits.jsonl").write_text(json.dumps(
+            {"episode": k, "credits": {a: {"credit": c} for a, c in credits.items()}}) + "\n")
+    lines = dict(decisions(load_run(run)))
+    assert "no one blamed (lowest credit +0.00)" in lines[0] and "blamed" not in lines[0].replace("no one blamed", "")
+    assert "blamed piston_1 (credit -0.40)" in lines[1]
