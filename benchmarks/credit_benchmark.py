@@ -21,8 +21,8 @@ and the counterfactual critics' numbers (computed without a model: the model's w
 change them) on ``--cases``; the first ``--llm-cases`` cases are the same in both. Writes
 ``benchmarks/results/credit_benchmark.md``, ``.json`` and ``.cases.jsonl`` (``--out`` to change)::
 
-    python benchmarks/credit_benchmark.py --data-dir ../shared/data            # the committed results
-    python benchmarks/credit_benchmark.py --data-dir ../shared/data --cases 4 --llm-cases 2  # a quick look
+    python benchmarks/credit_benchmark.py --data-dir DATA            # the committed results
+    python benchmarks/credit_benchmark.py --data-dir DATA --cases 4 --llm-cases 2  # a quick look
 """
 
 from __future__ import annotations

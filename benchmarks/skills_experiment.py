@@ -20,7 +20,7 @@ reported). The base instruction is the bench's per-env one (:mod:`lang_pz.bench.
 are means over the test seeds with 95 % BCa bootstrap intervals (over those seeds: one training
 run per arm, so the interval is about the test episodes, not about training's own variance).
 
-    python benchmarks/skills_experiment.py --data-dir /work/shared/data      # the committed results
+    python benchmarks/skills_experiment.py --data-dir DATA      # the committed results
     python benchmarks/skills_experiment.py --data-dir DATA --envs pistonball --budget-pistonball 60   # quick
 
 Writes ``benchmarks/results/skills.{json,md,png}`` (``--out``, ``--name``; in the ``.md`` only the
