@@ -288,3 +288,10 @@ def test_deeply_nested_json_never_crashes(depth):
                  '{"a": ' + '{"x": ' * depth + "1" + "}" * depth + ', "b": 0}'):
         for space in (nested, spaces.Discrete(3), spaces.Box(0.0, 1.0, shape=(1,))):
             _parses_or_rejects(space, text)
+
+
+@pytest.mark.parametrize("text", ["not up", "don't go up", "Do not push up now", "never up"])
+def test_a_negated_action_word_is_not_played(text):
+    with pytest.raises(ActionParseError, match="negated: it names 'up' only to rule it out"):
+        parse_action(spaces.Discrete(3), text, names=["down", "stay", "up"])
+    assert parse_action(spaces.Discrete(3), "I will go up", names=["down", "stay", "up"]) == 2

@@ -9,7 +9,8 @@ Parsing rules (:func:`parse_action`), applied in order:
 2. Discrete: the whole reply, stripped of white space, quotes and trailing punctuation,
    equal (case-insensitively) to one action word; else the last ``action: WORD``;
    else the single action word mentioned as a whole word anywhere. Mentions of two
-   different words are ambiguous and fail.
+   different words are ambiguous and fail, and so does the single word right after a negation
+   ("not up", "don't go up": the reply rules the action out).
 3. Box / MultiDiscrete: the numbers in the reply, which must be exactly as many as the
    space has elements, finite and within bounds (integers for MultiDiscrete).
 4. Dict: a JSON object with one entry per sub-space, each parsed by these rules.
@@ -129,6 +130,12 @@ def unwrap_json(text: str) -> str:
     return text
 
 
+#: A negation right before the only action word named ("not up", "don't go up", "never stay"):
+#: the reply rules the action out, so it is not parsed as that action.
+_NEGATED = re.compile(r"\b(?:not|no|never|don't|dont|do not|doesn't|won't|cannot|can't)\s+(?:\w+\s+){0,2}$",
+                      flags=re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=256)
 def _discrete_grammar(vocab: tuple[str, ...]) -> tuple[dict[str, int], re.Pattern[str], re.Pattern[str]]:
     """For action words ``vocab``: lowered word -> index, the whole-word pattern and the
@@ -153,7 +160,11 @@ def _parse_discrete(text: str, vocab: Sequence[str], legal: Sequence[str] | None
         return index[found_marked[-1].lower()]
     found = {m.lower() for m in word.findall(text)}
     if len(found) == 1:
-        return index[found.pop()]
+        (w,) = found
+        if _NEGATED.search(text[: min(m.start() for m in word.finditer(text))]):
+            raise ActionParseError(text, f"negated: it names {w!r} only to rule it out; reply with the action to "
+                                   f"play, one of {shown}")
+        return index[w]
     if not found:
         raise ActionParseError(text, f"no action word found; expected one of {shown}")
     raise ActionParseError(
