@@ -274,6 +274,36 @@ def test_validation_seeds_must_not_be_training_seeds():
     TrainConfig(seed=0, iterations=2, episodes_per_iteration=2, validation_seeds=[4])  # the next seed is free
 
 
+@pytest.mark.parametrize("fields", [
+    {"tolerance": float("nan")},
+    {"momentum": float("nan")},
+    {"critic_temperature": float("inf")},
+    {"critic_credit_levels": [0.0, float("nan")]},
+    {"prices": {"openai:m": (float("inf"), 1.0)}},
+    {"env_kwargs": {"options": {"scale": [1.0, float("nan")]}}},
+    {"backend_options": {"openai:m": {"timeout_s": float("inf")}}},
+])
+def test_config_refuses_non_finite_numbers(fields):
+    """NaN/inf would be written to config.json as null, so --resume of that run always failed."""
+    (name,) = fields
+    with pytest.raises(ValidationError, match=rf"{name}[\s\S]*(finite|nan|inf)"):
+        TrainConfig(**fields)
+
+
+def test_config_json_round_trips():
+    cfg = TrainConfig(tolerance=-0.5, prices={"openai:m": (2.5, 10.0)}, env_kwargs={"n_pistons": 5})
+    assert TrainConfig.model_validate_json(cfg.model_dump_json()) == cfg
+
+
+@pytest.mark.parametrize("field", ["validation_seeds", "test_seeds"])
+def test_config_refuses_negative_seeds(field):
+    """A negative seed failed after the first episode with a message naming neither field nor value."""
+    with pytest.raises(ValidationError, match=rf"{field} \[-1\] are negative.*seeds >= 0"):
+        TrainConfig(**{field: [-1, 2000]})
+    with pytest.raises(ValidationError, match=r"seed[\s\S]*greater than or equal to 0[\s\S]*input_value=-1"):
+        TrainConfig(seed=-1)
+
+
 # -- evidence gate and critic modes --------------------------------------------------------
 
 
