@@ -33,7 +33,7 @@ import lang_pz
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import Counterfactual, Credit, Evidence, best_gain
-from lang_pz.error import RunDirError
+from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
 from lang_pz.training import IterationMetrics, TrainConfig, train
@@ -342,6 +342,31 @@ def _stay_return(agent: str, seed: int) -> float:
         return rollout(env, pol, seed=seed).team_return
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(("entry", "env_id", "suggestion"), [
+    ("alternativs", "butterfly/pistonball-v0", "'alternatives'"),
+    ("dwn", "butterfly/pistonball-v0", "'down'"),
+    ("previous", "butterfly/pistonball-v0", "previous policies"),
+    ("rocks", "classic/rps-v0", "'rock'"),
+])
+def test_counterfactual_typo_is_refused_before_anything_is_written(tmp_path, entry, env_id, suggestion):
+    """A typo was re-run as an action word and the optimiser wrote "Play alternativs" into a policy."""
+    stand_in = StandIn(flipping=AGENTS)
+    cfg = TrainConfig(env_id=env_id, env_kwargs=ENV if "piston" in env_id else {}, counterfactual=[entry],
+                      objective="win:player_0" if "rps" in env_id else None, validation_seeds=[VAL_SEED],
+                      run_dir=str(tmp_path / "run"))
+    with pytest.raises(InvalidKwargError, match=rf"counterfactual entry '{entry}'.*alternatives, default, random") as e:
+        train_with(stand_in, cfg)
+    assert suggestion in str(e.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_counterfactual_accepts_keywords_and_action_words():
+    for entry in (["alternatives", "default", "random"], ["stay"]):
+        lang_pz.training.build(config(Path("unused"), counterfactual=entry), backends=StandIn(flipping=[]).backend)
+    lang_pz.training.build(TrainConfig(env_id="classic/tictactoe-v0", objective="win:player_1", counterfactual=["5"]),
+                           backends=StandIn(flipping=[]).backend)  # player_1's first move
 
 
 def test_evidence_gate_off_updates_every_agent(tmp_path):

@@ -16,6 +16,7 @@ iterations and writes the run folder (:mod:`lang_pz.runs`).
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pettingzoo import ParallelEnv
 from pydantic import ValidationError
 
 import lang_pz
@@ -131,6 +133,20 @@ def build(
     both = sorted(set(config.trainable_agents or []) & set(config.partners))
     if both:
         raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
+    if config.counterfactual:  # a typo would be re-run as an action word (and written into policies)
+        infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed),
+                                                                                      env.infos)[1]
+        words = list(dict.fromkeys(w for i in infos.values() for w in i.get("legal_actions") or ()))
+        valid = ["alternatives", "default", "random", *words]
+        for r in config.counterfactual:
+            if r in valid or (not words and r != "previous"):  # free-text actions: any word may be played
+                continue
+            close = difflib.get_close_matches(r, valid, n=2, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            why = (" ('previous' needs previous policies, which a training run does not have)"
+                   if r == "previous" else "")
+            raise InvalidKwargError(f"counterfactual entry {r!r} is neither a replacement keyword nor an action of "
+                                    f"{config.env_id}{why}. Valid: {', '.join(valid)}.{hint}")
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
     TeamSpec({}, config).partners(env)  # a partner kind that does not fit this env fails now
     llm_agents = [a for a in agents if a not in config.partners]
