@@ -369,6 +369,17 @@ def test_counterfactual_accepts_keywords_and_action_words():
                            backends=StandIn(flipping=[]).backend)  # player_1's first move
 
 
+@pytest.mark.parametrize(("backends", "where"), [
+    ("foo", "backends"),
+    ("openai:gpt-4o", "backends"),
+    ({"critic": "embedded"}, "backends['critic']"),
+])
+def test_build_refuses_backend_specs_as_backends(backends, where):
+    """``build(cfg, backends="foo")`` raised AttributeError: 'str' object has no attribute 'model'."""
+    with pytest.raises(InvalidKwargError, match=re.escape(where) + r" must be an LLMBackend.*actor_backend="):
+        lang_pz.training.build(config(Path("unused")), backends=backends)
+
+
 def test_evidence_gate_off_updates_every_agent(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
     train_with(stand_in, config(tmp_path / "run", counterfactual=["down"], evidence_gate=False))

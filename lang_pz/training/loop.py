@@ -112,12 +112,13 @@ def build(
         config: the run configuration.
         backends: one backend for every role, or role -> backend (missing roles are built from
             their specs); default: built from ``config``'s specs, one instance per distinct spec.
+            Spec strings belong in the config (``actor_backend=...``), not here.
         critic: replaces the :class:`~lang_pz.critics.central.CentralCritic` built from the config.
         optimiser: replaces the :class:`~lang_pz.optimisers.TextualPolicyOptimiser` built from it.
 
     Raises:
         UnknownEnvironmentError / InvalidKwargError: a bad env id, kwargs, agent name, objective,
-            partner or policy (each message names the value).
+            partner, policy, counterfactual entry or ``backends`` object (each message names the value).
         BackendError / ValueError: a backend spec cannot be built.
     """
     env = lang_pz.make(config.env_id, **config.env_kwargs)
@@ -158,10 +159,17 @@ def build(
         if len(text) > config.max_policy_chars:
             raise InvalidKwargError(f"initial_policies[{a!r}] has {len(text)} characters, more than "
                                     f"max_policy_chars={config.max_policy_chars}; shorten it or raise the limit")
-    given = backends if isinstance(backends, Mapping) else {r: backends for r in ROLES} if backends else {}
+    given = backends if isinstance(backends, Mapping) else {} if backends is None else {r: backends for r in ROLES}
     bad = sorted(set(given) - set(ROLES))
     if bad:
         raise InvalidKwargError(f"backends names unknown role(s) {bad}; roles are {list(ROLES)}")
+    for role, b in given.items():
+        if b is not None and not isinstance(b, LLMBackend):
+            where = f"backends[{role!r}]" if isinstance(backends, Mapping) else "backends"
+            raise InvalidKwargError(
+                f"{where} must be an LLMBackend object (or backends a mapping role -> LLMBackend), got {b!r}; "
+                "pass backend spec strings through the config instead: TrainConfig(actor_backend=..., "
+                "critic_backend=..., optimiser_backend=...)")
     made: dict[str, LLMBackend] = {}
     meters: dict[str, RoleMeter] = {}
     workers = config.worker_count()
