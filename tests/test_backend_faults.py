@@ -247,7 +247,8 @@ def test_a_host_that_does_not_resolve_is_tried_twice_not_eight_times(monkeypatch
 
     monkeypatch.setattr(socket, "getaddrinfo", no_dns)
     backend = fast("http://llm.example.invalid/v1", max_attempts=8)
-    with pytest.raises(BackendUnavailableError, match=r"2 attempt.*'llm\.example\.invalid' does not resolve.*OPENAI_BASE_URL"):
+    resolve = r"2 attempt.*'llm\.example\.invalid' does not resolve.*OPENAI_BASE_URL"
+    with pytest.raises(BackendUnavailableError, match=resolve):
         backend.generate(CHOICE)
     assert lookups == ["llm.example.invalid"] * 2 and backend.retries == {"connection error": 1}
 
