@@ -85,11 +85,22 @@ def spec(env_id: str) -> EnvSpec:
     """
     if env_id in registry:
         return registry[env_id]
-    close = difflib.get_close_matches(env_id, list(registry), n=3, cutoff=0.4)
+    close = _close_ids(env_id)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownEnvironmentError(
         f"no environment {env_id!r} is registered.{hint} `lang-pz envs` lists them."
     )
+
+
+def _close_ids(env_id: str) -> list[str]:
+    """Registered ids close to ``env_id`` (case-insensitive), or whose ``name-vN`` is close to its
+    last part (for a missing family); a cutoff of 0.7 keeps unrelated ids out of the hint."""
+    query = env_id.lower()
+    close = difflib.get_close_matches(query, list(registry), n=3, cutoff=0.7)
+    if close:
+        return close
+    names = {i.split("/")[-1]: i for i in registry}
+    return [names[n] for n in difflib.get_close_matches(query.split("/")[-1], list(names), n=3, cutoff=0.7)]
 
 
 def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:

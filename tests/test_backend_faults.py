@@ -185,7 +185,11 @@ def test_same_retry_seed_same_waits_against_a_server(servers):
     assert runs[0] == runs[1] and len(runs[0]) == 3
 
 
-def test_timeouts_and_retries_are_options_of_make_backend():
+LOCAL = "http://127.0.0.1:9/v1"  # a local endpoint (needs no key); never reached by these tests
+
+
+def test_timeouts_and_retries_are_options_of_make_backend(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", LOCAL)
     b = make_backend("openai:m", timeout_s=2.5, connect_timeout_s=1.0, max_attempts=3, backoff_s=0.1,
                      max_backoff_s=2.0, jitter=0.1, max_retry_after_s=5.0, retry_seed=4, cache=False)
     assert (b._client.timeout.read, b._client.timeout.connect) == (2.5, 1.0)
@@ -209,13 +213,15 @@ def test_a_base_url_that_cannot_work_is_refused_at_once(url, monkeypatch):
         OpenAIBackend("m", cache=False)
 
 
-def test_defaults_a_timeout_no_longer_costs_a_minute_to_connect():
+def test_defaults_a_timeout_no_longer_costs_a_minute_to_connect(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", LOCAL)
     b = OpenAIBackend("m", cache=False)
     assert (b.timeout_s, b.connect_timeout_s, b.max_attempts) == (60.0, 5.0, 8)
     assert b._client.timeout.connect == 5.0
 
 
 def test_backend_options_from_the_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", LOCAL)
     monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", '{"openai": {"timeout_s": 7, "max_attempts": 2}}')
     assert make_backend("openai:m", cache=False).timeout_s == 7.0
     assert make_backend("openai:m", cache=False, max_attempts=5).max_attempts == 5  # kwargs win
@@ -225,6 +231,26 @@ def test_backend_options_from_the_environment(monkeypatch):
     monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", '{"opneai": {}}')
     with pytest.raises(ValueError, match="unknown backend kind"):
         make_backend("openai:m", cache=False)
+
+
+@pytest.mark.parametrize("gai", [(-2, "Name or service not known"), (-3, "Temporary failure in name resolution")])
+def test_a_host_that_does_not_resolve_is_tried_twice_not_eight_times(monkeypatch, gai):
+    """A DNS failure was retried through all 8 attempts (2+ minutes) with a message that did not
+    say the name does not resolve. The resolver is replaced, so no lookup leaves the machine."""
+    import socket
+
+    lookups = []
+
+    def no_dns(host, *args, **kwargs):
+        lookups.append(host)
+        raise socket.gaierror(*gai)
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    backend = fast("http://llm.example.invalid/v1", max_attempts=8)
+    resolve = r"2 attempt.*'llm\.example\.invalid' does not resolve.*OPENAI_BASE_URL"
+    with pytest.raises(BackendUnavailableError, match=resolve):
+        backend.generate(CHOICE)
+    assert lookups == ["llm.example.invalid"] * 2 and backend.retries == {"connection error": 1}
 
 
 # ------------------------------------------------------------------------- item 7: keys

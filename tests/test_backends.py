@@ -218,6 +218,24 @@ def test_make_backend_specs():
     b.close()
 
 
+def test_openai_without_a_key_is_refused_at_construction(monkeypatch):
+    """``openai:gpt-4o`` with no key and no base URL retried a DNS failure for 2 minutes and then
+    never mentioned the missing key."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for build in (lambda: make_backend("openai:gpt-4o", cache=False),
+                  lambda: _openai(model="gpt-4o", base_url="https://api.openai.com/v1")):
+        with pytest.raises(BackendError, match=r"'gpt-4o'.*api\.openai\.com.*OPENAI_API_KEY.*OPENAI_BASE_URL"):
+            build()
+    # a local endpoint needs no key (the placeholder is sent), from the argument or the environment
+    assert _openai(model="m", base_url="http://127.0.0.1:9/v1")._uses_placeholder_key
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    make_backend("openai:m", cache=False).close()
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+    make_backend("openai:gpt-4o", cache=False).close()  # with a key, OpenAI's API is fine
+
+
 def test_choices_grammar_escapes_everything():
     g = choices_gbnf(('say "hi"', "back\\slash", "new\nline", "ünï"))
     body = g.removeprefix("root ::= ")

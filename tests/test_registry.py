@@ -182,3 +182,18 @@ def test_numeric_kwargs_must_be_finite(bad):
 
     with pytest.raises(InvalidKwargError, match="finite"):
         lang_pz.make("butterfly/pistonball-v0", n_pistons=3, time_penalty=bad)
+
+
+@pytest.mark.parametrize(("typo", "expected", "unrelated"), [
+    ("butterfly/pistonbal-v0", "butterfly/pistonball-v0", "tasks/humaneval-v0"),
+    ("classic/tictactoe-v3", "classic/tictactoe-v0", "classic/connect_four-v0"),
+    ("classic/connect4-v0", "classic/connect_four-v0", "classic/rps-v0"),
+    ("tictactoe", "classic/tictactoe-v0", "classic/rps-v0"),
+])
+def test_unknown_id_suggests_only_close_ids(typo, expected, unrelated):
+    """A typo's hint names the close id and no unrelated one (difflib's 0.4 cutoff suggested
+    'tasks/humaneval-v0' for 'butterfly/pistonbal-v0')."""
+    with pytest.raises(UnknownEnvironmentError) as info:
+        lang_pz.make(typo)
+    message = str(info.value)
+    assert repr(expected) in message and repr(unrelated) not in message

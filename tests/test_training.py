@@ -33,7 +33,7 @@ import lang_pz
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import Counterfactual, Credit, Evidence, best_gain
-from lang_pz.error import RunDirError
+from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
 from lang_pz.training import IterationMetrics, TrainConfig, train
@@ -274,6 +274,36 @@ def test_validation_seeds_must_not_be_training_seeds():
     TrainConfig(seed=0, iterations=2, episodes_per_iteration=2, validation_seeds=[4])  # the next seed is free
 
 
+@pytest.mark.parametrize("fields", [
+    {"tolerance": float("nan")},
+    {"momentum": float("nan")},
+    {"critic_temperature": float("inf")},
+    {"critic_credit_levels": [0.0, float("nan")]},
+    {"prices": {"openai:m": (float("inf"), 1.0)}},
+    {"env_kwargs": {"options": {"scale": [1.0, float("nan")]}}},
+    {"backend_options": {"openai:m": {"timeout_s": float("inf")}}},
+])
+def test_config_refuses_non_finite_numbers(fields):
+    """NaN/inf would be written to config.json as null, so --resume of that run always failed."""
+    (name,) = fields
+    with pytest.raises(ValidationError, match=rf"{name}[\s\S]*(finite|nan|inf)"):
+        TrainConfig(**fields)
+
+
+def test_config_json_round_trips():
+    cfg = TrainConfig(tolerance=-0.5, prices={"openai:m": (2.5, 10.0)}, env_kwargs={"n_pistons": 5})
+    assert TrainConfig.model_validate_json(cfg.model_dump_json()) == cfg
+
+
+@pytest.mark.parametrize("field", ["validation_seeds", "test_seeds"])
+def test_config_refuses_negative_seeds(field):
+    """A negative seed failed after the first episode with a message naming neither field nor value."""
+    with pytest.raises(ValidationError, match=rf"{field} \[-1\] are negative.*seeds >= 0"):
+        TrainConfig(**{field: [-1, 2000]})
+    with pytest.raises(ValidationError, match=r"seed[\s\S]*greater than or equal to 0[\s\S]*input_value=-1"):
+        TrainConfig(seed=-1)
+
+
 # -- evidence gate and critic modes --------------------------------------------------------
 
 
@@ -312,6 +342,42 @@ def _stay_return(agent: str, seed: int) -> float:
         return rollout(env, pol, seed=seed).team_return
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(("entry", "env_id", "suggestion"), [
+    ("alternativs", "butterfly/pistonball-v0", "'alternatives'"),
+    ("dwn", "butterfly/pistonball-v0", "'down'"),
+    ("previous", "butterfly/pistonball-v0", "previous policies"),
+    ("rocks", "classic/rps-v0", "'rock'"),
+])
+def test_counterfactual_typo_is_refused_before_anything_is_written(tmp_path, entry, env_id, suggestion):
+    """A typo was re-run as an action word and the optimiser wrote "Play alternativs" into a policy."""
+    stand_in = StandIn(flipping=AGENTS)
+    cfg = TrainConfig(env_id=env_id, env_kwargs=ENV if "piston" in env_id else {}, counterfactual=[entry],
+                      objective="win:player_0" if "rps" in env_id else None, validation_seeds=[VAL_SEED],
+                      run_dir=str(tmp_path / "run"))
+    with pytest.raises(InvalidKwargError, match=rf"counterfactual entry '{entry}'.*alternatives, default, random") as e:
+        train_with(stand_in, cfg)
+    assert suggestion in str(e.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_counterfactual_accepts_keywords_and_action_words():
+    for entry in (["alternatives", "default", "random"], ["stay"]):
+        lang_pz.training.build(config(Path("unused"), counterfactual=entry), backends=StandIn(flipping=[]).backend)
+    lang_pz.training.build(TrainConfig(env_id="classic/tictactoe-v0", objective="win:player_1", counterfactual=["5"]),
+                           backends=StandIn(flipping=[]).backend)  # player_1's first move
+
+
+@pytest.mark.parametrize(("backends", "where"), [
+    ("foo", "backends"),
+    ("openai:gpt-4o", "backends"),
+    ({"critic": "embedded"}, "backends['critic']"),
+])
+def test_build_refuses_backend_specs_as_backends(backends, where):
+    """``build(cfg, backends="foo")`` raised AttributeError: 'str' object has no attribute 'model'."""
+    with pytest.raises(InvalidKwargError, match=re.escape(where) + r" must be an LLMBackend.*actor_backend="):
+        lang_pz.training.build(config(Path("unused")), backends=backends)
 
 
 def test_evidence_gate_off_updates_every_agent(tmp_path):

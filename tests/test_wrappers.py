@@ -382,3 +382,28 @@ def test_gym_wrapper_records_constructor_args():
     recorded = env.spec.additional_wrappers[-1]
     assert recorded.kwargs["strict"] is True
     assert isinstance(env.observation_space, spaces.Dict) and isinstance(env.action_space, spaces.Text)
+
+
+PARALLEL_CASES = [(env_id, api) for env_id, api in ALL_CASES if api == "parallel"]
+
+
+@pytest.mark.parametrize(("env_id", "api"), PARALLEL_CASES)
+def test_parallel_step_names_missing_agents(env_id, api):
+    """``step({"piston_0": "down"})`` raised KeyError 'piston_1' from deep inside PettingZoo."""
+    env = _make(env_id, api)
+    env.reset(seed=0)
+    first, *others = env.agents
+    with pytest.raises(ValueError, match=r"no action for live agent\(s\) \[" + repr(others[0])):
+        env.step({first: "x"})
+    env.step({a: "x" for a in env.agents})  # the refused step changed nothing: a full one still works
+    env.close()
+
+
+@pytest.mark.parametrize(("env_id", "api"), PARALLEL_CASES)
+def test_parallel_step_refuses_a_bare_action(env_id, api):
+    """``step("down")`` raised AttributeError: 'str' object has no attribute 'items'."""
+    env = _make(env_id, api)
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match=r"step takes a dict agent -> action text.*got str 'down'"):
+        env.step("down")
+    env.close()

@@ -13,7 +13,8 @@ waits of :mod:`lang_pz.backends.retry` (exponential backoff, seeded jitter, ``Re
 After ``max_attempts`` attempts the error is :class:`~lang_pz.error.BackendUnavailableError`
 (the last failure was the transport or an HTTP status) or
 :class:`~lang_pz.error.InvalidReplyError` (the last reply was unusable); its message counts the
-failures by kind. Not retried: other HTTP errors (400, 401, 404...) raise
+failures by kind. A host name that does not resolve (DNS) gets only ``DNS_ATTEMPTS`` (2)
+attempts. Not retried: other HTTP errors (400, 401, 404...) raise
 :class:`~lang_pz.error.BackendError` at once with the server's message, and a prompt over the
 model's context (HTTP 400 ``context_length_exceeded``, as OpenAI, vLLM and llama-cpp-python's
 server report it) raises :class:`~lang_pz.error.PromptTooLongError` with the token counts the
@@ -43,6 +44,7 @@ import json
 import logging
 import os
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -56,7 +58,7 @@ try:  # the HTTP library the openai client is built on (httpx2 since openai 3; h
     from httpx2 import Response as _HTTPResponse
 except ImportError:  # pragma: no cover - older openai releases
     from httpx import Response as _HTTPResponse
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
 
 from lang_pz.backends.base import (
     Generation,
@@ -89,6 +91,9 @@ from lang_pz.error import (
 
 StructuredOutput = Literal["json_schema", "json_object"]
 _PLACEHOLDER_KEY = "EMPTY"
+_OPENAI_HOST = "api.openai.com"
+#: Attempts a host name that does not resolve gets (a DNS failure rarely heals within a minute).
+DNS_ATTEMPTS = 2
 _KEYISH = re.compile(r"\b(sk|key|tok)-[A-Za-z0-9_\-*]{8,}")
 log = logging.getLogger(__name__)
 
@@ -100,6 +105,22 @@ def _public_url(url: str) -> str:
     if parts.port:
         netloc += f":{parts.port}"
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _dns_failure(exc: BaseException | None) -> socket.gaierror | None:
+    """The ``socket.gaierror`` (host name did not resolve) behind a connection error, if any."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, socket.gaierror):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def _stop_on_dns_failure(state: RetryCallState) -> bool:
+    """tenacity stop: a request has failed :data:`DNS_ATTEMPTS` times on name resolution."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    return state.attempt_number >= DNS_ATTEMPTS and _dns_failure(exc) is not None
 
 
 def _schema_name(schema: dict[str, Any]) -> str:
@@ -114,7 +135,8 @@ class OpenAIBackend(LLMBackend):
         model: the model name the server serves.
         base_url: endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default
             ``$OPENAI_BASE_URL``, else OpenAI's.
-        api_key: default ``$OPENAI_API_KEY``; local servers need none (a placeholder is sent).
+        api_key: default ``$OPENAI_API_KEY``; local servers need none (a placeholder is sent),
+            OpenAI's own API does (refused at construction without one).
         timeout_s: per-attempt limit in seconds on reading the reply (for a non-streamed reply:
             the whole generation), writing the request and waiting for a pooled connection.
         connect_timeout_s: per-attempt limit in seconds on opening the connection.
@@ -136,6 +158,8 @@ class OpenAIBackend(LLMBackend):
     Raises:
         ValueError: an argument out of range (the message names it), or a base URL that is
             not ``http(s)://host...``.
+        BackendError: no API key for OpenAI's own endpoint (``api.openai.com``, the default
+            when neither ``base_url`` nor ``$OPENAI_BASE_URL`` is given).
     """
 
     def __init__(
@@ -188,6 +212,12 @@ class OpenAIBackend(LLMBackend):
             max_retries=0,
         )
         self.base_url = _public_url(str(self._client.base_url))
+        if self._uses_placeholder_key and urlsplit(self.base_url).hostname == _OPENAI_HOST:
+            raise BackendError(
+                f"OpenAIBackend(model={model!r}) would call OpenAI's API ({self.base_url}) with no API key: "
+                "set OPENAI_API_KEY in the environment (or pass api_key=), or point it at a local "
+                "OpenAI-compatible server with OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (or base_url=...), "
+                "which needs no key")
         self._backoff = Backoff(self.schedule, self._retry_after)
         self._sleep = time.sleep  # tenacity's sleep; tests record the waits here
         self.retries: Counter[str] = Counter()
@@ -322,6 +352,10 @@ class OpenAIBackend(LLMBackend):
                     "response_format (use structured_output='json_object' for llama-cpp-python's "
                     "server) and raise max_attempts if the failures are rare."
                 )
+            if _dns_failure(exc) is not None:
+                return BackendUnavailableError(
+                    msg + f" The host name {urlsplit(self.base_url).hostname!r} does not resolve (DNS): check its "
+                    "spelling in the base_url argument or OPENAI_BASE_URL, and the network.")
             return BackendUnavailableError(
                 msg + " Check that the server is running and reachable at that address (the "
                 "base_url argument or OPENAI_BASE_URL), or raise timeout_s / max_attempts."
@@ -403,7 +437,7 @@ class OpenAIBackend(LLMBackend):
                      self._describe(exc) if exc else "?", state.upcoming_sleep)
 
         retrying = Retrying(
-            stop=stop_after_attempt(self.schedule.max_attempts),
+            stop=stop_any(stop_after_attempt(self.schedule.max_attempts), _stop_on_dns_failure),
             wait=self._backoff,
             retry=retry_if_exception(lambda e: failure_kind(e) is not None),
             before_sleep=before_sleep,

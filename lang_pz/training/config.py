@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
 #: be passed to :func:`lang_pz.training.train` instead).
@@ -21,7 +22,8 @@ SECRET_WORDS = ("key", "secret", "password", "token", "auth", "credential")
 class TrainConfig(BaseModel):
     """Configuration of a training run (also the schema of ``--config`` YAML/JSON files)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # no NaN/inf anywhere: JSON has no such numbers (config.json would hold null and --resume fail)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     env_id: str = Field("butterfly/pistonball-v0", description="registered environment id")
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for lang_pz.make")
@@ -120,6 +122,24 @@ class TrainConfig(BaseModel):
         200, ge=20, le=1024, description="maskills: longest skill description an edit may write")
     max_skill_body_chars: int = Field(600, ge=20, description="maskills: longest skill body an edit may write")
 
+    @field_validator("validation_seeds", "test_seeds")
+    @classmethod
+    def _non_negative_seeds(cls, seeds: list[int], info: Any) -> list[int]:
+        negative = [s for s in seeds if s < 0]
+        if negative:
+            raise ValueError(f"{info.field_name} {negative} are negative; episode seeds are non-negative integers "
+                             "(numpy's rule): choose seeds >= 0")
+        return seeds
+
+    @field_validator("env_kwargs", "backend_options")
+    @classmethod
+    def _finite_options(cls, options: dict[str, Any], info: Any) -> dict[str, Any]:
+        bad = _non_finite(options, info.field_name)
+        if bad:
+            raise ValueError(f"{bad[0]} is {bad[1]!r}: the config is saved as JSON, which has no NaN or infinity "
+                             "(--resume could not read it back); give a finite number")
+        return options
+
     @model_validator(mode="after")
     def _counterfactual_critic_has_evidence(self) -> TrainConfig:
         if self.critic_mode == "counterfactual" and not self.counterfactual:
@@ -192,3 +212,15 @@ class TrainConfig(BaseModel):
             return self.workers
         embedded = all(self.backend_spec(r) == "embedded" for r in ("actor", "critic", "optimiser"))
         return 1 if embedded else 8
+
+
+def _non_finite(value: Any, where: str) -> tuple[str, float] | None:
+    """The first NaN or infinite float nested in ``value`` (dicts, lists, tuples), as ``(path, value)``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{where}[{k!r}]")
+        if found:
+            return found
+    return None

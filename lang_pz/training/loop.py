@@ -16,6 +16,7 @@ iterations and writes the run folder (:mod:`lang_pz.runs`).
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pettingzoo import ParallelEnv
 from pydantic import ValidationError
 
 import lang_pz
@@ -110,12 +112,13 @@ def build(
         config: the run configuration.
         backends: one backend for every role, or role -> backend (missing roles are built from
             their specs); default: built from ``config``'s specs, one instance per distinct spec.
+            Spec strings belong in the config (``actor_backend=...``), not here.
         critic: replaces the :class:`~lang_pz.critics.central.CentralCritic` built from the config.
         optimiser: replaces the :class:`~lang_pz.optimisers.TextualPolicyOptimiser` built from it.
 
     Raises:
         UnknownEnvironmentError / InvalidKwargError: a bad env id, kwargs, agent name, objective,
-            partner or policy (each message names the value).
+            partner, policy, counterfactual entry or ``backends`` object (each message names the value).
         BackendError / ValueError: a backend spec cannot be built.
     """
     env = lang_pz.make(config.env_id, **config.env_kwargs)
@@ -131,6 +134,20 @@ def build(
     both = sorted(set(config.trainable_agents or []) & set(config.partners))
     if both:
         raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
+    if config.counterfactual:  # a typo would be re-run as an action word (and written into policies)
+        infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed),
+                                                                                      env.infos)[1]
+        words = list(dict.fromkeys(w for i in infos.values() for w in i.get("legal_actions") or ()))
+        valid = ["alternatives", "default", "random", *words]
+        for r in config.counterfactual:
+            if r in valid or (not words and r != "previous"):  # free-text actions: any word may be played
+                continue
+            close = difflib.get_close_matches(r, valid, n=2, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            why = (" ('previous' needs previous policies, which a training run does not have)"
+                   if r == "previous" else "")
+            raise InvalidKwargError(f"counterfactual entry {r!r} is neither a replacement keyword nor an action of "
+                                    f"{config.env_id}{why}. Valid: {', '.join(valid)}.{hint}")
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
     TeamSpec({}, config).partners(env)  # a partner kind that does not fit this env fails now
     llm_agents = [a for a in agents if a not in config.partners]
@@ -142,10 +159,17 @@ def build(
         if len(text) > config.max_policy_chars:
             raise InvalidKwargError(f"initial_policies[{a!r}] has {len(text)} characters, more than "
                                     f"max_policy_chars={config.max_policy_chars}; shorten it or raise the limit")
-    given = backends if isinstance(backends, Mapping) else {r: backends for r in ROLES} if backends else {}
+    given = backends if isinstance(backends, Mapping) else {} if backends is None else {r: backends for r in ROLES}
     bad = sorted(set(given) - set(ROLES))
     if bad:
         raise InvalidKwargError(f"backends names unknown role(s) {bad}; roles are {list(ROLES)}")
+    for role, b in given.items():
+        if b is not None and not isinstance(b, LLMBackend):
+            where = f"backends[{role!r}]" if isinstance(backends, Mapping) else "backends"
+            raise InvalidKwargError(
+                f"{where} must be an LLMBackend object (or backends a mapping role -> LLMBackend), got {b!r}; "
+                "pass backend spec strings through the config instead: TrainConfig(actor_backend=..., "
+                "critic_backend=..., optimiser_backend=...)")
     made: dict[str, LLMBackend] = {}
     meters: dict[str, RoleMeter] = {}
     workers = config.worker_count()

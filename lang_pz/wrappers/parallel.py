@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pettingzoo import ParallelEnv
@@ -40,6 +41,7 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
         self._init_language(env.possible_agents, adapter, strict, observation_max_length, action_max_length)
         self._raw_obs: dict[str, Any] = {}
         self._raw_infos: dict[str, dict[str, Any]] = {}
+        self._ended: set[str] = set()  # agents the last step terminated or truncated (they need no action)
 
     def _for_adapter(self, agent: str) -> Any:
         """The last inner observation of ``agent`` as the adapter's hooks get it."""
@@ -67,12 +69,28 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
         return text, info
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._raw_obs, self._raw_infos, self._notes = {}, {}, {}
+        self._raw_obs, self._raw_infos, self._notes, self._ended = {}, {}, {}, set()
         obs, infos = self.env.reset(seed=seed, options=options)
         self._find_holders()
         return self._wrap(obs, infos, {})
 
     def step(self, actions: dict[str, Any]):
+        """Decode each live agent's action text and step the wrapped environment.
+
+        Raises:
+            TypeError: ``actions`` is not a dict agent -> action text.
+            ValueError: a live agent (in ``agents``, not just terminated or truncated) has no action.
+        """
+        if not isinstance(actions, Mapping):
+            example = {a: "..." for a in self.env.agents[:2]}
+            raise TypeError(f"step takes a dict agent -> action text for every live agent, e.g. {example}, "
+                            f"got {type(actions).__name__} {actions!r}")
+        missing = [a for a in self.env.agents if a not in actions and a not in self._ended]
+        if missing:
+            unknown = sorted(set(map(str, actions)) - set(self.possible_agents))
+            extra = f" (actions name {unknown}, which are not agents)" if unknown else ""
+            raise ValueError(f"step got no action for live agent(s) {missing}{extra}: a parallel env takes one "
+                             f"action per agent in env.agents ({list(self.env.agents)}) each step")
         inner, action_infos, notes = {}, {}, {}
         for agent, text in actions.items():
             inner[agent], action_infos[agent], note = decode_action(
@@ -83,6 +101,7 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
                 notes[agent] = note
         self._notes = notes
         obs, rewards, terminations, truncations, infos = self.env.step(inner)
+        self._ended = {a for a in terminations if terminations[a] or truncations.get(a)}
         text, info = self._wrap(obs, infos, action_infos)
         return text, dict(rewards), terminations, truncations, info
 
