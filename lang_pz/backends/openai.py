@@ -44,13 +44,12 @@ import json
 import logging
 import os
 import re
-import socket
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import openai
 
@@ -69,7 +68,12 @@ from lang_pz.backends.base import (
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.llama_cpp import choices_gbnf
 from lang_pz.backends.openai_replies import (
+    DNS_ATTEMPTS,
     ReplyError,
+    dns_failure,
+    public_url,
+    schema_name,
+    stop_on_dns_failure,
     choice_schema,
     context_figures,
     failure_kind,
@@ -92,40 +96,8 @@ from lang_pz.error import (
 StructuredOutput = Literal["json_schema", "json_object"]
 _PLACEHOLDER_KEY = "EMPTY"
 _OPENAI_HOST = "api.openai.com"
-#: Attempts a host name that does not resolve gets (a DNS failure rarely heals within a minute).
-DNS_ATTEMPTS = 2
 _KEYISH = re.compile(r"\b(sk|key|tok)-[A-Za-z0-9_\-*]{8,}")
 log = logging.getLogger(__name__)
-
-
-def _public_url(url: str) -> str:
-    """``url`` without user:password and query string (which may carry credentials)."""
-    parts = urlsplit(url)
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _dns_failure(exc: BaseException | None) -> socket.gaierror | None:
-    """The ``socket.gaierror`` (host name did not resolve) behind a connection error, if any."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, socket.gaierror):
-            return exc
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return None
-
-
-def _stop_on_dns_failure(state: RetryCallState) -> bool:
-    """tenacity stop: a request has failed :data:`DNS_ATTEMPTS` times on name resolution."""
-    exc = state.outcome.exception() if state.outcome is not None else None
-    return state.attempt_number >= DNS_ATTEMPTS and _dns_failure(exc) is not None
-
-
-def _schema_name(schema: dict[str, Any]) -> str:
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
-    return name[:64] or "response"
 
 
 class OpenAIBackend(LLMBackend):
@@ -203,7 +175,7 @@ class OpenAIBackend(LLMBackend):
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 where = "base_url" if base_url else "$OPENAI_BASE_URL"
-                raise ValueError(f"{where} {_public_url(url)!r} is not an http(s) URL with a host; "
+                raise ValueError(f"{where} {public_url(url)!r} is not an http(s) URL with a host; "
                                  "give e.g. 'http://127.0.0.1:8000/v1'")
         self._client = openai.OpenAI(
             api_key=self._secret,
@@ -211,7 +183,7 @@ class OpenAIBackend(LLMBackend):
             timeout=openai.Timeout(self.timeout_s, connect=self.connect_timeout_s),
             max_retries=0,
         )
-        self.base_url = _public_url(str(self._client.base_url))
+        self.base_url = public_url(str(self._client.base_url))
         if self._uses_placeholder_key and urlsplit(self.base_url).hostname == _OPENAI_HOST:
             raise BackendError(
                 f"OpenAIBackend(model={model!r}) would call OpenAI's API ({self.base_url}) with no API key: "
@@ -298,7 +270,7 @@ class OpenAIBackend(LLMBackend):
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.structured_output == "json_object":
             return {"type": "json_object", "schema": schema}
-        return {"type": "json_schema", "json_schema": {"name": _schema_name(schema), "schema": schema}}
+        return {"type": "json_schema", "json_schema": {"name": schema_name(schema), "schema": schema}}
 
     def _completion_grammar(self, request: GenerationRequest) -> str | None:
         if request.choices is None and request.json_schema is None:
@@ -352,7 +324,7 @@ class OpenAIBackend(LLMBackend):
                     "response_format (use structured_output='json_object' for llama-cpp-python's "
                     "server) and raise max_attempts if the failures are rare."
                 )
-            if _dns_failure(exc) is not None:
+            if dns_failure(exc) is not None:
                 return BackendUnavailableError(
                     msg + f" The host name {urlsplit(self.base_url).hostname!r} does not resolve (DNS): check its "
                     "spelling in the base_url argument or OPENAI_BASE_URL, and the network.")
@@ -437,7 +409,7 @@ class OpenAIBackend(LLMBackend):
                      self._describe(exc) if exc else "?", state.upcoming_sleep)
 
         retrying = Retrying(
-            stop=stop_any(stop_after_attempt(self.schedule.max_attempts), _stop_on_dns_failure),
+            stop=stop_any(stop_after_attempt(self.schedule.max_attempts), stop_on_dns_failure),
             wait=self._backoff,
             retry=retry_if_exception(lambda e: failure_kind(e) is not None),
             before_sleep=before_sleep,

@@ -8,15 +8,20 @@
 - :func:`context_figures`: whether an HTTP error says the prompt is over the model's context,
   and the counts it gives (OpenAI, vLLM and llama-cpp-python's server all use
   ``"This model's maximum context length is N tokens ... (P in the messages, ...)"`` with code
-  ``context_length_exceeded``).
+  ``context_length_exceeded``);
+- :func:`public_url`, :func:`dns_failure` / :func:`stop_on_dns_failure` (a host name that does
+  not resolve gets :data:`DNS_ATTEMPTS` attempts), :func:`schema_name`.
 """
 
 from __future__ import annotations
 
 import re
+import socket
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
+from tenacity import RetryCallState
 
 _CONTEXT = re.compile(
     r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long", re.IGNORECASE
@@ -107,3 +112,37 @@ def context_figures(exc: openai.APIStatusError) -> tuple[int | None, int | None]
         first(r"(\d+) in (?:the messages|your prompt)", r"requested tokens \((\d+)\)", r"resulted in (\d+) tokens"),
         first(r"maximum context length is (\d+)", r"context window of (\d+)", r"context length of (\d+)"),
     )
+
+
+#: Attempts a host name that does not resolve gets (a DNS failure rarely heals within a minute).
+DNS_ATTEMPTS = 2
+
+
+def public_url(url: str) -> str:
+    """``url`` without user:password and query string (which may carry credentials)."""
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def dns_failure(exc: BaseException | None) -> socket.gaierror | None:
+    """The ``socket.gaierror`` (host name did not resolve) behind a connection error, if any."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, socket.gaierror):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def stop_on_dns_failure(state: RetryCallState) -> bool:
+    """tenacity stop: a request has failed :data:`DNS_ATTEMPTS` times on name resolution."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    return state.attempt_number >= DNS_ATTEMPTS and dns_failure(exc) is not None
+
+
+def schema_name(schema: dict[str, Any]) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
+    return name[:64] or "response"

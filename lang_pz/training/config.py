@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 #: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
 #: be passed to :func:`lang_pz.training.train` instead).
+#: The roles of a run, each with its own backend spec and usage meter.
+ROLES = ("actor", "critic", "optimiser")
 CriticModeName = Literal["central_credit", "central_global", "independent", "counterfactual"]
 PartnerKind = Literal["random", "heuristic", "greedy"]
 #: Option names refused in ``backend_options`` (the config is written to disk).

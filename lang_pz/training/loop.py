@@ -16,7 +16,6 @@ iterations and writes the run folder (:mod:`lang_pz.runs`).
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +24,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pettingzoo import ParallelEnv
 from pydantic import ValidationError
 
 import lang_pz
@@ -48,7 +46,8 @@ from lang_pz.training.accept import (
     commit_momentum,
     evidence_gate,
 )
-from lang_pz.training.config import TrainConfig
+from lang_pz.training.checks import check_agents, check_counterfactual, check_policies, role_backends
+from lang_pz.training.config import ROLES, TrainConfig
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
 from lang_pz.training.steps import (
     assess,
@@ -60,8 +59,6 @@ from lang_pz.training.steps import (
 )
 from lang_pz.training.team import TeamSpec
 from lang_pz.trajectory import Trajectory
-
-ROLES = ("actor", "critic", "optimiser")
 
 
 @dataclass
@@ -122,54 +119,15 @@ def build(
         BackendError / ValueError: a backend spec cannot be built.
     """
     env = lang_pz.make(config.env_id, **config.env_kwargs)
-    if not hasattr(env, "possible_agents"):
-        raise InvalidKwargError(f"{config.env_id} is a single-agent Gymnasium env; training needs a "
-                                "PettingZoo env (see `lang-pz envs` for the [parallel/aec] ones)")
-    agents = list(env.possible_agents)
-    named = set(config.initial_policies) | set(config.trainable_agents or []) | set(config.partners)
-    unknown = sorted(named - set(agents))
-    if unknown:
-        raise InvalidKwargError(f"initial_policies/trainable_agents/partners name {unknown}, which are not "
-                                f"agents of {config.env_id}; its agents are {agents}")
-    both = sorted(set(config.trainable_agents or []) & set(config.partners))
-    if both:
-        raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
-    if config.counterfactual:  # a typo would be re-run as an action word (and written into policies)
-        infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed),
-                                                                                      env.infos)[1]
-        words = list(dict.fromkeys(w for i in infos.values() for w in i.get("legal_actions") or ()))
-        valid = ["alternatives", "default", "random", *words]
-        for r in config.counterfactual:
-            if r in valid or (not words and r != "previous"):  # free-text actions: any word may be played
-                continue
-            close = difflib.get_close_matches(r, valid, n=2, cutoff=0.6)
-            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            why = (" ('previous' needs previous policies, which a training run does not have)"
-                   if r == "previous" else "")
-            raise InvalidKwargError(f"counterfactual entry {r!r} is neither a replacement keyword nor an action of "
-                                    f"{config.env_id}{why}. Valid: {', '.join(valid)}.{hint}")
+    agents = check_agents(config, env)
+    check_counterfactual(config, env)
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
     TeamSpec({}, config).partners(env)  # a partner kind that does not fit this env fails now
     llm_agents = [a for a in agents if a not in config.partners]
     if not llm_agents:
         raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
-    for a, text in config.initial_policies.items():
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidKwargError(f"initial_policies[{a!r}] must be a non-empty policy text, got {text!r}")
-        if len(text) > config.max_policy_chars:
-            raise InvalidKwargError(f"initial_policies[{a!r}] has {len(text)} characters, more than "
-                                    f"max_policy_chars={config.max_policy_chars}; shorten it or raise the limit")
-    given = backends if isinstance(backends, Mapping) else {} if backends is None else {r: backends for r in ROLES}
-    bad = sorted(set(given) - set(ROLES))
-    if bad:
-        raise InvalidKwargError(f"backends names unknown role(s) {bad}; roles are {list(ROLES)}")
-    for role, b in given.items():
-        if b is not None and not isinstance(b, LLMBackend):
-            where = f"backends[{role!r}]" if isinstance(backends, Mapping) else "backends"
-            raise InvalidKwargError(
-                f"{where} must be an LLMBackend object (or backends a mapping role -> LLMBackend), got {b!r}; "
-                "pass backend spec strings through the config instead: TrainConfig(actor_backend=..., "
-                "critic_backend=..., optimiser_backend=...)")
+    check_policies(config)
+    given = role_backends(backends)
     made: dict[str, LLMBackend] = {}
     meters: dict[str, RoleMeter] = {}
     workers = config.worker_count()
