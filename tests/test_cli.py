@@ -193,3 +193,56 @@ def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch)
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["episode"] for r in records if r["type"] == "episode_error"] == [0]
     assert [r["episode"] for r in records if r["type"] == "episode_end"] == [1]
+
+
+def _one_error(res) -> str:
+    """The single ``error: ...`` line of a refused command (exit code 2, no traceback)."""
+    assert res.exit_code == 2, _out(res)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    text = res.output  # click's CliRunner puts stderr in the output too
+    assert "Traceback" not in text and "Errno" not in text and "errors.pydantic.dev" not in text, text
+    lines = [x for x in text.splitlines() if x.startswith("error: ")]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def test_train_run_dir_that_is_a_file_names_it(tmp_path):
+    f = tmp_path / "F"
+    f.write_text("x")
+    line = _one_error(runner.invoke(app, ["train", "--run-dir", str(f), "--backend", "openai:x"]))
+    assert f"--run-dir {f} is a file" in line and "folder" in line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--iterations", "0"], "error: iterations: Input should be greater than or equal to 1 (got 0)"),
+    (["--executor", "foo"], "error: executor: Input should be 'local' or 'ray' (got 'foo')"),
+    (["--set", "momentum=2"], "error: momentum: Input should be less than 1 (got 2)"),
+])
+def test_config_value_errors_are_one_line_per_field(tmp_path, args, expected):
+    line = _one_error(runner.invoke(app, ["train", *args, "--run-dir", str(tmp_path / "r")]))
+    assert line == expected
+    assert not (tmp_path / "r").exists()
+
+
+def test_two_bad_config_values_give_two_lines(tmp_path):
+    res = runner.invoke(app, ["train", "--iterations", "0", "--executor", "foo", "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "errors.pydantic.dev" not in _out(res)
+    lines = [x for x in res.output.splitlines() if x.startswith("error: ")]
+    assert [x.split(":")[1].strip() for x in lines] == ["iterations", "executor"]
+
+
+def test_set_without_equals_says_key_value():
+    line = _one_error(runner.invoke(app, ["train", "--set", "iterations"]))
+    assert "--set needs KEY=VALUE, got 'iterations'" in line and "did you mean" not in line
+
+
+def test_train_help_lists_every_critic_mode():
+    from typing import get_args
+
+    from lang_pz.training.config import CriticModeName
+
+    res = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0
+    line = next(x for x in res.output.splitlines() if "--critic-mode" in x)
+    for mode in get_args(CriticModeName):
+        assert mode in line, (mode, line)
