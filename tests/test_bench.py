@@ -175,3 +175,41 @@ def test_cli_bench(tmp_path):
     assert res.exit_code == 2 and "at least one --team" in res.output
     res = runner.invoke(app, ["bench", "--out", str(tmp_path), "--env", "x", "--config", "y.yaml", "--team", "random"])
     assert res.exit_code == 2 and "either --config" in res.output
+
+
+def test_cli_bench_out_that_is_a_file_is_named(tmp_path):
+    from lang_pz.cli import app
+
+    f = tmp_path / "F"
+    f.write_text("x")
+    res = CliRunner().invoke(app, ["bench", "--out", str(f), "--env", "classic/rps-v0", "--team", "random"])
+    assert res.exit_code == 2 and "Errno" not in res.output and "Traceback" not in res.output
+    assert f"error: --out {f} is a file; bench writes a results folder" in res.output
+
+
+@pytest.mark.parametrize("env_args, word, legal", [
+    (["--env", "butterfly/pistonball-v0", "--kw", "n_pistons=5"], "sideways", "down, stay, up"),
+    (["--env", "classic/tictactoe-v0", "--objective", "win:player_1"], "sideways", "1, 2, 3"),
+])
+def test_cli_bench_refuses_a_constant_word_the_env_does_not_read(tmp_path, env_args, word, legal):
+    from lang_pz.cli import app
+
+    res = CliRunner().invoke(app, ["bench", "--out", str(tmp_path / "b"), *env_args, "--team", "random",
+                                   "--team", f"constant:{word}", "--seeds", "0"])
+    assert res.exit_code == 2, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("error: "))
+    assert f"'constant:{word}'" in line and f"{word!r} is not an action word" in line and legal in line
+    assert not (tmp_path / "b" / "episodes.jsonl").exists()
+
+
+def test_cli_bench_takes_action_words_in_any_case_and_other_forms(tmp_path):
+    from lang_pz.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["bench", "--out", str(tmp_path / "a"), "--env", "butterfly/pistonball-v0",
+                              "--kw", "n_pistons=5", "--kw", "max_cycles=10", "--team", "piston_0=constant:UP;*=random",
+                              "--seeds", "0", "--no-plot"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["bench", "--out", str(tmp_path / "b"), "--env", "classic/tictactoe-v0", "--objective",
+                              "win:player_1", "--team", "constant:top-left", "--seeds", "0", "--no-plot"])
+    assert res.exit_code == 0, res.output  # not a legal word, but the env reads it as square 1

@@ -161,7 +161,8 @@ def test_play_a_runs_final_per_agent_policies(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text("{}")
-    write_policies(run / "final" / "policies", {"piston_0": "Always push down.", "piston_1": "Always stay."})
+    write_policies(run / "final" / "policies", {"piston_0": "Always push down.", "piston_1": "Always stay.",
+                                                 "piston_2": "Always push up.", "piston_3": "Always push up."})
     res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4", "--kw", "hold=25",
                               "--policies", str(run), "--policy-text", "Always push up.", "--show", "0"])
     assert res.exit_code == 0, _out(res)
@@ -193,3 +194,100 @@ def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch)
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["episode"] for r in records if r["type"] == "episode_error"] == [0]
     assert [r["episode"] for r in records if r["type"] == "episode_end"] == [1]
+
+
+def _one_error(res) -> str:
+    """The single ``error: ...`` line of a refused command (exit code 2, no traceback)."""
+    assert res.exit_code == 2, _out(res)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    text = res.output  # click's CliRunner puts stderr in the output too
+    assert "Traceback" not in text and "Errno" not in text and "errors.pydantic.dev" not in text, text
+    lines = [x for x in text.splitlines() if x.startswith("error: ")]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def test_train_run_dir_that_is_a_file_names_it(tmp_path):
+    f = tmp_path / "F"
+    f.write_text("x")
+    line = _one_error(runner.invoke(app, ["train", "--run-dir", str(f), "--backend", "openai:x"]))
+    assert f"--run-dir {f} is a file" in line and "folder" in line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--iterations", "0"], "error: iterations: Input should be greater than or equal to 1 (got 0)"),
+    (["--executor", "foo"], "error: executor: Input should be 'local' or 'ray' (got 'foo')"),
+    (["--set", "momentum=2"], "error: momentum: Input should be less than 1 (got 2)"),
+])
+def test_config_value_errors_are_one_line_per_field(tmp_path, args, expected):
+    line = _one_error(runner.invoke(app, ["train", *args, "--run-dir", str(tmp_path / "r")]))
+    assert line == expected
+    assert not (tmp_path / "r").exists()
+
+
+def test_two_bad_config_values_give_two_lines(tmp_path):
+    res = runner.invoke(app, ["train", "--iterations", "0", "--executor", "foo", "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "errors.pydantic.dev" not in _out(res)
+    lines = [x for x in res.output.splitlines() if x.startswith("error: ")]
+    assert [x.split(":")[1].strip() for x in lines] == ["iterations", "executor"]
+
+
+def test_set_without_equals_says_key_value():
+    line = _one_error(runner.invoke(app, ["train", "--set", "iterations"]))
+    assert "--set needs KEY=VALUE, got 'iterations'" in line and "did you mean" not in line
+
+
+def test_train_help_lists_every_critic_mode():
+    from typing import get_args
+
+    from lang_pz.training.config import CriticModeName
+
+    res = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0
+    line = next(x for x in res.output.splitlines() if "--critic-mode" in x)
+    for mode in get_args(CriticModeName):
+        assert mode in line, (mode, line)
+
+
+def _trained_run(tmp_path, n_pistons: int = 5):
+    import json
+
+    from lang_pz.runs import write_policies
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"env_id": "butterfly/pistonball-v0",
+                                                 "env_kwargs": {"n_pistons": n_pistons, "hold": 25}}))
+    write_policies(run / "final" / "policies", {f"piston_{i}": f"Policy {i}: always push up." for i in range(n_pistons)})
+    return run
+
+
+def test_play_refuses_a_run_whose_policies_do_not_cover_the_env(tmp_path):
+    run = _trained_run(tmp_path)
+    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=8",
+                                          "--policies", str(run)]))
+    assert "no policy for ['piston_5', 'piston_6', 'piston_7']" in line
+    assert "trained on butterfly/pistonball-v0 with --kw n_pistons=5 --kw hold=25" in line
+    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4",
+                                          "--policies", str(run)]))
+    assert "['piston_4'], which are not agents" in line and "--kw n_pistons=5" in line
+
+
+def test_play_a_run_without_kw_uses_the_runs_env_kwargs(tmp_path, monkeypatch):
+    import lang_pz.backends
+    from lang_pz.backends import ScriptedBackend
+
+    seen = []
+
+    def reply(req):
+        seen.append(req)
+        return req.choices[0]
+
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(reply))
+    run = _trained_run(tmp_path)
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--policies", str(run), "--show", "0"])
+    assert res.exit_code == 0, _out(res)
+    assert "using the env kwargs the run" in _out(res) and "--kw n_pistons=5 --kw hold=25" in _out(res)
+    assert "piston_4=" in res.output and "piston_5=" not in res.output  # 5 pistons, as trained
+    prompts = " ".join(str(r) for r in seen)
+    assert all(f"Policy {i}: always push up." in prompts for i in range(5))

@@ -188,3 +188,25 @@ def test_a_credit_that_prints_as_zero_blames_no_one(tmp_path):
     lines = dict(decisions(load_run(run)))
     assert "no one blamed (lowest credit +0.00)" in lines[0] and "blamed" not in lines[0].replace("no one blamed", "")
     assert "blamed piston_1 (credit -0.40)" in lines[1]
+
+
+def _one_error(res) -> str:
+    assert res.exit_code == 2, res.output
+    text = res.output  # click's CliRunner puts stderr in the output too
+    assert "Traceback" not in text and "Errno" not in text, text
+    lines = [x for x in text.splitlines() if x.startswith("error: ")]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def test_report_out_that_is_a_folder_or_not_png_is_refused(tmp_path):
+    root = make_run(tmp_path / "run", [True])
+    runner = CliRunner()
+    folder = tmp_path / "D"
+    folder.mkdir()
+    line = _one_error(runner.invoke(app, ["report", str(root), "--out", str(folder)]))
+    assert f"--out {folder} is a folder" in line and str(folder / "learning_curve.png") in line
+    txt = tmp_path / "x.txt"
+    line = _one_error(runner.invoke(app, ["report", str(root), "--out", str(txt)]))
+    assert f"--out {txt}" in line and ".png" in line
+    assert not txt.exists()

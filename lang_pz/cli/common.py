@@ -40,7 +40,30 @@ def yaml_value(value: str, where: str) -> Any:
                                  "quote text values, e.g. --set 'initial_policy=\"Stay: wait\"'") from None
 
 
-def fail(exc: Exception) -> None:
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+def error_lines(exc: BaseException) -> list[str]:
+    """What the user reads for ``exc``: one line per problem.
+
+    A pydantic ``ValidationError`` gives ``field: message (got VALUE)`` per problem, without
+    pydantic's documentation links; an ``OSError`` names its path before the system's reason;
+    anything else is ``str(exc)``.
+    """
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        lines = []
+        for e in exc.errors(include_url=False):
+            field = ".".join(str(part) for part in e["loc"])
+            msg = str(e["msg"]).removeprefix("Value error, ")
+            lines.append(f"{field}: {msg} (got {e['input']!r})" if field else msg)
+        return lines or [str(exc)]
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+        return [f"{exc.filename}: {exc.strerror}"]
+    return [str(exc) or type(exc).__name__]
+
+
+def fail(exc: BaseException) -> None:
+    """Print ``error: ...`` (one line per problem, :func:`error_lines`) and exit with code 2."""
+    for line in error_lines(exc):
+        typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code=2)
 

@@ -51,7 +51,17 @@ def adherence(
 
 FAULT_CHOICES = ("misplay", "harmful", "idle", "random")
 BASE_CHOICES = ("heuristic", "greedy", "random", "oracle")
-MODE_CHOICES = ("central_credit", "central_global", "independent", "counterfactual")
+
+
+def _critic_modes() -> tuple[str, ...]:
+    from typing import get_args
+
+    from lang_pz.training.config import CriticModeName
+
+    return tuple(get_args(CriticModeName))
+
+
+MODE_CHOICES = _critic_modes()  # from the config's Literal type, so the two cannot drift
 SPECIAL_EVIDENCE = ("alternatives", "reference", "default", "random")
 
 

@@ -45,8 +45,9 @@ def play(
     out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
     show: Annotated[int, typer.Option(min=0, help="print the first N agent steps")] = 3,
     policies_from: Annotated[Optional[Path], typer.Option(
-        "--policies", help="per-agent text policies: a training run folder (its final policies) or a folder of "
-        "AGENT.txt files; agents without one get --policy-text", show_default="none")] = None,
+        "--policies", help="per-agent text policies: a training run folder (its final policies, which must "
+        "cover every agent; without --kw the run's env kwargs are used) or a folder of AGENT.txt files (agents "
+        "without one get --policy-text)", show_default="none")] = None,
     backend_opt: Annotated[Optional[list[str]], typer.Option(
         "--backend-option", help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-option timeout_s=20",
         show_default="none")] = None,
@@ -66,11 +67,16 @@ def play(
         fail(FileExistsError(f"--out {out} already exists; choose another file or delete it"))
     if out is not None and not out.parent.is_dir():
         fail(FileNotFoundError(f"--out {out}: the folder {out.parent} does not exist; create it first"))
-    texts = _policy_texts(policies_from) if policies_from is not None else {}
+    texts, trained = _policy_texts(policies_from) if policies_from is not None else ({}, None)
     if texts and policy != "llm":
         fail(ValueError(f"--policies gives text policies, which need --policy llm (got --policy {policy})"))
+    env_kwargs = parse_kwargs(kw)
+    if trained is not None and not kw and trained.get("env_id") == env_id and trained.get("env_kwargs"):
+        env_kwargs = dict(trained["env_kwargs"])
+        typer.echo(f"using the env kwargs the run {policies_from} was trained with: {_kw_args(env_kwargs)} "
+                   "(give --kw to override)", err=True)
     try:
-        env = lang_pz.make(env_id, api=api, **parse_kwargs(kw))  # type: ignore[arg-type]
+        env = lang_pz.make(env_id, api=api, **env_kwargs)  # type: ignore[arg-type]
         if not hasattr(env, "possible_agents"):
             fail(ValueError(f"{env_id} is a single-agent Gymnasium env; `play` runs PettingZoo envs"))
         policies: dict[str, Policy]
@@ -81,7 +87,11 @@ def play(
             unknown = sorted(set(texts) - set(env.possible_agents))
             if unknown:
                 fail(ValueError(f"--policies {policies_from} has policies for {unknown}, which are not agents of "
-                                f"{env_id} ({', '.join(env.possible_agents)})"))
+                                f"{env_id} ({', '.join(env.possible_agents)}){_trained_on(trained)}"))
+            missing = [a for a in env.possible_agents if a not in texts]
+            if trained is not None and missing:
+                fail(ValueError(f"--policies {policies_from}: the run has no policy for {missing} of {env_id} "
+                                f"(it has {sorted(texts)}){_trained_on(trained)}"))
             llm = make_backend(backend, **parse_kwargs(backend_opt, "--backend-option"))
             policies = {a: LLMPolicy(texts.get(a, policy_text), llm) for a in env.possible_agents}
         elif policy == "random":
@@ -129,21 +139,46 @@ def play(
 
 
 
-def _policy_texts(path: Path) -> dict[str, str]:
-    """Text policies from a run folder (its final policies, else its last iteration's) or a folder of AGENT.txt."""
+def _policy_texts(path: Path) -> tuple[dict[str, str], dict | None]:
+    """Text policies from a run folder (its final policies, else its last iteration's) or a folder of
+    AGENT.txt, and the run's config (``None`` for a folder of AGENT.txt)."""
     from lang_pz.runs import RunFolder, read_policies
 
     if not path.is_dir():
         fail(FileNotFoundError(f"--policies {path} is not a folder (give a run folder or a folder of AGENT.txt files)"))
     run = RunFolder(path)
     if run.config.exists():
+        try:
+            config = json.loads(run.config.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            fail(ValueError(f"--policies {path}: {run.config} is not readable JSON ({exc})"))
+        config = config if isinstance(config, dict) else {}
         if run.final_policies.is_dir():
-            return read_policies(run.final_policies)
+            return read_policies(run.final_policies), config
         done = run.completed_iterations()
         if not done:
             fail(ValueError(f"--policies {path}: the run has no completed iteration yet"))
-        return dict(done[-1]["policies"])
+        return dict(done[-1]["policies"]), config
     texts = read_policies(path)
     if not texts:
         fail(ValueError(f"--policies {path} holds no AGENT.txt file"))
-    return texts
+    return texts, None
+
+
+def _kw_args(kwargs: dict) -> str:
+    """``--kw K=V ...`` as a user would type it (values as JSON, which is YAML)."""
+    import shlex
+
+    return " ".join("--kw " + shlex.quote(f"{k}={v if isinstance(v, str) else json.dumps(v)}")
+                    for k, v in kwargs.items())
+
+
+def _trained_on(config: dict | None) -> str:
+    """A hint naming the env and kwargs the run was trained on ("" if its config does not say)."""
+    if not config or not config.get("env_id"):
+        return ""
+    kws = _kw_args(dict(config.get("env_kwargs") or {}))
+    if not kws:
+        return f"; the run was trained on {config['env_id']} with its default kwargs: drop --kw"
+    return (f"; the run was trained on {config['env_id']} with {kws}: give those --kw, or no --kw to use the "
+            "run's")

@@ -25,6 +25,16 @@ def _config_help() -> str:
     return escape("\n\n".join(lines))
 
 
+def _choices(field: str) -> str:
+    """The values of a TrainConfig ``Literal`` field as "a, b or c" (taken from the type: cannot drift)."""
+    from typing import get_args
+
+    from lang_pz.training import TrainConfig
+
+    values = [str(v) for v in get_args(TrainConfig.model_fields[field].annotation)]
+    return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else "".join(values)
+
+
 @app.command(epilog=_config_help())
 def train(
     config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
@@ -35,7 +45,7 @@ def train(
     episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration \\[default: 1]")] = None,
     seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
     critic_mode: Annotated[Optional[str], typer.Option(
-        help="central_credit, central_global or independent \\[default: central_credit]")] = None,
+        help=f"{_choices('critic_mode')} \\[default: central_credit]")] = None,
     backend: Annotated[Optional[str], typer.Option(help="actor backend \\[default: embedded]")] = None,
     critic_backend: Annotated[Optional[str], typer.Option(help="critic backend \\[default: actor's]")] = None,
     optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend \\[default: actor's]")] = None,
@@ -103,14 +113,19 @@ def train(
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     for pair in set_ or []:
         key, sep, value = pair.partition("=")
-        if not sep or key not in TrainConfig.model_fields:
+        if not sep:
+            fail(ValueError(f"--set needs KEY=VALUE, got {pair!r} (e.g. --set {pair}=VALUE)"))
+        if key not in TrainConfig.model_fields:
             close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
-            fail(ValueError(f"--set {pair!r}: not KEY=VALUE with a TrainConfig field"
+            fail(ValueError(f"--set {pair!r}: {key!r} is not a TrainConfig field"
                              f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"))
         annotation = str(TrainConfig.model_fields[key].annotation)
         # text fields take the value as written ("No", "Stay: wait" stay text)
         fields[key] = value if annotation in ("<class 'str'>", "str | None") else yaml_value(value, f"--set {key}")
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
+    target = Path(str(fields["run_dir"])).expanduser()
+    if target.exists() and not target.is_dir():
+        fail(NotADirectoryError(f"--run-dir {target} is a file; give a new (or empty) folder for the run"))
     try:
         cfg = TrainConfig(**fields)
         result = run_training(cfg, progress=say)
@@ -148,6 +163,13 @@ def report(
     from lang_pz.error import LangPZError
     from lang_pz.report import load_run, plot_learning_curve, summary_text
 
+    if out is not None:
+        if out.is_dir():
+            fail(IsADirectoryError(f"--out {out} is a folder; give the PNG file to write, e.g. "
+                                   f"--out {out / 'learning_curve.png'}"))
+        if out.suffix.lower() != ".png":
+            fail(ValueError(f"--out {out}: the learning curve is a PNG; give a path ending in .png, e.g. "
+                            f"--out {out.with_suffix('.png')}"))
     try:
         run = load_run(run_dir)
         png = plot_learning_curve(run, out or run_dir / "learning_curve.png")
