@@ -27,6 +27,17 @@ def test_misspelt_embedded_option_gets_a_did_you_mean():
         make_backend("embedded", n_thread=1, cache=False)
 
 
+def test_a_bad_option_from_the_environment_variable_names_it(monkeypatch):
+    pytest.importorskip("llama_cpp")
+    monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", '{"embedded": {"n_thread": 1}}')
+    with pytest.raises(ValueError, match=r"^\$LANG_PZ_BACKEND_OPTIONS \('embedded'\): LlamaCppBackend has no option "
+                                         r"'n_thread'; did you mean 'n_threads'"):
+        make_backend("embedded", cache=False)
+    monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", "{}")
+    with pytest.raises(ValueError, match="^LlamaCppBackend has no option 'n_thread'"):  # an argument: no source
+        make_backend("embedded", n_thread=1, cache=False)
+
+
 @pytest.mark.integration
 def test_n_threads_reaches_llama_cpp(monkeypatch):
     pytest.importorskip("llama_cpp")

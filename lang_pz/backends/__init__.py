@@ -91,7 +91,7 @@ def _env_options(kind: str) -> dict[str, Any]:
     return dict(options.get(kind, {}))
 
 
-def _check_options(cls: type, options: dict[str, Any], fixed: tuple[str, ...]) -> None:
+def _check_options(cls: type, options: dict[str, Any], fixed: tuple[str, ...], source: str = "") -> None:
     valid = [n for n, p in inspect.signature(cls.__init__).parameters.items()
              if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")]
     valid = [n for n in valid if n not in fixed]
@@ -99,7 +99,7 @@ def _check_options(cls: type, options: dict[str, Any], fixed: tuple[str, ...]) -
         if name not in valid:
             close = [_ALIASES[name]] if name in _ALIASES else difflib.get_close_matches(name, valid, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"{cls.__name__} has no option {name!r}{hint} (options: {', '.join(valid)})")
+            raise ValueError(f"{source}{cls.__name__} has no option {name!r}{hint} (options: {', '.join(valid)})")
 
 
 def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
@@ -126,14 +126,18 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
     if name == "embedded" and not sep:
         from lang_pz.backends.llama_cpp import LlamaCppBackend
 
-        options = {**_env_options("embedded"), **kwargs}
-        _check_options(LlamaCppBackend, options, ())
+        from_env = _env_options("embedded")
+        _check_options(LlamaCppBackend, from_env, (), source=f"${OPTIONS_ENV} ('embedded'): ")
+        _check_options(LlamaCppBackend, kwargs, ())
+        options = {**from_env, **kwargs}
         return LlamaCppBackend(**options)
     if name == "openai" and sep and rest:
         from lang_pz.backends.openai import OpenAIBackend
 
-        options = {**_env_options("openai"), **kwargs}
-        _check_options(OpenAIBackend, options, ("model",))
+        from_env = _env_options("openai")
+        _check_options(OpenAIBackend, from_env, ("model",), source=f"${OPTIONS_ENV} ('openai'): ")
+        _check_options(OpenAIBackend, kwargs, ("model",))
+        options = {**from_env, **kwargs}
         return OpenAIBackend(model=rest, **options)
     hint = ""
     if name == "openai":
