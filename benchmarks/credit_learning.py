@@ -126,6 +126,17 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def per_seed(rows: list[dict]) -> str:
+    """One line per run: the wrong agents, the held-out test curve, what changed, time."""
+    lines = ["| seed | wrong agents | critic mode | held-out test per iteration (last: final) | changed | "
+             "uncached calls | training s |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        curve = " -> ".join("n/a" if v is None else f"{v:.1f}" for v in r["curve"])
+        lines.append(f"| {r['seed']} | {', '.join(r['wrong'])} | {r['mode']} | {curve} | {', '.join(r['changed']) or '-'} "
+                     f"| {r['uncached_calls']} | {r['seconds']:.0f} |")
+    return "\n".join(lines)
+
+
 def plot(rows: list[dict], path: Path) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -185,7 +196,8 @@ def main() -> None:
         f"# Which agent should change? (`python benchmarks/credit_learning.py`, {minutes:.0f} min)\n\n"
         f"{args.seeds} training seeds x {len(args.modes)} critic modes, {args.iterations} iterations, budget "
         f"{args.budget} uncached calls per run, {args.validation_seeds} validation and {args.test_seeds} test seeds; "
-        "see the script's docstring for the setup.\n\n" + text + "\n\n![curves](credit_learning.png)\n")
+        "see the script's docstring for the setup.\n\n" + text + "\n\n![curves](credit_learning.png)\n\n"
+        + per_seed(rows) + "\n")
     print(text)
     print(f"{minutes:.1f} min")
 
