@@ -68,7 +68,6 @@ from lang_pz.backends.base import (
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.llama_cpp import choices_gbnf
 from lang_pz.backends.openai_replies import (
-    DNS_ATTEMPTS,
     ReplyError,
     dns_failure,
     public_url,

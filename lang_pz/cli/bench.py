@@ -81,8 +81,6 @@ def bench(
         fail(exc)
 
 
-
-
 def _check_constant_seats(cases: list) -> None:
     """Refuse a ``constant:WORD`` seat whose WORD the env does not read as an action (it would play
     its fallback at every step): WORD must be one of the agent's legal action words at the first
@@ -99,9 +97,9 @@ def _check_constant_seats(cases: list) -> None:
     for case in cases:
         if not any(seat.startswith("constant:") for t in case.teams for seat in t.seats.values()):
             continue
-        for team in case.teams:
-            env = lang_pz.make(case.env_id, api=case.api, **dict(case.kwargs))  # type: ignore[arg-type]
-            try:
+        env = lang_pz.make(case.env_id, api=case.api, **dict(case.kwargs))  # type: ignore[arg-type]
+        try:
+            for team in case.teams:
                 reset = env.reset(seed=int(case.seeds[0]))
                 aec = reset is None  # AEC's reset returns nothing; its infos are an attribute
                 infos = dict(env.infos) if aec else reset[1]
@@ -128,7 +126,7 @@ def _check_constant_seats(cases: list) -> None:
                             f"team {team.name!r}: seat 'constant:{word}' of {agent}: {word!r} is not an action "
                             f"word of {case.env_id} (legal: {', '.join(legal[agent])}); e.g. "
                             f"constant:{legal[agent][0]}")
-            finally:
-                close = getattr(env, "close", None)
-                if callable(close):
-                    close()
+        finally:
+            close = getattr(env, "close", None)
+            if callable(close):
+                close()

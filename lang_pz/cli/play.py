@@ -142,6 +142,7 @@ def play(
 def _policy_texts(path: Path) -> tuple[dict[str, str], dict | None]:
     """Text policies from a run folder (its final policies, else its last iteration's) or a folder of
     AGENT.txt, and the run's config (``None`` for a folder of AGENT.txt)."""
+    from lang_pz.error import RunDirError
     from lang_pz.runs import RunFolder, read_policies
 
     if not path.is_dir():
@@ -149,10 +150,9 @@ def _policy_texts(path: Path) -> tuple[dict[str, str], dict | None]:
     run = RunFolder(path)
     if run.config.exists():
         try:
-            config = json.loads(run.config.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            fail(ValueError(f"--policies {path}: {run.config} is not readable JSON ({exc})"))
-        config = config if isinstance(config, dict) else {}
+            config = run.load_config()
+        except RunDirError as exc:
+            fail(ValueError(f"--policies {path}: {exc}"))
         if run.final_policies.is_dir():
             return read_policies(run.final_policies), config
         done = run.completed_iterations()

@@ -61,7 +61,8 @@ from lang_pz.skills.steps import (
 from lang_pz.skills.team import SkillTeamSpec, embedded_actor
 from lang_pz.training.accept import accept, acceptance_groups
 from lang_pz.training.config import TrainConfig
-from lang_pz.training.loop import ROLES, Parts, UsageMeter, build, initial_policies, iteration_metrics
+from lang_pz.training.checks import role_backends
+from lang_pz.training.loop import Parts, UsageMeter, build, initial_policies, iteration_metrics
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
 from lang_pz.training.steps import assess, collect, evaluate, validate
 
@@ -144,7 +145,7 @@ def build_skills(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLM
         raise SkillLibraryError(f"starting library {config.skills}: {'; '.join(problems)}; shorten the skills or "
                                 "raise max_skills / max_skills_per_scope / max_skill_description_chars / "
                                 "max_skill_body_chars")
-    given = dict(backends) if isinstance(backends, Mapping) else {r: backends for r in ROLES} if backends else {}
+    given = role_backends(backends)
     if "actor" not in given and config.executor == "local" and config.backend_spec("actor") == "embedded":
         given["actor"] = embedded_actor("embedded", config.backend_options.get("embedded", {}))
     parts = build(config, backends=given or None)

@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-#: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
-#: be passed to :func:`lang_pz.training.train` instead).
 #: The roles of a run, each with its own backend spec and usage meter.
 ROLES = ("actor", "critic", "optimiser")
+#: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
+#: be passed to :func:`lang_pz.training.train` instead).
 CriticModeName = Literal["central_credit", "central_global", "independent", "counterfactual"]
 PartnerKind = Literal["random", "heuristic", "greedy"]
 #: Option names refused in ``backend_options`` (the config is written to disk).
@@ -212,7 +212,7 @@ class TrainConfig(BaseModel):
         """``workers``, or its default (1 for an all-embedded run, else 8)."""
         if self.workers is not None:
             return self.workers
-        embedded = all(self.backend_spec(r) == "embedded" for r in ("actor", "critic", "optimiser"))
+        embedded = all(self.backend_spec(r) == "embedded" for r in ROLES)
         return 1 if embedded else 8
 
 
