@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
@@ -148,6 +148,41 @@ def shorten_middle(text: str, keep: int) -> str:
     return f"{text[:head]}\n{note}\n{text[len(text) - tail:]}"
 
 
+def fit_to_context(
+    build: Callable[[str], GenerationRequest], text: str, backend: LLMBackend, too_long: Callable[[int], str]
+) -> tuple[GenerationRequest, int]:
+    """The request ``build(text)`` fitted to ``backend``'s context window, and how many characters
+    of ``text`` it left out.
+
+    ``build(text)`` whole if the backend cannot count tokens or the prompt leaves ``max_tokens``
+    (+ :data:`FIT_MARGIN_TOKENS`) free in ``backend.context_window``; else ``build`` of the
+    longest :func:`shorten_middle` of ``text`` that does (found by bisection).
+
+    Raises:
+        PromptTooLongError: the prompt does not fit even with ``text`` left out; its message is
+            ``too_long(context_window)``.
+    """
+    request = build(text)
+    n_ctx = backend.context_window
+    n = None if n_ctx is None else backend.count_tokens(request)
+    if n_ctx is None or n is None or n <= n_ctx - request.max_tokens - FIT_MARGIN_TOKENS:
+        return request, 0
+
+    def fits(keep: int) -> bool:
+        r = build(shorten_middle(text, keep))
+        return (backend.count_tokens(r) or 0) <= n_ctx - r.max_tokens - FIT_MARGIN_TOKENS
+
+    if not fits(0):
+        r = build(shorten_middle(text, 0))
+        raise PromptTooLongError(too_long(n_ctx), prompt_tokens=backend.count_tokens(r), context_window=n_ctx,
+                                 max_tokens=r.max_tokens)
+    lo, hi = 0, len(text) - 1  # bisection: the most characters kept that fit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return build(shorten_middle(text, lo)), len(text) - lo
+
+
 def _prompt_chars(request: GenerationRequest) -> int:
     return len(request.prompt if request.prompt is not None else "".join(m.content for m in request.messages or ()))
 
@@ -227,29 +262,15 @@ class LLMPolicy(Policy):
         Raises:
             PromptTooLongError: the prompt does not fit even with the observation left out.
         """
-        text = observation_text(observation).strip()
-        request = self._request(text, info)
-        n_ctx = self.backend.context_window
-        n = None if n_ctx is None else self.backend.count_tokens(request)
-        if n_ctx is None or n is None or n <= n_ctx - request.max_tokens - FIT_MARGIN_TOKENS:
-            return request, 0
+        def build(text: str) -> GenerationRequest:
+            return self._request(text, info)
 
-        def fits(keep: int) -> bool:
-            r = self._request(shorten_middle(text, keep), info)
-            return (self.backend.count_tokens(r) or 0) <= n_ctx - r.max_tokens - FIT_MARGIN_TOKENS
+        def too_long(n_ctx: int) -> str:
+            return (f"LLMPolicy: the prompt does not fit the model's context window ({n_ctx} tokens) with "
+                    f"max_tokens={build('').max_tokens} even with the whole observation left out; the policy text "
+                    f"({len(self.policy)} characters) is too long: shorten it or use a larger context")
 
-        if not fits(0):
-            r = self._request(shorten_middle(text, 0), info)
-            raise PromptTooLongError(
-                f"LLMPolicy: the prompt does not fit the model's context window ({n_ctx} tokens) with "
-                f"max_tokens={r.max_tokens} even with the whole observation left out; the policy text "
-                f"({len(self.policy)} characters) is too long: shorten it or use a larger context",
-                prompt_tokens=self.backend.count_tokens(r), context_window=n_ctx, max_tokens=r.max_tokens)
-        lo, hi = 0, len(text) - 1  # bisection: the most characters kept that fit
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
-        return self._request(shorten_middle(text, lo), info), len(text) - lo
+        return fit_to_context(build, observation_text(observation).strip(), self.backend, too_long)
 
     def _request(self, text: str, info: Mapping[str, Any] | None) -> GenerationRequest:
         acts = legal_actions(info)

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
-from lang_pz.error import BackendError, PromptTooLongError
+from lang_pz.error import BackendError
 from lang_pz.policies.base import Decision, observation_text
-from lang_pz.policies.llm import FIT_MARGIN_TOKENS, LLMPolicy, shorten_middle
+from lang_pz.policies.llm import LLMPolicy, fit_to_context
 from lang_pz.skills.library import Scoping, SkillLibrary
 from lang_pz.skills.skill import Skill
 from lang_pz.trajectory import Trajectory
@@ -205,34 +205,19 @@ class SkillPolicy(LLMPolicy):
         """The choose request :meth:`decide` sends: the whole observation if the prompt leaves
         ``max_tokens`` (+ :data:`~lang_pz.policies.llm.FIT_MARGIN_TOKENS`) free in the backend's
         context window (or the backend cannot count tokens), else the longest
-        :func:`~lang_pz.policies.llm.shorten_middle` of it that does (as ``LLMPolicy`` fits its prompt).
+        :func:`~lang_pz.policies.llm.shorten_middle` of it that does
+        (:func:`~lang_pz.policies.llm.fit_to_context`, which fits ``LLMPolicy``'s prompt too).
 
         Raises:
             PromptTooLongError: the skill list alone does not fit.
         """
-        text = " ".join(observation_text(observation).split())
-        request = self._choose(text)
-        n_ctx = self.backend.context_window
-        n = None if n_ctx is None else self.backend.count_tokens(request)
-        if n_ctx is None or n is None or n <= n_ctx - request.max_tokens - FIT_MARGIN_TOKENS:
-            return request
+        def too_long(n_ctx: int) -> str:
+            return (f"SkillPolicy ({self.agent}): the skill choice does not fit the model's context window ({n_ctx} "
+                    f"tokens) even with the observation left out: {len(self.skills())} skill cards are too many or "
+                    "too long; offer fewer skills (SkillLimits.max_skills_per_scope) or shorten their descriptions")
 
-        def fits(keep: int) -> bool:
-            r = self._choose(shorten_middle(text, keep))
-            return (self.backend.count_tokens(r) or 0) <= n_ctx - r.max_tokens - FIT_MARGIN_TOKENS
-
-        if not fits(0):
-            raise PromptTooLongError(
-                f"SkillPolicy ({self.agent}): the skill choice does not fit the model's context window ({n_ctx} "
-                f"tokens) even with the observation left out: {len(self.skills())} skill cards are too many or "
-                "too long; offer fewer skills (SkillLimits.max_skills_per_scope) or shorten their descriptions",
-                prompt_tokens=self.backend.count_tokens(self._choose("")), context_window=n_ctx,
-                max_tokens=request.max_tokens)
-        lo, hi = 0, len(text) - 1  # bisection: the most characters kept that fit
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
-        return self._choose(shorten_middle(text, lo))
+        return fit_to_context(self._choose, " ".join(observation_text(observation).split()), self.backend,
+                              too_long)[0]
 
     def _choose(self, text: str) -> GenerationRequest:
         cards = [(n, s.description) for n, (_, s) in self.skills().items()]
