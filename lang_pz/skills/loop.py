@@ -34,17 +34,14 @@ its library); withheld-skill re-runs run on local threads.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from lang_pz.backends import LLMBackend
 from lang_pz.error import InvalidKwargError, RunDirError, SkillLibraryError
-from lang_pz.runs import IterationLog, RunFolder, append_jsonl, atomic_write
+from lang_pz.runs import IterationLog, RunFolder, atomic_write
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.critic import SkillCritic
 from lang_pz.skills.files import read_library, write_library
@@ -62,9 +59,16 @@ from lang_pz.skills.team import SkillTeamSpec, embedded_actor
 from lang_pz.training.accept import accept, acceptance_groups
 from lang_pz.training.config import TrainConfig
 from lang_pz.training.checks import role_backends
-from lang_pz.training.loop import Parts, UsageMeter, build, initial_policies, iteration_metrics
-from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
-from lang_pz.training.steps import assess, collect, evaluate, validate
+from lang_pz.training.loop import (
+    Parts,
+    UsageMeter,
+    build,
+    final_test,
+    initial_policies,
+    iteration_metrics,
+)
+from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
+from lang_pz.training.steps import assess, collect, validate
 
 
 @dataclass
@@ -272,24 +276,8 @@ def train_skills(
             written) or :func:`lang_pz.training.train` raises for its run folder.
     """
     say = progress or (lambda _msg: None)
-    if (config is None) == (resume is None):
-        raise ValueError("give exactly one of config= (a new run) or resume= (a run folder to continue)")
-    start: SkillLibrary | None = None
-    if resume is not None:
-        run = RunFolder(resume)
-        try:
-            config = TrainConfig(**run.load_config())
-        except ValidationError as exc:
-            raise RunDirError(f"{run.config} is not a valid TrainConfig: {exc}") from exc
-        done = run.completed_iterations()
-        if run.iteration(0).skills.is_dir():
-            start = read_library(run.iteration(0).skills)
-    else:
-        assert config is not None
-        run = RunFolder(config.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
-        run.check_new()
-        config = config.model_copy(update={"run_dir": str(run.root)})
-        done = []
+    run, config, done = open_run(config, resume)
+    start = read_library(run.iteration(0).skills) if resume is not None and run.iteration(0).skills.is_dir() else None
     if config.method != "maskills":
         raise ValueError(f"train_skills trains skill libraries (method 'maskills'); this config's method is "
                          f"{config.method!r}: use lang_pz.training.train")
@@ -323,17 +311,9 @@ def train_skills(
         write_library(state.library, run.final_skills, overwrite=True)
         result.final_policies, result.final_library = dict(state.policies), state.library
         if config.test_seeds:
-            values = evaluate(parts.envs, sp.team(state.library, state.policies), config.test_seeds,
-                              objective=parts.objective, executor=parts.executor)
-            atomic_write(run.final_test, "")
-            for i, (s, v) in enumerate(zip(config.test_seeds, values)):
-                append_jsonl(run.final_test, {"episode": i, "policies": "final", "seed": s, "objective": round(v, 3)})
-            result.final_test_return = sum(values) / len(values)
+            result.final_test_return = final_test(config, parts, run, sp.team(state.library, state.policies))
     finally:
-        parts.envs.close()
-        close = getattr(parts.executor, "close", None)
-        if callable(close):
-            close()
+        parts.close()
     return result
 
 

@@ -24,8 +24,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 import lang_pz
 from lang_pz.backends import LLMBackend, make_backend
 from lang_pz.backends.limit import RequestLimit
@@ -34,7 +32,7 @@ from lang_pz.critics.base import Critic
 from lang_pz.critics.central import CentralCritic
 from lang_pz.critics.counterfactual import best_gain
 from lang_pz.critics.difference import DifferenceCritic
-from lang_pz.error import InvalidKwargError, RunDirError
+from lang_pz.error import InvalidKwargError
 from lang_pz.executor import EnvPool, Executor, LocalExecutor
 from lang_pz.objectives import Objective, default_objective, make_objective
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
@@ -48,7 +46,7 @@ from lang_pz.training.accept import (
 )
 from lang_pz.training.checks import check_agents, check_counterfactual, check_policies, role_backends
 from lang_pz.training.config import ROLES, TrainConfig
-from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
+from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
 from lang_pz.training.steps import (
     assess,
     collect,
@@ -94,6 +92,13 @@ class Parts:
         environment instance (fresh policy objects per episode, so concurrent episodes share no
         state; picklable for remote workers)."""
         return TeamSpec(dict(policies), self.config, self.meters["actor"])
+
+    def close(self) -> None:
+        """Close the environment instances and the executor (its workers)."""
+        self.envs.close()
+        close = getattr(self.executor, "close", None)
+        if callable(close):
+            close()
 
 
 def build(
@@ -281,12 +286,12 @@ def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float 
     )
 
 
-def final_test(config: TrainConfig, parts: Parts, run: RunFolder, policies: Mapping[str, str]) -> float | None:
-    """The held-out test of the final policies, written to ``final/test.jsonl`` (rewritten on resume)."""
+def final_test(config: TrainConfig, parts: Parts, run: RunFolder, team: Callable[[Any], Any]) -> float | None:
+    """The held-out test of the final team (``env -> policies``, e.g. ``parts.actors(policies)``),
+    written to ``final/test.jsonl`` (rewritten on resume)."""
     from lang_pz.runs import append_jsonl, atomic_write
 
-    values = evaluate(parts.envs, parts.actors(policies), config.test_seeds, objective=parts.objective,
-                      executor=parts.executor)
+    values = evaluate(parts.envs, team, config.test_seeds, objective=parts.objective, executor=parts.executor)
     atomic_write(run.final_test, "")
     for i, (s, v) in enumerate(zip(config.test_seeds, values)):
         append_jsonl(run.final_test, {"episode": i, "policies": "final", "seed": s, "objective": round(v, 3)})
@@ -341,22 +346,10 @@ def train(
         from lang_pz.skills.loop import train_skills
 
         return train_skills(config, resume=resume, backends=backends, callbacks=callbacks, progress=progress)
-    if resume is not None:
-        run = RunFolder(resume)
-        try:
-            config = TrainConfig(**run.load_config())
-        except ValidationError as exc:
-            raise RunDirError(f"{run.config} is not a valid TrainConfig: {exc}") from exc
-        done = run.completed_iterations()
-        parts = build(config, backends=backends, critic=critic, optimiser=optimiser)
-    else:
-        assert config is not None
-        run = RunFolder(config.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
-        run.check_new()
-        config = config.model_copy(update={"run_dir": str(run.root)})
-        parts = build(config, backends=backends, critic=critic, optimiser=optimiser)  # before anything is written
+    run, config, done = open_run(config, resume)
+    parts = build(config, backends=backends, critic=critic, optimiser=optimiser)  # before anything is written
+    if resume is None:
         run.create(config.model_dump_json(indent=2))
-        done = []
 
     momentum = Momentum(beta=config.momentum, min_weight=0.2) if config.momentum > 0 else None
     start = initial_policies(config, parts)
@@ -383,9 +376,6 @@ def train(
     run.finish(state.policies)
     result.final_policies = dict(state.policies)
     if config.test_seeds:
-        result.final_test_return = final_test(config, parts, run, state.policies)
-    parts.envs.close()
-    close = getattr(parts.executor, "close", None)
-    if callable(close):
-        close()
+        result.final_test_return = final_test(config, parts, run, parts.actors(state.policies))
+    parts.close()
     return result

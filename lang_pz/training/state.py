@@ -1,13 +1,19 @@
 """What a run carries between iterations (what ``done.json`` stores), what one iteration measured,
-and the callbacks a run calls."""
+the callbacks a run calls, and where a run starts from (:func:`open_run`)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from lang_pz.error import RunDirError
 from lang_pz.optimisers.momentum import Momentum
+from lang_pz.runs import RunFolder
+from lang_pz.training.config import TrainConfig
 from lang_pz.trajectory import Trajectory
 
 
@@ -89,3 +95,28 @@ class Callback:
 
     def on_iteration(self, metrics: IterationMetrics, state: TrainState) -> None:
         """An iteration completed (its ``done.json`` is written)."""
+
+
+def open_run(config: TrainConfig | None, resume: str | Path | None) -> tuple[RunFolder, TrainConfig, list[dict]]:
+    """The run folder, its config and its completed iterations' ``done.json`` records: ``resume``'s
+    (its ``config.json``), or a new run's for ``config`` (its folder checked to be new, not yet
+    created: build the parts first, then ``run.create``).
+
+    Raises:
+        ValueError: both or neither of ``config`` and ``resume``.
+        lang_pz.error.RunDirError: ``resume`` is not a run with a valid config, or a new run's
+            folder is not empty.
+    """
+    if (config is None) == (resume is None):
+        raise ValueError("give exactly one of config= (a new run) or resume= (a run folder to continue)")
+    if resume is not None:
+        run = RunFolder(resume)
+        try:
+            loaded = TrainConfig(**run.load_config())
+        except ValidationError as exc:
+            raise RunDirError(f"{run.config} is not a valid TrainConfig: {exc}") from exc
+        return run, loaded, run.completed_iterations()
+    assert config is not None
+    run = RunFolder(config.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
+    run.check_new()
+    return run, config.model_copy(update={"run_dir": str(run.root)}), []
