@@ -20,7 +20,7 @@ next accepted edit; ``history`` keeps both.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -125,6 +125,11 @@ class Scoping:
     def scopes(self, agent: str) -> tuple[str, ...]:
         """The scopes ``agent`` sees, narrowest first: itself, its role, the team."""
         return tuple(dict.fromkeys((agent, self.role(agent), TEAM)))
+
+    def unseen(self, library: SkillLibrary, agents: Iterable[str]) -> list[str]:
+        """The scopes of ``library`` that none of ``agents`` sees (their skills are never offered)."""
+        seen = {sc for a in agents for sc in self.scopes(a)}
+        return sorted(set(library.scopes) - seen)
 
     def home(self, agent: str) -> str:
         """The scope a new skill for ``agent`` goes to (per ``mode``)."""

@@ -166,8 +166,7 @@ def build_skills(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLM
                                    temperature=config.optimiser_temperature,
                                    retry_temperature=config.retry_temperature, seed=config.seed)
     scoping = Scoping(config.skill_scoping, dict(config.skill_roles))
-    seen = {sc for a in parts.env.possible_agents for sc in scoping.scopes(a)}
-    unseen = sorted(set(start.scopes) - seen)
+    unseen = scoping.unseen(start, parts.env.possible_agents)
     if unseen:
         raise SkillLibraryError(f"starting library {config.skills}: scope folder(s) {unseen} name no agent or role of "
                                 f"{config.env_id} (its agents: {list(parts.env.possible_agents)}), so their skills "

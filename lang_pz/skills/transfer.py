@@ -23,7 +23,7 @@ from lang_pz.backends.base import LLMBackend
 from lang_pz.error import InvalidKwargError
 from lang_pz.objectives import default_objective, make_objective
 from lang_pz.policies.base import Policy
-from lang_pz.skills.library import TEAM, Scoping, SkillLibrary
+from lang_pz.skills.library import Scoping, SkillLibrary
 from lang_pz.skills.policy import SkillPolicy, usage_counts
 from lang_pz.trajectory import Trajectory
 
@@ -146,7 +146,6 @@ def evaluate_library(
         env.close()
     invoked, _ = usage_counts(skilled)
     decisions = sum(1 for t in skilled for s in t.steps if ((s.meta or {}).get("skills") or {}).get("offered"))
-    seen = {sc for a in agents for sc in scoping.scopes(a)} | {TEAM}
     return TransferResult(env_id, kwargs, list(seeds), spec, [obj(t) for t in skilled], [obj(t) for t in plain],
                           {f"{sc}/{n}": c for (sc, n), c in invoked.items()}, decisions,
-                          sorted(set(library.scopes) - seen))
+                          scoping.unseen(library, agents))
