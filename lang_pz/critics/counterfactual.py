@@ -21,9 +21,9 @@ Replacements (``replacements`` entries):
 With ``steps``, only those decisions are replaced and the agent plays its own policy elsewhere.
 
 A re-run is only meaningful if the environment is deterministic given the seed and the
-actions, as PettingZoo's ``seed_test`` checks. The other agents keep their policies, so LLM
-agents are asked again: their calls are counted like any rollout's (with a response cache,
-decisions before the trajectories diverge are served from it).
+actions, as PettingZoo's ``seed_test`` checks. The other agents keep their policies; an LLM agent
+is asked again only where it sees something it did not see in the factual episode, and answers
+from the factual trajectory elsewhere (:mod:`lang_pz.policies.replay`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from lang_pz.objectives import Objective, make_objective
 from lang_pz.policies.base import Policy
 from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.policies.random import RandomPolicy
+from lang_pz.policies.replay import replaying
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
 from lang_pz.trajectory import Trajectory
@@ -184,8 +185,15 @@ def probe_team(
     *,
     previous: Mapping[str, Policy] | None = None,
     seed: int = 0,
+    factual: Trajectory | None = None,
 ) -> dict[str, Policy]:
     """The team of one re-run: ``policies`` with the probe's group replaced.
+
+    With the ``factual`` trajectory (played by ``policies``), every LLM policy that keeps playing
+    answers from it where it would send the request it sent there
+    (:func:`lang_pz.policies.replay.replaying`: the same replies with a deterministic backend, and
+    common random numbers with a sampling one), so a re-run asks the model only where the
+    replacement changed what an agent sees.
 
     Raises:
         LangPZError: the group names an agent without a policy, or ``"previous"`` without
@@ -194,7 +202,8 @@ def probe_team(
     unknown = sorted(set(probe.agents) - set(policies))
     if unknown:
         raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
-    swapped = dict(policies)
+    kept = replaying(policies, factual)
+    swapped = dict(kept)
     word = probe.replacement
     for i, a in enumerate(probe.agents):
         if word == "previous":
@@ -204,7 +213,7 @@ def probe_team(
         elif probe.at_steps is not None:
             fault = "random" if word == "random" else "harmful"
             action = None if word == "random" else ("" if word == "default" else word)
-            swapped[a] = FaultyPolicy(policies[a], fault, probe.at_steps, action=action, seed=seed + i)  # type: ignore[arg-type]
+            swapped[a] = FaultyPolicy(kept[a], fault, probe.at_steps, action=action, seed=seed + i)  # type: ignore[arg-type]
         elif word == "random":
             swapped[a] = RandomPolicy(seed=seed + i)
         else:
@@ -278,5 +287,6 @@ def counterfactuals(
     unknown = sorted({a for g in groups for a in g} - set(policies))
     if unknown:
         raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
-    return [run_probe(env, probe_team(policies, p, previous=previous, seed=seed), p, trajectory, objective)
+    return [run_probe(env, probe_team(policies, p, previous=previous, seed=seed, factual=trajectory), p, trajectory,
+                      objective)
             for p in plan_probes(trajectory, groups, replacements, steps=steps)]

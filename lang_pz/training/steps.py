@@ -117,7 +117,7 @@ def _probe_job(players: _Players, objective: Objective | None, seed: int,
                job: tuple[Trajectory, Probe]) -> Counterfactual:
     trajectory, probe = job
     with players.lease() as (env, team):
-        return run_probe(env, probe_team(team, probe, seed=seed), probe, trajectory, objective)
+        return run_probe(env, probe_team(team, probe, seed=seed, factual=trajectory), probe, trajectory, objective)
 
 
 def collect(

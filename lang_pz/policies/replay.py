@@ -1,0 +1,99 @@
+"""Replay: an LLM policy that answers a re-run from the episode it re-runs, where nothing changed.
+
+A counterfactual re-run replays a factual episode's seed with a few agents' decisions replaced
+(:mod:`lang_pz.critics.counterfactual`), and a candidate's validation episode replays the current
+team's seed with one agent's policy text replaced (:mod:`lang_pz.training.accept`). The other
+agents keep their policies. Until the change reaches an agent's observation, that agent sees
+what it saw in the episode being re-run, and an :class:`~lang_pz.policies.llm.LLMPolicy` is a
+function of its request (its text, the observation, the offered actions, a fixed seed: it keeps
+no state between decisions), so it would send the request it sent there. :class:`ReplayPolicy`
+answers such a request with the reply recorded in that episode's trajectory instead of sending it
+again; any other request goes to the model.
+
+For a deterministic backend (greedy decoding, a seeded sampler, a response cache: the default)
+the replayed reply is the one the model would give, so the re-run's result is unchanged and only
+the calls are saved. For replies sampled afresh on every call it makes the re-run use the same
+random draws as the factual episode wherever nothing changed, the *common random numbers*
+variance reduction (Glasserman & Yao 1992, "Some guidelines and guarantees for common random
+numbers", Management Science 38(6), Sec. 1): the difference between the two episodes is then
+caused by the replacement, not by resampling the unchanged agents.
+
+With 20 Pistonball agents a re-run of one agent's decisions asks all 20 again, so re-runs cost
+N^2 calls per episode; most pistons are far from the change (their observation is local) and
+are now answered from the record (``benchmarks/results/scale.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lang_pz.backends.cache import cache_key
+from lang_pz.policies.base import Decision, Policy
+from lang_pz.policies.llm import LLMPolicy
+from lang_pz.trajectory import AgentStep, Trajectory
+
+
+def _key(policy: LLMPolicy, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None) -> str:
+    return cache_key({}, policy.build_request(observation, info))
+
+
+class ReplayPolicy(Policy):
+    """``policy``, answering the requests it sent in a recorded episode with the recorded replies.
+
+    Args:
+        policy: the LLM policy that plays now.
+        steps: the recorded decisions of one agent (:meth:`Trajectory.agent_steps`); a step's request
+            is rebuilt from its ``observation`` and ``legal_actions`` (a step recorded without
+            ``legal_actions`` is keyed as a free-text or continuous request; one that does not
+            match is sent to the model, never answered wrongly).
+        played: the LLM policy that made ``steps`` (default ``policy``); the requests are rebuilt
+            with it, so a ``policy`` of another text (a candidate) matches none of them and is asked.
+
+    Attributes:
+        replayed: decisions answered from the record this episode.
+        asked: decisions sent to the model this episode.
+    """
+
+    def __init__(self, policy: LLMPolicy, steps: list[AgentStep], played: LLMPolicy | None = None) -> None:
+        self.policy = policy
+        self.memo: dict[str, AgentStep] = {}
+        for s in steps:
+            info = None if s.legal_actions is None else {"legal_actions": s.legal_actions}
+            self.memo.setdefault(_key(played or policy, s.observation, info), s)
+        self.replayed = self.asked = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new episode of the wrapped policy; the counters start again."""
+        self.replayed = self.asked = 0
+        self.policy.reset(seed)
+
+    def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
+        """The recorded decision for the same request, else the wrapped policy's (errors as there)."""
+        step = self.memo.get(_key(self.policy, observation, info))
+        if step is None:
+            self.asked += 1
+            return self.policy.decide(observation, info)
+        self.replayed += 1
+        return Decision(action=step.raw_output.strip(), raw_output=step.raw_output,
+                        meta={**step.meta, "replayed_from_episode": step.episode})
+
+
+def replaying(policies: Mapping[str, Policy], recorded: Trajectory | None,
+              played: Mapping[str, Policy] | None = None) -> dict[str, Policy]:
+    """``policies`` with every :class:`LLMPolicy` answering from ``recorded`` where it asks what the
+    policy that played there asked (:class:`ReplayPolicy`); other policies (scripted, random, skill
+    libraries) unchanged.
+
+    Args:
+        policies: the team that plays now.
+        recorded: an episode of the same seed (``None``: the policies as they are).
+        played: the team that played ``recorded`` (default: ``policies``); an agent whose player
+            there was not an LLM policy is not replayed.
+    """
+    if recorded is None:
+        return dict(policies)
+    played = policies if played is None else played
+    return {a: ReplayPolicy(p, recorded.agent_steps(a), played[a])  # type: ignore[arg-type]
+            if type(p) is LLMPolicy and type(played.get(a)) is LLMPolicy else p
+            for a, p in policies.items()}
