@@ -41,6 +41,10 @@ def _key(policy: LLMPolicy, observation: Mapping[str, Any] | str, info: Mapping[
 class ReplayPolicy(Policy):
     """``policy``, answering the requests it sent in a recorded episode with the recorded replies.
 
+    A replayed decision is the recorded one (reply, token counts, latency, meta), as a response
+    cache hit is, so an episode's records are the same whether a decision was replayed or asked:
+    the calls saved show in the run's usage (``llm_calls``), not in the trajectories.
+
     Args:
         policy: the LLM policy that plays now.
         steps: the recorded decisions of one agent (:meth:`Trajectory.agent_steps`); a step's request
@@ -75,8 +79,8 @@ class ReplayPolicy(Policy):
             self.asked += 1
             return self.policy.decide(observation, info)
         self.replayed += 1
-        return Decision(action=step.raw_output.strip(), raw_output=step.raw_output,
-                        meta={**step.meta, "replayed_from_episode": step.episode})
+        return Decision(action=step.raw_output.strip(), raw_output=step.raw_output, prompt_tokens=step.prompt_tokens,
+                        completion_tokens=step.completion_tokens, latency_s=step.latency_s, meta=dict(step.meta))
 
 
 def replaying(policies: Mapping[str, Policy], recorded: Trajectory | None,

@@ -48,6 +48,7 @@ from lang_pz.training.checks import check_agents, check_counterfactual, check_po
 from lang_pz.training.config import ROLES, TrainConfig
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
 from lang_pz.training.steps import (
+    Reference,
     assess,
     collect,
     evaluate,
@@ -189,9 +190,16 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
 
     envs, ex = parts.envs, parts.executor
 
+    # the last validated team's episodes: the next validation of this iteration replays from them (not
+    # carried to the next iteration, so a resumed iteration makes the same calls as an uninterrupted one)
+    latest: list[Reference | None] = [None]
+
     def val(policies: dict[str, str], label: str) -> float | None:
-        return validate(envs, parts.actors(policies), cfg.validation_seeds, objective=parts.objective, log=log,
-                        label=label, executor=ex)
+        team, episodes = parts.actors(policies), {}
+        value = validate(envs, team, cfg.validation_seeds, objective=parts.objective, log=log, label=label,
+                         executor=ex, reference=latest[-1], on_episode=lambda t: episodes.__setitem__(t.seed, t))
+        latest.append(Reference(team, episodes))
+        return value
 
     actors = parts.actors(state.policies)
     # the held-out test, the current policies' validation and the training episodes are independent

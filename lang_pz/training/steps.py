@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from lang_pz.critics.base import Critic, CriticReport
@@ -44,12 +45,26 @@ from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.optimisers.textual import TextualPolicyOptimiser
 from lang_pz.policies.base import Policy
+from lang_pz.policies.replay import replaying
 from lang_pz.rollout import rollout
 from lang_pz.runs import IterationLog
 from lang_pz.training.team import TeamSpec, worker_env
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
 Team = Mapping[str, Policy] | Callable[[Any], Mapping[str, Policy]]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Episodes a later :func:`validate` of the same seeds may answer from.
+
+    Attributes:
+        team: the team that played them (agent -> policy, or ``env -> team``).
+        episodes: seed -> its trajectory.
+    """
+
+    team: Team
+    episodes: Mapping[int, Trajectory]
 
 
 def _bar(n: int, desc: str) -> Any:
@@ -65,9 +80,9 @@ class _Players:
     it leaves its environments behind; the worker plays in its own (:func:`worker_env`).
     """
 
-    def __init__(self, env: Any, actors: Team, executor: Executor | None) -> None:
+    def __init__(self, env: Any, actors: Team, executor: Executor | None, played: Team | None = None) -> None:
         self.pool = env if isinstance(env, EnvPool) else None
-        self.env, self.actors = env, actors
+        self.env, self.actors, self.played = env, actors, played
         # a remote executor always plays through its workers; threads only pay with more than one
         concurrent = (self.pool is not None and callable(actors) and executor is not None
                       and (executor.workers > 1 or not isinstance(executor, LocalExecutor)))
@@ -77,7 +92,7 @@ class _Players:
         if not isinstance(self.actors, TeamSpec):
             raise TypeError("episodes run on remote workers need a TeamSpec team (Parts.actors), not "
                             f"{type(self.actors).__name__}: a worker builds its own policies from the config")
-        return {"actors": self.actors, "pool": None, "env": None, "executor": None}
+        return {"actors": self.actors, "played": self.played, "pool": None, "env": None, "executor": None}
 
     @contextmanager
     def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
@@ -103,13 +118,18 @@ def _worker_env(team: TeamSpec) -> Any:
     return _WORKER_ENVS[key]
 
 
-def _play(players: _Players, seed: int | None, episode: int) -> tuple[Trajectory, TrajectoryBuffer]:
+def _play(players: _Players, seed: int | None, episode: int, recorded: Trajectory | None = None
+          ) -> tuple[Trajectory, TrajectoryBuffer]:
     buf = TrajectoryBuffer()
     with players.lease() as (env, team):
+        if recorded is not None and players.played is not None:
+            played = players.played
+            team = replaying(team, recorded, played.llm_team() if isinstance(played, TeamSpec)
+                             else played(env) if callable(played) else played)
         return rollout(env, team, seed=seed, episode=episode, writer=buf), buf
 
 
-def _play_job(players: _Players, job: tuple[int | None, int]) -> tuple[Trajectory, TrajectoryBuffer]:
+def _play_job(players: _Players, job: tuple[Any, ...]) -> tuple[Trajectory, TrajectoryBuffer]:
     return _play(players, *job)
 
 
@@ -213,6 +233,8 @@ def validate(
     label: str = "current",
     test: bool = False,
     executor: Executor | None = None,
+    reference: Reference | None = None,
+    on_episode: Callable[[Trajectory], None] | None = None,
 ) -> float | None:
     """Mean objective of ``actors`` on the held-out ``seeds`` (``None`` when there are none),
     episodes concurrently as in :func:`collect`.
@@ -221,12 +243,20 @@ def validate(
     ``label``, ``seed``, ``team_return``, ``objective``; episodes numbered on through the
     iteration, in seed order) and its trajectory to ``validation_trajectories.jsonl``; with
     ``test=True`` (the held-out test, which decides nothing) to ``test.jsonl`` only.
+
+    With a ``reference`` (another team's episodes of the same seeds, e.g. the current team's while
+    a candidate that changes one agent is validated), each LLM agent answers from the reference
+    episode of its seed where it sends the request the reference team's policy sent there
+    (:mod:`lang_pz.policies.replay`): only the changed agents and those their change reaches
+    are asked. ``on_episode`` gets each trajectory, in seed order (to keep as a later reference).
     """
     if not seeds:
         return None
     numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
-    players = _Players(env, actors, executor)
-    played = players.executor.map(functools.partial(_play_job, players), list(zip(seeds, numbers)), remote=True)
+    players = _Players(env, actors, executor, None if reference is None else reference.team)
+    recorded = [None if reference is None else reference.episodes.get(s) for s in seeds]
+    played = players.executor.map(functools.partial(_play_job, players), list(zip(seeds, numbers, recorded)),
+                                  remote=True)
     values = []
     writer = log.validation_writer() if log is not None and not test else None
     try:
@@ -239,6 +269,8 @@ def validate(
                     "episode": traj.episode, "policies": label, "seed": s, "team_return": round(traj.team_return, 3),
                     "objective": round(value, 3)})
             values.append(value)
+            if on_episode is not None:
+                on_episode(traj)
     finally:
         if writer is not None:
             writer.close()

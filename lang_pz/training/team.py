@@ -69,9 +69,13 @@ class TeamSpec:
         kinds = sorted(self.config.partners.items())
         return {a: make_partner(kind, env, a, self.config.seed + i) for i, (a, kind) in enumerate(kinds)}
 
-    def __call__(self, env: Any) -> dict[str, Policy]:
+    def llm_team(self) -> dict[str, Policy]:
+        """The text policies alone (no partners), on the actor backend."""
         backend = self.backend if self.backend is not None else worker_backend(self.config)
-        return make_actors(self.policies, backend, self.partners(env))
+        return make_actors(self.policies, backend)
+
+    def __call__(self, env: Any) -> dict[str, Policy]:
+        return {**self.llm_team(), **self.partners(env)}
 
     def __getstate__(self) -> dict[str, Any]:  # a model or a client never leaves this process
         return {"policies": self.policies, "config": self.config, "backend": None}
