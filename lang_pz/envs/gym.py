@@ -39,10 +39,6 @@ CARTPOLE_ACTIONS = ("left", "right")
 FROZEN_LAKE_ACTIONS = ("left", "down", "right", "up")
 
 
-def _signed(x: float, digits: int = 2) -> str:
-    return f"{x:+.{digits}f}"
-
-
 class CartPoleAdapter(LanguageAdapter):
     """CartPole's four state variables, named, with units, signs and episode limits."""
 
@@ -50,19 +46,30 @@ class CartPoleAdapter(LanguageAdapter):
         super().__init__(action_names=CARTPOLE_ACTIONS, describe_agent=False)
 
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
-        raw = env.unwrapped
-        x, x_dot, theta, theta_dot = (float(v) for v in np.asarray(observation).ravel())
-        limit_deg = math.degrees(raw.theta_threshold_radians)
+        raw = _unwrapped(self, env)
+        x, x_dot, theta, theta_dot = (float(v) for v in np.asarray(observation).ravel().tolist())
+        limits = (raw.x_threshold, raw.theta_threshold_radians)
+        memo = self.__dict__.get("_limits")
+        if memo is None or memo[0] != limits:  # the two sentences with the limits, once per limits
+            memo = self.__dict__["_limits"] = (limits, (
+                f"m from the centre (positive = right; the episode ends beyond +/-{limits[0]:g} m).\nCart velocity: ",
+                f"degrees from upright (positive = leaning right; the episode ends beyond "
+                f"+/-{math.degrees(limits[1]):.0f} degrees).\nPole angular velocity: "))
+        at_x, at_theta = memo[1]
         return (
             "Balance the pole on the cart by pushing the cart left or right.\n"
-            f"Cart position: {_signed(x)} m from the centre (positive = right; the episode ends "
-            f"beyond +/-{raw.x_threshold:g} m).\n"
-            f"Cart velocity: {_signed(x_dot)} m/s.\n"
-            f"Pole angle: {_signed(math.degrees(theta), 1)} degrees from upright (positive = leaning "
-            f"right; the episode ends beyond +/-{limit_deg:.0f} degrees).\n"
-            f"Pole angular velocity: {_signed(math.degrees(theta_dot), 1)} degrees/s (positive = "
-            "falling to the right)."
+            f"Cart position: {x:+.2f} {at_x}{x_dot:+.2f} m/s.\n"
+            f"Pole angle: {math.degrees(theta):+.1f} {at_theta}{math.degrees(theta_dot):+.1f} degrees/s "
+            "(positive = falling to the right)."
         )
+
+
+def _unwrapped(adapter: LanguageAdapter, env: Any) -> Any:
+    """``env.unwrapped``, looked up once per env (it walks every Gymnasium wrapper)."""
+    hit = adapter.__dict__.get("_unwrapped")
+    if hit is None or hit[0] is not env:
+        hit = adapter.__dict__["_unwrapped"] = (env, env.unwrapped)
+    return hit[1]
 
 
 class FrozenLakeAdapter(LanguageAdapter):
@@ -74,7 +81,7 @@ class FrozenLakeAdapter(LanguageAdapter):
 
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
         # The map is fixed, so the text depends on the square only: rendered once per square.
-        raw = env.unwrapped
+        raw = _unwrapped(self, env)
         memo = self.__dict__.setdefault("_texts", {})
         key = (id(raw.desc), int(observation))
         if key not in memo:

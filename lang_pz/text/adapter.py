@@ -90,14 +90,26 @@ class LanguageAdapter:
 
     def render(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
         """The full observation text: :meth:`observation_text` then the action line."""
-        space = self.action_space(env, agent)
-        legal = self.legal_actions(env, agent, observation, info)
-        if isinstance(space, spaces.Discrete):
-            words = legal if legal is not None else self.vocabulary(space)
-            line = "Actions: " + ", ".join(words)
-        else:
-            line = codec.describe_action_space(space, self.action_names, legal)
+        line = self._fixed_line(env, agent) if "action_mask" not in info else None
+        if line is None:
+            line = self._action_line(env, agent, self.legal_actions(env, agent, observation, info))
         return f"{self.observation_text(env, agent, observation)}\n{line}"
+
+    def _action_line(self, env: Any, agent: str | None, legal: list[str] | None) -> str:
+        space = self.action_space(env, agent)
+        if isinstance(space, spaces.Discrete):
+            return "Actions: " + ", ".join(legal if legal is not None else self.vocabulary(space))
+        return codec.describe_action_space(space, self.action_names, legal)
+
+    def _fixed_line(self, env: Any, agent: str | None) -> str | None:
+        """The action line of ``agent`` if :meth:`legal_actions_fixed` (built once), else None."""
+        memo = self.__dict__.setdefault("_fixed_lines", {})
+        hit = memo.get(agent)
+        if hit is None or hit[0] is not env or hit[1] != self.action_names:
+            line = (self._action_line(env, agent, self.legal_actions(env, agent, None, {}))
+                    if self.legal_actions_fixed(env, agent) else None)
+            hit = memo[agent] = (env, self.action_names and list(self.action_names), line)
+        return hit[2]
 
     # -- actions ------------------------------------------------------------------------
     def action_mask(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> np.ndarray | None:
@@ -153,7 +165,25 @@ class LanguageAdapter:
             ActionParseError: the text does not name a legal action.
         """
         mask = self.action_mask(env, agent, observation, info)
-        return codec.parse_action(self.action_space(env, agent), text, names=self.action_names, mask=mask)
+        space = self.action_space(env, agent)
+        if type(text) is str and isinstance(space, spaces.Discrete):  # a reply that is exactly a word
+            hit = self._exact_words(space).get(text)
+            if hit is not None and (mask is None or mask[hit[0]]):
+                return hit[1]
+        return codec.parse_action(space, text, names=self.action_names, mask=mask)
+
+    def _exact_words(self, space: spaces.Discrete) -> dict[str, tuple[int, int]]:
+        """Action word -> (index, action) as :func:`lang_pz.text.codec.parse_action` maps a reply
+        that is exactly that word (built once per space and names)."""
+        memo = self.__dict__.setdefault("_exact", {})
+        hit = memo.get(id(space))
+        if hit is None or hit[0] is not space or hit[1] != self.action_names:
+            vocab = self.vocabulary(space)
+            lowered = {w.lower(): i for i, w in enumerate(vocab)}
+            words = {w: (lowered[w.lower()], int(space.start) + lowered[w.lower()]) for w in vocab
+                     if w == w.strip(codec.STRIP_CHARS) and codec.unwrap_json(w) == w}
+            hit = memo[id(space)] = (space, self.action_names and list(self.action_names), words)
+        return hit[2]
 
     def fallback(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> Any:
         """The action applied when text does not parse (see :func:`lang_pz.text.codec.fallback_action`)."""

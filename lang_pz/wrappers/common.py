@@ -26,6 +26,7 @@ from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.trajectory import to_jsonable
 
 _MAX_REASON = 300
+_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"  # the ASCII part of the observation charset
 
 
 def decode_action(
@@ -66,7 +67,7 @@ def decode_action(
         action, error = adapter.fallback(env, agent, observation, info), exc.reason
     action_info = {
         "action_text": text if isinstance(text, str) else repr(text),
-        "action": to_jsonable(action),
+        "action": action if type(action) is int else to_jsonable(action),
         "parse_error": error,
         "fallback": error is not None,
     }
@@ -83,7 +84,7 @@ def fit_charset(text: str, max_length: int) -> str:
     Raises:
         ValueError: ``text`` is longer than ``max_length`` (see ``to_charset``).
     """
-    if len(text) <= max_length and text.isascii() and text.replace("\n", " ").isprintable():
+    if len(text) <= max_length and text.isascii() and not text.encode("ascii").translate(None, _PRINTABLE):
         return text  # printable ASCII and newlines: inside the charset (the rest goes the long way)
     return to_charset(text, max_length)
 

@@ -94,39 +94,49 @@ def _layout(mdp: Any) -> _Layout:
     return hit[1]
 
 
-def _map_lines(mdp: Any, state: Any, marks: dict[tuple[int, int], str]) -> list[str]:
-    layout = _layout(mdp)
-    overlay = {pos: _OBJECT_LETTER.get(obj.name, "?") for pos, obj in state.objects.items() if pos in layout.counters}
-    overlay.update(marks)
-    changed: dict[int, list[str]] = {}
-    for (x, y), letter in overlay.items():
-        changed.setdefault(y, list(layout.rows[y]))[x] = letter
-    return [layout.header] + [prefix + "".join(changed.get(y, row)) for y, (prefix, row) in
-                              enumerate(zip(layout.prefixes, layout.rows))]
+def _marked(lines: list[str], marks: dict[tuple[int, int], str]) -> list[str]:
+    """Map ``lines`` (header first, rows prefixed ``"y "``) with ``marks`` drawn over them."""
+    out = list(lines)
+    for (x, y), letter in marks.items():
+        row = out[y + 1]
+        out[y + 1] = row[:x + 2] + letter + row[x + 3:]
+    return out
 
 
-def _key_line(mdp: Any) -> str:
-    return _layout(mdp).key
+class _Tick:
+    """What both players' texts (and the critic's) share in one tick, built once per tick:
+    the map with the objects on counters, each player's position, facing and load, and the
+    lines on pots, counter objects and orders."""
+
+    def __init__(self, env: OvercookedParallelEnv, state: Any) -> None:
+        mdp = env.mdp
+        layout = _layout(mdp)
+        on = {pos: obj for pos, obj in state.objects.items() if pos in layout.counters}
+        changed: dict[int, list[str]] = {}
+        for (x, y), obj in on.items():
+            changed.setdefault(y, list(layout.rows[y]))[x] = _OBJECT_LETTER.get(obj.name, "?")
+        self.map = [layout.header] + [prefix + "".join(changed.get(y, row)) for y, (prefix, row) in
+                                      enumerate(zip(layout.prefixes, layout.rows))]
+        self.players = [f"at ({p.position[0]},{p.position[1]}), {_facing_text(mdp, state, p)}, "
+                        f"holding {_held_text(p)}." for p in state.players]
+        lines = [_pot_text(state, p) for p in layout.pots]
+        on_counters = [f"{obj.name} ({x},{y})" for (x, y), obj in sorted(on.items())]
+        if on_counters:
+            lines.append("On counters: " + ", ".join(on_counters) + ".")
+        orders = [f"soup of {_ingredients(list(r.ingredients))} ({r.value} points, cooks {r.time} steps)"
+                  for r in state.all_orders]
+        lines.append("Orders: " + "; ".join(orders) + ".")
+        self.shared = lines
 
 
-def _shared_lines(env: OvercookedParallelEnv) -> list[str]:
-    """Pots, counter objects and orders (built once per tick: both players' texts share them)."""
-    state, mdp = env.game_state, env.mdp
+def _tick(env: OvercookedParallelEnv) -> _Tick:
+    """The :class:`_Tick` of the current state (rebuilt when the tick or the state object changes)."""
+    state = env.game_state
     key = (env.tick_id, id(state))
-    memo = env.__dict__.get("_shared_text")
-    if memo is not None and memo[0] == key and memo[1] is state:
-        return memo[2]
-    layout = _layout(mdp)
-    lines = [_pot_text(state, p) for p in layout.pots]
-    on_counters = [f"{obj.name} ({x},{y})" for (x, y), obj in sorted(state.objects.items())
-                   if (x, y) in layout.counters]
-    if on_counters:
-        lines.append("On counters: " + ", ".join(on_counters) + ".")
-    orders = [f"soup of {_ingredients(list(r.ingredients))} ({r.value} points, cooks {r.time} steps)"
-              for r in state.all_orders]
-    lines.append("Orders: " + "; ".join(orders) + ".")
-    env.__dict__["_shared_text"] = (key, state, lines)
-    return lines
+    memo = env.__dict__.get("_tick_text")
+    if memo is None or memo[0] != key or memo[1] is not state:
+        memo = env.__dict__["_tick_text"] = (key, state, _Tick(env, state))
+    return memo[2]
 
 
 def _outcome_text(outcome: Mapping[str, Any] | None, you: bool) -> str | None:
@@ -148,21 +158,18 @@ def _outcome_text(outcome: Mapping[str, Any] | None, you: bool) -> str | None:
 
 def describe_for(env: OvercookedParallelEnv, agent: str) -> str:
     """``agent``'s observation text (without the action line)."""
-    state, mdp = env.game_state, env.mdp
+    state, tick = env.game_state, _tick(env)
     i = env.index(agent)
-    me, mate = state.players[i], state.players[1 - i]
     t = int(state.timestep)
     lines = [
         f"Overcooked, {env.layout}. You are {agent} (A); your teammate is {AGENTS[1 - i]} (B).",
         f"Step {t} of {env.horizon}, {env.horizon - t} left. Soups delivered: {env.soups_delivered} "
         f"(team score {env.score}).",
-        *_map_lines(mdp, state, {me.position: "A", mate.position: "B"}),
-        _key_line(mdp),
-        f"You (A): at ({me.position[0]},{me.position[1]}), {_facing_text(mdp, state, me)}, "
-        f"holding {_held_text(me)}.",
-        f"Teammate (B): at ({mate.position[0]},{mate.position[1]}), {_facing_text(mdp, state, mate)}, "
-        f"holding {_held_text(mate)}.",
-        *_shared_lines(env),
+        *_marked(tick.map, {state.players[i].position: "A", state.players[1 - i].position: "B"}),
+        _layout(env.mdp).key,
+        f"You (A): {tick.players[i]}",
+        f"Teammate (B): {tick.players[1 - i]}",
+        *tick.shared,
     ]
     if env.action_level == "primitive":
         lines.append("interact = use what you face (take, put, start a full pot, serve).")
@@ -174,24 +181,25 @@ def describe_for(env: OvercookedParallelEnv, agent: str) -> str:
 
 def describe_state(env: OvercookedParallelEnv) -> str:
     """The global state text (both players named, no "you"), for the centralised critic."""
-    state, mdp = env.game_state, env.mdp
+    state, tick = env.game_state, _tick(env)
     t = int(state.timestep)
     lines = [f"Overcooked, {env.layout}. Step {t} of {env.horizon}. Soups delivered: "
              f"{env.soups_delivered} (team score {env.score}).",
-             *_map_lines(mdp, state, {p.position: str(k) for k, p in enumerate(state.players)}),
-             _key_line(mdp) + " 0/1: player_0/player_1."]
-    for k, p in enumerate(state.players):
-        line = (f"player_{k}: at ({p.position[0]},{p.position[1]}), {_facing_text(mdp, state, p)}, "
-                f"holding {_held_text(p)}.")
+             *_marked(tick.map, {p.position: str(k) for k, p in enumerate(state.players)}),
+             _layout(env.mdp).key + " 0/1: player_0/player_1."]
+    for k in range(len(state.players)):
         last = _outcome_text(env.last_outcome.get(AGENTS[k]), False)
-        lines.append(line + (f" {last}" if last else ""))
-    lines.extend(_shared_lines(env))
+        lines.append(f"player_{k}: {tick.players[k]}" + (f" {last}" if last else ""))
+    lines.extend(tick.shared)
     return "\n".join(lines)
 
 
 class OvercookedAdapter(LanguageAdapter):
     """Text for Overcooked: the per-player view of :func:`describe_for`, skill masks, and
-    unreadable replies reported back to the player."""
+    unreadable replies reported back to the player. It renders from the game state, never
+    from the numeric observation (the tick), so the wrappers do not fetch it."""
+
+    reads_observation = False
 
     def __init__(self, actions: str = "primitive") -> None:
         super().__init__(action_names=PRIMITIVES if actions == "primitive" else SKILL_WORDS)
@@ -199,6 +207,10 @@ class OvercookedAdapter(LanguageAdapter):
 
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
         return describe_for(env.unwrapped, agent)
+
+    def legal_actions_fixed(self, env: Any, agent: str | None) -> bool:
+        """Primitive actions are always all legal; skills follow the state."""
+        return self.level == "primitive"
 
     def action_mask(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> np.ndarray | None:
         """Skills: those that can start now (``skill_mask``); primitive actions: no mask."""
