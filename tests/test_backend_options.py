@@ -80,3 +80,43 @@ def test_embedded_failures_inside_llama_cpp_are_backend_errors():
         assert backend.generate(GenerationRequest(prompt="The sky is", max_tokens=2)).completion_tokens > 0
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "2", True])
+def test_instances_out_of_range_is_refused_before_loading(bad):
+    pytest.importorskip("llama_cpp")
+    with pytest.raises(ValueError, match="instances must be an int >= 1"):
+        make_backend("embedded", instances=bad, cache=False)
+
+
+@pytest.mark.integration
+def test_two_instances_serve_two_requests_at_once_with_the_same_replies():
+    import threading
+
+    from lang_pz.backends.base import GenerationRequest
+    from lang_pz.error import BackendError
+
+    pytest.importorskip("llama_cpp")
+    reqs = [GenerationRequest(prompt=f"Question: what comes after {n}?\nAnswer:", max_tokens=6, choices=None)
+            for n in range(6)]
+    one = make_backend("embedded", n_threads=1, cache=False)
+    try:
+        expected = [one.generate(r).text for r in reqs]
+    finally:
+        one.close()
+    two = make_backend("embedded", n_threads=1, instances=2, cache=False)
+    try:
+        assert two.max_concurrency == 2 and "instances=2" in repr(two)
+        with two._instance() as a, two._instance() as b:  # both held at once: neither waits for the other
+            assert a is not b
+        got: dict[int, str] = {}
+        threads = [threading.Thread(target=lambda i=i: got.__setitem__(i, two.generate(reqs[i]).text)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert [got[i] for i in range(6)] == expected  # greedy: the same reply whichever instance served
+    finally:
+        two.close()
+    with pytest.raises(BackendError, match="closed"):
+        two.generate(reqs[0])

@@ -102,3 +102,12 @@ def test_episode_tasks_pickle_without_their_backend_or_environments(tmp_path):
     assert job.args[0].actors.backend is None and job.args[0].pool is None
     with pytest.raises(TypeError, match="TeamSpec"):
         pickle.dumps(_Players(parts.envs, lambda env: {}, parts.executor))
+
+
+def test_default_workers_follow_the_embedded_instances():
+    from lang_pz.training import TrainConfig
+
+    assert TrainConfig().worker_count() == 1  # one embedded instance serves one request at a time
+    assert TrainConfig(backend_options={"embedded": {"instances": 2}}).worker_count() == 2
+    assert TrainConfig(backend_options={"embedded": {"instances": 2}}, workers=5).worker_count() == 5
+    assert TrainConfig(actor_backend="openai:m").worker_count() == 8

@@ -75,3 +75,13 @@ def test_only_plain_llm_policies_are_wrapped_and_reset_counts_again():
     p.reset(0)
     assert p.replayed == p.asked == 0
     assert replaying(pols, None) == pols
+
+
+def test_a_replaying_team_keeps_the_backends_concurrency_bound():
+    from lang_pz.rollout import decision_threads
+
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    backend = ScriptedBackend(by_request)
+    backend.max_concurrency = 1  # like one embedded model instance
+    pols = team(env, backend)
+    assert decision_threads(replaying(pols, rollout(env, pols, seed=0))) == 1

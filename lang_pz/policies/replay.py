@@ -67,6 +67,11 @@ class ReplayPolicy(Policy):
             self.memo.setdefault(_key(played or policy, s.observation, info), s)
         self.replayed = self.asked = 0
 
+    @property
+    def backend(self) -> Any:
+        """The wrapped policy's backend (a rollout bounds its decision threads by it)."""
+        return self.policy.backend
+
     def reset(self, seed: int | None = None) -> None:
         """A new episode of the wrapped policy; the counters start again."""
         self.replayed = self.asked = 0

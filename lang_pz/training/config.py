@@ -209,11 +209,15 @@ class TrainConfig(BaseModel):
         return spec or self.actor_backend
 
     def worker_count(self) -> int:
-        """``workers``, or its default (1 for an all-embedded run, else 8)."""
+        """``workers``, or its default: for an all-embedded run the model instances the config's
+        ``backend_options`` give it (``instances``, default 1: one instance serves one request at a
+        time), else 8."""
         if self.workers is not None:
             return self.workers
-        embedded = all(self.backend_spec(r) == "embedded" for r in ROLES)
-        return 1 if embedded else 8
+        if not all(self.backend_spec(r) == "embedded" for r in ROLES):
+            return 8
+        instances = self.backend_options.get("embedded", {}).get("instances", 1)
+        return instances if isinstance(instances, int) and instances >= 1 else 1  # the backend refuses a bad one
 
 
 def _non_finite(value: Any, where: str) -> tuple[str, float] | None:
