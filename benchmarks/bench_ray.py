@@ -10,7 +10,7 @@ interleaved per round (the median of ``--rounds`` rounds is shown). A first roun
 configuration (Ray starts worker processes, which import lang_pz and build their env and client;
 its cold time is printed). Every configuration must produce the same team returns, checked.
 
-The episode tasks are mapped directly (``executor.map(partial(_play_job, players), ...,
+The episode tasks are mapped directly (``executor.map(partial(play_job, players), ...,
 remote=True)``, what :func:`lang_pz.training.steps.collect` maps) because ``collect`` runs the
 episodes in the driver when ``executor.workers == 1``.
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from lang_pz.backends.fake_server import FakeOpenAIServer
 from lang_pz.executor import EnvPool, LocalExecutor
 from lang_pz.training import TrainConfig, train
-from lang_pz.training.steps import _play_job, _Players
+from lang_pz.training.players import Players, play_job
 from lang_pz.training.team import TeamSpec, worker_env
 
 SPEC = "openai:fake"
@@ -47,10 +47,10 @@ def make_config(url: str, pistons: int, hold: int, **kw) -> TrainConfig:
                        backend_options={SPEC: {"base_url": url, "cache": False}}, **kw)
 
 
-def play(executor, players: _Players, episodes: int) -> tuple[float, list[float]]:
+def play(executor, players: Players, episodes: int) -> tuple[float, list[float]]:
     """Seconds to play episodes 0..episodes-1 (seed = episode), and their team returns."""
     t0 = time.perf_counter()
-    out = executor.map(functools.partial(_play_job, players), [(e, e) for e in range(episodes)], remote=True)
+    out = executor.map(functools.partial(play_job, players), [(e, e) for e in range(episodes)], remote=True)
     return time.perf_counter() - t0, [round(t.team_return, 3) for t, _ in out]
 
 
@@ -66,15 +66,15 @@ def episodes_part(args: argparse.Namespace) -> None:
         cfg = make_config(server.url, args.pistons, args.hold, initial_policy="Always push down.")
         policies = {f"piston_{i}": cfg.initial_policy for i in range(args.pistons)}
         local_backend = make_backend(SPEC, **cfg.backend_options[SPEC])
-        configs: list[tuple[str, int, float | None, object, _Players]] = []
+        configs: list[tuple[str, int, float | None, object, Players]] = []
         for w in args.workers:
             pool = EnvPool(lambda: worker_env(cfg))
             team = TeamSpec(policies, cfg, local_backend)
-            configs.append(("local threads", w, None, LocalExecutor(w), _Players(pool, team, LocalExecutor(w))))
+            configs.append(("local threads", w, None, LocalExecutor(w), Players(pool, team, LocalExecutor(w))))
             for cpus in (1.0, 0.5):
                 recipe = WorkerBackend(SPEC, cfg.backend_options[SPEC])
                 ex = RayExecutor(w, backend=recipe, task_cpus=cpus)
-                configs.append(("ray", w, cpus, ex, _Players(None, TeamSpec(policies, cfg), None)))
+                configs.append(("ray", w, cpus, ex, Players(None, TeamSpec(policies, cfg), None)))
         times: dict[int, list[float]] = {i: [] for i in range(len(configs))}
         reference: list[float] | None = None
         for r in range(args.rounds + 1):

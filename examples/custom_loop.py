@@ -28,10 +28,7 @@ def custom_train(cfg: T.TrainConfig, backends=None) -> T.TrainState:
         log.write_policies(state.policies)
 
         envs, ex = parts.envs, parts.executor  # environment instances; concurrent tasks (cfg.workers)
-
-        def val(policies, label):  # the objective on held-out seeds: the trust region of an update
-            return T.validate(envs, parts.actors(policies), cfg.validation_seeds, objective=parts.objective,
-                              log=log, label=label, executor=ex)
+        val = T.validator(parts, log)  # (policies, label) -> the objective on the validation seeds (T.validate)
 
         value = state.value if state.value is not None else val(state.policies, "current")
         actors = parts.actors(state.policies)  # env -> a fresh team for that environment instance

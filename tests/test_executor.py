@@ -92,16 +92,16 @@ def test_episode_tasks_pickle_without_their_backend_or_environments(tmp_path):
     import pickle
 
     from lang_pz.training import build
-    from lang_pz.training.steps import _Players, _play_job
+    from lang_pz.training.players import Players, play_job
 
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
-    players = _Players(parts.envs, parts.actors({a: "Always push up." for a in AGENTS[:4]}), parts.executor)
-    blob = pickle.dumps(functools.partial(_play_job, players))
+    players = Players(parts.envs, parts.actors({a: "Always push up." for a in AGENTS[:4]}), parts.executor)
+    blob = pickle.dumps(functools.partial(play_job, players))
     assert b"ScriptedBackend" not in blob and b"RoleMeter" not in blob
     job = pickle.loads(blob)
     assert job.args[0].actors.backend is None and job.args[0].pool is None
     with pytest.raises(TypeError, match="TeamSpec"):
-        pickle.dumps(_Players(parts.envs, lambda env: {}, parts.executor))
+        pickle.dumps(Players(parts.envs, lambda env: {}, parts.executor))
 
 
 def test_default_workers_follow_the_embedded_instances():

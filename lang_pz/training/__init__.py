@@ -29,8 +29,10 @@ from lang_pz.training.loop import (
     iteration_metrics,
     run_iteration,
     train,
+    validator,
 )
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
+from lang_pz.training.players import Reference
 from lang_pz.training.steps import (
     assess,
     collect,
@@ -46,6 +48,7 @@ __all__ = [
     "Callback",
     "IterationMetrics",
     "Parts",
+    "Reference",
     "TrainConfig",
     "TrainResult",
     "TeamSpec",
@@ -69,4 +72,5 @@ __all__ = [
     "run_iteration",
     "train",
     "validate",
+    "validator",
 ]

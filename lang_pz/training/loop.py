@@ -47,8 +47,8 @@ from lang_pz.training.accept import (
 from lang_pz.training.checks import check_agents, check_counterfactual, check_policies, role_backends
 from lang_pz.training.config import ROLES, TrainConfig
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
+from lang_pz.training.players import Reference
 from lang_pz.training.steps import (
-    Reference,
     assess,
     collect,
     evaluate,
@@ -190,17 +190,7 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
 
     envs, ex = parts.envs, parts.executor
 
-    # the last validated team's episodes: the next validation of this iteration replays from them (not
-    # carried to the next iteration, so a resumed iteration makes the same calls as an uninterrupted one)
-    latest: list[Reference | None] = [None]
-
-    def val(policies: dict[str, str], label: str) -> float | None:
-        team, episodes = parts.actors(policies), {}
-        value = validate(envs, team, cfg.validation_seeds, objective=parts.objective, log=log, label=label,
-                         executor=ex, reference=latest[-1], on_episode=lambda t: episodes.__setitem__(t.seed, t))
-        latest.append(Reference(team, episodes))
-        return value
-
+    val = validator(parts, log)
     actors = parts.actors(state.policies)
     # the held-out test, the current policies' validation and the training episodes are independent
     with ThreadPoolExecutor(2) as side:
@@ -233,6 +223,25 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     for c in callbacks:
         c.on_iteration(metrics, new)
     return metrics, new
+
+
+def validator(parts: Parts, log: IterationLog | None = None) -> Callable[[Mapping[str, str], str], float | None]:
+    """``(policies, label) -> value``: :func:`~lang_pz.training.steps.validate` of ``policies`` on the
+    config's validation seeds, logged under ``label``; each call answers from the episodes of the
+    call before it (a :class:`~lang_pz.training.players.Reference`), so a candidate that changes one
+    agent asks only that agent and those its change reaches. Make one per iteration: nothing is
+    carried to the next, so a resumed iteration makes the calls an uninterrupted one makes."""
+    latest: list[Reference | None] = [None]
+
+    def val(policies: Mapping[str, str], label: str) -> float | None:
+        team, episodes = parts.actors(policies), {}
+        value = validate(parts.envs, team, parts.config.validation_seeds, objective=parts.objective, log=log,
+                         label=label, executor=parts.executor, reference=latest[-1],
+                         on_episode=lambda t: episodes.__setitem__(t.seed, t))
+        latest.append(Reference(team, episodes))
+        return value
+
+    return val
 
 
 def probe_groups(config: TrainConfig, parts: Parts) -> list[list[str]]:

@@ -24,120 +24,25 @@ custom loop can compose them differently (``examples/custom_loop.py``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lang_pz.critics.base import Critic, CriticReport
-from lang_pz.critics.counterfactual import (
-    Counterfactual,
-    Evidence,
-    Probe,
-    plan_probes,
-    probe_team,
-    run_probe,
-)
+from lang_pz.critics.counterfactual import Evidence, plan_probes
 from lang_pz.error import LangPZError
-from lang_pz.executor import EnvPool, Executor, LocalExecutor
+from lang_pz.executor import Executor, LocalExecutor
 from lang_pz.objectives import Objective
 from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.optimisers.textual import TextualPolicyOptimiser
-from lang_pz.policies.base import Policy
-from lang_pz.policies.replay import replaying
-from lang_pz.rollout import rollout
 from lang_pz.runs import IterationLog
-from lang_pz.training.team import TeamSpec, worker_env
+from lang_pz.training.players import Players, Reference, Team, play_job, probe_job
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
-
-Team = Mapping[str, Policy] | Callable[[Any], Mapping[str, Policy]]
-
-
-@dataclass(frozen=True)
-class Reference:
-    """Episodes a later :func:`validate` of the same seeds may answer from.
-
-    Attributes:
-        team: the team that played them (agent -> policy, or ``env -> team``).
-        episodes: seed -> its trajectory.
-    """
-
-    team: Team
-    episodes: Mapping[int, Trajectory]
-
 
 def _bar(n: int, desc: str) -> Any:
     from tqdm import tqdm
 
     return tqdm(total=n, desc=desc, leave=False)
-
-
-class _Players:
-    """Where one step's episodes are played: leased environments, fresh teams, an executor.
-
-    Pickled for a remote worker (with a :class:`~lang_pz.training.team.TeamSpec` as ``actors``)
-    it leaves its environments behind; the worker plays in its own (:func:`worker_env`).
-    """
-
-    def __init__(self, env: Any, actors: Team, executor: Executor | None, played: Team | None = None) -> None:
-        self.pool = env if isinstance(env, EnvPool) else None
-        self.env, self.actors, self.played = env, actors, played
-        # a remote executor always plays through its workers; threads only pay with more than one
-        concurrent = (self.pool is not None and callable(actors) and executor is not None
-                      and (executor.workers > 1 or not isinstance(executor, LocalExecutor)))
-        self.executor: Executor = executor if concurrent and executor is not None else LocalExecutor(1)
-
-    def __getstate__(self) -> dict[str, Any]:
-        if not isinstance(self.actors, TeamSpec):
-            raise TypeError("episodes run on remote workers need a TeamSpec team (Parts.actors), not "
-                            f"{type(self.actors).__name__}: a worker builds its own policies from the config")
-        return {"actors": self.actors, "played": self.played, "pool": None, "env": None, "executor": None}
-
-    @contextmanager
-    def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
-        if self.pool is None:
-            env = self.env if self.env is not None else _worker_env(self.actors)
-            yield env, self.team(env)
-            return
-        with self.pool.lease() as env:
-            yield env, self.team(env)
-
-    def team(self, env: Any) -> Mapping[str, Policy]:
-        return self.actors(env) if callable(self.actors) else self.actors
-
-
-_WORKER_ENVS: dict[str, Any] = {}
-
-
-def _worker_env(team: TeamSpec) -> Any:
-    """This process's environment for the run of ``team`` (a remote worker builds one, once)."""
-    key = team.config.model_dump_json(include={"env_id", "env_kwargs"})
-    if key not in _WORKER_ENVS:
-        _WORKER_ENVS[key] = worker_env(team.config)
-    return _WORKER_ENVS[key]
-
-
-def _play(players: _Players, seed: int | None, episode: int, recorded: Trajectory | None = None
-          ) -> tuple[Trajectory, TrajectoryBuffer]:
-    buf = TrajectoryBuffer()
-    with players.lease() as (env, team):
-        if recorded is not None and players.played is not None:
-            played = players.played
-            team = replaying(team, recorded, played.llm_team() if isinstance(played, TeamSpec)
-                             else played(env) if callable(played) else played)
-        return rollout(env, team, seed=seed, episode=episode, writer=buf), buf
-
-
-def _play_job(players: _Players, job: tuple[Any, ...]) -> tuple[Trajectory, TrajectoryBuffer]:
-    return _play(players, *job)
-
-
-def _probe_job(players: _Players, objective: Objective | None, seed: int,
-               job: tuple[Trajectory, Probe]) -> Counterfactual:
-    trajectory, probe = job
-    with players.lease() as (env, team):
-        return run_probe(env, probe_team(team, probe, seed=seed, factual=trajectory), probe, trajectory, objective)
 
 
 def collect(
@@ -177,7 +82,7 @@ def collect(
         raise ValueError(f"{len(seeds)} seeds for {len(episodes)} episodes: give one seed per episode")
     kept = {t.episode: t for t in (log.kept if log is not None else [])}
     todo = [(s, ep) for s, ep in zip(seeds, episodes) if ep not in kept]
-    players = _Players(env, actors, executor)
+    players = Players(env, actors, executor)
     writer = log.trajectory_writer() if log is not None else None
     bar = _bar(len(todo), desc)
 
@@ -190,7 +95,7 @@ def collect(
         bar.update()
 
     try:
-        played = players.executor.map(functools.partial(_play_job, players), todo, on_result=finished, remote=True)
+        played = players.executor.map(functools.partial(play_job, players), todo, on_result=finished, remote=True)
     finally:
         bar.close()
         if writer is not None:
@@ -213,9 +118,9 @@ def evaluate(
 ) -> list[float]:
     """The objective (default: team return) of one episode per seed: the held-out measure
     (episodes concurrently as in :func:`collect`; each one's records appended to ``writer`` at once)."""
-    players = _Players(env, actors, executor)
+    players = Players(env, actors, executor)
 
-    played = players.executor.map(functools.partial(_play_job, players), [(s, episode0 + i) for i, s in enumerate(seeds)],
+    played = players.executor.map(functools.partial(play_job, players), [(s, episode0 + i) for i, s in enumerate(seeds)],
                                   remote=True)
     for _traj, buf in played:
         if writer is not None:
@@ -253,9 +158,9 @@ def validate(
     if not seeds:
         return None
     numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
-    players = _Players(env, actors, executor, None if reference is None else reference.team)
+    players = Players(env, actors, executor, None if reference is None else reference.team)
     recorded = [None if reference is None else reference.episodes.get(s) for s in seeds]
-    played = players.executor.map(functools.partial(_play_job, players), list(zip(seeds, numbers, recorded)),
+    played = players.executor.map(functools.partial(play_job, players), list(zip(seeds, numbers, recorded)),
                                   remote=True)
     values = []
     writer = log.validation_writer() if log is not None and not test else None
@@ -302,8 +207,8 @@ def gather_evidence(
     if not (replacements and groups):
         return [Evidence(episode=t.episode) for t in trajectories]
     plans = [(t, p) for t in trajectories for p in plan_probes(t, groups, replacements, steps=steps)]
-    players = _Players(env, actors, executor)
-    probes = players.executor.map(functools.partial(_probe_job, players, objective, seed), plans, remote=True)
+    players = Players(env, actors, executor)
+    probes = players.executor.map(functools.partial(probe_job, players, objective, seed), plans, remote=True)
     out = []
     for traj in trajectories:
         mine = [c for (t, _), c in zip(plans, probes) if t is traj]

@@ -1,0 +1,114 @@
+"""Where a step's episodes are played: leased environments, fresh teams, an executor.
+
+:class:`Players` is what :mod:`lang_pz.training.steps` hands its executor: for each episode it
+leases an environment instance from an :class:`~lang_pz.executor.EnvPool` and builds a fresh
+team for it (or, on a remote worker, builds both from the run's config); :class:`Reference`
+names another team's episodes of the same seeds that a re-run or a validation may answer from
+(:mod:`lang_pz.policies.replay`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from lang_pz.critics.counterfactual import Counterfactual, Probe, probe_team, run_probe
+from lang_pz.executor import EnvPool, Executor, LocalExecutor
+from lang_pz.objectives import Objective
+from lang_pz.policies.base import Policy
+from lang_pz.policies.replay import replaying
+from lang_pz.rollout import rollout
+from lang_pz.training.team import TeamSpec, worker_env
+from lang_pz.trajectory import Trajectory, TrajectoryBuffer
+
+Team = Mapping[str, Policy] | Callable[[Any], Mapping[str, Policy]]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Episodes a later :func:`~lang_pz.training.steps.validate` of the same seeds may answer from.
+
+    Attributes:
+        team: the team that played them (agent -> policy, or ``env -> team``).
+        episodes: seed -> its trajectory.
+    """
+
+    team: Team
+    episodes: Mapping[int, Trajectory]
+
+
+class Players:
+    """Where one step's episodes are played: leased environments, fresh teams, an executor.
+
+    Pickled for a remote worker (with a :class:`~lang_pz.training.team.TeamSpec` as ``actors``)
+    it leaves its environments behind; the worker plays in its own (:func:`worker_env`).
+    """
+
+    def __init__(self, env: Any, actors: Team, executor: Executor | None, played: Team | None = None) -> None:
+        self.pool = env if isinstance(env, EnvPool) else None
+        self.env, self.actors, self.played = env, actors, played
+        # a remote executor always plays through its workers; threads only pay with more than one
+        concurrent = (self.pool is not None and callable(actors) and executor is not None
+                      and (executor.workers > 1 or not isinstance(executor, LocalExecutor)))
+        self.executor: Executor = executor if concurrent and executor is not None else LocalExecutor(1)
+
+    def __getstate__(self) -> dict[str, Any]:
+        if not isinstance(self.actors, TeamSpec):
+            raise TypeError("episodes run on remote workers need a TeamSpec team (Parts.actors), not "
+                            f"{type(self.actors).__name__}: a worker builds its own policies from the config")
+        return {"actors": self.actors, "played": self.played, "pool": None, "env": None, "executor": None}
+
+    @contextmanager
+    def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
+        """An environment instance and a fresh team for it, for one episode."""
+        if self.pool is None:
+            env = self.env if self.env is not None else _worker_env(self.actors)
+            yield env, self.team(env)
+            return
+        with self.pool.lease() as env:
+            yield env, self.team(env)
+
+    def team(self, env: Any) -> Mapping[str, Policy]:
+        """The team for ``env`` (``actors(env)`` for a factory)."""
+        return self.actors(env) if callable(self.actors) else self.actors
+
+
+_WORKER_ENVS: dict[str, Any] = {}
+
+
+def _worker_env(team: TeamSpec) -> Any:
+    """This process's environment for the run of ``team`` (a remote worker builds one, once)."""
+    key = team.config.model_dump_json(include={"env_id", "env_kwargs"})
+    if key not in _WORKER_ENVS:
+        _WORKER_ENVS[key] = worker_env(team.config)
+    return _WORKER_ENVS[key]
+
+
+def play(players: Players, seed: int | None, episode: int, recorded: Trajectory | None = None
+         ) -> tuple[Trajectory, TrajectoryBuffer]:
+    """One episode from ``seed`` in a leased environment: its trajectory and its buffered records.
+    With ``recorded`` (an episode of the same seed played by ``players.played``), the LLM agents
+    answer from it where they ask what was asked there (:func:`lang_pz.policies.replay.replaying`)."""
+    buf = TrajectoryBuffer()
+    with players.lease() as (env, team):
+        if recorded is not None and players.played is not None:
+            played = players.played
+            team = replaying(team, recorded, played.llm_team() if isinstance(played, TeamSpec)
+                             else played(env) if callable(played) else played)
+        return rollout(env, team, seed=seed, episode=episode, writer=buf), buf
+
+
+def play_job(players: Players, job: tuple[Any, ...]) -> tuple[Trajectory, TrajectoryBuffer]:
+    """:func:`play` of one ``(seed, episode[, recorded])`` job (what an executor maps)."""
+    return play(players, *job)
+
+
+def probe_job(players: Players, objective: Objective | None, seed: int,
+              job: tuple[Trajectory, Probe]) -> Counterfactual:
+    """One counterfactual re-run ``(factual trajectory, probe)`` in a leased environment, the kept
+    agents answering from the factual trajectory (:func:`~lang_pz.critics.counterfactual.probe_team`)."""
+    trajectory, probe = job
+    with players.lease() as (env, team):
+        return run_probe(env, probe_team(team, probe, seed=seed, factual=trajectory), probe, trajectory, objective)
