@@ -101,12 +101,29 @@ def episodes_part(args: argparse.Namespace) -> None:
     ray.shutdown()
 
 
+def counted(server: FakeOpenAIServer, stages: dict[str, int], name: str, fn):
+    """``fn`` adding the requests ``server`` receives while it runs to ``stages[name]`` (one worker:
+    the stages do not overlap)."""
+    def wrapped(*a, **kw):
+        before = server.requests
+        try:
+            return fn(*a, **kw)
+        finally:
+            stages[name] = stages.get(name, 0) + server.requests - before
+    return wrapped
+
+
 def calls_part(args: argparse.Namespace) -> None:
+    import lang_pz.training.loop as loop
+
+    stages: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0) as server:
         run = Path(tmp) / "run"
         cfg = make_config(server.url, args.pistons, args.hold, iterations=1, episodes_per_iteration=2,
                           validation_seeds=[1000, 1001, 1002, 1003], counterfactual=["alternatives"],
-                          initial_policy="Always push up.", workers=8, run_dir=str(run), max_rewrite=1.0)
+                          initial_policy="Always push up.", workers=1, run_dir=str(run), max_rewrite=1.0)
+        for name in ("collect", "gather_evidence", "validate", "assess", "propose"):
+            setattr(loop, name, counted(server, stages, name, getattr(loop, name)))
         t0 = time.perf_counter()
         res = train(cfg)
         wall = time.perf_counter() - t0
@@ -117,9 +134,10 @@ def calls_part(args: argparse.Namespace) -> None:
         from bench_scale import critical_path
 
         print(f"{args.pistons} pistons (hold {args.hold}), one iteration: 2 training episodes, counterfactual alternatives, "
-              f"4 validation seeds, per-agent acceptance; {wall:.1f} s wall at L = 0 with 8 local workers")
+              f"4 validation seeds, per-agent acceptance; {wall:.1f} s wall at L = 0 with 1 worker")
         print(json.dumps({"llm_calls": res.metrics[0].llm_calls,
                           "calls_by_role": {r: u["calls"] for r, u in m["usage"].items()},
+                          "calls_by_step": stages,
                           "validation_episodes": lines.get("validation.jsonl", 0),
                           "counterfactual_reruns": lines.get("counterfactuals.jsonl", 0),
                           "accepted_agents": len(m["accepted_agents"]), "changed_agents": len(m["changed_agents"]),
