@@ -291,3 +291,13 @@ def test_play_a_run_without_kw_uses_the_runs_env_kwargs(tmp_path, monkeypatch):
     assert "piston_4=" in res.output and "piston_5=" not in res.output  # 5 pistons, as trained
     prompts = " ".join(str(r) for r in seen)
     assert all(f"Policy {i}: always push up." in prompts for i in range(5))
+
+
+def test_set_takes_text_as_written_and_null_unsets_an_optional_text_field():
+    from lang_pz.cli.train import set_fields
+
+    assert set_fields(["initial_policy=No", "objective=null", "critic_backend=~", "run_dir=", "iterations=3"]) == {
+        "initial_policy": "No", "objective": None, "critic_backend": None, "run_dir": None, "iterations": 3}
+    assert set_fields(["initial_policy=null"]) == {"initial_policy": "null"}  # a required text: the words as written
+    with pytest.raises(ValueError, match="did you mean 'iterations'"):
+        set_fields(["iteration=2"])

@@ -35,6 +35,39 @@ def _choices(field: str) -> str:
     return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
+
+def set_fields(pairs: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` pairs as TrainConfig fields: values are YAML, except that a text field takes
+    the value as written (``No``, ``Stay: wait`` stay text) and YAML's null (``null``, ``~``, empty)
+    unsets an optional text field.
+
+    Raises:
+        ValueError: a pair without ``=``, an unknown field (with a did-you-mean), or a value that is
+            not valid YAML.
+    """
+    from lang_pz.training import TrainConfig
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--set needs KEY=VALUE, got {pair!r} (e.g. --set {pair}=VALUE)")
+        if key not in TrainConfig.model_fields:
+            close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
+            raise ValueError(f"--set {pair!r}: {key!r} is not a TrainConfig field"
+                             f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)")
+        annotation = str(TrainConfig.model_fields[key].annotation)
+        if annotation == "str | None" and value.strip() in ("", "~", "null", "Null", "NULL"):
+            out[key] = None
+        elif annotation in ("<class 'str'>", "str | None"):
+            out[key] = value
+        else:
+            try:
+                out[key] = yaml_value(value, f"--set {key}")
+            except typer.BadParameter as exc:
+                raise ValueError(exc.message) from None
+    return out
+
 @app.command(epilog=_config_help())
 def train(
     config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
@@ -111,17 +144,10 @@ def train(
     fields.update({k: v for k, v in overrides.items() if v is not None})
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
-    for pair in set_ or []:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            fail(ValueError(f"--set needs KEY=VALUE, got {pair!r} (e.g. --set {pair}=VALUE)"))
-        if key not in TrainConfig.model_fields:
-            close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
-            fail(ValueError(f"--set {pair!r}: {key!r} is not a TrainConfig field"
-                             f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"))
-        annotation = str(TrainConfig.model_fields[key].annotation)
-        # text fields take the value as written ("No", "Stay: wait" stay text)
-        fields[key] = value if annotation in ("<class 'str'>", "str | None") else yaml_value(value, f"--set {key}")
+    try:
+        fields.update(set_fields(set_ or []))
+    except ValueError as exc:
+        fail(exc)
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
     target = Path(str(fields["run_dir"])).expanduser()
     if target.exists() and not target.is_dir():
