@@ -213,3 +213,11 @@ def test_cli_bench_takes_action_words_in_any_case_and_other_forms(tmp_path):
     res = runner.invoke(app, ["bench", "--out", str(tmp_path / "b"), "--env", "classic/tictactoe-v0", "--objective",
                               "win:player_1", "--team", "constant:top-left", "--seeds", "0", "--no-plot"])
     assert res.exit_code == 0, res.output  # not a legal word, but the env reads it as square 1
+
+
+def test_the_python_api_refuses_a_constant_word_the_env_cannot_read(tmp_path):
+    teams = [parse_team("player_0=constant:rokc;player_1=constant:scissors", "typo")]
+    with pytest.raises(InvalidKwargError, match=r"'rokc' is not an action word of classic/rps-v0 \(legal: "):
+        run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0], kwargs={"max_cycles": 3},
+                           objective="win:player_0")], tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before anything was played or written

@@ -64,7 +64,6 @@ def bench(
             cases = [case_from_dict({"id": env_id, "kwargs": parse_kwargs(kw), "seeds": seeds, "teams": teams,
                                      "objective": objective}, dd)]
             settings = {}
-        _check_constant_seats(cases)
         chosen = backend or settings.get("backend", "embedded")
 
         def progress(r: dict) -> None:
@@ -79,54 +78,3 @@ def bench(
         typer.echo("written: " + ", ".join(str(p) for p in paths.values()), err=True)
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
-
-
-def _check_constant_seats(cases: list) -> None:
-    """Refuse a ``constant:WORD`` seat whose WORD the env does not read as an action (it would play
-    its fallback at every step): WORD must be one of the agent's legal action words at the first
-    seed's first observation, or parse when the env is stepped with it there. (An AEC agent that
-    does not act first is checked against its legal words only if it has some: a word that
-    names a legal action in another form, e.g. Tic-tac-toe's 'top-left', is then let through.)
-
-    Raises:
-        InvalidKwargError: names the team, the seat, the agent and the env's legal action words.
-    """
-    import lang_pz
-    from lang_pz.error import InvalidKwargError
-
-    for case in cases:
-        if not any(seat.startswith("constant:") for t in case.teams for seat in t.seats.values()):
-            continue
-        env = lang_pz.make(case.env_id, api=case.api, **dict(case.kwargs))  # type: ignore[arg-type]
-        try:
-            for team in case.teams:
-                reset = env.reset(seed=int(case.seeds[0]))
-                aec = reset is None  # AEC's reset returns nothing; its infos are an attribute
-                infos = dict(env.infos) if aec else reset[1]
-                words = {a: team.seats.get(a, team.seats.get("*", "")) for a in env.possible_agents}
-                words = {a: w[len("constant:"):] for a, w in words.items() if w.startswith("constant:")}
-                legal = {a: [str(x) for x in infos.get(a, {}).get("legal_actions") or []] for a in words}
-                unknown = {a: w for a, w in words.items()
-                           if legal[a] and w.strip().lower() not in {x.lower() for x in legal[a]}}
-                if not unknown:
-                    continue
-                if aec:
-                    first = env.agent_selection
-                    tried = {first: unknown[first]} if first in unknown else {}
-                    if tried:
-                        env.step(tried[first])
-                    after = {first: env.infos.get(first, {})}
-                else:
-                    tried = unknown
-                    after = env.step({a: unknown.get(a) or (infos.get(a, {}).get("legal_actions") or [""])[0]
-                                      for a in env.agents})[4]
-                for agent, word in tried.items():
-                    if after.get(agent, {}).get("parse_error"):
-                        raise InvalidKwargError(
-                            f"team {team.name!r}: seat 'constant:{word}' of {agent}: {word!r} is not an action "
-                            f"word of {case.env_id} (legal: {', '.join(legal[agent])}); e.g. "
-                            f"constant:{legal[agent][0]}")
-        finally:
-            close = getattr(env, "close", None)
-            if callable(close):
-                close()
