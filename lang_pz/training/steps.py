@@ -42,7 +42,7 @@ from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 def _bar(n: int, desc: str) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=n, desc=desc, leave=False)
+    return tqdm(total=n, desc=desc, leave=False, disable=None)  # None: no bar when stderr is not a terminal
 
 
 def collect(
