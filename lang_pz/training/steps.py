@@ -39,6 +39,7 @@ from lang_pz.runs import IterationLog
 from lang_pz.training.players import Players, Reference, Team, play_job, probe_job
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
+
 def _bar(n: int, desc: str) -> Any:
     from tqdm import tqdm
 
