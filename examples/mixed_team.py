@@ -33,4 +33,7 @@ def main(llm=None, seed: int = 0) -> dict[str, float]:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
     main()

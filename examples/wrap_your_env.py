@@ -47,4 +47,7 @@ def main(policies=None, seed: int = 0) -> float:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
     main()

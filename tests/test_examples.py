@@ -132,3 +132,12 @@ def test_interop_rllib_tutorial_is_run_in_its_own_venv():
     """RLlib pins gymnasium 1.2.2 and numpy 2: its tutorial runs through benchmarks/rllib_venv.sh, not here."""
     text = (EXAMPLES / "interop_rllib.py").read_text()
     assert "rllib_venv.sh" in text
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.py")))
+def test_every_example_answers_help_without_running(name, tmp_path):
+    import ast
+
+    first_line = ast.get_docstring(ast.parse((EXAMPLES / f"{name}.py").read_text())).splitlines()[0]
+    out = _run_example(name, "--help", tmp_path=tmp_path, timeout=120)  # a run would take minutes, not a usage
+    assert out.startswith("usage:") and " ".join(first_line.split())[:40] in " ".join(out.split())
