@@ -25,17 +25,14 @@ Defaults: ``timeout_s=60`` (the longest a whole non-streamed reply may take),
 (``backoff_s=0.5`` doubling to ``max_backoff_s=30``, +-50 % jitter): a request rides out about
 a minute of outage, and a server's ``Retry-After`` is honoured up to ``max_retry_after_s=60``.
 
-Structured output differs by server, hence ``structured_output``:
-
-- ``"json_schema"`` (OpenAI, vLLM, Ollama): ``{"type": "json_schema", "json_schema":
-  {"name": ..., "schema": S}}``;
-- ``"json_object"`` (llama-cpp-python's server): ``{"type": "json_object", "schema": S}``.
-
-A ``choices`` request asks for ``{"choice": <one of the enum>}`` and returns the choice string.
-Completion-format requests (``prompt=``) go to ``/completions``, which has no standard
-structured-output field: with ``structured_output="json_object"`` (llama-cpp-python's server)
-constraints are sent as its ``grammar`` field (a JSON schema needs llama-cpp-python installed
-locally to be converted); with ``"json_schema"`` such requests raise :class:`BackendError`.
+Structured output differs by server, hence ``structured_output`` (``"json_schema"`` for
+OpenAI, vLLM, Ollama; ``"json_object"`` for llama-cpp-python's server); how each request is
+sent is :mod:`lang_pz.backends.openai_requests`, what replies and failures mean is
+:mod:`lang_pz.backends.openai_replies`. A ``choices`` request returns the choice string.
+Completion-format requests (``prompt=``) with ``choices=``/``json_schema=`` need
+``structured_output="json_object"`` (sent as llama-cpp-python's ``grammar``; a JSON schema
+needs llama-cpp-python installed locally to be converted); with ``"json_schema"`` they raise
+:class:`BackendError`.
 """
 
 from __future__ import annotations
@@ -48,7 +45,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import openai
@@ -66,33 +63,22 @@ from lang_pz.backends.base import (
     PromptFormat,
 )
 from lang_pz.backends.cache import ResponseCache, resolve_cache
-from lang_pz.backends.llama_cpp import choices_gbnf
 from lang_pz.backends.openai_replies import (
     ReplyError,
-    dns_failure,
-    public_url,
-    schema_name,
-    stop_on_dns_failure,
-    choice_schema,
-    context_figures,
+    describe,
     failure_kind,
+    final_error,
+    public_url,
+    reply_choice,
     reply_text,
+    retry_after,
+    stop_on_dns_failure,
     token_count,
 )
-from lang_pz.backends.retry import (
-    Backoff,
-    RetrySchedule,
-    number_in_range,
-    retry_after_s,
-)
-from lang_pz.error import (
-    BackendError,
-    BackendUnavailableError,
-    InvalidReplyError,
-    PromptTooLongError,
-)
+from lang_pz.backends.openai_requests import StructuredOutput, request_body
+from lang_pz.backends.retry import Backoff, RetrySchedule, number_in_range
+from lang_pz.error import BackendError
 
-StructuredOutput = Literal["json_schema", "json_object"]
 _PLACEHOLDER_KEY = "EMPTY"
 _OPENAI_HOST = "api.openai.com"
 _KEYISH = re.compile(r"\b(sk|key|tok)-[A-Za-z0-9_\-*]{8,}")
@@ -189,7 +175,7 @@ class OpenAIBackend(LLMBackend):
                 "set OPENAI_API_KEY in the environment (or pass api_key=), or point it at a local "
                 "OpenAI-compatible server with OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (or base_url=...), "
                 "which needs no key")
-        self._backoff = Backoff(self.schedule, self._retry_after)
+        self._backoff = Backoff(self.schedule, retry_after)
         self._sleep = time.sleep  # tenacity's sleep; tests record the waits here
         self.retries: Counter[str] = Counter()
         self._retries_lock = threading.Lock()
@@ -249,104 +235,8 @@ class OpenAIBackend(LLMBackend):
         body = getattr(exc, "body", None)
         return self._secret in str(exc) or self._secret in repr(body)
 
-    @staticmethod
-    def _retry_after(exc: BaseException) -> float | None:
-        response = getattr(exc, "response", None)
-        return retry_after_s(getattr(response, "headers", None))
-
     def _describe(self, exc: BaseException) -> str:
-        if isinstance(exc, openai.APIStatusError):
-            text = f"HTTP {exc.status_code}: {exc.message}"
-        elif isinstance(exc, ReplyError):
-            text = str(exc)
-        else:
-            text = f"{type(exc).__name__}: {exc}"
-            cause = exc.__cause__
-            if isinstance(exc, openai.APIConnectionError) and cause is not None:
-                text += f" ({type(cause).__name__}: {cause})"
-        return self._redact(" ".join(text.split()))[:500]
-
-    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
-        if self.structured_output == "json_object":
-            return {"type": "json_object", "schema": schema}
-        return {"type": "json_schema", "json_schema": {"name": schema_name(schema), "schema": schema}}
-
-    def _completion_grammar(self, request: GenerationRequest) -> str | None:
-        if request.choices is None and request.json_schema is None:
-            return None
-        if self.structured_output != "json_object":
-            raise BackendError(
-                f"{self.base_url} ({self.model}): choices=/json_schema= on a completion-format "
-                "request (prompt=) has no standard OpenAI form; use messages= (chat), or "
-                "structured_output='json_object' for a llama-cpp-python server"
-            )
-        if request.choices is not None:
-            return choices_gbnf(request.choices)
-        try:
-            from llama_cpp.llama_grammar import json_schema_to_gbnf
-        except ImportError as exc:
-            raise BackendError(
-                "a json_schema= completion request to a llama.cpp server needs "
-                "llama-cpp-python installed locally to build the grammar "
-                "(pip install 'lang_pz[embedded]'), or use messages= (chat)"
-            ) from exc
-        return json_schema_to_gbnf(json.dumps(request.json_schema))
-
-    def _extract_choice(self, text: str, request: GenerationRequest, chat: bool) -> str:
-        assert request.choices is not None
-        choice: Any = text
-        if chat:
-            try:
-                choice = json.loads(text)["choice"]
-            except (ValueError, TypeError, KeyError, RecursionError) as exc:
-                raise ReplyError(
-                    "reply outside the choices",
-                    f'asked for {{"choice": ...}}, got {text[:300]!r} ({type(exc).__name__}: {exc})',
-                ) from None
-        if choice not in request.choices:
-            raise ReplyError("reply outside the choices", f"{choice!r:.300} is not one of {list(request.choices)!r}")
-        return str(choice)
-
-    def _error(self, exc: BaseException, failures: list[str]) -> BackendError:
-        """The lang_pz error for the final failure ``exc`` of a request (after ``failures``)."""
-        if isinstance(exc, BackendError):
-            return exc
-        what = self._describe(exc)
-        kind = failure_kind(exc)
-        if kind is not None:  # retried until the attempts ran out
-            counts = Counter([*failures, kind])
-            tally = ", ".join(f"{n} {k}" for k, n in counts.most_common())
-            msg = f"{self._where} failed {sum(counts.values())} attempt(s) ({tally}); last: {what}."
-            if isinstance(exc, ReplyError):
-                return InvalidReplyError(
-                    msg + " Its replies are not usable chat completions: check that it supports "
-                    "response_format (use structured_output='json_object' for llama-cpp-python's "
-                    "server) and raise max_attempts if the failures are rare."
-                )
-            if dns_failure(exc) is not None:
-                return BackendUnavailableError(
-                    msg + f" The host name {urlsplit(self.base_url).hostname!r} does not resolve (DNS): check its "
-                    "spelling in the base_url argument or OPENAI_BASE_URL, and the network.")
-            return BackendUnavailableError(
-                msg + " Check that the server is running and reachable at that address (the "
-                "base_url argument or OPENAI_BASE_URL), or raise timeout_s / max_attempts."
-            )
-        if isinstance(exc, openai.APIStatusError):
-            figures = context_figures(exc)
-            if figures is not None:
-                return PromptTooLongError(
-                    f"{self._where}: the prompt does not fit the model's context ({what}); shorten "
-                    "the prompt or lower max_tokens, or serve the model with a larger context",
-                    prompt_tokens=figures[0], context_window=figures[1],
-                )
-            msg = f"{self._where} refused the request: {what}"
-            if exc.status_code in (401, 403):
-                msg += (". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers "
-                        "usually need none)")
-            elif exc.status_code == 404:
-                msg += ". Check the model name and that base_url ends with /v1"
-            return BackendError(msg)
-        return BackendError(f"{self._where}: {what}")
+        return self._redact(describe(exc))[:500]
 
     def _generate(self, request: GenerationRequest) -> Generation:
         """Send one request, retrying what is retryable (see the module docstring).
@@ -358,31 +248,10 @@ class OpenAIBackend(LLMBackend):
             BackendError: any other failure (HTTP 400/401/404..., a bad request).
         """
         chat = request.messages is not None
-        common: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": request.max_tokens,
-            "temperature": float(request.temperature),
-        }
-        if request.seed is not None:
-            common["seed"] = int(request.seed)
-        if request.stop:
-            common["stop"] = list(request.stop)
-        if chat:
-            assert request.messages is not None
-            if request.choices is not None:
-                common["response_format"] = self._response_format(choice_schema(request.choices))
-            elif request.json_schema is not None:
-                common["response_format"] = self._response_format(request.json_schema)
-            common["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
-        else:
-            grammar = self._completion_grammar(request)
-            if grammar is not None:
-                common["grammar"] = grammar
-            common["prompt"] = request.prompt
+        path, common = request_body(request, self.model, self.structured_output, f"{self.base_url} ({self.model})")
         # The body is plain JSON already: posted as it is, without the client's typed-parameter
         # transform (measured: about 40 % of the client's CPU per request, which bounds how many
         # requests one process keeps in flight).
-        path = "/chat/completions" if chat else "/completions"
 
         def attempt() -> tuple[str, dict[str, Any]]:
             raw = self._client.post(path, body=common, cast_to=_HTTPResponse)
@@ -393,7 +262,7 @@ class OpenAIBackend(LLMBackend):
                 raise ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
             text = reply_text(body, chat)
             if request.choices is not None:
-                text = self._extract_choice(text, request, chat)
+                text = reply_choice(text, request.choices, chat)
             return text, body
 
         failures: list[str] = []
@@ -431,7 +300,7 @@ class OpenAIBackend(LLMBackend):
                 model=self.model,
                 retries=len(failures),
             )
-        error = self._error(caught, failures)
+        error = final_error(caught, failures, self._where, self._describe(caught), urlsplit(self.base_url).hostname)
         if error is caught:
             raise error
         raise error from (None if isinstance(caught, ReplyError) or self._leaks(caught) else caught)

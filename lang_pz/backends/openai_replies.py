@@ -1,41 +1,41 @@
-"""What the replies of an OpenAI-compatible server mean, for :class:`~lang_pz.backends.openai.OpenAIBackend`.
+"""What the replies and failures of an OpenAI-compatible server mean, for :class:`~lang_pz.backends.openai.OpenAIBackend`.
 
 - :func:`reply_text`: the text of a chat.completion / text_completion body, checked field by
   field (a server may send any JSON: ``choices`` missing or empty, ``message`` null, a number
-  for ``content``); each defect raises :class:`ReplyError` with its kind;
+  for ``content``); each defect raises :class:`ReplyError` with its kind; :func:`reply_choice`:
+  the choice a ``choices`` request got;
 - :func:`failure_kind`: which failures are retried, by kind (``"timeout"``, ``"HTTP 503"``,
-  ``"malformed JSON"``...);
+  ``"malformed JSON"``...); :func:`retry_after`: the wait a failed request's server asked for;
 - :func:`context_figures`: whether an HTTP error says the prompt is over the model's context,
   and the counts it gives (OpenAI, vLLM and llama-cpp-python's server all use
   ``"This model's maximum context length is N tokens ... (P in the messages, ...)"`` with code
   ``context_length_exceeded``);
+- :func:`describe` and :func:`final_error`: what a failure says, and the
+  :class:`~lang_pz.error.BackendError` the last failure of a request becomes;
 - :func:`public_url`, :func:`dns_failure` / :func:`stop_on_dns_failure` (a host name that does
-  not resolve gets :data:`DNS_ATTEMPTS` attempts), :func:`schema_name`.
+  not resolve gets :data:`DNS_ATTEMPTS` attempts).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import socket
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from tenacity import RetryCallState
 
+from lang_pz.backends.openai_requests import choice_schema, schema_name  # noqa: F401  (re-exported)
+from lang_pz.backends.retry import retry_after_s
+from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
+
 _CONTEXT = re.compile(
     r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long", re.IGNORECASE
 )
-
-
-def choice_schema(choices: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """The JSON schema a ``choices`` request is sent as: ``{"choice": <enum>}``."""
-    return {
-        "type": "object",
-        "properties": {"choice": {"type": "string", "enum": list(dict.fromkeys(choices))}},
-        "required": ["choice"],
-        "additionalProperties": False,
-    }
 
 
 class ReplyError(Exception):
@@ -62,6 +62,13 @@ def failure_kind(exc: BaseException) -> str | None:
     return None
 
 
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server of the failed request ``exc`` asked to wait (its ``Retry-After``
+    headers, :func:`~lang_pz.backends.retry.retry_after_s`), or ``None``."""
+    response = getattr(exc, "response", None)
+    return retry_after_s(getattr(response, "headers", None))
+
+
 def reply_text(body: Any, chat: bool) -> str:
     """The first choice's text in a chat.completion / text_completion body.
 
@@ -84,6 +91,27 @@ def reply_text(body: Any, chat: bool) -> str:
     if not isinstance(text, str):
         raise ReplyError("malformed reply", f"no text in the first choice: {first!r:.200}")
     return text
+
+
+def reply_choice(text: str, choices: Sequence[str], chat: bool) -> str:
+    """The choice a ``choices`` request got: ``text`` itself (completion format, constrained by
+    a grammar) or its ``{"choice": ...}`` (chat, constrained by a schema).
+
+    Raises:
+        ReplyError: ``"reply outside the choices"`` (not that JSON, or not one of ``choices``).
+    """
+    choice: Any = text
+    if chat:
+        try:
+            choice = json.loads(text)["choice"]
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise ReplyError(
+                "reply outside the choices",
+                f'asked for {{"choice": ...}}, got {text[:300]!r} ({type(exc).__name__}: {exc})',
+            ) from None
+    if choice not in choices:
+        raise ReplyError("reply outside the choices", f"{choice!r:.300} is not one of {list(choices)!r}")
+    return str(choice)
 
 
 def token_count(usage: Any, name: str) -> int:
@@ -143,6 +171,75 @@ def stop_on_dns_failure(state: RetryCallState) -> bool:
     return state.attempt_number >= DNS_ATTEMPTS and dns_failure(exc) is not None
 
 
-def schema_name(schema: dict[str, Any]) -> str:
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
-    return name[:64] or "response"
+
+def describe(exc: BaseException) -> str:
+    """What the failure ``exc`` says, on one line: ``HTTP <status>: <server message>``, the
+    :class:`ReplyError`, or the transport error with its cause. Not redacted: the caller
+    removes credentials before showing it."""
+    if isinstance(exc, openai.APIStatusError):
+        text = f"HTTP {exc.status_code}: {exc.message}"
+    elif isinstance(exc, ReplyError):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+        cause = exc.__cause__
+        if isinstance(exc, openai.APIConnectionError) and cause is not None:
+            text += f" ({type(cause).__name__}: {cause})"
+    return " ".join(text.split())
+
+
+def final_error(exc: BaseException, failures: Sequence[str], where: str, what: str, host: str | None) -> BackendError:
+    """The lang_pz error for the final failure ``exc`` of a request.
+
+    Args:
+        exc: the last attempt's failure.
+        failures: the kinds (:func:`failure_kind`) of the earlier, retried failures.
+        where: names the endpoint and model, e.g. ``"LLM endpoint http://host/v1 (model 'm')"``.
+        what: ``exc`` described (:func:`describe`), credentials removed.
+        host: the endpoint's host name, for a DNS failure's message.
+
+    Returns:
+        ``exc`` itself if it is a :class:`~lang_pz.error.BackendError`;
+        :class:`~lang_pz.error.InvalidReplyError` (the attempts ran out on an unusable reply) or
+        :class:`~lang_pz.error.BackendUnavailableError` (on the transport or an HTTP status),
+        counting the failures by kind; :class:`~lang_pz.error.PromptTooLongError` (the server
+        says the prompt is over the model's context); else :class:`~lang_pz.error.BackendError`
+        with the server's message and, for 401/403/404, what to check.
+    """
+    if isinstance(exc, BackendError):
+        return exc
+    kind = failure_kind(exc)
+    if kind is not None:  # retried until the attempts ran out
+        counts = Counter([*failures, kind])
+        tally = ", ".join(f"{n} {k}" for k, n in counts.most_common())
+        msg = f"{where} failed {sum(counts.values())} attempt(s) ({tally}); last: {what}."
+        if isinstance(exc, ReplyError):
+            return InvalidReplyError(
+                msg + " Its replies are not usable chat completions: check that it supports "
+                "response_format (use structured_output='json_object' for llama-cpp-python's "
+                "server) and raise max_attempts if the failures are rare."
+            )
+        if dns_failure(exc) is not None:
+            return BackendUnavailableError(
+                msg + f" The host name {host!r} does not resolve (DNS): check its "
+                "spelling in the base_url argument or OPENAI_BASE_URL, and the network.")
+        return BackendUnavailableError(
+            msg + " Check that the server is running and reachable at that address (the "
+            "base_url argument or OPENAI_BASE_URL), or raise timeout_s / max_attempts."
+        )
+    if isinstance(exc, openai.APIStatusError):
+        figures = context_figures(exc)
+        if figures is not None:
+            return PromptTooLongError(
+                f"{where}: the prompt does not fit the model's context ({what}); shorten "
+                "the prompt or lower max_tokens, or serve the model with a larger context",
+                prompt_tokens=figures[0], context_window=figures[1],
+            )
+        msg = f"{where} refused the request: {what}"
+        if exc.status_code in (401, 403):
+            msg += (". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers "
+                    "usually need none)")
+        elif exc.status_code == 404:
+            msg += ". Check the model name and that base_url ends with /v1"
+        return BackendError(msg)
+    return BackendError(f"{where}: {what}")

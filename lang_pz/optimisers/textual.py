@@ -7,7 +7,8 @@ the same two-stage pattern as TextGrad's textual gradients (feedback on a variab
 "textual gradient descent" update of its text).
 
 Each agent's step has three stages (gradient per trajectory, aggregation over the batch with
-momentum, update). Every stage is a single LLM call through :func:`lang_pz.structured.ask_structured`: the reply
+momentum, update); this module runs them, :mod:`lang_pz.optimisers.prompts` builds their
+requests. Every stage is a single LLM call through :func:`lang_pz.structured.ask_structured`: the reply
 is schema-constrained, validated (evidence steps must be among the cited ones; the new policy
 non-empty, at most ``max_policy_chars`` printable ASCII characters, no phrase repeated three
 times), retried with the error
@@ -19,14 +20,14 @@ from that agent's credits only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
+from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.critics.base import Credit, CriticReport
 from lang_pz.executor import Executor, LocalExecutor
-from lang_pz.optimisers.gradient import (
+from lang_pz.optimisers.gradient import (  # noqa: F401  (the examples and limits: re-exported)
     AGGREGATE_EXAMPLE,
     APPLY_EXAMPLE,
     DIRECTION_MAX_CHARS,
@@ -35,7 +36,6 @@ from lang_pz.optimisers.gradient import (
     MAX_REWRITE,
     Gradient,
     PolicyUpdate,
-    _fmt,
     _printable_ascii,
     evidence_changes,
     evidence_for,
@@ -43,24 +43,23 @@ from lang_pz.optimisers.gradient import (
     policy_reply_model,
     rewrite_fraction,
 )
-from lang_pz.structured import (
-    ask_structured,
-    attempt_sampling,
-    rejection_note,
-    repeated_phrase,
-)
+from lang_pz.optimisers.prompts import StageRequests
+from lang_pz.structured import ask_structured, repeated_phrase
 
 if TYPE_CHECKING:
     from lang_pz.optimisers.momentum import Momentum
 
-class TextualPolicyOptimiser:
+
+class TextualPolicyOptimiser(StageRequests):
     """LangMARL language-policy-gradient optimiser (TextGrad-style textual gradients).
 
     One step per agent: a *gradient* per trajectory (the critic's credit for this agent and the
     counterfactual evidence that concerns it -> keep / change / drop), an *aggregation* of the
     batch's gradients with the agent's momentum (skipped when there is one gradient and no
     momentum), and an *update* that rewrites the policy along the aggregate, rewriting at most
-    ``max_rewrite`` of it.
+    ``max_rewrite`` of it. Each stage's request is public for inspection
+    (:meth:`gradient_request`, :meth:`aggregate_request`, :meth:`apply_request`, from
+    :class:`~lang_pz.optimisers.prompts.StageRequests`).
 
     Args:
         backend: the LLM backend.
@@ -112,125 +111,7 @@ class TextualPolicyOptimiser:
         self.seed = seed
         self.directions = directions
 
-    # -- requests --------------------------------------------------------------------------
-
-    def _request(
-        self, instructions: str, example: str, body: str, errors: Sequence[str], schema: dict[str, Any], max_tokens: int,
-        role: str,
-    ) -> GenerationRequest:
-        fix = rejection_note(errors)
-        common: dict[str, Any] = {
-            "json_schema": schema,
-            "max_tokens": max_tokens,
-            "role": role,
-            **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
-        }
-        if getattr(self.backend, "prompt_format", "chat") == "chat":
-            system = f"{instructions}\n\nExample:\n{example}"
-            return GenerationRequest(messages=(Message("system", system), Message("user", body + fix)), **common)
-        head, _, tail = body.rpartition("\n")
-        prompt = f"{instructions}\n\nExample:\n{example}\n\nNow your task:\n{head}{fix}\n{tail}\n"
-        return GenerationRequest(prompt=prompt, **common)
-
-    @staticmethod
-    def _steps_hint(cited: Sequence[int]) -> str:
-        return f" ({', '.join(map(str, cited))})" if cited else " (none are cited: give [])"
-
-    def gradient_request(
-        self,
-        agent: str,
-        policy: str,
-        credits: Sequence[Credit],
-        errors: Sequence[str] = (),
-        evidence: Sequence[str] = (),
-        changes: Sequence[str] = (),
-    ) -> GenerationRequest:
-        """The request of one attempt of the gradient stage (public for inspection); ``changes``:
-        the directions the evidence supports, one of which ``change`` must be."""
-        cited = sorted({s for c in credits for s in c.steps})
-        schema = gradient_reply_model(cited, changes or None).model_json_schema()
-        lines = [
-            f"Agent: {agent}",
-            f"Current policy: {policy}",
-            f"Critic's credits for {agent} (from -1 = hurt the team to 1 = helped it):",
-        ]
-        for i, c in enumerate(credits):
-            lines.append(f"- episode {i}: credit {_fmt(c.credit)}, steps {list(c.steps)}: {c.explanation}")
-        if evidence:
-            lines.append(f"Computed re-runs of {agent}'s episodes:")
-            lines += [f"- {e}" for e in evidence]
-        if changes:
-            lines.append(f"The re-runs support these changes: {'; '.join(changes)}")
-        lines.append("Edit direction as JSON:")
-        instructions = (
-            "You improve one agent's policy. From the critic's credits and the computed re-runs, "
-            "say what the policy should keep, what it should change and what it should drop "
-            f"(each at most {DIRECTION_MAX_CHARS} characters; keep and drop may be empty) and cite "
-            f"up to {MAX_EVIDENCE_STEPS} of the steps the credits cite{self._steps_hint(cited)}. "
-            "A re-run with a higher team return shows a better action. Reply with JSON only."
-        )
-        return self._request(instructions, GRADIENT_EXAMPLE, "\n".join(lines), errors, schema,
-                             3 * DIRECTION_MAX_CHARS // 4 + 48, "optimiser.gradient")
-
-    def aggregate_request(
-        self,
-        agent: str,
-        policy: str,
-        gradients: Sequence[Gradient],
-        momentum: Sequence[tuple[float, Gradient]] = (),
-        errors: Sequence[str] = (),
-    ) -> GenerationRequest:
-        """The request of one attempt of the aggregation stage (public for inspection)."""
-        cited = sorted({s for g in gradients for s in g.evidence_steps})
-        schema = gradient_reply_model(cited, self._merge_choices(gradients, momentum)).model_json_schema()
-        lines = [f"Agent: {agent}", f"Current policy: {policy}", "Edit directions from this batch:"]
-        lines += [f"- {g.direction}; steps {list(g.evidence_steps)}" for g in gradients]
-        if momentum:
-            lines.append("Earlier directions (momentum; weight 1 = last iteration):")
-            lines += [f"- weight {_fmt(w)}: {g.direction}" for w, g in momentum]
-        lines.append("Edit direction as JSON:")
-        instructions = (
-            "You merge the edit directions for one agent's policy into one. Where they conflict, "
-            "follow the majority of this batch, then the heavier earlier directions. Say what to "
-            f"keep, change and drop (each at most {DIRECTION_MAX_CHARS} characters) and cite up to "
-            f"{MAX_EVIDENCE_STEPS} of the steps the directions cite{self._steps_hint(cited)}. "
-            "Reply with JSON only."
-        )
-        return self._request(instructions, AGGREGATE_EXAMPLE, "\n".join(lines), errors, schema,
-                             3 * DIRECTION_MAX_CHARS // 4 + 48, "optimiser.aggregate")
-
-    def apply_request(self, agent: str, policy: str, gradient: Gradient, errors: Sequence[str] = ()) -> GenerationRequest:
-        """The request of one attempt of the update stage (public for inspection)."""
-        schema = policy_reply_model(self.max_policy_chars).model_json_schema()
-        body = "\n".join(
-            [
-                f"Current policy: {policy}",
-                f"Keep: {gradient.keep}",
-                f"Change: {gradient.change}",
-                f"Drop: {gradient.drop}",
-                "New policy as JSON:",
-            ]
-        )
-        instructions = (
-            f"Rewrite the policy of agent {agent}: keep what Keep says, make the change, remove "
-            f"what Drop says. The new policy is one short instruction (at most "
-            f"{self.max_policy_chars} characters, plain ASCII). Reply with JSON only."
-        )
-        return self._request(
-            instructions, APPLY_EXAMPLE, body, errors, schema, min(self.max_policy_chars // 2, 160) + 16,
-            "optimiser.update",
-        )
-
     # -- stages ----------------------------------------------------------------------------
-
-    def _merge_choices(self, gradients: Sequence[Gradient], momentum: Sequence[tuple[float, Gradient]]
-                       ) -> list[str] | None:
-        """With evidence directions, the aggregate's ``change`` is one of the supported changes of the
-        batch (or of the momentum), if any is supported."""
-        if self.directions != "evidence":
-            return None
-        supported = [g.change for g in gradients if g.supported] + [g.change for _, g in momentum if g.supported]
-        return list(dict.fromkeys(supported)) or None
 
     def _direction_validator(self, cited: Sequence[int], changes: Sequence[str] | None = None
                              ) -> Callable[[BaseModel], None]:
