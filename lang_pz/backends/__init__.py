@@ -8,10 +8,12 @@
 lang_pz.backends`` does not load llama.cpp or the ``openai`` client. Build one from a string
 with :func:`make_backend` (options as keyword arguments or from ``$LANG_PZ_BACKEND_OPTIONS``).
 
-Also here: :mod:`~lang_pz.backends.retry` (the retry waits of remote backends),
-:mod:`~lang_pz.backends.meter` (per-role accounting) and
-:mod:`~lang_pz.backends.fake_server` (a local fake OpenAI-compatible endpoint that injects
-faults, for testing clients).
+Also here: :mod:`~lang_pz.backends.openai_requests` / :mod:`~lang_pz.backends.openai_replies`
+(what ``OpenAIBackend`` sends, and what replies and failures mean),
+:mod:`~lang_pz.backends.retry` (the retry waits of remote backends),
+:mod:`~lang_pz.backends.meter` (per-role accounting), :mod:`~lang_pz.backends.limit` (one bound on
+requests in flight) and :mod:`~lang_pz.backends.fake_server` (a local fake OpenAI-compatible
+endpoint that injects faults, for testing clients).
 """
 
 from __future__ import annotations
