@@ -313,3 +313,17 @@ def test_counterfactuals_on_an_aec_env_that_was_never_reset():
     fresh = lang_pz.make("classic/tictactoe-v0")  # never reset: no agent_selection yet
     probes = counterfactuals(fresh, team, traj, [["player_1"]], ["alternatives"])
     assert probes and all(p.agents == ("player_1",) for p in probes)
+
+
+def test_steps_the_agent_never_reaches_warn_that_the_reruns_replace_nothing(env):
+    from lang_pz.critics.counterfactual import plan_probes
+
+    traj = rollout(env, heuristic(env), seed=SEED)
+    made = len(traj.agent_steps("piston_0"))
+    with pytest.warns(UserWarning, match=rf"piston_0 made {made} decisions .* replace nothing"):
+        plan_probes(traj, [["piston_0"]], ["down"], steps=[made, made + 100])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan_probes(traj, [["piston_0"]], ["down"], steps=[0, made + 100])  # one decision it makes: no warning

@@ -111,3 +111,25 @@ def test_default_workers_follow_the_embedded_instances():
     assert TrainConfig(backend_options={"embedded": {"instances": 2}}).worker_count() == 2
     assert TrainConfig(backend_options={"embedded": {"instances": 2}}, workers=5).worker_count() == 5
     assert TrainConfig(actor_backend="openai:m").worker_count() == 8
+
+
+def test_more_embedded_instances_than_requests_in_flight_warn(tmp_path):
+    from lang_pz.training import build
+
+    cfg = config(tmp_path / "r", workers=1, backend_options={"embedded": {"instances": 3}})
+    with pytest.warns(UserWarning, match="instances=3, but at most 1 LLM requests are in flight .* 2 instance"):
+        build(cfg, backends=StandIn(AGENTS[:3]).backend).close()
+
+
+def test_embedded_instances_are_the_actors_the_critic_and_optimiser_share_one(tmp_path, monkeypatch):
+    import lang_pz.training.loop as loop
+
+    built = []
+
+    def fake_make_backend(spec, **options):  # records what build asks for; a scripted stand-in serves
+        built.append((spec, options))
+        return StandIn(AGENTS[:3]).backend
+
+    monkeypatch.setattr(loop, "make_backend", fake_make_backend)
+    loop.build(config(tmp_path / "r", backend_options={"embedded": {"instances": 2, "n_threads": 1}})).close()
+    assert built == [("embedded", {"instances": 2, "n_threads": 1}), ("embedded", {"n_threads": 1})]

@@ -851,7 +851,28 @@ def test_test_seeds_measure_every_iteration_and_the_final_policies(tmp_path):
 def test_backend_options_never_hold_credentials():
     with pytest.raises(ValidationError, match="credentials must come from the environment"):
         TrainConfig(backend_options={"openai:m": {"api_key": "sk-x"}})
-    TrainConfig(backend_options={"openai:m": {"timeout_s": 5, "max_attempts": 3}})
+    TrainConfig(actor_backend="openai:m", backend_options={"openai:m": {"timeout_s": 5, "max_attempts": 3}})
+
+
+def test_backend_options_of_a_spec_no_role_uses_are_refused():
+    with pytest.raises(ValidationError, match="'embeded', which no role uses: did you mean 'embedded'"):
+        TrainConfig(backend_options={"embeded": {"instances": 2}})
+    with pytest.raises(ValidationError, match="'openai:m', which no role uses"):
+        TrainConfig(backend_options={"openai:m": {"timeout_s": 5}})
+    TrainConfig(critic_backend="openai:m", backend_options={"openai:m": {"timeout_s": 5}, "embedded": {}})
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"validation_seeds": [1000, 1000]}, "validation_seeds repeats \\[1000\\]"),
+    ({"test_seeds": [7, 8, 7]}, "test_seeds repeats \\[7\\]"),
+    ({"counterfactual_steps": [-1]}, "counterfactual_steps \\[-1\\] are negative"),
+    ({"counterfactual_steps": []}, "counterfactual_steps\\n.*at least 1 item"),
+    ({"trainable_agents": []}, "trainable_agents\\n.*at least 1 item"),
+    ({"critic_credit_levels": []}, "critic_credit_levels\\n.*at least 1 item"),
+])
+def test_settings_that_would_train_nothing_or_count_twice_are_refused(fields, message):
+    with pytest.raises(ValidationError, match=message):
+        TrainConfig(**fields)
 
 
 def test_the_budget_counts_uncached_calls_only(tmp_path):

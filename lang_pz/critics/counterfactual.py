@@ -28,6 +28,7 @@ from the factual trajectory elsewhere (:mod:`lang_pz.policies.replay`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -168,6 +169,11 @@ def plan_probes(
     out: list[Probe] = []
     for group in groups:
         group = tuple(group)
+        made = len(trajectory.agent_steps(group[0]))
+        if at is not None and all(k >= made for k in at):
+            warnings.warn(f"counterfactual steps {list(at)}: {group[0]} made {made} decisions in episode "
+                          f"{trajectory.episode} (0-based: 0 to {made - 1}), so its re-runs replace nothing and "
+                          "show no difference; choose decisions it makes", UserWarning, stacklevel=2)
         played = {str(s.raw_output).strip() for a in group for s in trajectory.agent_steps(a)}
         words: list[str] = []
         for r in replacements:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any, Literal
 
@@ -55,13 +56,15 @@ class TrainConfig(BaseModel):
         default_factory=list,
         description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
     counterfactual_steps: list[int] | None = Field(
-        None, description="replace only these decisions in counterfactual re-runs (default: every decision)")
+        None, min_length=1,
+        description="replace only these decisions (0-based) in counterfactual re-runs (default: every decision)")
     evidence_gate: bool = Field(
         True, description="with counterfactual: update only agents for which some re-run beat what they played")
     initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
                                 description="every agent's starting policy")
     initial_policies: dict[str, str] = Field(default_factory=dict, description="per-agent starting policies")
-    trainable_agents: list[str] | None = Field(None, description="agents the optimiser updates (default: all LLM agents)")
+    trainable_agents: list[str] | None = Field(
+        None, min_length=1, description="agents the optimiser updates (default: all LLM agents)")
     partners: dict[str, PartnerKind] = Field(
         default_factory=dict,
         description="agent -> fixed classical policy (random; heuristic: Pistonball; greedy: Overcooked)")
@@ -69,14 +72,16 @@ class TrainConfig(BaseModel):
     critic_backend: str | None = Field(None, description="backend spec of the critic (default: actor's)")
     optimiser_backend: str | None = Field(None, description="backend spec of the optimiser (default: actor's)")
     backend_options: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="backend spec -> constructor options, e.g. {'openai:m': {timeout: 20}}")
+        default_factory=dict, description="backend spec -> constructor options, e.g. {'openai:m': {timeout_s: 20}} "
+        "or {embedded: {n_threads: 1, instances: 2}}")
     prices: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="backend spec -> [input, output] USD per million tokens")
     critic_max_attempts: int = Field(3, ge=1, description="critic LLM calls per report before it fails")
     critic_max_prompt_steps: int = Field(40, ge=1, description="most trajectory steps shown to the critic")
     critic_max_prompt_chars: int = Field(5000, ge=1000, description="budget of the critic's trajectory text")
     critic_credit_levels: list[float] | None = Field(
-        [-1.0, -0.5, 0.0, 0.5, 1.0], description="credit values offered to the critic (null: any in [-1, 1])")
+        [-1.0, -0.5, 0.0, 0.5, 1.0], min_length=1,
+        description="credit values offered to the critic (null: any in [-1, 1])")
     critic_temperature: float = Field(0.0, ge=0, description="sampling temperature of the critic's first attempt")
     optimiser_max_attempts: int = Field(3, ge=1, description="LLM calls per optimiser stage before it fails")
     optimiser_temperature: float = Field(0.0, ge=0, description="sampling temperature of first optimiser attempts")
@@ -131,7 +136,20 @@ class TrainConfig(BaseModel):
         if negative:
             raise ValueError(f"{info.field_name} {negative} are negative; episode seeds are non-negative integers "
                              "(numpy's rule): choose seeds >= 0")
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(f"{info.field_name} repeats {repeated}: a seed replays the same episode, so a repeat "
+                             "only counts it twice; give distinct seeds")
         return seeds
+
+    @field_validator("counterfactual_steps")
+    @classmethod
+    def _decision_indices(cls, steps: list[int] | None) -> list[int] | None:
+        negative = [s for s in steps or [] if s < 0]
+        if negative:
+            raise ValueError(f"counterfactual_steps {negative} are negative; they are 0-based decision indices "
+                             "(0 = each agent's first decision)")
+        return steps
 
     @field_validator("env_kwargs", "backend_options")
     @classmethod
@@ -156,6 +174,17 @@ class TrainConfig(BaseModel):
             if bad:
                 raise ValueError(f"backend_options[{spec!r}] holds {bad}: the config is written to the run folder, "
                                  "so credentials must come from the environment (e.g. OPENAI_API_KEY), never a config")
+        return self
+
+    @model_validator(mode="after")
+    def _options_of_used_backends(self) -> TrainConfig:
+        used = sorted({self.backend_spec(r) for r in ROLES})
+        for spec in self.backend_options:
+            if spec not in used:
+                close = difflib.get_close_matches(spec, used, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ValueError(f"backend_options names {spec!r}, which no role uses: {hint}the run's backend "
+                                 f"specs are {used} (actor_backend, critic_backend, optimiser_backend)")
         return self
 
     @model_validator(mode="after")

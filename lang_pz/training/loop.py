@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -137,16 +138,27 @@ def build(
     made: dict[str, LLMBackend] = {}
     meters: dict[str, RoleMeter] = {}
     workers = config.worker_count()
-    in_flight = threading.BoundedSemaphore(config.max_concurrent_requests or workers)
+    limit = config.max_concurrent_requests or workers
+    in_flight = threading.BoundedSemaphore(limit)
+    instances = config.backend_options.get("embedded", {}).get("instances", 1)
+    if isinstance(instances, int) and instances > limit:
+        warnings.warn(f"backend_options embedded instances={instances}, but at most {limit} LLM requests are in flight "
+                      f"(workers / max_concurrent_requests): {instances - limit} instance(s) would stay idle, about "
+                      "200 MB each; set workers to at least instances", UserWarning, stacklevel=2)
     for role in ROLES:
         spec = config.backend_spec(role)
         inner = given.get(role)
         if inner is None:
-            # one model instance per distinct spec; the embedded model gets one for the actors and
-            # one for the critic and optimiser, so llama.cpp keeps the actors' prompt prefix cached
-            key = f"{spec}/{'actor' if role == 'actor' else 'learner'}" if spec == "embedded" else spec
+            # one model per distinct spec; the embedded model gets its own for the actors (with the
+            # configured instances) and one instance for the critic and optimiser, so llama.cpp keeps
+            # the actors' prompt prefix cached
+            learner = spec == "embedded" and role != "actor"
+            key = f"{spec}/{'learner' if learner else 'actor'}" if spec == "embedded" else spec
             if key not in made:
-                made[key] = make_backend(spec, **config.backend_options.get(spec, {}))
+                options = dict(config.backend_options.get(spec, {}))
+                if learner:
+                    options.pop("instances", None)
+                made[key] = make_backend(spec, **options)
             inner = made[key]
         meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, tuple(config.prices.get(spec, (0.0, 0.0))))
     if critic is None and config.critic_mode == "counterfactual":
