@@ -24,7 +24,8 @@ def custom_train(cfg: T.TrainConfig, backends=None) -> T.TrainState:
     run.create(cfg.model_dump_json(indent=2))
     state = T.TrainState(T.initial_policies(cfg, parts), momentum=Momentum(beta=cfg.momentum, min_weight=0.2))
     for it in range(cfg.iterations):
-        log, meter = run.begin(it), T.UsageMeter(parts.meters)
+        log = run.begin(it)
+        meter = T.UsageMeter(parts.meters, log)  # usage per role, saved with every record the log writes
         log.write_policies(state.policies)
 
         envs, ex = parts.envs, parts.executor  # environment instances; concurrent tasks (cfg.workers)
@@ -47,8 +48,8 @@ def custom_train(cfg: T.TrainConfig, backends=None) -> T.TrainState:
         T.commit_momentum(state.momentum, updates, decision.accepted_agents)
         metrics = T.iteration_metrics(it, trajs, value, decision, changed, gated, critic_failures,
                                       optimiser_failures, meter)
-        state = T.TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls,
-                             state.uncached_calls + metrics.llm_calls - metrics.cached_calls)
+        state = T.TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.spent_calls,
+                             state.uncached_calls + metrics.spent_uncached_calls)
         log.done({"metrics": asdict(metrics), **state.to_json()})
         print(f"iteration {it}: train {metrics.train_return:.1f}, accepted {decision.accepted_agents}")
     run.finish(state.policies)

@@ -55,6 +55,7 @@ class IterationRecord(BaseModel):
     optimiser_failures: int = 0
     llm_calls: int = 0
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    interrupted_usage: dict[str, RoleUsage] = Field(default_factory=dict)
     seconds: float = 0.0
     test_return: float | None = None
     gated_agents: list[str] = Field(default_factory=list)
@@ -327,13 +328,15 @@ def summary_text(run: RunSummary) -> str:
         lines.append(f"{'end':>4} {_num(run.final_test_return)}   (held-out test of the final policies)")
     lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
     lines += [f"  {it}: {text}" for it, text in decisions(run)]
-    totals = (f"totals: {sum(m.llm_calls for m in ms)} LLM calls, {sum(m.seconds for m in ms):.1f} s, "
+    lost = sum(u.calls for m in ms for u in m.interrupted_usage.values())
+    totals = (f"totals: {sum(m.llm_calls for m in ms)} LLM calls"
+              f"{f' (+{lost} in interrupted attempts)' if lost else ''}, {sum(m.seconds for m in ms):.1f} s, "
               f"{sum(m.accepted is True for m in ms)} update(s) accepted, "
               f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
               f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)")
     lines += ["", totals]
-    for r in ROLES:
-        us = [m.usage[r] for m in ms if r in m.usage]
+    for r in ROLES:  # what was spent: completed and interrupted attempts
+        us = [u[r] for m in ms for u in (m.usage, m.interrupted_usage) if r in u]
         if us:
             costs = [u.cost_usd for u in us if u.cost_usd is not None]
             cost = f"${sum(costs):.4f}" if costs else "cost unknown"

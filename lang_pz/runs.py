@@ -17,6 +17,8 @@ Layout (``NNN`` is the iteration, zero-padded)::
     RUN_DIR/iter_NNN/validation_trajectories.jsonl
     RUN_DIR/iter_NNN/acceptance.jsonl          per validated candidate: both scores, accepted or not
     RUN_DIR/iter_NNN/test.jsonl                held-out test returns of the iteration's starting policies
+    RUN_DIR/iter_NNN/usage.json                LLM usage per role of this attempt so far and of
+                                               interrupted attempts (rewritten after every stage)
     RUN_DIR/iter_NNN/done.json                 written last: metrics, accepted policies, momentum
     RUN_DIR/final/policies/AGENT.txt           the policies after the last iteration
     RUN_DIR/final/test.jsonl                   held-out test returns of the final policies
@@ -42,6 +44,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +78,16 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
         f.flush()
 
 
+def add_usage(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Role -> usage of ``a`` and ``b`` summed field by field (a ``None`` cost stays unknown)."""
+    out: dict[str, dict[str, float]] = {}
+    for role in dict.fromkeys([*a, *b]):
+        x, y = a.get(role, {}), b.get(role, {})
+        out[role] = {k: (None if x.get(k, 0) is None or y.get(k, 0) is None else x.get(k, 0) + y.get(k, 0))
+                     for k in dict.fromkeys([*x, *y])}  # type: ignore[misc]
+    return out
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a kill leaves either the old file or the new one."""
     tmp = path.with_name(path.name + ".tmp")
@@ -102,6 +116,10 @@ class IterationFiles:
     @property
     def validation_trajectories(self) -> Path:
         return self.root / "validation_trajectories.jsonl"
+
+    @property
+    def usage(self) -> Path:
+        return self.root / "usage.json"
 
     @property
     def done(self) -> Path:
@@ -239,6 +257,9 @@ class IterationLog:
     Attributes:
         kept: the finished training episodes of an interrupted attempt (``[]`` for a fresh
             iteration); :func:`lang_pz.training.collect` does not replay them.
+        interrupted: role -> LLM usage (``calls``, ``cached_calls``, tokens, ``cost_usd``) that
+            interrupted attempts of this iteration spent, as last saved by :meth:`save_usage`
+            (``{}`` for a fresh iteration): real spending that a redo does not repeat or count.
     """
 
     def __init__(self, run: RunFolder, it: int) -> None:
@@ -251,10 +272,35 @@ class IterationLog:
         shutil.rmtree(self.files.candidates, ignore_errors=True)
         self.validation_episodes = 0  # validation episodes numbered on through the iteration
         self.kept = self._keep_finished()
+        self.interrupted = self._interrupted_usage()
+        #: role -> this attempt's usage so far (set by :class:`lang_pz.training.UsageMeter`); every
+        #: record written saves it to ``usage.json``, so an interruption loses at most the calls in flight
+        self.usage_source: Callable[[], dict[str, dict[str, float]]] | None = None
+        self._usage_lock = threading.Lock()
+        self.save_usage()
+
+    def _interrupted_usage(self) -> dict[str, dict[str, float]]:
+        if not self.files.usage.exists():
+            return {}
+        try:
+            saved = json.loads(self.files.usage.read_text(encoding="utf-8"))
+            return add_usage(saved.get("interrupted", {}), saved.get("attempt", {}))
+        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            raise RunDirError(f"{self.files.usage} is not the usage record lang_pz writes ({exc}); delete it "
+                              "(the interrupted attempts' usage is then not counted) and resume again") from exc
+
+    def save_usage(self) -> None:
+        """Write ``usage.json``: this attempt's usage so far (from :attr:`usage_source`) and the
+        interrupted attempts'."""
+        with self._usage_lock:  # steps running side by side (validation beside the training episodes) both save
+            attempt = self.usage_source() if self.usage_source is not None else {}
+            atomic_write(self.files.usage, json.dumps({"interrupted": self.interrupted, "attempt": attempt}, indent=1))
 
     def log(self, kind: str, record: dict[str, Any]) -> None:
-        """Append ``record`` to this iteration's ``KIND.jsonl``."""
+        """Append ``record`` to this iteration's ``KIND.jsonl`` (and save the usage so far)."""
         append_jsonl(self.files.log(kind), record)
+        if self.usage_source is not None:
+            self.save_usage()
 
     def write_policies(self, policies: dict[str, str]) -> None:
         """The policies this iteration's episodes use."""
@@ -299,6 +345,7 @@ class IterationLog:
 
     def done(self, record: dict[str, Any]) -> None:
         """Complete the iteration: ``done.json`` (atomically, last) and its ``metrics.jsonl`` line."""
+        self.save_usage()
         atomic_write(self.files.done, json.dumps(record, indent=1))
         append_jsonl(self.run.metrics, record["metrics"])
 

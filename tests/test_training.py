@@ -165,7 +165,7 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
         d = run / f"iter_{it:03d}"
         assert {p.name for p in d.iterdir()} - {"acceptance.jsonl"} == {
             "policies", "trajectories.jsonl", "credits.jsonl", "gradients.jsonl", "candidates",
-            "validation.jsonl", "validation_trajectories.jsonl", "done.json"}
+            "validation.jsonl", "validation_trajectories.jsonl", "usage.json", "done.json"}
         assert lang_pz.runs.read_policies(d / "policies") == before[it]
         trajs = lang_pz.trajectory.read_trajectories(d / "trajectories.jsonl")
         assert [t.episode for t in trajs] == [2 * it, 2 * it + 1] and all(t.finished for t in trajs)
@@ -736,11 +736,17 @@ def test_a_bad_initial_policy_writes_nothing(tmp_path):
 
 
 def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
-    """Policies are reset from the episode seed: two validation episodes of one seed are identical."""
-    train_with(StandIn(), config(tmp_path / "run", partners={"piston_4": "random"}, validation_seeds=[VAL_SEED, 1002,
-                                 VAL_SEED]))
-    trajs = lang_pz.trajectory.read_trajectories(tmp_path / "run" / "iter_000" / "validation_trajectories.jsonl")
-    first, _, again = trajs[:3]
+    """Policies are reset from the episode seed: two validation episodes of one seed are identical
+    (the step itself, given a seed twice; a config refuses repeated validation seeds)."""
+    from lang_pz.training import build, validate
+    from lang_pz.trajectory import Trajectory
+
+    parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
+    trajs: list[Trajectory] = []
+    validate(parts.envs, parts.actors({a: UP for a in parts.llm_agents}), [VAL_SEED, 1002, VAL_SEED],
+             on_episode=trajs.append)
+    parts.close()
+    first, _, again = trajs
     assert [s.raw_output for s in first.steps] == [s.raw_output for s in again.steps]
     assert first.returns == again.returns
     assert len({s.raw_output for s in first.agent_steps("piston_4")}) > 1  # the partner really is random
@@ -907,3 +913,63 @@ def test_the_counterfactual_critic_mode_credits_from_re_runs(tmp_path):
     credits = {a: report["credits"][a]["credit"] for a in AGENTS}
     blamed = min(credits, key=credits.get)
     assert gains[blamed] == max(gains.values())  # the most to gain from a change: the lowest credit
+
+
+class Interrupted(Exception):
+    """Stands for a Ctrl-C or a crash in the middle of an iteration (test only)."""
+
+
+def test_an_interrupted_attempts_calls_count_in_the_totals_and_the_budget(tmp_path):
+    class CrashAtCritic(StandIn):
+        def reply(self, req):
+            if role_of(req) == "critic":
+                raise Interrupted
+            return super().reply(req)
+
+    cfg = config(tmp_path / "run", iterations=2, episodes_per_iteration=2)
+    crashing = CrashAtCritic(flipping=AGENTS[:1])
+    with pytest.raises(Interrupted):
+        train_with(crashing, cfg)
+    spent = len(crashing.requests("actor"))  # the training and validation episodes; the critic call raised
+    saved = json.loads((tmp_path / "run" / "iter_000" / "usage.json").read_text())
+    assert saved["attempt"]["actor"]["calls"] == spent > 0 and saved["interrupted"] == {}
+
+    again = StandIn(flipping=AGENTS[:1])
+    res = train_with(again, resume=tmp_path / "run")
+    first = res.metrics[0]
+    assert first.interrupted_usage["actor"]["calls"] == spent
+    assert first.llm_calls == len([r for r in again.backend.requests]) - res.metrics[1].llm_calls
+    done = json.loads((tmp_path / "run" / "iter_001" / "done.json").read_text())
+    assert done["calls_total"] == spent + len(again.backend.requests)  # what was really sent, both attempts
+    assert json.loads((tmp_path / "run" / "iter_000" / "usage.json").read_text())["interrupted"]["actor"]["calls"] == spent
+    from lang_pz.report import load_run, summary_text
+
+    assert f"+{spent} in interrupted attempts" in summary_text(load_run(tmp_path / "run"))
+
+
+def test_usage_is_saved_safely_from_steps_running_side_by_side(tmp_path):
+    """The current validation runs beside the training episodes and both save usage.json."""
+    import threading
+
+    from lang_pz.runs import RunFolder
+
+    run = RunFolder(tmp_path / "run")
+    run.create("{}")
+    log = run.begin(0)
+    log.usage_source = lambda: {"actor": {"calls": 1}}
+    errors: list[BaseException] = []
+
+    def save_many() -> None:
+        try:
+            for _ in range(200):
+                log.save_usage()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save_many) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert json.loads(log.files.usage.read_text())["attempt"] == {"actor": {"calls": 1}}

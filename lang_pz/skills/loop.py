@@ -183,7 +183,7 @@ def run_skill_iteration(config: TrainConfig, sp: SkillParts, state: SkillState, 
     Returns:
         ``(its metrics, the state after it)``.
     """
-    cfg, parts, it, meter = config, sp.parts, log.iteration, UsageMeter(sp.parts.meters)
+    cfg, parts, it, meter = config, sp.parts, log.iteration, UsageMeter(sp.parts.meters, log)
     envs, ex, objective = parts.envs, parts.executor, parts.objective
     log.files.skill_edits.unlink(missing_ok=True)  # a redone iteration writes its edits again
     log.write_policies(state.policies)
@@ -217,8 +217,8 @@ def run_skill_iteration(config: TrainConfig, sp: SkillParts, state: SkillState, 
 
     metrics = iteration_metrics(it, trajectories, value, decision, labels, {}, critic_failures, writer_failures,
                                 meter, tested)
-    new = SkillState(dict(state.policies), decision.value, None, state.calls + metrics.llm_calls,
-                     state.uncached_calls + metrics.llm_calls - metrics.cached_calls, library=library, memory=memory)
+    new = SkillState(dict(state.policies), decision.value, None, state.calls + metrics.spent_calls,
+                     state.uncached_calls + metrics.spent_uncached_calls, library=library, memory=memory)
     atomic_write(log.files.skill_memory, json.dumps(memory.to_json(), indent=1))
     log.done({"metrics": asdict(metrics), **new.to_json(), "skill_events": events})
     for c in callbacks:

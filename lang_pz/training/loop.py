@@ -197,7 +197,7 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
     Returns:
         ``(its metrics, the state after it)``.
     """
-    cfg, it, meter = config, log.iteration, UsageMeter(parts.meters)
+    cfg, it, meter = config, log.iteration, UsageMeter(parts.meters, log)
     log.write_policies(state.policies)
 
     envs, ex = parts.envs, parts.executor
@@ -229,8 +229,8 @@ def run_iteration(config: TrainConfig, parts: Parts, state: TrainState, log: Ite
 
     metrics = iteration_metrics(it, trajectories, value, decision, changed, gated, critic_failures,
                                 optimiser_failures, meter, tested)
-    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.llm_calls,
-                     state.uncached_calls + metrics.llm_calls - metrics.cached_calls)
+    new = TrainState(decision.policies, decision.value, state.momentum, state.calls + metrics.spent_calls,
+                     state.uncached_calls + metrics.spent_uncached_calls)
     log.done({"metrics": asdict(metrics), **new.to_json()})
     for c in callbacks:
         c.on_iteration(metrics, new)
@@ -277,12 +277,20 @@ def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
 
 
 class UsageMeter:
-    """LLM usage and wall time since construction, per role (for one iteration's metrics)."""
+    """LLM usage and wall time since construction, per role (for one iteration's metrics).
 
-    def __init__(self, meters: Mapping[str, RoleMeter]) -> None:
+    With the iteration's ``log``, its usage so far is saved to ``usage.json`` with every record the
+    log writes (:meth:`lang_pz.runs.IterationLog.save_usage`), so a resumed run still counts the
+    calls an interrupted attempt made (``IterationMetrics.interrupted_usage``).
+    """
+
+    def __init__(self, meters: Mapping[str, RoleMeter], log: IterationLog | None = None) -> None:
         self.meters = dict(meters)
         self.snaps = {r: m.snapshot() for r, m in self.meters.items()}
         self.t0 = time.perf_counter()
+        self.log = log
+        if log is not None:
+            log.usage_source = self.usage
 
     def usage(self) -> dict[str, dict[str, float]]:
         """role -> calls, cached_calls, tokens, latency and cost since construction."""
@@ -312,6 +320,7 @@ def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float 
         cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
         seconds=meter.seconds(), gated_agents=list(gated),
         test_return=None if test_value is None else round(test_value, 3),
+        interrupted_usage=meter.log.interrupted if meter.log is not None else {},
     )
 
 

@@ -73,6 +73,21 @@ class IterationMetrics:
     seconds: float
     gated_agents: list[str] = field(default_factory=list)
     test_return: float | None = None
+    #: role -> LLM usage of interrupted attempts of this iteration (a resumed run's; ``{}`` otherwise):
+    #: spent but not in ``usage`` / ``llm_calls``, which count the attempt that completed; the run's
+    #: totals and the ``max_llm_calls`` budget include it.
+    interrupted_usage: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def spent_calls(self) -> int:
+        """LLM calls of every attempt of this iteration: ``llm_calls`` and the interrupted attempts'."""
+        return self.llm_calls + sum(int(u.get("calls", 0)) for u in self.interrupted_usage.values())
+
+    @property
+    def spent_uncached_calls(self) -> int:
+        """Of :attr:`spent_calls`, those the response cache did not serve (what ``max_llm_calls`` counts)."""
+        return self.spent_calls - self.cached_calls - sum(int(u.get("cached_calls", 0))
+                                                          for u in self.interrupted_usage.values())
 
 
 @dataclass
