@@ -329,9 +329,11 @@ def summary_text(run: RunSummary) -> str:
     lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
     lines += [f"  {it}: {text}" for it, text in decisions(run)]
     lost = sum(u.calls for m in ms for u in m.interrupted_usage.values())
+    known = all(m.accepted_agents is not None for m in ms)  # records of older versions do not list them
+    changed = f" ({sum(len(m.accepted_agents or []) for m in ms)} agent policies changed)" if known else ""
     totals = (f"totals: {sum(m.llm_calls for m in ms)} LLM calls"
               f"{f' (+{lost} in interrupted attempts)' if lost else ''}, {sum(m.seconds for m in ms):.1f} s, "
-              f"{sum(m.accepted is True for m in ms)} update(s) accepted, "
+              f"{sum(m.accepted is True for m in ms)} update(s) accepted{changed}, "
               f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
               f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)")
     lines += ["", totals]

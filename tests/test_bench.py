@@ -221,3 +221,10 @@ def test_the_python_api_refuses_a_constant_word_the_env_cannot_read(tmp_path):
         run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0], kwargs={"max_cycles": 3},
                            objective="win:player_0")], tmp_path / "out")
     assert not (tmp_path / "out").exists()  # refused before anything was played or written
+
+
+@pytest.mark.parametrize("bad, message", [("", "name no seed"), (",", "name no seed"), ([], "name no seed"),
+                                          ("-1", r"\[-1\] are negative"), ([3, -2], r"\[-2\] are negative")])
+def test_seeds_that_name_nothing_or_are_negative_are_refused(bad, message):
+    with pytest.raises(InvalidKwargError, match=message):
+        parse_seeds(bad)

@@ -301,3 +301,13 @@ def test_set_takes_text_as_written_and_null_unsets_an_optional_text_field():
     assert set_fields(["initial_policy=null"]) == {"initial_policy": "null"}  # a required text: the words as written
     with pytest.raises(ValueError, match="did you mean 'iterations'"):
         set_fields(["iteration=2"])
+
+
+def test_play_says_how_many_actions_the_env_could_not_read():
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "max_cycles=10",
+                              "--kw", "continuous=true", "--policy", "heuristic", "--show", "0"])
+    assert res.exit_code == 0, res.output
+    assert "of 50 actions unparsed, the env's fallback played" in res.output  # "down" is not a number
+    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "max_cycles=10",
+                              "--policy", "heuristic", "--show", "0"])
+    assert res.exit_code == 0 and "unparsed" not in res.output

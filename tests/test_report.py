@@ -86,7 +86,7 @@ def test_complete_run_loads_plots_and_summarises(tmp_path):
     assert rows[2][1:5] == ["-", "60.0", "15.0", "23.5"]  # no test seeds; mean of -20 and 140; val; candidate val
     assert [r[7] for r in rows] == ["61", "62", "63"]
     assert rows[2][8:10] == ["1054t", "$0.0010"]  # actor tokens 1002 + 52, cost
-    assert "186 LLM calls" in text and "2 update(s) accepted, 1 rejected" in text
+    assert "186 LLM calls" in text and "2 update(s) accepted, 1 rejected" in text  # no accepted_agents
     assert "critic    63 calls (3 cached), 6003 prompt + 153 completion tokens, $0.0060" in text
     assert "piston_0: unchanged: Always push up." in text
     assert "Push [-up-] {+down+} when the ball is [-left.-] {+right, version 3.+}" in text

@@ -944,7 +944,9 @@ def test_an_interrupted_attempts_calls_count_in_the_totals_and_the_budget(tmp_pa
     assert json.loads((tmp_path / "run" / "iter_000" / "usage.json").read_text())["interrupted"]["actor"]["calls"] == spent
     from lang_pz.report import load_run, summary_text
 
-    assert f"+{spent} in interrupted attempts" in summary_text(load_run(tmp_path / "run"))
+    text = summary_text(load_run(tmp_path / "run"))
+    changed = sum(len(m.accepted_agents) for m in res.metrics)
+    assert f"+{spent} in interrupted attempts" in text and f"accepted ({changed} agent policies changed)" in text
 
 
 def test_usage_is_saved_safely_from_steps_running_side_by_side(tmp_path):

@@ -31,13 +31,23 @@ def parse_seeds(value: Any) -> list[int]:
     """Seeds from ``"A-B"`` (inclusive), ``"1,2,5"``, a list of ints or one int.
 
     Raises:
-        InvalidKwargError: anything else, or an empty or descending range.
+        InvalidKwargError: anything else, no seed, a negative seed, or a descending range.
     """
+    seeds = _seeds(value)
+    if not seeds:
+        raise InvalidKwargError(f"seeds {value!r} name no seed; give 'A-B' (inclusive) or 'a,b,c', e.g. 0-4")
+    negative = [s for s in seeds if s < 0]
+    if negative:
+        raise InvalidKwargError(f"seeds {negative} are negative; episode seeds are non-negative integers, e.g. 0-4")
+    return seeds
+
+
+def _seeds(value: Any) -> list[int]:
     if isinstance(value, bool):
         raise InvalidKwargError(f"seeds must be ints or 'A-B', got {value!r}")
     if isinstance(value, int):
         return [value]
-    if isinstance(value, (list, tuple)) and value and all(isinstance(s, int) and not isinstance(s, bool) for s in value):
+    if isinstance(value, (list, tuple)) and all(isinstance(s, int) and not isinstance(s, bool) for s in value):
         return list(value)
     if isinstance(value, str):
         text = value.strip()

@@ -127,7 +127,9 @@ def play(
                     typer.echo(f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
                                + (f"  (parse error: {s.parse_error})" if s.parse_error else ""))
             rets = ", ".join(f"{a}={r:.1f}" for a, r in traj.returns.items())
-            typer.echo(f"episode {k} (seed {seed + k}): team return {traj.team_return:.1f} [{rets}]")
+            unread = sum(s.parse_error is not None for s in traj.steps)
+            note = f"; {unread} of {len(traj.steps)} actions unparsed, the env's fallback played" if unread else ""
+            typer.echo(f"episode {k} (seed {seed + k}): team return {traj.team_return:.1f} [{rets}]{note}")
         if failed:
             typer.echo(f"{failed} of {episodes} episode(s) failed and were not scored (recorded as episode_error)")
         if writer:
@@ -135,8 +137,10 @@ def play(
             typer.echo(f"trajectories: {out}")
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
-
-
+    except KeyboardInterrupt:
+        where = f"; the finished episodes and steps so far are in {out}" if out else ""
+        typer.secho(f"\ninterrupted{where}", fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(code=130) from None
 
 
 def _policy_texts(path: Path) -> tuple[dict[str, str], dict | None]:
