@@ -66,8 +66,17 @@ def write_policies(folder: Path, policies: dict[str, str]) -> None:
 
 
 def read_policies(folder: Path) -> dict[str, str]:
-    """Inverse of :func:`write_policies` (``{}`` for a missing folder)."""
-    return {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(Path(folder).glob("*.txt"))}
+    """Inverse of :func:`write_policies` (``{}`` for a missing folder).
+
+    Raises:
+        RunDirError: a policy file holds no text (it names the file).
+    """
+    out = {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(Path(folder).glob("*.txt"))}
+    empty = [a for a, text in out.items() if not text.strip()]
+    if empty:
+        raise RunDirError(f"{Path(folder) / (empty[0] + '.txt')} is empty: a policy file holds the agent's instruction "
+                          "text; write one or delete the file")
+    return out
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:

@@ -311,3 +311,11 @@ def test_play_says_how_many_actions_the_env_could_not_read():
     res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "max_cycles=10",
                               "--policy", "heuristic", "--show", "0"])
     assert res.exit_code == 0 and "unparsed" not in res.output
+
+
+def test_an_empty_policy_file_is_named(tmp_path):
+    (tmp_path / "pols").mkdir()
+    (tmp_path / "pols" / "piston_0.txt").write_text("\n")
+    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5",
+                                          "--policies", str(tmp_path / "pols")]))
+    assert f"{tmp_path / 'pols' / 'piston_0.txt'} is empty" in line

@@ -158,12 +158,18 @@ def _policy_texts(path: Path) -> tuple[dict[str, str], dict | None]:
         except RunDirError as exc:
             fail(ValueError(f"--policies {path}: {exc}"))
         if run.final_policies.is_dir():
-            return read_policies(run.final_policies), config
+            try:
+                return read_policies(run.final_policies), config
+            except RunDirError as exc:
+                fail(ValueError(f"--policies {path}: {exc}"))
         done = run.completed_iterations()
         if not done:
             fail(ValueError(f"--policies {path}: the run has no completed iteration yet"))
         return dict(done[-1]["policies"]), config
-    texts = read_policies(path)
+    try:
+        texts = read_policies(path)
+    except RunDirError as exc:
+        fail(ValueError(f"--policies {path}: {exc}"))
     if not texts:
         fail(ValueError(f"--policies {path} holds no AGENT.txt file"))
     return texts, None
