@@ -975,3 +975,17 @@ def test_usage_is_saved_safely_from_steps_running_side_by_side(tmp_path):
         t.join()
     assert errors == []
     assert json.loads(log.files.usage.read_text())["attempt"] == {"actor": {"calls": 1}}
+
+
+@pytest.mark.parametrize("env_id, partners, message", [
+    ("butterfly/pistonball-v0", {"piston_0": "greedy"}, "piston_0 'greedy' is Overcooked-AI's greedy planner, for "
+     "overcooked/\\* envs only; for butterfly/pistonball-v0 use random or heuristic"),
+    ("overcooked/cramped_room-v0", {"player_0": "heuristic"}, "player_0 'heuristic' is the scripted Pistonball "
+     "heuristic, for butterfly/pistonball\\* envs only; for overcooked/cramped_room-v0 use random or greedy"),
+])
+def test_a_partner_kind_for_another_env_is_refused_before_anything_runs(tmp_path, env_id, partners, message):
+    from lang_pz.error import InvalidKwargError
+
+    with pytest.raises(InvalidKwargError, match=message):
+        train_with(StandIn(), config(tmp_path / "run", env_id=env_id, env_kwargs={}, partners=partners))
+    assert not (tmp_path / "run").exists()

@@ -67,6 +67,25 @@ def check_counterfactual(config: TrainConfig, env: Any) -> None:
                                 f"{config.env_id}{why}. Valid: {', '.join(valid)}.{hint}")
 
 
+#: partner kind -> the env ids it plays (a prefix), and what it is
+PARTNER_ENVS = {"heuristic": ("butterfly/pistonball", "the scripted Pistonball heuristic"),
+                "greedy": ("overcooked/", "Overcooked-AI's greedy planner")}
+
+
+def check_partners(config: TrainConfig) -> None:
+    """Every fixed partner's kind fits the env (``random`` fits any).
+
+    Raises:
+        InvalidKwargError: names the agent, the kind, the env and the kinds that fit it.
+    """
+    fits = ["random", *(k for k, (prefix, _) in PARTNER_ENVS.items() if config.env_id.startswith(prefix))]
+    for agent, kind in sorted(config.partners.items()):
+        if kind not in fits:
+            prefix, what = PARTNER_ENVS[kind]
+            raise InvalidKwargError(f"partners: {agent} {kind!r} is {what}, for {prefix}* envs only; for "
+                                    f"{config.env_id} use {' or '.join(fits)}")
+
+
 def check_policies(config: TrainConfig) -> None:
     """Every ``initial_policies`` text is a non-empty string within ``max_policy_chars``.
 

@@ -45,7 +45,13 @@ from lang_pz.training.accept import (
     commit_momentum,
     evidence_gate,
 )
-from lang_pz.training.checks import check_agents, check_counterfactual, check_policies, role_backends
+from lang_pz.training.checks import (
+    check_agents,
+    check_counterfactual,
+    check_partners,
+    check_policies,
+    role_backends,
+)
 from lang_pz.training.config import ROLES, TrainConfig
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
 from lang_pz.training.players import Reference
@@ -129,7 +135,8 @@ def build(
     agents = check_agents(config, env)
     check_counterfactual(config, env)
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
-    TeamSpec({}, config).partners(env)  # a partner kind that does not fit this env fails now
+    check_partners(config)
+    TeamSpec({}, config).partners(env)  # a partner that cannot be built for this env fails now
     llm_agents = [a for a in agents if a not in config.partners]
     if not llm_agents:
         raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
