@@ -85,3 +85,11 @@ def test_a_replaying_team_keeps_the_backends_concurrency_bound():
     backend.max_concurrency = 1  # like one embedded model instance
     pols = team(env, backend)
     assert decision_threads(replaying(pols, rollout(env, pols, seed=0))) == 1
+
+
+def test_a_policy_on_another_backend_is_not_replayed():
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    pols = team(env, ScriptedBackend(by_request))
+    traj = rollout(env, pols, seed=2)
+    other = team(env, ScriptedBackend(by_request))  # the same texts on another model
+    assert not any(isinstance(p, ReplayPolicy) for p in replaying(other, traj, played=pols).values())

@@ -98,11 +98,14 @@ def replaying(policies: Mapping[str, Policy], recorded: Trajectory | None,
         policies: the team that plays now.
         recorded: an episode of the same seed (``None``: the policies as they are).
         played: the team that played ``recorded`` (default: ``policies``); an agent whose player
-            there was not an LLM policy is not replayed.
+            there was not an LLM policy on the same backend object is not replayed.
     """
     if recorded is None:
         return dict(policies)
     played = policies if played is None else played
-    return {a: ReplayPolicy(p, recorded.agent_steps(a), played[a])  # type: ignore[arg-type]
-            if type(p) is LLMPolicy and type(played.get(a)) is LLMPolicy else p
+
+    def same_model(p: Policy, q: Policy | None) -> bool:
+        return type(p) is LLMPolicy and type(q) is LLMPolicy and p.backend is q.backend  # type: ignore[attr-defined]
+
+    return {a: ReplayPolicy(p, recorded.agent_steps(a), played[a]) if same_model(p, played.get(a)) else p  # type: ignore[arg-type]
             for a, p in policies.items()}
