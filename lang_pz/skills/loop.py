@@ -59,15 +59,16 @@ from lang_pz.skills.team import SkillTeamSpec, embedded_actor
 from lang_pz.training.accept import accept, acceptance_groups
 from lang_pz.training.config import TrainConfig
 from lang_pz.training.checks import role_backends
-from lang_pz.training.loop import (
-    Parts,
+from lang_pz.training.loop import Parts, build, final_test, initial_policies
+from lang_pz.training.state import (
+    Callback,
+    IterationMetrics,
+    TrainResult,
+    TrainState,
     UsageMeter,
-    build,
-    final_test,
-    initial_policies,
     iteration_metrics,
+    open_run,
 )
-from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
 from lang_pz.training.steps import assess, collect, validate
 
 

@@ -21,18 +21,16 @@ from lang_pz.training.accept import (
     evidence_gate,
 )
 from lang_pz.training.config import TrainConfig
-from lang_pz.training.loop import (
-    Parts,
-    UsageMeter,
-    build,
-    initial_policies,
-    iteration_metrics,
-    run_iteration,
-    train,
-    validator,
-)
-from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState
+from lang_pz.training.loop import Parts, build, initial_policies, run_iteration, train, validator
 from lang_pz.training.players import Reference
+from lang_pz.training.state import (
+    Callback,
+    IterationMetrics,
+    TrainResult,
+    TrainState,
+    UsageMeter,
+    iteration_metrics,
+)
 from lang_pz.training.steps import (
     assess,
     collect,

@@ -17,7 +17,6 @@ iterations and writes the run folder (:mod:`lang_pz.runs`).
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,7 +38,6 @@ from lang_pz.objectives import Objective, default_objective, make_objective
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
 from lang_pz.runs import IterationLog, RunFolder
 from lang_pz.training.accept import (
-    Acceptance,
     accept,
     acceptance_groups,
     commit_momentum,
@@ -53,8 +51,16 @@ from lang_pz.training.checks import (
     role_backends,
 )
 from lang_pz.training.config import ROLES, TrainConfig
-from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, open_run
 from lang_pz.training.players import Reference
+from lang_pz.training.state import (
+    Callback,
+    IterationMetrics,
+    TrainResult,
+    TrainState,
+    UsageMeter,
+    iteration_metrics,
+    open_run,
+)
 from lang_pz.training.steps import (
     assess,
     collect,
@@ -64,7 +70,6 @@ from lang_pz.training.steps import (
     validate,
 )
 from lang_pz.training.team import TeamSpec
-from lang_pz.trajectory import Trajectory
 
 
 @dataclass
@@ -281,54 +286,6 @@ def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
     except BaseException as exc:  # noqa: BLE001 - raised by result()
         done.set_exception(exc)
     return done
-
-
-class UsageMeter:
-    """LLM usage and wall time since construction, per role (for one iteration's metrics).
-
-    With the iteration's ``log``, its usage so far is saved to ``usage.json`` with every record the
-    log writes (:meth:`lang_pz.runs.IterationLog.save_usage`), so a resumed run still counts the
-    calls an interrupted attempt made (``IterationMetrics.interrupted_usage``).
-    """
-
-    def __init__(self, meters: Mapping[str, RoleMeter], log: IterationLog | None = None) -> None:
-        self.meters = dict(meters)
-        self.snaps = {r: m.snapshot() for r, m in self.meters.items()}
-        self.t0 = time.perf_counter()
-        self.log = log
-        if log is not None:
-            log.usage_source = self.usage
-
-    def usage(self) -> dict[str, dict[str, float]]:
-        """role -> calls, cached_calls, tokens, latency and cost since construction."""
-        return {r: m.since(self.snaps[r]) for r, m in self.meters.items()}
-
-    def seconds(self) -> float:
-        """Wall-clock seconds since construction."""
-        return round(time.perf_counter() - self.t0, 2)
-
-
-def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float | None, decision: Acceptance,
-                      changed: Sequence[str], gated: Mapping[str, Any], critic_failures: int, optimiser_failures: int,
-                      meter: UsageMeter, test_value: float | None = None) -> IterationMetrics:
-    """The :class:`IterationMetrics` of an iteration from what its steps returned."""
-    usage = meter.usage()
-    steps = [s for t in trajectories for s in t.steps]
-    return IterationMetrics(
-        iteration=it,
-        train_return=round(sum(t.team_return for t in trajectories) / len(trajectories), 3),
-        train_returns=[round(t.team_return, 3) for t in trajectories],
-        val_return=None if value is None else round(value, 3),
-        candidate_val_return=None if decision.candidate_value is None else round(decision.candidate_value, 3),
-        accepted=decision.accepted, changed_agents=list(changed), accepted_agents=decision.accepted_agents,
-        parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
-        critic_failures=critic_failures, optimiser_failures=optimiser_failures,
-        llm_calls=sum(int(u["calls"]) for u in usage.values()),
-        cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
-        seconds=meter.seconds(), gated_agents=list(gated),
-        test_return=None if test_value is None else round(test_value, 3),
-        interrupted_usage=meter.log.interrupted if meter.log is not None else {},
-    )
 
 
 def final_test(config: TrainConfig, parts: Parts, run: RunFolder, team: Callable[[Any], Any]) -> float | None:

@@ -1,18 +1,22 @@
-"""What a run carries between iterations (what ``done.json`` stores), what one iteration measured,
-the callbacks a run calls, and where a run starts from (:func:`open_run`)."""
+"""What a run carries between iterations (what ``done.json`` stores), what one iteration measured
+(:class:`UsageMeter`, :func:`iteration_metrics`), the callbacks a run calls, and where a run starts
+from (:func:`open_run`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from lang_pz.backends.meter import RoleMeter
 from lang_pz.error import RunDirError
 from lang_pz.optimisers.momentum import Momentum
-from lang_pz.runs import RunFolder
+from lang_pz.runs import IterationLog, RunFolder
+from lang_pz.training.accept import Acceptance
 from lang_pz.training.config import TrainConfig
 from lang_pz.trajectory import Trajectory
 
@@ -135,3 +139,51 @@ def open_run(config: TrainConfig | None, resume: str | Path | None) -> tuple[Run
     run = RunFolder(config.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
     run.check_new()
     return run, config.model_copy(update={"run_dir": str(run.root)}), []
+
+
+class UsageMeter:
+    """LLM usage and wall time since construction, per role (for one iteration's metrics).
+
+    With the iteration's ``log``, its usage so far is saved to ``usage.json`` with every record the
+    log writes (:meth:`lang_pz.runs.IterationLog.save_usage`), so a resumed run still counts the
+    calls an interrupted attempt made (``IterationMetrics.interrupted_usage``).
+    """
+
+    def __init__(self, meters: Mapping[str, RoleMeter], log: IterationLog | None = None) -> None:
+        self.meters = dict(meters)
+        self.snaps = {r: m.snapshot() for r, m in self.meters.items()}
+        self.t0 = time.perf_counter()
+        self.log = log
+        if log is not None:
+            log.usage_source = self.usage
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        """role -> calls, cached_calls, tokens, latency and cost since construction."""
+        return {r: m.since(self.snaps[r]) for r, m in self.meters.items()}
+
+    def seconds(self) -> float:
+        """Wall-clock seconds since construction."""
+        return round(time.perf_counter() - self.t0, 2)
+
+
+def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float | None, decision: Acceptance,
+                      changed: Sequence[str], gated: Mapping[str, Any], critic_failures: int, optimiser_failures: int,
+                      meter: UsageMeter, test_value: float | None = None) -> IterationMetrics:
+    """The :class:`IterationMetrics` of an iteration from what its steps returned."""
+    usage = meter.usage()
+    steps = [s for t in trajectories for s in t.steps]
+    return IterationMetrics(
+        iteration=it,
+        train_return=round(sum(t.team_return for t in trajectories) / len(trajectories), 3),
+        train_returns=[round(t.team_return, 3) for t in trajectories],
+        val_return=None if value is None else round(value, 3),
+        candidate_val_return=None if decision.candidate_value is None else round(decision.candidate_value, 3),
+        accepted=decision.accepted, changed_agents=list(changed), accepted_agents=decision.accepted_agents,
+        parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
+        critic_failures=critic_failures, optimiser_failures=optimiser_failures,
+        llm_calls=sum(int(u["calls"]) for u in usage.values()),
+        cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
+        seconds=meter.seconds(), gated_agents=list(gated),
+        test_return=None if test_value is None else round(test_value, 3),
+        interrupted_usage=meter.log.interrupted if meter.log is not None else {},
+    )
