@@ -92,6 +92,9 @@ def make_objective(spec: str, agents: Sequence[str], env_id: str = "") -> Object
                 f"(or 'return:AGENT'), and make the other seat a fixed partner")
         return Objective(spec, "team return (sum of every agent's return)", lambda t: t.team_return)
     if kind == "soups" and not sep:
+        if env_id and not env_id.startswith("overcooked/"):
+            raise InvalidKwargError(f"objective 'soups' counts Overcooked soups (the team return / 20 per player); "
+                                    f"{env_id} is not Overcooked: use 'team_return' or 'return:AGENT'")
         n = max(1, len(agents))
         return Objective(spec, "soups delivered", lambda t: t.team_return / (SOUP_REWARD * n))
     if kind in ("return", "win") and sep:

@@ -83,6 +83,9 @@ def spec(env_id: str) -> EnvSpec:
     Raises:
         UnknownEnvironmentError: not registered; the message suggests close ids.
     """
+    if not isinstance(env_id, str):
+        raise UnknownEnvironmentError(f"an environment id is a str such as 'butterfly/pistonball-v0', got {env_id!r}; "
+                                      "`lang-pz envs` lists them")
     if env_id in registry:
         return registry[env_id]
     close = _close_ids(env_id)

@@ -228,3 +228,23 @@ def test_the_python_api_refuses_a_constant_word_the_env_cannot_read(tmp_path):
 def test_seeds_that_name_nothing_or_are_negative_are_refused(bad, message):
     with pytest.raises(InvalidKwargError, match=message):
         parse_seeds(bad)
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"teams": [parse_team("random", name="x"), parse_team("heuristic", name="x")]}, r"\['x'\] used twice"),
+    ({"seeds": [1, 1, 2]}, r"repeat \[1\]"),
+    ({"seeds": [1.7]}, "non-empty list of ints"),
+    ({"seeds": []}, "non-empty list of ints"),
+    ({"seeds": [-1]}, r"\[-1\] are negative"),
+    ({"teams": ["random"]}, "must be Team objects"),
+])
+def test_a_case_that_would_pool_or_miscount_episodes_is_refused(kw, message):
+    with pytest.raises(InvalidKwargError, match=message):
+        EnvCase("butterfly/pistonball-v0", **{"teams": [parse_team("random")], "seeds": [0], "kwargs": PB, **kw})
+
+
+@pytest.mark.parametrize("spec, message", [("piston_O=constant:up;*=heuristic", r"names \['piston_O'\], not agents"),
+                                           ("constant:", "names no word")])
+def test_a_team_with_a_typo_agent_or_an_empty_constant_is_refused(tmp_path, spec, message):
+    with pytest.raises(InvalidKwargError, match=message):
+        run_bench([pistonball_case({"t": spec}, seeds=[0])], tmp_path / "out")

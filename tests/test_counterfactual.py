@@ -327,3 +327,18 @@ def test_steps_the_agent_never_reaches_warn_that_the_reruns_replace_nothing(env)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plan_probes(traj, [["piston_0"]], ["down"], steps=[0, made + 100])  # one decision it makes: no warning
+
+
+def test_replacements_that_are_no_action_word_and_malformed_groups_are_refused(env):
+    from lang_pz.critics.counterfactual import plan_probes
+
+    traj = rollout(env, heuristic(env), seed=SEED)
+    with pytest.raises(LangPZError, match=r"\['sideways'\] for \['piston_0'\] are neither .* \(down, stay, up\)"):
+        plan_probes(traj, [["piston_0"]], ["sideways"])
+    with pytest.raises(TypeError, match="replacements must be a list, got the str 'up'"):
+        plan_probes(traj, [["piston_0"]], "up")
+    with pytest.raises(LangPZError, match="non-empty list of agents"):
+        plan_probes(traj, [[]], ["up"])
+    with pytest.raises(LangPZError, match="non-empty list of agents"):
+        plan_probes(traj, ["piston_0"], ["up"])
+    assert [p.replacement for p in plan_probes(traj, [["piston_0"]], ["up", "random"])] == ["up", "random"]

@@ -42,3 +42,12 @@ def test_soups_count_each_soup_once():
 def test_bad_specs_name_the_valid_forms(spec):
     with pytest.raises(InvalidKwargError):
         make_objective(spec, ["a", "b"])
+
+
+def test_soups_outside_overcooked_is_refused():
+    from lang_pz.error import InvalidKwargError
+    from lang_pz.objectives import make_objective
+
+    with pytest.raises(InvalidKwargError, match="'soups' counts Overcooked soups .* butterfly/pistonball-v0 is not"):
+        make_objective("soups", ["piston_0"], "butterfly/pistonball-v0")
+    make_objective("soups", ["player_0", "player_1"], "overcooked/cramped_room-v0")

@@ -197,3 +197,11 @@ def test_unknown_id_suggests_only_close_ids(typo, expected, unrelated):
         lang_pz.make(typo)
     message = str(info.value)
     assert repr(expected) in message and repr(unrelated) not in message
+
+
+@pytest.mark.parametrize("bad", [None, 123, ["butterfly/pistonball-v0"]])
+def test_a_non_str_id_is_a_clear_error(bad):
+    from lang_pz.error import UnknownEnvironmentError
+
+    with pytest.raises(UnknownEnvironmentError, match="an environment id is a str"):
+        lang_pz.make(bad)

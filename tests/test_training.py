@@ -989,3 +989,12 @@ def test_a_partner_kind_for_another_env_is_refused_before_anything_runs(tmp_path
     with pytest.raises(InvalidKwargError, match=message):
         train_with(StandIn(), config(tmp_path / "run", env_id=env_id, env_kwargs={}, partners=partners))
     assert not (tmp_path / "run").exists()
+
+
+def test_collect_refuses_repeated_episode_numbers(tmp_path):
+    from lang_pz.training import build, collect
+
+    parts = build(config(tmp_path / "run"), backends=StandIn().backend)
+    with pytest.raises(ValueError, match=r"episode numbers \[0\] repeat"):
+        collect(parts.envs, parts.actors({a: UP for a in parts.llm_agents}), seeds=[0, 5], episodes=[0, 0])
+    parts.close()

@@ -51,6 +51,24 @@ class EnvCase:
         kw = ",".join(f"{k}={v}" for k, v in sorted(self.kwargs.items()) if k != "data_dir")
         return f"{self.env_id}({kw})" if kw else self.env_id
 
+    def __post_init__(self) -> None:
+        bad = [t for t in self.teams if not isinstance(t, Team)]
+        if bad:
+            raise InvalidKwargError(f"EnvCase teams must be Team objects (lang_pz.bench.parse_team('random')), got {bad[0]!r}")
+        names = [t.name for t in self.teams]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise InvalidKwargError(f"{self.env_id}: team name(s) {twice} used twice; their episodes would be pooled "
+                                    "into one row: give each team its own name")
+        seeds = list(self.seeds)
+        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+            raise InvalidKwargError(f"{self.env_id}: seeds must be a non-empty list of ints, got {self.seeds!r}")
+        negative = [s for s in seeds if s < 0]
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if negative or repeated:
+            problem = f"{negative} are negative" if negative else f"repeat {repeated} (a repeat only counts an episode twice)"
+            raise InvalidKwargError(f"{self.env_id}: seeds {problem}; give distinct seeds >= 0")
+
     def objective_spec(self) -> str:
         from lang_pz.objectives import default_objective
 

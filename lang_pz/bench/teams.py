@@ -159,6 +159,8 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
     if kind == "constant":
         from lang_pz.policies.scripted import ConstantPolicy
 
+        if not arg.strip():
+            raise InvalidKwargError(f"seat {seat!r} of {agent} names no word; write constant:WORD, e.g. constant:down")
         return ConstantPolicy(arg)
     if kind == "heuristic":
         if not env_id.startswith("butterfly/pistonball"):
@@ -190,5 +192,14 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
 
 
 def build_team(team: Team, env: Any, env_id: str, llm: Callable[[], Any]) -> dict[str, Policy]:
-    """Agent -> policy for every agent of ``env`` (see :func:`build_seat`)."""
+    """Agent -> policy for every agent of ``env`` (see :func:`build_seat`).
+
+    Raises:
+        InvalidKwargError: the team names an agent ``env`` does not have (a typo would otherwise
+            leave that seat to ``*``), or a seat does not fit (:func:`build_seat`).
+    """
+    unknown = sorted(set(team.seats) - {"*", *env.possible_agents})
+    if unknown:
+        raise InvalidKwargError(f"team {team.name!r} names {unknown}, not agents of {env_id} "
+                                f"(agents: {', '.join(env.possible_agents)})")
     return {a: build_seat(team.seat(a), env, env_id, a, llm) for a in env.possible_agents}

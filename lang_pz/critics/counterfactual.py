@@ -165,6 +165,18 @@ def plan_probes(
     """
     if trajectory.seed is None:
         raise LangPZError(f"episode {trajectory.episode} has no seed; a counterfactual re-run needs the same seed")
+    for name, value in (("groups", groups), ("replacements", replacements)):
+        if isinstance(value, str):
+            raise TypeError(f"{name} must be a list, got the str {value!r}; e.g. {name}=[{value!r}]")
+    if any(isinstance(g, str) or not g for g in groups):
+        raise LangPZError(f"each group is a non-empty list of agents, e.g. [['piston_0']], got {list(groups)!r}")
+    for group in groups:
+        offered = {w for a in group for s in trajectory.agent_steps(a) for w in (s.legal_actions or ())}
+        unknown = [r for r in replacements if r not in SPECIAL_REPLACEMENTS and offered and r not in offered]
+        if unknown:
+            raise LangPZError(f"replacement(s) {unknown} for {list(group)} are neither {', '.join(SPECIAL_REPLACEMENTS)} "
+                              f"nor an action word the agent was offered ({', '.join(sorted(offered))}): the re-run "
+                              "would play the env's fallback under that name")
     at = None if steps is None else tuple(sorted({int(s) for s in steps}))
     out: list[Probe] = []
     for group in groups:

@@ -77,10 +77,14 @@ def collect(
         The trajectories in episode order.
 
     Raises:
-        ValueError: ``seeds`` and ``episodes`` differ in length.
+        ValueError: ``seeds`` and ``episodes`` differ in length, or an episode number repeats.
     """
     if len(seeds) != len(episodes):
         raise ValueError(f"{len(seeds)} seeds for {len(episodes)} episodes: give one seed per episode")
+    repeated = sorted({e for e in episodes if list(episodes).count(e) > 1})
+    if repeated:
+        raise ValueError(f"episode numbers {repeated} repeat: each episode needs its own number (its records are "
+                         "keyed by it)")
     kept = {t.episode: t for t in (log.kept if log is not None else [])}
     todo = [(s, ep) for s, ep in zip(seeds, episodes) if ep not in kept]
     players = Players(env, actors, executor)
