@@ -342,3 +342,11 @@ def test_replacements_that_are_no_action_word_and_malformed_groups_are_refused(e
     with pytest.raises(LangPZError, match="non-empty list of agents"):
         plan_probes(traj, ["piston_0"], ["up"])
     assert [p.replacement for p in plan_probes(traj, [["piston_0"]], ["up", "random"])] == ["up", "random"]
+
+
+def test_a_group_naming_an_agent_that_did_not_act_is_refused(env):
+    from lang_pz.critics.counterfactual import plan_probes
+
+    traj = rollout(env, heuristic(env), seed=SEED)
+    with pytest.raises(LangPZError, match=r"name \['piston_9'\], who did not act in episode 0"):
+        plan_probes(traj, [["piston_9"]], ["alternatives"])

@@ -114,3 +114,11 @@ def test_momentum_is_committed_only_for_accepted_agents():
     assert [g.change for _, g in m.get("a")] == ["go left"]
     assert [(w, g.change) for w, g in m.get("b")] == [(1.0, "earlier")]  # rejected: no push, no decay
     commit_momentum(None, updates, accepted=["a"])  # no momentum configured: nothing to do
+
+
+def test_accept_refuses_a_group_without_a_candidate():
+    from lang_pz.error import LangPZError
+    from lang_pz.training.accept import accept
+
+    with pytest.raises(LangPZError, match=r"name \['piston_9'\], which have no candidate"):
+        accept({"piston_0": "a"}, {"piston_0": "b"}, 1.0, lambda p, label: 1.0, groups=[["piston_9"]])

@@ -170,6 +170,10 @@ def plan_probes(
             raise TypeError(f"{name} must be a list, got the str {value!r}; e.g. {name}=[{value!r}]")
     if any(isinstance(g, str) or not g for g in groups):
         raise LangPZError(f"each group is a non-empty list of agents, e.g. [['piston_0']], got {list(groups)!r}")
+    absent = sorted({a for g in groups for a in g} - set(trajectory.agents))
+    if absent:
+        raise LangPZError(f"counterfactual groups name {absent}, who did not act in episode {trajectory.episode} "
+                          f"(agents: {', '.join(trajectory.agents)})")
     for group in groups:
         offered = {w for a in group for s in trajectory.agent_steps(a) for w in (s.legal_actions or ())}
         unknown = [r for r in replacements if r not in SPECIAL_REPLACEMENTS and offered and r not in offered]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lang_pz.critics.counterfactual import Evidence, best_gain
+from lang_pz.error import LangPZError
 from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.runs import IterationLog
@@ -117,7 +118,13 @@ def accept(
 
     Returns:
         The :class:`Acceptance`.
+
+    Raises:
+        LangPZError: a group names an agent without a candidate.
     """
+    missing = sorted({a for g in groups for a in g} - set(candidates))
+    if missing:
+        raise LangPZError(f"acceptance groups name {missing}, which have no candidate (candidates: {sorted(candidates)})")
     result = Acceptance(policies=dict(policies), value=value)
     for group in groups:
         trial = {**result.policies, **{a: candidates[a] for a in group}}
