@@ -88,13 +88,10 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 
 def add_usage(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Role -> usage of ``a`` and ``b`` summed field by field (a ``None`` cost stays unknown)."""
-    out: dict[str, dict[str, float]] = {}
-    for role in dict.fromkeys([*a, *b]):
-        x, y = a.get(role, {}), b.get(role, {})
-        out[role] = {k: (None if x.get(k, 0) is None or y.get(k, 0) is None else x.get(k, 0) + y.get(k, 0))
-                     for k in dict.fromkeys([*x, *y])}  # type: ignore[misc]
-    return out
+    """Role -> usage of ``a`` and ``b`` summed field by field."""
+    return {role: {k: a.get(role, {}).get(k, 0) + b.get(role, {}).get(k, 0)
+                   for k in dict.fromkeys([*a.get(role, {}), *b.get(role, {})])}
+            for role in dict.fromkeys([*a, *b])}
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -286,7 +283,7 @@ class IterationLog:
         #: record written saves it to ``usage.json``, so an interruption loses at most the calls in flight
         self.usage_source: Callable[[], dict[str, dict[str, float]]] | None = None
         self._usage_lock = threading.Lock()
-        self.save_usage()
+        self._write_usage({})  # the interrupted attempts' usage, folded in once
 
     def _interrupted_usage(self) -> dict[str, dict[str, float]]:
         if not self.files.usage.exists():
@@ -299,17 +296,19 @@ class IterationLog:
                               "(the interrupted attempts' usage is then not counted) and resume again") from exc
 
     def save_usage(self) -> None:
-        """Write ``usage.json``: this attempt's usage so far (from :attr:`usage_source`) and the
-        interrupted attempts'."""
+        """Write ``usage.json``: this attempt's usage so far (from :attr:`usage_source`; nothing to
+        write without one) and the interrupted attempts'."""
+        if self.usage_source is not None:
+            self._write_usage(self.usage_source())
+
+    def _write_usage(self, attempt: dict[str, dict[str, float]]) -> None:
         with self._usage_lock:  # steps running side by side (validation beside the training episodes) both save
-            attempt = self.usage_source() if self.usage_source is not None else {}
             atomic_write(self.files.usage, json.dumps({"interrupted": self.interrupted, "attempt": attempt}, indent=1))
 
     def log(self, kind: str, record: dict[str, Any]) -> None:
         """Append ``record`` to this iteration's ``KIND.jsonl`` (and save the usage so far)."""
         append_jsonl(self.files.log(kind), record)
-        if self.usage_source is not None:
-            self.save_usage()
+        self.save_usage()
 
     def write_policies(self, policies: dict[str, str]) -> None:
         """The policies this iteration's episodes use."""

@@ -245,8 +245,13 @@ class TrainConfig(BaseModel):
             return self.workers
         if not all(self.backend_spec(r) == "embedded" for r in ROLES):
             return 8
+        return self.embedded_instances()
+
+    def embedded_instances(self) -> int:
+        """The embedded actors' model instances, ``backend_options.embedded.instances`` (default 1;
+        a value that is not an int >= 1 counts as 1 here: the backend refuses it when built)."""
         instances = self.backend_options.get("embedded", {}).get("instances", 1)
-        return instances if isinstance(instances, int) and instances >= 1 else 1  # the backend refuses a bad one
+        return instances if isinstance(instances, int) and not isinstance(instances, bool) and instances >= 1 else 1
 
 
 def _non_finite(value: Any, where: str) -> tuple[str, float] | None:

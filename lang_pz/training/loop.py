@@ -152,8 +152,8 @@ def build(
     workers = config.worker_count()
     limit = config.max_concurrent_requests or workers
     in_flight = threading.BoundedSemaphore(limit)
-    instances = config.backend_options.get("embedded", {}).get("instances", 1)
-    if isinstance(instances, int) and instances > limit:
+    instances = config.embedded_instances()
+    if instances > limit:
         warnings.warn(f"backend_options embedded instances={instances}, but at most {limit} LLM requests are in flight "
                       f"(workers / max_concurrent_requests): {instances - limit} instance(s) would stay idle, about "
                       "200 MB each; set workers to at least instances", UserWarning, stacklevel=2)

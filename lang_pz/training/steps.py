@@ -95,7 +95,7 @@ def collect(
         traj, buf = result
         if writer is not None:
             buf.flush_to(writer)
-        if log is not None and log.usage_source is not None:
+        if log is not None:
             log.save_usage()  # the calls of a kept episode are counted if the attempt is interrupted
         if on_episode is not None:
             on_episode(traj)
