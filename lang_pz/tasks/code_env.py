@@ -15,14 +15,17 @@ coder delivers  a Python function: the last fenced code block, else the text fro
                 contain ``def``. Fallback: the coder's previous code (none at first)
 tester sees     the same task and the transcript (the coder's code)
 tester delivers ``assert`` statements (at most ``max_tests``; top-level imports are kept as
-                set-up). They are **run in the sandbox against the coder's current code**, each
-                separately; the env posts which passed and how the others failed. Fallback: no
-                tests, nothing run
-Reward          shared, at the end: 1.0 if the final code passes the benchmark's hidden tests in
-                the sandbox (HumanEval: ``check(entry_point)`` after the prompt and the code;
-                MBPP: the code, ``test_setup_code`` and the ``test_list`` asserts), else 0.0
-info["score"]   ``passed``, ``status`` (sandbox status or ``"no_code"``), ``error`` (tail of
-                stderr; the program's folder shows as ``/sandbox``), ``code`` (the final code),
+                set-up). They are **run in the sandbox against the coder's current code**: the
+                code's process evaluates the calls of its functions, another process without
+                the code evaluates the asserts on what they returned
+                (:mod:`~lang_pz.tasks.sandbox.tester`); the env posts which passed and how the
+                others failed. Fallback: no tests, nothing run
+Reward          shared, at the end: 1.0 if the final code passes the benchmark's hidden tests,
+                judged outside the code's process from the plain data its functions returned
+                (:mod:`~lang_pz.tasks.sandbox.verdict`: an early exit, an answer that is not
+                plain data or a missing answer fails), else 0.0
+info["score"]   ``passed``, ``status`` (sandbox status or ``"no_code"``), ``error`` (why it
+                failed; the program's folder shows as ``/sandbox``), ``code`` (the final code),
                 ``tester_runs`` (per tester turn: tests run / passed)
 info["timing"]  on the stepping agent, when its step ran the sandbox (a tester's tests; the
                 hidden tests at the last step): ``sandbox_wall_s``, ``sandbox_cpu_s``. The only
@@ -43,10 +46,7 @@ write-test-revise loop follows the coder/tester roles of AgentCoder (Huang et al
 from __future__ import annotations
 
 import ast
-import json
 import re
-import secrets
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,13 +61,14 @@ from lang_pz.error import ActionParseError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, visible_text
 from lang_pz.tasks.datasets import CodeItem, load_items
-from lang_pz.tasks.sandbox import ExecutionResult, SandboxConfig, run_python
+from lang_pz.tasks.sandbox import SandboxConfig
+from lang_pz.tasks.sandbox.tester import run_tester_tests
+from lang_pz.tasks.sandbox.verdict import PARSE_LOCK, Verdict, hidden_verdict
 
 __all__ = [
     "CodeTaskEnv",
     "extract_code",
     "extract_tests",
-    "hidden_test_program",
     "make_humaneval",
     "make_mbpp",
     "run_hidden_tests",
@@ -76,12 +77,6 @@ __all__ = [
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
 _CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.MULTILINE)
 
-
-#: One lock around every ``ast.parse`` / ``compile`` of model text in lang_pz.tasks: CPython
-#: 3.11's AST construction keeps its recursion depth in per-interpreter state, so two threads
-#: parsing at once can fail with ``SystemError: AST constructor recursion depth mismatch``
-#: (seen with environments stepped from a thread pool). Parsing is fast; serialising it is cheap.
-PARSE_LOCK = threading.Lock()
 
 #: What parsing untrusted text can raise besides ``SyntaxError``: ``ValueError`` (null bytes,
 #: lone surrogates), ``RecursionError`` (deep nesting or a long chain such as
@@ -157,43 +152,10 @@ def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]
     return "\n".join(setup), tuple(tests[:max_tests])
 
 
-def hidden_test_program(item: CodeItem, code: str) -> str:
-    """The program that runs ``item``'s hidden tests on ``code``.
-
-    HumanEval: the prompt (its imports and helpers; its stub is redefined by ``code``), the
-    code, then ``check(<entry_point>)``. MBPP: the code, ``test_setup_code`` (it may use the
-    code's classes, e.g. MBPP/367 builds a tree of the solution's ``Node``), the asserts.
-    """
-    if item.entry_point:
-        return f"{item.prompt}\n{code}\n\n{item.tests[0]}"
-    return f"{code}\n\n{item.test_setup}\n" + "\n".join(item.tests) + "\n"
-
-
-def run_hidden_tests(item: CodeItem, code: str, config: SandboxConfig | None = None) -> ExecutionResult:
-    """Run :func:`hidden_test_program` in the sandbox; ``result.ok`` means all tests passed."""
-    return run_python(hidden_test_program(item, code), config)
-
-
-# The tester's tests, each run on its own after the coder's code; one JSON line per test.
-_HARNESS = """
-import json as _json, sys as _sys
-_g = {"__name__": "solution"}
-def _report(obj):
-    _sys.stdout.write("\\n" + NONCE + _json.dumps(obj) + "\\n")
-    _sys.stdout.flush()
-try:
-    exec(compile(CODE, "solution.py", "exec"), _g)
-    exec(compile(SETUP, "test_setup.py", "exec"), _g)
-except BaseException as _e:
-    _report({"solution_error": type(_e).__name__ + ": " + str(_e)[:300]})
-else:
-    for _i, _t in enumerate(TESTS):
-        try:
-            exec(compile(_t, "test_%d.py" % (_i + 1), "exec"), _g)
-            _report({"test": _i, "error": None})
-        except BaseException as _e:
-            _report({"test": _i, "error": type(_e).__name__ + (": " + str(_e)[:200] if str(_e) else "")})
-"""
+def run_hidden_tests(item: CodeItem, code: str, config: SandboxConfig | None = None) -> Verdict:
+    """Judge ``code`` on ``item``'s hidden tests outside the code's process (see
+    :mod:`lang_pz.tasks.sandbox.verdict`); ``verdict.passed`` means all tests passed."""
+    return hidden_verdict(item, code, config or SandboxConfig())
 
 
 class CodeTaskEnv(TaskEnv[CodeItem]):
@@ -273,43 +235,29 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         return [self._run_tester(value["setup"], value["tests"])]
 
     def _run_tester(self, setup: str, tests: list[str]) -> str:
-        nonce = "@@lang_pz-" + secrets.token_hex(8) + "@@"
-        program = (f"NONCE = {nonce!r}\nCODE = {self.code!r}\nSETUP = {setup!r}\nTESTS = {tests!r}\n"
-                   + _HARNESS)
-        result = run_python(program, self.sandbox)
-        self._add_timing(sandbox_wall_s=result.duration_s, sandbox_cpu_s=result.cpu_s)
-        outcome: dict[int, str | None] = {}
-        solution_error = None
-        for line in result.stdout.splitlines():
-            if line.startswith(nonce):
-                try:
-                    rec = json.loads(line[len(nonce):])
-                except json.JSONDecodeError:
-                    continue
-                if "solution_error" in rec:
-                    solution_error = rec["solution_error"]
-                elif isinstance(rec.get("test"), int):
-                    outcome[rec["test"]] = rec.get("error")
-        passed = sum(1 for e in outcome.values() if e is None)
-        self.tester_runs.append({"tests": len(tests), "passed": passed, "status": result.status})
-        if solution_error is not None:
-            return f"Test run: the code itself failed before any test: {solution_error}"
+        run = run_tester_tests(self.code, setup, tests, self.sandbox)
+        self._add_timing(sandbox_wall_s=sum(r.duration_s for r in run.runs), sandbox_cpu_s=sum(r.cpu_s for r in run.runs))
+        passed = sum(1 for e in run.outcome.values() if e is None)
+        self.tester_runs.append({"tests": len(tests), "passed": passed, "status": run.status})
+        if run.solution_error is not None:
+            return f"Test run: the code itself failed before any test: {run.solution_error}"
         lines = [f"Test run: {passed} of {len(tests)} tests passed."]
         for i, t in enumerate(tests):
-            if i not in outcome:
-                why = "timed out" if result.status == "timeout" else f"not run ({result.status})"
+            if i not in run.outcome:
+                why = {"timeout": "timed out", "early_exit": "not run (the code's process ended early)"}.get(
+                    run.status, f"not run ({run.status})")
                 lines.append(f"- {t} -> {why}")
-            elif outcome[i] is not None:
-                lines.append(f"- {t} -> {outcome[i]}")
+            elif run.outcome[i] is not None:
+                lines.append(f"- {t} -> {run.outcome[i]}")
         return "\n".join(lines)
 
     def _score(self) -> tuple[float, dict[str, Any]]:
         base = {"code": self.code, "tester_runs": list(self.tester_runs)}
         if not self.code:
             return 0.0, {**base, "passed": False, "status": "no_code", "error": ""}
-        result = run_hidden_tests(self.item, self.code, self.sandbox)
-        self._add_timing(sandbox_wall_s=result.duration_s, sandbox_cpu_s=result.cpu_s)
-        return float(result.ok), {**base, "passed": result.ok, "status": result.status, "error": result.stderr[-300:]}
+        v = run_hidden_tests(self.item, self.code, self.sandbox)
+        self._add_timing(sandbox_wall_s=sum(r.duration_s for r in v.runs), sandbox_cpu_s=sum(r.cpu_s for r in v.runs))
+        return float(v.passed), {**base, "passed": v.passed, "status": v.status, "error": v.error}
 
     def _describe(self) -> list[str]:
         lines = [self._task_text(self.item, "coder")]
