@@ -5,8 +5,10 @@ program in a fresh interpreter (``python -I -B``: no ``PYTHON*`` variables, no u
 site-packages) and returns an :class:`ExecutionResult`; a program that loops forever, sleeps,
 forks, allocates without bound, floods its output, writes files or looks for secrets costs its
 own result. There are two isolation modes (``SandboxConfig.bubblewrap``; ``result.isolation``
-says which ran): **bubblewrap** (default where ``bwrap``, Debian/Ubuntu package ``bubblewrap``,
-is installed and user namespaces work) and **rlimits** (resource limits only, the fallback).
+says which ran): **bubblewrap** (the default, and required: where ``bwrap``, Debian/Ubuntu
+package ``bubblewrap``, is missing or user namespaces are off, model code is refused with an
+error saying how to install it) and **rlimits** (resource limits only: the opt-in
+``bubblewrap=False``, warned about once with what it does not contain).
 
 Limits in both modes (:class:`SandboxConfig`):
 

@@ -36,9 +36,10 @@ class SandboxConfig:
         max_output_chars: characters kept of stdout and of stderr each (>= 0).
         max_file_mb: largest file the program may write, output included, in MiB (>= 1); with
             bubblewrap also the size of its whole writable folder.
-        bubblewrap: run inside ``bwrap`` (Debian/Ubuntu package ``bubblewrap``); ``None``
-            (default) = when it is installed and works here, ``True`` = required (raises
-            :class:`~lang_pz.error.LangPZError` if it cannot run), ``False`` = never.
+        bubblewrap: run inside ``bwrap`` (Debian/Ubuntu package ``bubblewrap``). ``None``
+            (default) and ``True``: required, :class:`~lang_pz.error.LangPZError` (saying how to
+            install it) where it cannot run; ``False``: the opt-in to resource limits only,
+            warned about once per configuration (what that mode does not contain).
         drop_privileges: run as an unprivileged uid; ``None`` (default) = when root. ``True``
             when not root raises :class:`~lang_pz.error.LangPZError`.
         isolate_network: run in an empty network namespace; ``None`` (default) = whenever

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -189,6 +190,14 @@ def resolve(config: SandboxConfig) -> Plan:
     return _cached(key, lambda: _resolve(config, root, drop, uid, pythons))  # type: ignore[no-any-return]
 
 
+#: What the rlimits mode does not contain (the warning given once per configuration).
+RLIMITS_WARNING = (
+    "SandboxConfig(bubblewrap=False): model code runs with resource limits only. It can read every "
+    "file its user may read (the project, the virtualenv, the benchmark's own answer key), and as a "
+    "normal user also $HOME, the network, the parent's /proc entries, and leave processes running. "
+    "Install bubblewrap (apt-get install bubblewrap) for isolation.")
+
+
 def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pythons: list[str]) -> Plan:
     if config.bubblewrap is not False:
         bwrap = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
@@ -196,12 +205,14 @@ def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pyt
         plan = _first([Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap) for p in pythons], uid) if bwrap else None
         if plan is not None:
             return plan
-        if config.bubblewrap:
-            why = "bwrap is not installed" if not bwrap else f"{bwrap} cannot start {pythons} here"
-            raise LangPZError(
-                f"SandboxConfig(bubblewrap=True): {why} (user namespaces may be disabled). Install the "
-                "Debian/Ubuntu package bubblewrap (apt-get install bubblewrap), allow unprivileged user "
-                "namespaces, or use bubblewrap=None to fall back to rlimits only")
+        why = "bwrap is not installed" if not bwrap else f"{bwrap} cannot start {pythons} here"
+        raise LangPZError(
+            f"SandboxConfig(bubblewrap={config.bubblewrap}): {why} (user namespaces may be disabled), and model "
+            "code is not run without isolation by default. Install the Debian/Ubuntu package bubblewrap "
+            "(apt-get install bubblewrap) and allow unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1 / kernel.apparmor_restrict_unprivileged_userns=0), "
+            "or opt in to resource limits only with SandboxConfig(bubblewrap=False)")
+    warnings.warn(RLIMITS_WARNING, stacklevel=4)
     net = bool(config.isolate_network)
     if config.isolate_network is None:
         net = root and _can_run(Plan("rlimits", False, True, sys.executable), None)
