@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from lang_pz.error import LangPZError
 from lang_pz.tasks.sandbox.config import SandboxConfig
+from lang_pz.tasks.sandbox.uids import acquire_uid, kill_uid, release_uid
 
 __all__ = ["BOOTSTRAP", "WORKDIR", "Plan", "bootstrap_argv", "command", "minimal_env", "resolve"]
 
@@ -184,10 +185,20 @@ def resolve(config: SandboxConfig) -> Plan:
     if drop and not root:
         raise LangPZError("SandboxConfig(drop_privileges=True) needs the parent to run as root; "
                           "use drop_privileges=None (the default) to run as the current user")
-    uid = config.uid_base if drop else None
     pythons = [config.python] if config.python is not None else _candidates()
-    key = (config.bubblewrap, drop, config.isolate_network, config.python, uid)
-    return _cached(key, lambda: _resolve(config, root, drop, uid, pythons))  # type: ignore[no-any-return]
+    key = (config.bubblewrap, drop, config.isolate_network, config.python, config.uid_base if drop else None)
+    return _cached(key, lambda: _probe(config, root, drop, pythons))  # type: ignore[no-any-return]
+
+
+def _probe(config: SandboxConfig, root: bool, drop: bool, pythons: list[str]) -> Plan:
+    """:func:`_resolve`, probing as a uid of the pool held for the time of the probe."""
+    uid = acquire_uid(config.uid_base) if drop else None
+    try:
+        return _resolve(config, root, drop, uid, pythons)
+    finally:
+        if uid is not None:
+            kill_uid(uid)
+            release_uid(uid)
 
 
 #: What the rlimits mode does not contain (the warning given once per configuration).

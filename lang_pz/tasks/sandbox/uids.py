@@ -2,11 +2,15 @@
 
 A run takes the next free uid of the pool (:func:`acquire_uid`); afterwards every process of
 that uid is stopped and killed (:func:`kill_uid`), which also catches children that left the
-process group. Linux only (``/proc``).
+process group. A uid is held across processes by an exclusive ``flock`` on its lock file in
+:data:`LOCK_DIR` (root-only), so two lang_pz processes on one machine (Ray workers, two
+experiments) never hand out the same uid at once; the kernel drops the lock when its holder
+dies. Linux only (``/proc``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -15,30 +19,62 @@ import time
 
 from lang_pz.error import LangPZError
 
-__all__ = ["SHARED_TMP_DIRS", "UID_POOL_SIZE", "acquire_uid", "kill_uid", "pids_of_uid", "release_uid", "sweep_files",
+__all__ = ["LOCK_DIR", "SHARED_TMP_DIRS", "UID_POOL_SIZE", "acquire_uid", "kill_uid", "pids_of_uid", "release_uid", "sweep_files",
            "user_task_count"]
 
 _uid_lock = threading.Lock()
-_uids_in_use: set[int] = set()
+_uids_in_use: dict[int, int] = {}  # uid -> the fd of its locked file
 _uid_cursor = [0]
 #: Size of the uid pool: uids are used in turn, so that the zombies of a killed fork bomb
 #: (which still count against RLIMIT_NPROC until init reaps them) never meet the next run.
 UID_POOL_SIZE = 4096
+#: Where the uid lock files live: ``/run`` is writable by root only, so no sandboxed program
+#: can create or hold them.
+LOCK_DIR = "/run/lang_pz/sandbox-uids"
+
+
+def _lock_dir() -> str:
+    """:data:`LOCK_DIR`, created root-only; refuses one that another user could write."""
+    os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
+    st = os.stat(LOCK_DIR)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise LangPZError(f"{LOCK_DIR} is owned by uid {st.st_uid} or writable by others (mode {st.st_mode & 0o777:o}); "
+                          "remove it so the sandbox can recreate it root-only")
+    return LOCK_DIR
+
+
+def _try_lock(uid: int) -> int | None:
+    """The fd of ``uid``'s lock file locked by this process, or ``None`` if another holds it."""
+    fd = os.open(os.path.join(_lock_dir(), str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def acquire_uid(base: int) -> int:
-    """The next uid from ``base`` that no run uses and that has no process.
+    """The next uid from ``base`` that no run of any process holds (its lock file in
+    :data:`LOCK_DIR`) and that has no process.
 
     Raises:
-        LangPZError: all :data:`UID_POOL_SIZE` uids are busy.
+        LangPZError: all :data:`UID_POOL_SIZE` uids are busy, or :data:`LOCK_DIR` is unsafe.
     """
     with _uid_lock:
         for _ in range(UID_POOL_SIZE):
             uid = base + _uid_cursor[0] % UID_POOL_SIZE
             _uid_cursor[0] += 1
-            if uid not in _uids_in_use and not pids_of_uid(uid, zombies=True):
-                _uids_in_use.add(uid)
-                return uid
+            if uid in _uids_in_use:
+                continue
+            fd = _try_lock(uid)
+            if fd is None:  # another process runs a sandbox as this uid
+                continue
+            if pids_of_uid(uid, zombies=True):
+                os.close(fd)
+                continue
+            _uids_in_use[uid] = fd
+            return uid
     raise LangPZError(
         f"all {UID_POOL_SIZE} sandbox uids from {base} are busy or still have processes; "
         "wait for running sandboxes to finish or pass another SandboxConfig(uid_base=...)"
@@ -46,9 +82,11 @@ def acquire_uid(base: int) -> int:
 
 
 def release_uid(uid: int) -> None:
-    """Give ``uid`` back to the pool."""
+    """Give ``uid`` back to the pool (unlocks its lock file)."""
     with _uid_lock:
-        _uids_in_use.discard(uid)
+        fd = _uids_in_use.pop(uid, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def pids_of_uid(uid: int, *, zombies: bool = False) -> list[int]:
