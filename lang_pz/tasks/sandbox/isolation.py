@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from lang_pz.error import LangPZError
 from lang_pz.tasks.sandbox.config import SandboxConfig
+from lang_pz.tasks.sandbox.seccomp import filter_bpf, filter_file
 from lang_pz.tasks.sandbox.uids import acquire_uid, kill_uid, release_uid
 
 __all__ = ["BOOTSTRAP", "WORKDIR", "Plan", "bootstrap_argv", "command", "minimal_env", "resolve"]
@@ -65,6 +66,7 @@ class Plan:
         network_isolated: an empty network namespace.
         python: the sandboxed interpreter (its real path with bubblewrap).
         bwrap: path of ``bwrap`` (bubblewrap mode).
+        seccomp: bubblewrap installs the syscall filter of :mod:`.seccomp`.
     """
 
     mode: Literal["bubblewrap", "rlimits"]
@@ -72,6 +74,7 @@ class Plan:
     network_isolated: bool
     python: str
     bwrap: str | None = None
+    seccomp: bool = False
 
 
 def minimal_env(home: str) -> dict[str, str]:
@@ -107,14 +110,15 @@ def _system_view(python: str) -> list[str]:
     return args
 
 
-def command(plan: Plan, host_dir: str, max_file_bytes: int) -> tuple[list[str], dict[str, str]]:
-    """``(argv, env)`` the bootstrap ``exec``s to run ``host_dir/main.py`` under ``plan``."""
+def command(plan: Plan, host_dir: str, max_file_bytes: int, seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """``(argv, env)`` the bootstrap ``exec``s to run ``host_dir/main.py`` under ``plan``
+    (``seccomp_fd``: an inherited fd holding the filter, with ``plan.seccomp``)."""
     if plan.mode == "rlimits":
         return [plan.python, "-I", "-B", os.path.join(host_dir, "main.py")], minimal_env(host_dir)
     assert plan.bwrap is not None
     argv = [plan.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
             "--unshare-cgroup-try", *(["--unshare-net"] if plan.network_isolated else []),
-            "--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox",
+            "--disable-userns", *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []), "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox",
             *_system_view(plan.python), "--proc", "/proc", "--dev", "/dev",
             "--size", str(max_file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--size", str(max_file_bytes), "--tmpfs", WORKDIR,
@@ -149,15 +153,16 @@ def _can_run(plan: Plan, uid: int | None) -> bool:
         if uid is not None:
             os.chown(tmp, uid, uid)
             os.chown(script, uid, uid)
-        argv, env = command(plan, tmp, 2**20)
-        cfg = {"rlimits": {}, "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
-               "uid": uid, "argv": argv, "env": env}
-        try:
-            r = subprocess.run(bootstrap_argv(cfg), cwd=tmp, env=minimal_env(tmp), stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=60, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return False
-        return r.returncode == 0
+        with (filter_file() if plan.seccomp else tempfile.TemporaryFile()) as bpf:
+            argv, env = command(plan, tmp, 2**20, bpf.fileno() if plan.seccomp else None)
+            cfg = {"rlimits": {}, "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
+                   "uid": uid, "argv": argv, "env": env}
+            try:
+                r = subprocess.run(bootstrap_argv(cfg), cwd=tmp, env=minimal_env(tmp), stdin=subprocess.DEVNULL,
+                                   capture_output=True, timeout=60, check=False, pass_fds=(bpf.fileno(),))
+            except (OSError, subprocess.SubprocessError):
+                return False
+            return r.returncode == 0
 
 
 def _candidates() -> list[str]:
@@ -209,12 +214,21 @@ RLIMITS_WARNING = (
     "Install bubblewrap (apt-get install bubblewrap) for isolation.")
 
 
+#: The warning when bubblewrap runs without the syscall filter.
+SECCOMP_WARNING = ("the sandbox runs without its syscall filter (io_uring, userfaultfd, perf_event_open, bpf, "
+                   "ptrace, mount, ... stay reachable): install pyseccomp (pip install 'lang_pz[tasks]') and "
+                   "libseccomp (apt-get install libseccomp2)")
+
+
 def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pythons: list[str]) -> Plan:
     if config.bubblewrap is not False:
         bwrap = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
         net = config.isolate_network is not False
-        plan = _first([Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap) for p in pythons], uid) if bwrap else None
+        sc = filter_bpf() is not None
+        plan = _first([Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap, sc) for p in pythons], uid) if bwrap else None
         if plan is not None:
+            if not sc:
+                warnings.warn(SECCOMP_WARNING, stacklevel=4)
             return plan
         why = "bwrap is not installed" if not bwrap else f"{bwrap} cannot start {pythons} here"
         raise LangPZError(

@@ -23,6 +23,7 @@ from lang_pz.tasks.sandbox.isolation import (
     minimal_env,
     resolve,
 )
+from lang_pz.tasks.sandbox.seccomp import filter_file
 from lang_pz.tasks.sandbox.uids import (
     acquire_uid,
     kill_uid,
@@ -151,14 +152,15 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             "RLIMIT_NOFILE": 64,
             "RLIMIT_CORE": 0,
         }
-        argv, env = command(plan, tmp, config.max_file_mb * 2**20)
-        cfg = {"rlimits": rlimits, "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
-               "uid": uid, "argv": argv, "env": env}
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+                (filter_file() if plan.seccomp else tempfile.TemporaryFile()) as bpf:
+            argv, env = command(plan, tmp, config.max_file_mb * 2**20, bpf.fileno() if plan.seccomp else None)
+            cfg = {"rlimits": rlimits, "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
+                   "uid": uid, "argv": argv, "env": env}
             t0 = time.perf_counter()
             proc = subprocess.Popen(
                 bootstrap_argv(cfg), cwd=tmp, env=minimal_env(tmp), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True, close_fds=True,
+                start_new_session=True, close_fds=True, pass_fds=(bpf.fileno(),) if plan.seccomp else (),
             )
             returncode, usage = _wait(proc.pid, config.wall_limit_s)
             timed_out = returncode is None
@@ -196,7 +198,7 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             stdout_truncated=out_cut,
             stderr_truncated=err_cut,
             isolation={"mode": plan.mode, "uid": uid, "network": "isolated" if plan.network_isolated else "shared",
-                       "python": plan.python},
+                       "python": plan.python, "seccomp": plan.seccomp},
         )
     finally:
         if uid is not None:
