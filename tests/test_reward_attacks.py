@@ -1,0 +1,104 @@
+"""Code that solves nothing scores nothing: every attack of benchmarks/reward_attacks.py, sent as the coder's code
+through the env on real HumanEval and MBPP items (each way a verdict is computed: static asserts, recorded and
+replayed tests, and the whole-test fallback), gets reward 0, and the team is never told that tests passed; the
+reference still scores 1. The full table over every item and mode is benchmarks/results/reward_attacks.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from lang_pz.tasks import load_humaneval, load_mbpp
+from lang_pz.tasks.code_env import CodeTaskEnv
+from lang_pz.tasks.sandbox import SandboxConfig, resolve
+from lang_pz.tasks.sandbox.verdict import cast
+
+from conftest import DATA  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("reward_attacks", Path(__file__).resolve().parents[1] / "benchmarks" /
+                                               "reward_attacks.py")
+ra = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ra)  # type: ignore[union-attr]
+
+ATTACKS = [a for a in ra.ATTACKS if a not in ra.CONTROLS]
+#: HumanEval/0 (static asserts), /32 (a check that is not an equality: replayed), /53 (unseeded random inputs:
+#: replayed); MBPP/11 (static) and /367 (inputs are the solution's own objects: the whole-test fallback).
+IDS = ["HumanEval/0", "HumanEval/32", "HumanEval/53", "MBPP/11", "MBPP/367"]
+#: What the whole-test fallback cannot stop: code and test share a process there, so code that reads the
+#: program's text or the caller's frame finds the expected values (documented in lang_pz.tasks.sandbox.verdict).
+WHOLE_OPEN = {"read_program", "frame_peek"}
+
+
+def _bwrap() -> bool:
+    try:
+        return resolve(SandboxConfig(bubblewrap=True)).mode == "bubblewrap"
+    except Exception:
+        return False
+
+
+pytestmark = [pytest.mark.skipif(not _bwrap(), reason="bubblewrap cannot run here"),
+              pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")]
+
+
+@pytest.fixture(scope="module")
+def items():
+    every = {it.task_id: it for it in load_humaneval() + load_mbpp(DATA)}
+    return [every[i] for i in IDS]
+
+
+def _play(items, attack: str, sandbox: SandboxConfig, tester: bool = False) -> list[tuple[str, float, bool]]:
+    env = CodeTaskEnv(items, turns=("coder", "tester") if tester else ("coder",), sandbox=sandbox)
+    out = []
+    for i, it in enumerate(items):
+        reward, told = ra.play(env, i, ra.ATTACKS[attack](it, ra.target_name(it)), ra.tester_text(it) if tester else None)
+        out.append((it.task_id, reward, told))
+    return out
+
+
+def test_the_items_cover_every_way_a_verdict_is_computed(items):
+    assert [cast(it, SandboxConfig()).way for it in items] == ["static", "replay", "replay", "static", "whole"]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_no_attack_scores_under_bubblewrap(items, attack):
+    scored = [(t, r) for t, r, _ in _play(items, attack, SandboxConfig(timeout_s=10.0)) if r != 0.0]
+    if attack in WHOLE_OPEN:
+        scored = [(t, r) for t, r in scored if t != "MBPP/367"]
+    assert scored == []
+
+
+@pytest.mark.parametrize("attack", ["os_exit_at_top", "always_equal", "excepthook_exit", "forge_report", "frame_peek"])
+def test_the_team_is_never_told_tests_passed_for_attack_code(items, attack):
+    with_asserts = [items[0], items[3]]  # the others' checks have no top-level assert to hand to the tester
+    told = [(t, told) for t, _, told in _play(with_asserts, attack, SandboxConfig(timeout_s=10.0), tester=True) if told]
+    assert told == []
+
+
+def test_the_reference_still_scores_and_is_told_its_tests_passed(items):
+    got = _play(items, "reference", SandboxConfig(timeout_s=10.0), tester=True)
+    assert [r for _, r, _ in got] == [1.0] * len(items)
+    assert [told for t, _, told in got if t in ("HumanEval/0", "MBPP/11")] == [True, True]
+
+
+@pytest.mark.parametrize("attack", ["os_exit_at_top", "systemexit_in_function", "always_equal", "atexit_exit",
+                                    "thread_exit", "read_program", "frame_peek", "forge_report"])
+def test_attacks_that_need_no_file_access_score_nothing_under_rlimits_either(items, attack):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scored = [(t, r) for t, r, _ in _play(items[:4], attack, SandboxConfig(timeout_s=10.0, bubblewrap=False))
+                  if r != 0.0]
+    assert scored == []
+
+
+def test_rlimits_is_an_opt_in_warned_about_once():
+    # a configuration no other test resolves (resolve() probes and warns once per configuration)
+    cfg = replace(SandboxConfig(), bubblewrap=False, isolate_network=False, uid_base=1_700_000_000)
+    with pytest.warns(UserWarning, match="answer key"):
+        resolve(cfg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resolve(cfg)
