@@ -256,7 +256,6 @@ def main() -> None:
     benches = {"HumanEval": load_humaneval(), "MBPP": load_mbpp(data_dir())}
     if a.limit:
         benches = {k: v[:a.limit] for k, v in benches.items()}
-    from lang_pz.tasks.sandbox import SandboxConfig
     t0 = time.perf_counter()
     rows: list[str] = []
     cols = [f"{b} {m}" for m in a.modes for b in benches]

@@ -31,14 +31,17 @@ environment         built from scratch (``PATH``, ``LANG``, ``HOME`` = ``TMPDIR`
 ==================  =========================================================================
 
 What is contained, by mode and by who runs the parent (each claim is tested with a hostile
-snippet in ``tests/test_sandbox.py`` and ``tests/test_sandbox_containment.py``):
+snippet in ``tests/test_sandbox.py``, ``tests/test_sandbox_containment.py``,
+``tests/test_sandbox_seccomp.py`` and ``tests/test_sandbox_uids.py``):
 
 =============================  =====================  ===============  =====================
 claim                          bubblewrap (root or    rlimits, root    rlimits, normal user
                                normal user)
 =============================  =====================  ===============  =====================
 runs as                        a pool uid (root) /    a pool uid       the parent's user
-                               the user's uid
+                               the user's uid         (held across
+                                                      processes by a
+                                                      lock file)
 file system it sees            read-only ``/usr``,    everything its   everything the user
                                ``/bin``, ``/lib*``,   uid may read     may read
                                ``ld.so`` files, the
@@ -67,11 +70,47 @@ new user namespaces, mounts    refused (``--disable-  allowed if the   allowed i
 processes after the run        all killed (the pid    all of its uid   its process group;
                                namespace ends)        killed           ``setsid`` escapees
                                                                        survive
+syscalls                       a seccomp filter       all (no filter)  all (no filter)
+                               refuses io_uring,
+                               userfaultfd, perf
+                               events, bpf, keyrings,
+                               mounts, namespaces,
+                               ptrace, modules, ...
+                               (:mod:`.seccomp`)
 =============================  =====================  ===============  =====================
 
-Not contained in any mode: there is **no syscall filter** (seccomp): the kernel's whole
-interface (e.g. ``io_uring``, ``userfaultfd``, ``perf_event_open`` where the kernel permits them
-to unprivileged users) is reachable, so a kernel exploit is not stopped; CPU and memory are
+bubblewrap is the default and is required: where it is missing or user namespaces are off,
+:func:`resolve` refuses with the install command; ``bubblewrap=False`` opts in to rlimits and
+warns once. What the reward of a code task is immune to (the verdict is computed outside the
+code's process, :mod:`.verdict`), by attack and mode, with the tests that hold each line
+(``A`` = ``tests/test_reward_attacks.py``; counts over every item:
+``benchmarks/results/reward_attacks.md``):
+
+==================================  ==========  =======  ================================================
+attack                              bubblewrap  rlimits  tests
+==================================  ==========  =======  ================================================
+early exit: ``os._exit``/``sys.     contained   contai-  A::test_no_attack_scores_under_bubblewrap,
+exit`` at import or in the                      ned      A::test_attacks_that_need_no_file_access_score_
+function, ``excepthook``, atexit,                        nothing_under_rlimits_either (each attack a
+``__del__``, threads, signals                            parameter)
+always-equal results, patched       contained   contai-  the same, ``always_equal``, ``patch_builtins``;
+builtins / assert machinery                     ned      tests/test_reward_plain.py
+reading the program or the caller's contained   contai-  the same, ``read_program``, ``frame_peek``
+frame for the expected values       (not the    ned (not
+                                    4 *whole*   *whole*)
+                                    MBPP items)
+reading the benchmark's answer key  contained   **no**   A::test_no_attack_scores_under_bubblewrap
+                                                         [answer_key]
+forged tester reports               contained   contai-  A::test_the_team_is_never_told_tests_passed_
+                                                ned      for_attack_code, tests/test_reward_tester.py
+killing the parent                  contained   root:    A::test_no_attack_scores_under_bubblewrap
+                                                yes      [kill_parent]
+another process's sandbox runs as   contained   contai-  tests/test_sandbox_uids.py
+the same uid (root)                             ned
+kernel interfaces (io_uring, ...)   refused     **no**   tests/test_sandbox_seccomp.py
+==================================  ==========  =======  ================================================
+
+Not contained in any mode: CPU and memory are
 bounded per process, not for the whole group (a fork bomb's processes each get the limits, up
 to ``max_processes``); under bubblewrap the program is its pid namespace's init, so it cannot
 be killed by signals it sends itself, and SIGXCPU is ignored (the hard CPU limit, SIGKILL, ends
@@ -85,6 +124,11 @@ Module              Concept
 ``isolation``       the bootstrap, bubblewrap's arguments, probing the strongest mode
 ``uids``            the uid pool of a root parent, process and file sweeping
 ``run``             :func:`run_python`, :func:`run_python_many`
+``seccomp``         the syscall filter bubblewrap installs
+``plain``           plain data across the sandbox boundary (encoding, strict decoding)
+``harness``         the programs a verdict is built from: calling the code, recording, replaying
+``verdict``         the hidden tests' verdict outside the code's process
+``tester``          the tester role's asserts judged apart from the coder's code
 ==================  ===========================================================================
 """
 

@@ -28,7 +28,8 @@ from lang_pz.tasks.sandbox import plain
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
 from lang_pz.tasks.sandbox.run import run_python
 
-__all__ = ["CallsResult", "Outcome", "answer_line", "call_functions", "plain_program", "record_calls", "replay", "wide_output"]
+__all__ = ["CallsResult", "Outcome", "answer_line", "call_functions", "plain_program", "record_calls", "replay",
+           "wide_output"]
 
 #: The source of :mod:`.plain`, put at the top of every sandboxed program of this module.
 PLAIN_SOURCE = Path(plain.__file__).read_text(encoding="utf-8")

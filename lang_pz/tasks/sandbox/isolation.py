@@ -110,7 +110,8 @@ def _system_view(python: str) -> list[str]:
     return args
 
 
-def command(plan: Plan, host_dir: str, max_file_bytes: int, seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
+def command(plan: Plan, host_dir: str, max_file_bytes: int,
+            seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
     """``(argv, env)`` the bootstrap ``exec``s to run ``host_dir/main.py`` under ``plan``
     (``seccomp_fd``: an inherited fd holding the filter, with ``plan.seccomp``)."""
     if plan.mode == "rlimits":
@@ -118,7 +119,8 @@ def command(plan: Plan, host_dir: str, max_file_bytes: int, seccomp_fd: int | No
     assert plan.bwrap is not None
     argv = [plan.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
             "--unshare-cgroup-try", *(["--unshare-net"] if plan.network_isolated else []),
-            "--disable-userns", *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []), "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox",
+            "--disable-userns", *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+            "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox",
             *_system_view(plan.python), "--proc", "/proc", "--dev", "/dev",
             "--size", str(max_file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--size", str(max_file_bytes), "--tmpfs", WORKDIR,

@@ -29,7 +29,7 @@ class NotPlain(ValueError):
     """A value (or a JSON text) that is not plain data as :mod:`lang_pz.tasks.sandbox.plain` defines it."""
 
 
-def encode(value, depth=0):
+def encode(value: object, depth: int = 0) -> object:
     """``value`` as JSON-able plain data (see the module docstring); raises :class:`NotPlain`."""
     if depth > MAX_DEPTH:
         raise NotPlain("nested deeper than %d" % MAX_DEPTH)
@@ -57,7 +57,7 @@ def encode(value, depth=0):
                    % type(value).__name__)
 
 
-def decode(obj, depth=0):
+def decode(obj: object, depth: int = 0) -> object:
     """The value :func:`encode` made ``obj`` from; raises :class:`NotPlain` on anything else."""
     if depth > MAX_DEPTH:
         raise NotPlain("nested deeper than %d" % MAX_DEPTH)
@@ -86,7 +86,7 @@ def decode(obj, depth=0):
     raise NotPlain("not a plain-data encoding: %.80r" % (obj,))
 
 
-def dumps(value):
+def dumps(value: object) -> str:
     """``encode(value)`` as one line of JSON text; raises :class:`NotPlain`."""
     try:
         return json.dumps(encode(value), allow_nan=False, separators=(",", ":"))
@@ -94,9 +94,9 @@ def dumps(value):
         raise NotPlain(str(e)) from None
 
 
-def loads(text):
+def loads(text: str) -> object:
     """The value of one :func:`dumps` text; raises :class:`NotPlain` (malformed JSON included)."""
-    def refuse(name):
+    def refuse(name: str) -> None:
         raise NotPlain("a bare " + name)
     try:
         return decode(json.loads(text, parse_constant=refuse))

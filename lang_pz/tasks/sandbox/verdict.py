@@ -21,18 +21,21 @@ whole       tests whose inputs are not plain data (e.g. MBPP/367 builds a tree o
             process, so a program that reads its own file can forge that line
 ==========  ========================================================================================
 
-HumanEval: 145 items static, 19 replay, 0 whole; MBPP: see ``benchmarks/results/reward_attacks.md``.
+HumanEval (164 items): 147 static, 17 replay, 0 whole. MBPP (974): 967 static, 3 replay, 4 whole
+(MBPP/367, 533, 601, 927).
 """
 
 from __future__ import annotations
 
 import ast
+import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from lang_pz.tasks.datasets import CodeItem
+from lang_pz.tasks.sandbox import plain
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
 from lang_pz.tasks.sandbox.harness import CallsResult, Outcome, call_functions, record_calls, replay
 from lang_pz.tasks.sandbox.run import run_python
@@ -134,8 +137,6 @@ def _literal(node: ast.expr) -> Any:
 
 def _static_call(node: ast.expr, targets: Sequence[str]) -> dict[str, str] | None:
     """``{"name", "args", "kwargs"}`` of ``f(<literals>)`` with ``f`` in ``targets``, else ``None``."""
-    from lang_pz.tasks.sandbox import plain
-
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in targets):
         return None
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -304,8 +305,6 @@ _DONE = "\nimport sys as _s\n_s.stdout.write('\\n' + {nonce!r} + '\\n')\n"
 
 def _whole(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
     """Each assert in a fresh process with the code; it must print a completion line after it."""
-    import secrets
-
     tests = [item.tests[0]] if item.entry_point else list(item.tests)
     runs = []
     for test in tests:
