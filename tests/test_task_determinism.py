@@ -56,5 +56,5 @@ def test_same_seed_same_infos_except_timing(env_id):
 def test_tracebacks_show_a_fixed_folder():
     final = _episode("tasks/mbpp-v0", 0)[-1]
     error = final["coder"]["score"]["error"]
-    assert "Error" in error and 'File "/sandbox/main.py"' in error
-    assert "lang_pz_sandbox_" not in error
+    assert "Error" in error  # what the code's own process raised, judged outside it
+    assert "lang_pz_sandbox_" not in error and "/tmp" not in error

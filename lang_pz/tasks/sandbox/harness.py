@@ -50,6 +50,8 @@ else:
             if "expr" in _c:
                 _v = eval(compile(_c["expr"], "test.py", "eval"), _g)
             else:
+                if _c["name"] not in _g:
+                    raise NameError("name %r is not defined" % _c["name"])
                 _v = _g[_c["name"]](*loads(_c["args"]), **loads(_c["kwargs"]))
         except BaseException as _e:
             _out.append({"raised": type(_e).__name__ + (": " + str(_e)[:200] if str(_e) else "")})

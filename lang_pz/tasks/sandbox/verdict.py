@@ -286,12 +286,20 @@ def hidden_verdict(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
         bad = [i for i, (chk, out) in enumerate(zip(c.checks, cr.outcomes)) if not chk.passes(out)]
         if not bad:
             return Verdict(True, cr.result.status, "", (cr.result,))
-        call, out = c.calls[bad[0]], cr.outcomes[bad[0]]
+        out = cr.outcomes[bad[0]]
+        got = {"value": "returned", "raised": "raised", "not_plain": "returned a non-plain"}[out.kind]
         return Verdict(False, _failing(cr.result.status), f"{len(bad)} of {len(c.calls)} tests failed; first: "
-                       f"{call['name']}(*{call['args'][:200]}) gave {out.kind} {out.text[:200]}", (cr.result,))
+                       f"{_shown(c.calls[bad[0]])} {got} {out.text[:200]}", (cr.result,))
     r = replay(c.setup, c.targets, c.test, c.calls, cr.raw, config)
     return Verdict(r.ok, cr.result.status if r.ok else _failing(cr.result.status), "" if r.ok else r.stderr[-300:],
                    (cr.result, r))
+
+
+def _shown(call: dict[str, str]) -> str:
+    """``f(1, 'a', k=2)``: a static call as the test wrote it (its arguments are literals)."""
+    args, kwargs = plain.loads(call["args"]), plain.loads(call["kwargs"])
+    text = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])  # type: ignore[union-attr, attr-defined]
+    return f"{call['name']}({text[:200]})"
 
 
 def _failing(status: str) -> str:
