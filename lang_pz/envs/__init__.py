@@ -3,7 +3,7 @@
 Entry points are import strings, so ``import lang_pz`` does not import any environment.
 """
 
-from lang_pz.registration import EnvSpec, register
+from lang_pz.registration import EnvSpec, register, register_family
 
 register(EnvSpec(
     id="butterfly/pistonball-v0",
@@ -91,3 +91,29 @@ for _layout, _what in (
         test_kwargs={"horizon": 30},
     ))
 del _layout, _what
+
+# OpenSpiel (open-spiel 2.0.2 through Shimmy 2.0.1): the games' own strings as text.
+for _game, _what, _test in (
+    ("hanabi", "Hanabi (cooperative, 2 players, 2 colours x 3 ranks): play cards in order, hint your partner.", {}),
+    ("kuhn_poker", "Kuhn poker: one card each from Jack, Queen, King; pass or bet.", {}),
+    ("leduc_poker", "Leduc poker: six cards, two betting rounds, a public card in the second.", {}),
+    ("goofspiel", "Goofspiel: bid a card of your hand for each point card, both players at once.", {"num_cards": 3}),
+    ("breakthrough", "Breakthrough on 6x6: move pieces forward, reach the far row or capture them all.",
+     {"rows": 5, "columns": 4}),
+):
+    register(EnvSpec(
+        id=f"openspiel/{_game}-v0",
+        entry_point=f"lang_pz.envs.openspiel.games:make_{_game}",
+        description=_what,
+        apis=("aec",),
+        extra="openspiel",
+        test_kwargs=_test,
+    ))
+del _game, _what, _test
+register_family(EnvSpec(
+    id="openspiel",
+    entry_point="lang_pz.envs.openspiel.games:make_openspiel",
+    description="Any OpenSpiel game by its short name (pyspiel.registered_names()), with its own parameters.",
+    apis=("aec",),
+    extra="openspiel",
+))
