@@ -118,3 +118,53 @@ def test_pettingzoo_registry_makes_lang_pz_ids_with_the_same_checks():
     assert env.last()[0]["text"].startswith("Game: Kuhn Poker")
     with pytest.raises(InvalidKwargError, match="Did you mean 'players'"):
         pettingzoo.make("aec", "openspiel/kuhn_poker-v0", player=3)
+
+
+# -- OpenSpiel's classical players ------------------------------------------------------------
+
+
+def test_cfr_player_solves_kuhn_once_and_plays_near_nash(tmp_path, monkeypatch):
+    from lang_pz.policies.openspiel import OpenSpielPlayer, cfr_strategy
+
+    monkeypatch.setenv("LANG_PZ_CACHE_DIR", str(tmp_path))
+    cfr_strategy.cache_clear()
+    strategy = cfr_strategy("kuhn_poker()", 200)
+    assert strategy["2b"][1] > 0.95  # a King facing a bet always calls
+    assert strategy["0b"][0] > 0.95  # a Jack facing a bet always folds
+    assert list((tmp_path / "cfr").glob("*.json"))
+    cfr_strategy.cache_clear()
+    assert cfr_strategy("kuhn_poker()", 200) == strategy  # read back from disk
+    env = _first("openspiel/kuhn_poker-v0", seed=2)
+    player = OpenSpielPlayer(env, "player_0", "cfr", iterations=200, seed=0)
+    player.reset(7)
+    word = player(env.observe("player_0"), env.infos["player_0"])
+    assert word in env.infos["player_0"]["legal_actions"]
+    with pytest.raises(lang_pz.error.LangPZError, match="not player_1's turn"):
+        OpenSpielPlayer(env, "player_1", "random")(env.observe("player_1"), env.infos["player_1"])
+
+
+def test_mcts_plays_boards_and_is_refused_where_cards_are_hidden():
+    from lang_pz.policies.openspiel import OpenSpielPlayer
+
+    env = _first("openspiel/breakthrough-v0", rows=5, columns=4)
+    mcts = OpenSpielPlayer(env, "player_0", "mcts", simulations=20, seed=0)
+    mcts.reset(1)
+    first = mcts(env.observe("player_0"), env.infos["player_0"])
+    mcts.reset(1)
+    assert mcts(env.observe("player_0"), env.infos["player_0"]) == first  # same seed, same move
+    assert first in env.infos["player_0"]["legal_actions"]
+    with pytest.raises(InvalidKwargError, match="hides"):
+        OpenSpielPlayer(_first("openspiel/leduc_poker-v0"), "player_0", "mcts")
+
+
+def test_spiel_seats_in_bench_teams():
+    from lang_pz.bench.teams import build_team, parse_team
+
+    env = _first("openspiel/kuhn_poker-v0")
+    team = build_team(parse_team("player_0=spiel:cfr:50;*=spiel:random"), env, "openspiel/kuhn_poker-v0",
+                      llm=lambda: None)
+    assert (team["player_0"].kind, team["player_0"].iterations, team["player_1"].kind) == ("cfr", 50, "random")
+    with pytest.raises(InvalidKwargError, match="not an openspiel"):
+        build_team(parse_team("spiel:cfr"), lang_pz.make("classic/rps-v0"), "classic/rps-v0", llm=lambda: None)
+    with pytest.raises(InvalidKwargError, match="positive integer"):
+        build_team(parse_team("spiel:cfr:x"), env, "openspiel/kuhn_poker-v0", llm=lambda: None)

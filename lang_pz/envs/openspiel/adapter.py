@@ -27,8 +27,9 @@ from lang_pz.envs.classic.turns import parse_phrases
 from lang_pz.error import ActionParseError
 from lang_pz.text.adapter import LanguageAdapter
 
-#: Characters of an information state kept in the observation (the tail: the latest moves).
-MAX_STATE_CHARS = 6000
+#: Characters of an observation (under lang_pz's 8,192): a longer information state keeps its
+#: tail (the latest moves); a longer move list shows its first moves and how many are left out.
+MAX_TEXT_CHARS = 7600
 _TAG = re.compile(r"^\[P\d+\]\s*")
 
 
@@ -80,8 +81,9 @@ class OpenSpielAdapter(LanguageAdapter):
             memo["key"], memo["value"] = key, dict(zip(words, actions))
         return memo["value"]
 
-    def player_text(self, env: Any, agent: str | None) -> str:
-        """What OpenSpiel lets ``agent``'s player know (module docstring), the tail if very long."""
+    def player_text(self, env: Any, agent: str | None, budget: int = MAX_TEXT_CHARS) -> str:
+        """What OpenSpiel lets ``agent``'s player know (module docstring), its last ``budget``
+        characters if longer."""
         raw = env.unwrapped
         state, game_type, player = raw.game_state, raw.game_type, self._player(env, agent)
         import pyspiel
@@ -92,8 +94,8 @@ class OpenSpielAdapter(LanguageAdapter):
         else:
             text = state.observation_string(player)
         text = text.strip("\n")
-        if len(text) > MAX_STATE_CHARS:
-            text = f"[{len(text) - MAX_STATE_CHARS} earlier characters left out] " + text[-MAX_STATE_CHARS:]
+        if len(text) > budget:
+            text = f"[{len(text) - budget} earlier characters left out] " + text[-budget:]
         return text
 
     def header(self, env: Any, agent: str | None) -> str:
@@ -111,21 +113,26 @@ class OpenSpielAdapter(LanguageAdapter):
         return f"{line}\n{self.note}" if self.note else line
 
     # -- LanguageAdapter hooks ---------------------------------------------------------------
-    def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
-        return f"{self.header(env, agent)}\nWhat you know:\n{self.player_text(env, agent)}"
+    def observation_text(self, env: Any, agent: str | None, observation: Any, budget: int = MAX_TEXT_CHARS) -> str:
+        header = self.header(env, agent)
+        return f"{header}\nWhat you know:\n{self.player_text(env, agent, max(200, budget - len(header) - 20))}"
 
     def render(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
         state = self._state(env)
         legal = list(self._legal(env, agent))
         if legal:
-            line = f"Your turn. Legal moves: {', '.join(legal)}. Reply with one move."
+            shown = ", ".join(legal)
+            if len(shown) > MAX_TEXT_CHARS // 2:
+                cut = shown[:MAX_TEXT_CHARS // 2].rsplit(", ", 1)[0]
+                shown = f"{cut} (and {len(legal) - cut.count(', ') - 1} more of this form)"
+            line = f"Your turn. Legal moves: {shown}. Reply with one move."
         elif state.is_terminal() or env.terminations.get(agent, False) or env.truncations.get(agent, False):
             returns = state.returns() if state.is_terminal() else None
             score = f" Your return: {returns[self._player(env, agent)]:g}." if returns is not None else ""
             line = f"The game is over.{score}"
         else:
             line = "Not your turn: wait for the others."
-        return f"{self.observation_text(env, agent, observation)}\n{line}"
+        return f"{self.observation_text(env, agent, observation, MAX_TEXT_CHARS - len(line) - 100)}\n{line}"
 
     def legal_actions(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> list[str]:
         return list(self._legal(env, agent))
