@@ -18,6 +18,8 @@ Seat specs:
 ``random``              :class:`~lang_pz.policies.RandomPolicy` (uniform over the legal action words)
 ``constant:WORD``       always ``WORD`` (e.g. ``constant:down``; for a task env a fixed reply)
 ``heuristic``           :class:`~lang_pz.policies.PistonballHeuristic` (Pistonball only)
+``scripted``            :class:`~lang_pz.policies.mpe.MPEScriptedPolicy` (``mpe/*`` only: nearest free
+                        landmark; the speaker names the goal colour)
 ``greedy``              :class:`~lang_pz.policies.OvercookedGreedyPolicy` (Overcooked only; a
                         centralised scripted partner that reads the game state)
 ``spiel:KIND[:N]``      :class:`~lang_pz.policies.openspiel.OpenSpielPlayer` (``openspiel/*`` only):
@@ -46,7 +48,7 @@ from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy
 
 SEAT_KINDS = ("llm", "run", "random", "constant", "heuristic", "greedy", "oracle", "learned", "learned-text",
-              "spiel")
+              "spiel", "scripted")
 
 #: The instruction an ``llm`` seat gets, by env id prefix (first match), unless ``llm:TEXT`` names one.
 DEFAULT_INSTRUCTIONS: tuple[tuple[str, str], ...] = (
@@ -180,6 +182,12 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
         return OvercookedGreedyPolicy(env, agent)
     if kind == "spiel":
         return _spiel_seat(seat, env, env_id, agent)
+    if kind == "scripted":
+        if not env_id.startswith("mpe/"):
+            raise InvalidKwargError(f"seat 'scripted' is the MPE scripted team; {env_id} is not an mpe/* env")
+        from lang_pz.policies.mpe import MPEScriptedPolicy
+
+        return MPEScriptedPolicy()
     if kind == "oracle":
         from lang_pz.policies.oracle import MathOracle
 

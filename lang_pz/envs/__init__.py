@@ -117,3 +117,19 @@ register_family(EnvSpec(
     apis=("aec",),
     extra="openspiel",
 ))
+
+# MPE2 1.1.1 (the particle worlds that left PettingZoo): positions and messages in words.
+for _name, _what in (
+    ("simple_spread", "MPE simple_spread: agents cover landmarks together; where each landmark and teammate is."),
+    ("simple_speaker_listener", "MPE speaker-listener: the speaker names a colour, the listener goes there."),
+    ("simple_reference", "MPE simple_reference: two agents each tell the other which landmark is its goal."),
+):
+    register(EnvSpec(
+        id=f"mpe/{_name}-v0",
+        entry_point=f"lang_pz.envs.mpe.make:make_{_name}",
+        description=_what,
+        apis=("parallel", "aec"),
+        extra="mpe",
+        test_kwargs={"max_cycles": 10},
+    ))
+del _name, _what
