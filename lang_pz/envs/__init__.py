@@ -133,3 +133,27 @@ for _name, _what in (
         test_kwargs={"max_cycles": 10},
     ))
 del _name, _what
+
+# TextArena 0.7.4 through lang_pz's AEC bridge: two games with listed moves, one without.
+for _name, _game, _what in (
+    ("tictactoe", "TicTacToe-v0", "TextArena Tic Tac Toe: the game's own board text; moves are listed squares like [4]."),
+    ("kuhn_poker", "KuhnPoker-v0", "TextArena Kuhn poker over 3 rounds: the game's text, listed actions [check], [bet] ..."),
+    ("nim", "Nim-v0", "TextArena Nim: remove objects from a pile, written [pile quantity]; no moves listed."),
+):
+    register(EnvSpec(
+        id=f"textarena/{_name}-v0",
+        entry_point="lang_pz.envs.textarena.make:make_textarena",
+        description=_what,
+        apis=("aec",),
+        extra="textarena",
+        kwargs={"game": _game},
+        test_kwargs={"max_turns": 30},
+    ))
+del _name, _game, _what
+register_family(EnvSpec(
+    id="textarena",
+    entry_point="lang_pz.envs.textarena.make:make_textarena",
+    description="Any TextArena game by its id (textarena.envs.registration.ENV_REGISTRY), e.g. textarena/Chess-v0.",
+    apis=("aec",),
+    extra="textarena",
+))
