@@ -145,8 +145,11 @@ def _close_ids(env_id: str) -> list[str]:
     close = difflib.get_close_matches(query, list(registry), n=3, cutoff=0.7)
     if close:
         return close
-    names = {i.split("/")[-1]: i for i in registry}
-    return [names[n] for n in difflib.get_close_matches(query.split("/")[-1], list(names), n=3, cutoff=0.7)]
+    names: dict[str, list[str]] = {}
+    for i in registry:  # several families may share a name (classic/ and textarena/tictactoe-v0)
+        names.setdefault(i.split("/")[-1], []).append(i)
+    close_names = difflib.get_close_matches(query.split("/")[-1], list(names), n=3, cutoff=0.7)
+    return [i for n in close_names for i in names[n]][:3]
 
 
 def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
