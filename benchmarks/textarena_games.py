@@ -1,7 +1,8 @@
 """Which TextArena games pass ``lang_pz.test.language_api_test`` through ``textarena/<game>``.
 
 For every base game id of TextArena (``Name-v0``; its ``-raw`` variant is what the bridge
-plays), in its own subprocess with a time limit: find a number of players the game accepts
+plays), one after the other in this process (importing TextArena takes about 10 s) with a time
+limit each: find a number of players the game accepts
 (2, then 1, 3, 4, 5, 6), then run ``language_api_test`` (PettingZoo's ``api_test`` and
 ``seed_test``, lang_pz's text checks) for ``--cycles`` cycles. Writes a JSON and a Markdown
 table with the reason of each failure (an API key it needs, data it downloads, a bridge check).
@@ -12,71 +13,81 @@ table with the reason of each failure (an API key it needs, data it downloads, a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import re
-import subprocess
+import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
 
-_CHILD = """
-import sys, warnings
-warnings.simplefilter("ignore")
-from lang_pz.envs.textarena import make_textarena
-from lang_pz.test import language_api_test
-game, cycles = sys.argv[1], int(sys.argv[2])
-players, first = None, None
-for n in (2, 1, 3, 4, 5, 6):
-    try:
-        env = make_textarena(game=game, num_players=n, max_turns=cycles)
-        env.reset(seed=0)
-    except Exception as exc:
-        first = first or exc
-        continue
-    players = n
-    break
-if players is None:
-    raise first
-agent = env.agent_selection
-print("PLAYERS", players)
-print("OBS_CHARS", len(env.observe(agent)["text"]))
-print("LISTED", bool(env.infos[agent].get("legal_actions")))
-language_api_test(lambda **kw: make_textarena(game=game, num_players=players, max_turns=cycles, **kw),
-                  num_cycles=cycles)
-print("PASSED")
-"""
+class _TimedOut(Exception):
+    pass
 
 
-def _field(stdout: str, key: str) -> str | None:
-    return next((ln.split(maxsplit=1)[1] for ln in stdout.splitlines() if ln.startswith(key + " ")), None)
+def _alarm(signum: int, frame: object) -> None:
+    raise _TimedOut
 
 
-def check(game: str, cycles: int, timeout: float) -> dict[str, object]:
-    """Test ``game`` in a subprocess: ``{"game", "passed", "players", "listed_moves", "obs_chars", ...}``."""
+def _first_exception_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+def check(game: str, cycles: int, timeout: int) -> dict[str, object]:
+    """Test ``game`` (in this process, with a ``timeout`` in seconds): ``{"game", "passed", "players",
+    "listed_moves", "obs_chars", "seconds", "reason"}``."""
+    from lang_pz.envs.textarena import make_textarena
+    from lang_pz.test import language_api_test
+
     t0 = time.perf_counter()
+    row: dict[str, object] = {"game": game, "passed": False, "players": None, "listed_moves": False,
+                              "obs_chars": None, "reason": ""}
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(timeout)
     try:
-        out = subprocess.run([sys.executable, "-c", _CHILD, game, str(cycles)], check=False, capture_output=True,
-                             text=True, timeout=timeout)
-        passed = out.returncode == 0 and "PASSED" in out.stdout
-        lines = [ln.strip() for ln in out.stderr.splitlines() if re.match(r"^\w*(Error|Exception)\b", ln.strip())]
-        tail = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
-        reason = "" if passed else (lines[-1] if lines else tail[-1] if tail else f"exit code {out.returncode}")
-        stdout = out.stdout
-    except subprocess.TimeoutExpired:
-        passed, reason, stdout = False, f"timed out after {timeout:g} s", ""
-    players = _field(stdout, "PLAYERS")
-    chars = _field(stdout, "OBS_CHARS")
-    return {"game": game, "passed": passed, "players": int(players) if players else None,
-            "listed_moves": _field(stdout, "LISTED") == "True", "obs_chars": int(chars) if chars else None,
-            "seconds": round(time.perf_counter() - t0, 2), "reason": reason[:300]}
+        first: BaseException | None = None
+        for n in (2, 1, 3, 4, 5, 6):
+            try:
+                env = make_textarena(game=game, num_players=n, max_turns=cycles)
+                env.reset(seed=0)
+            except _TimedOut:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the census records every kind of failure
+                first = first or exc
+                continue
+            agent = env.agent_selection
+            row.update(players=n, obs_chars=len(env.observe(agent)["text"]),
+                       listed_moves=bool(env.infos[agent].get("legal_actions")))
+            break
+        if row["players"] is None:
+            raise first if first is not None else RuntimeError("no player count from 1 to 6 works")
+        players = int(row["players"])  # type: ignore[arg-type]
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            language_api_test(lambda **kw: make_textarena(game=game, num_players=players, max_turns=cycles, **kw),
+                              num_cycles=cycles)
+        row["passed"] = True
+    except _TimedOut:
+        row["reason"] = f"timed out after {timeout} s"
+    except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit ... of a game's module too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        row["reason"] = _first_exception_line(exc)
+    finally:
+        signal.alarm(0)
+    row["seconds"] = round(time.perf_counter() - t0, 2)
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=20)
-    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--games", nargs="*", default=None)
     parser.add_argument("--out", type=Path, default=RESULTS / "textarena_games")
     args = parser.parse_args()

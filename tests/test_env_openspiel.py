@@ -3,6 +3,7 @@ game's own words, parsing, the generic ``openspiel/<game>`` path and the registr
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import lang_pz
@@ -168,3 +169,18 @@ def test_spiel_seats_in_bench_teams():
         build_team(parse_team("spiel:cfr"), lang_pz.make("classic/rps-v0"), "classic/rps-v0", llm=lambda: None)
     with pytest.raises(InvalidKwargError, match="positive integer"):
         build_team(parse_team("spiel:cfr:x"), env, "openspiel/kuhn_poker-v0", llm=lambda: None)
+
+
+@pytest.mark.parametrize("env_id", ["openspiel/kuhn_poker-v0", "openspiel/leduc_poker-v0", "openspiel/hanabi-v0",
+                                    "openspiel/goofspiel-v0"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_agents_collected_rewards_are_its_openspiel_return(env_id, seed):
+    env = _first(env_id, seed=seed)
+    collected = dict.fromkeys(env.possible_agents, 0.0)
+    rng = np.random.default_rng(seed)
+    for agent in env.agent_iter():
+        _, reward, term, trunc, info = env.last()
+        collected[agent] += reward
+        env.step(None if term or trunc else str(rng.choice(info["legal_actions"])))
+    returns = env.unwrapped.game_state.returns()
+    assert collected == pytest.approx({a: returns[i] for i, a in enumerate(env.possible_agents)})

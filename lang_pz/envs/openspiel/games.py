@@ -80,7 +80,9 @@ def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
     ``max_game_length()``, which counts player moves only, and truncates the game when the sum
     passes it: Kuhn poker was truncated right after its first move, Leduc and Hanabi before
     their end. Here chance outcomes are sampled as Shimmy does (from the reset seed) but not
-    counted, and a game that has ended is terminated, not also truncated.
+    counted, and a game that has ended is terminated, not also truncated. Shimmy also added
+    the last move's rewards again to the remaining agents at each agent's final (dead) step, so
+    their returns were off (Kuhn poker's loser lost twice the pot); here a dead step adds nothing.
     """
     from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
 
@@ -94,6 +96,17 @@ def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
             super()._update_termination_truncation()
             if self.game_state.is_terminal():
                 self.truncations = {a: False for a in self.agents}
+
+        def step(self, action: Any) -> None:
+            agent = self.agent_selection
+            if self.terminations.get(agent, False) or self.truncations.get(agent, False):
+                # Shimmy would add the last move's rewards to the others again on every dead step.
+                self._cumulative_rewards[agent] = 0.0
+                self._end_routine()
+                self.rewards = {a: 0.0 for a in self.agents}
+                self._choose_next_agent()
+                return
+            super().step(action)
 
     # game_name + config, not a loaded game: Shimmy reloads the game on every reset from these
     # (a loaded game's parameters would be lost).

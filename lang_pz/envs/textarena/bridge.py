@@ -37,6 +37,15 @@ def listed_moves(message: str) -> list[str] | None:
     return found
 
 
+def _reward(value: Any) -> float:
+    """A game's reward as a float; 0 for the text some single-player games of TextArena 0.7.4 put
+    there after an invalid move (``{0: 'Bad action. Use [k].'}``)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 class TextArenaAEC(AECEnv):
     """One TextArena game as an AEC env (module docstring); agents ``player_0`` ... ``player_{n-1}``.
 
@@ -141,7 +150,7 @@ class TextArenaAEC(AECEnv):
             with self._own_random():
                 closed = self._game.close()
             rewards = closed[0] if isinstance(closed, tuple) else closed
-            self.final_rewards = {self.possible_agents[int(p)]: float(r) for p, r in (rewards or {}).items()}
+            self.final_rewards = {self.possible_agents[int(p)]: _reward(r) for p, r in (rewards or {}).items()}
             self.rewards = {a: self.final_rewards.get(a, 0.0) for a in self.agents}
             self.terminations = {a: True for a in self.agents}
         elif self.turns >= self.max_turns:
