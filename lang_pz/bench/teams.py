@@ -56,6 +56,11 @@ DEFAULT_INSTRUCTIONS: tuple[tuple[str, str], ...] = (
     ("overcooked/", "Fetch onions, put three in the pot, start cooking, then take a dish, fill it with soup and deliver it."),
     ("tasks/gsm8k", "Solve the problem. End with '#### ' and the final number."),
     ("tasks/math500", "Solve the problem. Put the final answer in \\boxed{}."),
+    ("openspiel/hanabi", "Play a card only when the hints show it fits a firework; otherwise give your partner a hint."),
+    ("openspiel/", "Raise or bet with a strong card, call with a middling one, fold or pass with a weak one."),
+    ("mpe/simple_spread", "Move towards the nearest landmark marked free."),
+    ("mpe/", "Say the colour the other agent must reach; move towards the landmark whose colour you hear."),
+    ("textarena/", "Play the move that wins, or blocks the opponent's win; otherwise a central move."),
     ("", "Choose the action that helps your team most."),
 )
 
