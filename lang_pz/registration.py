@@ -65,6 +65,10 @@ class EnvSpec:
 #: Every registered environment, by id.
 registry: dict[str, EnvSpec] = {}
 
+#: Families whose every name is an environment (``openspiel/<game>``): prefix -> the spec
+#: template; ``make("openspiel/liars_dice")`` calls its entry point with ``game="liars_dice"``.
+families: dict[str, EnvSpec] = {}
+
 
 def register(spec: EnvSpec) -> None:
     """Add ``spec`` to :data:`registry`.
@@ -75,6 +79,40 @@ def register(spec: EnvSpec) -> None:
     if spec.id in registry:
         raise ValueError(f"environment id {spec.id!r} is already registered")
     registry[spec.id] = spec
+    _mirror(spec)
+
+
+def register_family(template: EnvSpec) -> None:
+    """Make every ``<template.id>/<name>`` an environment: its entry point gets ``game=<name>``
+    (``template.id`` is the family, e.g. ``"openspiel"``). Such ids are not listed in
+    :data:`registry`; :func:`spec` builds theirs on demand.
+
+    Raises:
+        ValueError: the family is already registered.
+    """
+    if template.id in families:
+        raise ValueError(f"environment family {template.id!r} is already registered")
+    families[template.id] = template
+
+
+def _mirror(s: EnvSpec) -> None:
+    """Register ``s`` in the registries users already know, with lang_pz's kwargs checks:
+    ``gymnasium.make(id)`` for a Gymnasium id, ``pettingzoo.make("aec"/"parallel", id)`` for the
+    others (PettingZoo >= 1.27 has a registry; older ones have none, and nothing is done)."""
+    import functools
+
+    if "gymnasium" in s.apis:
+        import gymnasium
+
+        if s.id not in gymnasium.registry:
+            gymnasium.register(id=s.id, entry_point=functools.partial(make, s.id, api="gymnasium"))
+    try:
+        from pettingzoo import register as pz_register
+    except ImportError:
+        return
+    for api in ("aec", "parallel"):
+        if api in s.apis:
+            pz_register(api, s.id, functools.partial(make, s.id, api=api))
 
 
 def spec(env_id: str) -> EnvSpec:
@@ -88,6 +126,11 @@ def spec(env_id: str) -> EnvSpec:
                                       "`lang-pz envs` lists them")
     if env_id in registry:
         return registry[env_id]
+    family, sep, name = env_id.partition("/")
+    if sep and name and family in families:
+        template = families[family]
+        return EnvSpec(id=env_id, entry_point=template.entry_point, description=template.description,
+                       apis=template.apis, extra=template.extra, kwargs={**template.kwargs, "game": name})
     close = _close_ids(env_id)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownEnvironmentError(
@@ -102,8 +145,11 @@ def _close_ids(env_id: str) -> list[str]:
     close = difflib.get_close_matches(query, list(registry), n=3, cutoff=0.7)
     if close:
         return close
-    names = {i.split("/")[-1]: i for i in registry}
-    return [names[n] for n in difflib.get_close_matches(query.split("/")[-1], list(names), n=3, cutoff=0.7)]
+    names: dict[str, list[str]] = {}
+    for i in registry:  # several families may share a name (classic/ and textarena/tictactoe-v0)
+        names.setdefault(i.split("/")[-1], []).append(i)
+    close_names = difflib.get_close_matches(query.split("/")[-1], list(names), n=3, cutoff=0.7)
+    return [i for n in close_names for i in names[n]][:3]
 
 
 def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
@@ -130,9 +176,10 @@ def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
         raise InvalidKwargError(f"{env_id} supports api={list(s.apis)}, not api={chosen!r}")
     fn = s.load()
     params = inspect.signature(fn).parameters
-    valid = [p for p in params if p != "api"]
+    valid = [p for p in params if p != "api" and params[p].kind is not inspect.Parameter.VAR_KEYWORD]
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())  # checks its own
     for key in kwargs:
-        if key not in valid:
+        if key not in valid and not open_ended:
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise InvalidKwargError(
@@ -147,5 +194,5 @@ def kwargs_of(env_id: str) -> dict[str, Any]:
     return {
         name: (p.default if p.default is not inspect.Parameter.empty else None)
         for name, p in inspect.signature(fn).parameters.items()
-        if name != "api"
+        if name != "api" and p.kind is not inspect.Parameter.VAR_KEYWORD
     }

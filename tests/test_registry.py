@@ -205,3 +205,38 @@ def test_a_non_str_id_is_a_clear_error(bad):
 
     with pytest.raises(UnknownEnvironmentError, match="an environment id is a str"):
         lang_pz.make(bad)
+
+
+def test_gymnasium_make_builds_lang_pz_single_agent_ids_with_the_same_checks():
+    import gymnasium
+
+    env = gymnasium.make("classic_control/cartpole-v0", max_episode_steps=5)
+    obs, info = env.reset(seed=0)
+    assert "Cart position" in obs["text"] and info["legal_actions"]
+    with pytest.raises(InvalidKwargError, match="Did you mean 'max_episode_steps'"):
+        gymnasium.make("classic_control/cartpole-v0", max_episode_step=5)
+
+
+def test_pettingzoo_make_builds_lang_pz_multi_agent_ids():
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "make"):
+        pytest.skip("this PettingZoo has no registry")
+    env = pettingzoo.make("parallel", "classic/rps-v0", max_cycles=3)
+    obs, _ = env.reset(seed=0)
+    assert all("text" in o for o in obs.values())
+    assert "classic/tictactoe-v0" in pettingzoo.aec_registry
+    assert "classic/tictactoe-v0" not in pettingzoo.parallel_registry  # AEC only, as lang_pz says
+
+
+def test_a_family_makes_any_name_and_says_which_extra_it_needs(temporary_spec):
+    from lang_pz.registration import families, register_family
+
+    register_family(EnvSpec(id="zz_family", entry_point="lang_pz_no_such_module:make", description="x",
+                            extra="zz"))
+    try:
+        with pytest.raises(DependencyNotInstalled, match=r"zz_family/anything needs .*lang_pz\[zz\]"):
+            lang_pz.make("zz_family/anything")
+        assert "zz_family/anything" not in registry
+    finally:
+        families.pop("zz_family")

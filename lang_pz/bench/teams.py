@@ -18,8 +18,13 @@ Seat specs:
 ``random``              :class:`~lang_pz.policies.RandomPolicy` (uniform over the legal action words)
 ``constant:WORD``       always ``WORD`` (e.g. ``constant:down``; for a task env a fixed reply)
 ``heuristic``           :class:`~lang_pz.policies.PistonballHeuristic` (Pistonball only)
+``scripted``            :class:`~lang_pz.policies.mpe.MPEScriptedPolicy` (``mpe/*`` only: nearest free
+                        landmark; the speaker names the goal colour)
 ``greedy``              :class:`~lang_pz.policies.OvercookedGreedyPolicy` (Overcooked only; a
                         centralised scripted partner that reads the game state)
+``spiel:KIND[:N]``      :class:`~lang_pz.policies.openspiel.OpenSpielPlayer` (``openspiel/*`` only):
+                        OpenSpiel's ``random``, ``cfr`` (CFR+ with N iterations, default 300) or
+                        ``mcts`` (N simulations a move, default 100) player, e.g. ``spiel:cfr``
 ``oracle``              :class:`~lang_pz.policies.MathOracle` (math task envs; reads the gold
                         answer: an upper bound, not a policy)
 ``learned:PATH``        :class:`~lang_pz.policies.learned.SB3Policy` with SB3 PPO weights at PATH,
@@ -42,7 +47,8 @@ from typing import Any
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy
 
-SEAT_KINDS = ("llm", "run", "random", "constant", "heuristic", "greedy", "oracle", "learned", "learned-text")
+SEAT_KINDS = ("llm", "run", "random", "constant", "heuristic", "greedy", "oracle", "learned", "learned-text",
+              "spiel", "scripted")
 
 #: The instruction an ``llm`` seat gets, by env id prefix (first match), unless ``llm:TEXT`` names one.
 DEFAULT_INSTRUCTIONS: tuple[tuple[str, str], ...] = (
@@ -50,6 +56,11 @@ DEFAULT_INSTRUCTIONS: tuple[tuple[str, str], ...] = (
     ("overcooked/", "Fetch onions, put three in the pot, start cooking, then take a dish, fill it with soup and deliver it."),
     ("tasks/gsm8k", "Solve the problem. End with '#### ' and the final number."),
     ("tasks/math500", "Solve the problem. Put the final answer in \\boxed{}."),
+    ("openspiel/hanabi", "Play a card only when the hints show it fits a firework; otherwise give your partner a hint."),
+    ("openspiel/", "Raise or bet with a strong card, call with a middling one, fold or pass with a weak one."),
+    ("mpe/simple_spread", "Move towards the nearest landmark marked free."),
+    ("mpe/", "Say the colour the other agent must reach; move towards the landmark whose colour you hear."),
+    ("textarena/", "Play the move that wins, or blocks the opponent's win; otherwise a central move."),
     ("", "Choose the action that helps your team most."),
 )
 
@@ -174,6 +185,14 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
         from lang_pz.policies.overcooked import OvercookedGreedyPolicy
 
         return OvercookedGreedyPolicy(env, agent)
+    if kind == "spiel":
+        return _spiel_seat(seat, env, env_id, agent)
+    if kind == "scripted":
+        if not env_id.startswith("mpe/"):
+            raise InvalidKwargError(f"seat 'scripted' is the MPE scripted team; {env_id} is not an mpe/* env")
+        from lang_pz.policies.mpe import MPEScriptedPolicy
+
+        return MPEScriptedPolicy()
     if kind == "oracle":
         from lang_pz.policies.oracle import MathOracle
 
@@ -189,6 +208,24 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
             return SB3Policy.load(Path(arg).expanduser(), HashedBagOfWords(), observation="text")
         return SB3Policy.load(Path(arg).expanduser(), SuperSuitPixels())
     raise InvalidKwargError(f"unknown seat {seat!r}; seat kinds: {', '.join(SEAT_KINDS)}")
+
+
+def _spiel_seat(seat: str, env: Any, env_id: str, agent: str) -> Policy:
+    """An OpenSpiel player from ``spiel:KIND[:N]`` (module docstring).
+
+    Raises:
+        InvalidKwargError: not an ``openspiel/*`` env, an unknown kind, or an N that is no positive int.
+    """
+    if not env_id.startswith("openspiel/"):
+        raise InvalidKwargError(f"seat {seat!r} is an OpenSpiel player; {env_id} is not an openspiel/* env")
+    from lang_pz.policies.openspiel import OpenSpielPlayer
+
+    _, _, rest = seat.partition(":")
+    kind, _, n = rest.partition(":")
+    if n and not (n.isdigit() and int(n) > 0):
+        raise InvalidKwargError(f"seat {seat!r}: N must be a positive integer, e.g. spiel:cfr:300")
+    budget = {"iterations": int(n)} if n and kind == "cfr" else {"simulations": int(n)} if n else {}
+    return OpenSpielPlayer(env, agent, kind or "random", **budget)
 
 
 def build_team(team: Team, env: Any, env_id: str, llm: Callable[[], Any]) -> dict[str, Policy]:

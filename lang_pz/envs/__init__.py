@@ -3,7 +3,7 @@
 Entry points are import strings, so ``import lang_pz`` does not import any environment.
 """
 
-from lang_pz.registration import EnvSpec, register
+from lang_pz.registration import EnvSpec, register, register_family
 
 register(EnvSpec(
     id="butterfly/pistonball-v0",
@@ -91,3 +91,69 @@ for _layout, _what in (
         test_kwargs={"horizon": 30},
     ))
 del _layout, _what
+
+# OpenSpiel (open-spiel 2.0.2 through Shimmy 2.0.1): the games' own strings as text.
+for _game, _what, _test in (
+    ("hanabi", "Hanabi (cooperative, 2 players, 2 colours x 3 ranks): play cards in order, hint your partner.", {}),
+    ("kuhn_poker", "Kuhn poker: one card each from Jack, Queen, King; pass or bet.", {}),
+    ("leduc_poker", "Leduc poker: six cards, two betting rounds, a public card in the second.", {}),
+    ("goofspiel", "Goofspiel: bid a card of your hand for each point card, both players at once.", {"num_cards": 3}),
+    ("breakthrough", "Breakthrough on 6x6: move pieces forward, reach the far row or capture them all.",
+     {"rows": 5, "columns": 4}),
+):
+    register(EnvSpec(
+        id=f"openspiel/{_game}-v0",
+        entry_point=f"lang_pz.envs.openspiel.games:make_{_game}",
+        description=_what,
+        apis=("aec",),
+        extra="openspiel",
+        test_kwargs=_test,
+    ))
+del _game, _what, _test
+register_family(EnvSpec(
+    id="openspiel",
+    entry_point="lang_pz.envs.openspiel.games:make_openspiel",
+    description="Any OpenSpiel game by its short name (pyspiel.registered_names()), with its own parameters.",
+    apis=("aec",),
+    extra="openspiel",
+))
+
+# MPE2 1.1.1 (the particle worlds that left PettingZoo): positions and messages in words.
+for _name, _what in (
+    ("simple_spread", "MPE simple_spread: agents cover landmarks together; where each landmark and teammate is."),
+    ("simple_speaker_listener", "MPE speaker-listener: the speaker names a colour, the listener goes there."),
+    ("simple_reference", "MPE simple_reference: two agents each tell the other which landmark is its goal."),
+):
+    register(EnvSpec(
+        id=f"mpe/{_name}-v0",
+        entry_point=f"lang_pz.envs.mpe.make:make_{_name}",
+        description=_what,
+        apis=("parallel", "aec"),
+        extra="mpe",
+        test_kwargs={"max_cycles": 10},
+    ))
+del _name, _what
+
+# TextArena 0.7.4 through lang_pz's AEC bridge: two games with listed moves, one without.
+for _name, _game, _what in (
+    ("tictactoe", "TicTacToe-v0", "TextArena Tic Tac Toe: the game's own board text; moves are listed squares like [4]."),
+    ("kuhn_poker", "KuhnPoker-v0", "TextArena Kuhn poker over 3 rounds: the game's text, listed actions [check], [bet] ..."),
+    ("nim", "Nim-v0", "TextArena Nim: remove objects from a pile, written [pile quantity]; no moves listed."),
+):
+    register(EnvSpec(
+        id=f"textarena/{_name}-v0",
+        entry_point="lang_pz.envs.textarena.make:make_textarena",
+        description=_what,
+        apis=("aec",),
+        extra="textarena",
+        kwargs={"game": _game},
+        test_kwargs={"max_turns": 30},
+    ))
+del _name, _game, _what
+register_family(EnvSpec(
+    id="textarena",
+    entry_point="lang_pz.envs.textarena.make:make_textarena",
+    description="Any TextArena game by its id (textarena.envs.registration.ENV_REGISTRY), e.g. textarena/Chess-v0.",
+    apis=("aec",),
+    extra="textarena",
+))

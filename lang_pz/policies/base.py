@@ -152,3 +152,22 @@ def action_range(info: Mapping[str, Any] | None) -> tuple[float, float] | None:
     if not low <= high:
         raise LangPZError(f"info['action_range'] must have low <= high, got {rng!r}")
     return low, high
+
+
+def action_components(info: Mapping[str, Any] | None) -> list[tuple[str, float, float]] | None:
+    """``info["action_components"]`` (named numbers of a continuous action, see
+    :mod:`lang_pz.text.components`) as ``(name, low, high)`` tuples, or ``None`` when absent.
+
+    Raises:
+        LangPZError: the entry is not a non-empty list of ``[name, low, high]``.
+    """
+    if not info or info.get("action_components") is None:
+        return None
+    raw = info["action_components"]
+    try:
+        parts = [(str(n), float(lo), float(hi)) for n, lo, hi in raw]
+    except (TypeError, ValueError) as e:
+        raise LangPZError(f"info['action_components'] must be [[name, low, high], ...], got {raw!r}") from e
+    if not parts:
+        raise LangPZError("info['action_components'] is empty")
+    return parts

@@ -42,6 +42,7 @@ from lang_pz.error import BackendError, PromptTooLongError
 from lang_pz.policies.base import (
     Decision,
     Policy,
+    action_components,
     action_range,
     legal_actions,
     observation_text,
@@ -98,6 +99,22 @@ NUMBER_EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "You are a robot next to a dial. The dial shows 9. A cat is behind you.\n"
         "Actions: a number from 0 to 10",
         "0",
+    ),
+)
+
+#: Worked examples for a continuous action of several named numbers (name=value pairs).
+COMPONENT_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Always push right at full strength.",
+        "You are a robot on a table. The edge is to your right.\n"
+        "Action: Write name=value for each of left (0 to 1), right (0 to 1)",
+        "left=0 right=1",
+    ),
+    (
+        "Always push left gently.",
+        "You are a robot on a table. A wall is to your right.\n"
+        "Action: Write name=value for each of left (0 to 1), right (0 to 1)",
+        "left=0.3 right=0",
     ),
 )
 
@@ -203,9 +220,10 @@ class LLMPolicy(Policy):
         seed: sampling seed.
 
     With ``info["legal_actions"]`` the request carries ``choices`` (the reply is exactly one
-    of them); with ``info["action_range"]`` the model is asked for a number and the text is
-    returned for the environment's action wrapper to parse; otherwise free text (one line,
-    bounded by ``max_tokens``).
+    of them); with ``info["action_range"]`` the model is asked for a number, with
+    ``info["action_components"]`` for ``name=value`` pairs (:mod:`lang_pz.text.components`), and
+    the text is returned for the environment's action wrapper to parse; otherwise free text (one
+    line, bounded by ``max_tokens``).
     """
 
     def __init__(
@@ -282,6 +300,9 @@ class LLMPolicy(Policy):
             lo, hi = _fmt_number(rng[0]), _fmt_number(rng[1])
             kind, examples, ask = "number", NUMBER_EXAMPLES, f"a number from {lo} to {hi}"
             text = _ensure_action_line(text, f"Actions: a number from {lo} to {hi}")
+        elif (components := action_components(info)) is not None:
+            names = ", ".join(n for n, _, _ in components)
+            kind, examples, ask = "text", COMPONENT_EXAMPLES, f"name=value for each of {names}"
         else:
             kind, examples, ask = "text", TEXT_EXAMPLES, "a short action"
         common: dict[str, Any] = {

@@ -12,6 +12,7 @@ from lang_pz.error import LangPZError
 from lang_pz.policies.base import (
     Decision,
     Policy,
+    action_components,
     action_range,
     legal_actions,
     mixed_rng,
@@ -19,7 +20,9 @@ from lang_pz.policies.base import (
 
 
 class RandomPolicy(Policy):
-    """Uniform over ``info["legal_actions"]``, or uniform in ``info["action_range"]``.
+    """Uniform over ``info["legal_actions"]``, uniform in ``info["action_range"]``, or each named
+    number of ``info["action_components"]`` uniform in its range (``name=value`` pairs; a
+    component with an infinite bound is drawn from a standard normal clipped to its range).
 
     Uses its own :class:`numpy.random.Generator`; never the global random state. Each episode
     reseeds it from ``seed`` and the episode seed (:meth:`reset`), so the same episode seed gives
@@ -46,16 +49,25 @@ class RandomPolicy(Policy):
         """
         t0 = time.perf_counter()
         acts = legal_actions(info)
+        components = action_components(info) if acts is None else None
         if acts is not None:
             action = acts[int(self.rng.integers(len(acts)))]
+        elif components is not None:
+            action = " ".join(f"{name}={min(max(round(self._uniform(lo, hi), 3), lo), hi):.6g}"
+                              for name, lo, hi in components)
         else:
             rng = action_range(info)
             if rng is None:
                 keys = sorted(info) if info else []
                 raise LangPZError(
-                    "RandomPolicy needs info['legal_actions'] (finite actions) or "
-                    f"info['action_range'] (1-D continuous action); info has keys {keys}. A free-text "
+                    "RandomPolicy needs info['legal_actions'] (finite actions), info['action_range'] (1-D "
+                    f"continuous action) or info['action_components']; info has keys {keys}. A free-text "
                     "environment (e.g. the tasks/* ids) needs a text policy: `lang-pz play ... --policy llm`"
                 )
             action = f"{float(self.rng.uniform(rng[0], rng[1])):.3f}"
         return Decision(action=action, raw_output=action, latency_s=time.perf_counter() - t0)
+
+    def _uniform(self, low: float, high: float) -> float:
+        if np.isfinite(low) and np.isfinite(high):
+            return float(self.rng.uniform(low, high))
+        return float(np.clip(self.rng.standard_normal(), low, high))

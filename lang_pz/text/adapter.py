@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from lang_pz.error import ActionParseError
 from lang_pz.text import codec
+from lang_pz.text.components import Components
+
+#: Box actions with this many numbers or fewer (and more than one) get named components.
+MAX_COMPONENTS = 64
 
 
 def _space(space_or_fn: Any, agent: str | None) -> spaces.Space[Any]:
@@ -97,6 +102,9 @@ class LanguageAdapter:
 
     def _action_line(self, env: Any, agent: str | None, legal: list[str] | None) -> str:
         space = self.action_space(env, agent)
+        components = self.action_components(env, agent)
+        if components is not None:
+            return components.describe()
         if isinstance(space, spaces.Discrete):
             return "Actions: " + ", ".join(legal if legal is not None else self.vocabulary(space))
         return codec.describe_action_space(space, self.action_names, legal)
@@ -146,8 +154,27 @@ class LanguageAdapter:
         """
         cls = type(self)
         own = all(getattr(cls, name) is getattr(LanguageAdapter, name)
-                  for name in ("legal_actions", "action_mask", "action_range", "action_space"))
+                  for name in ("legal_actions", "action_mask", "action_range", "action_space", "action_components"))
         return own and not self.uses_action_mask(env, agent)
+
+    def component_names(self, env: Any, agent: str | None) -> Sequence[str] | None:
+        """Names of the numbers of ``agent``'s Box action (``None``: ``a0``, ``a1`` ...). Override
+        where the environment documents them (e.g. MPE's ``left``, ``right``, ``down``, ``up``)."""
+        return None
+
+    def action_components(self, env: Any, agent: str | None) -> Components | None:
+        """The named numbers of a Box action of 2 to :data:`MAX_COMPONENTS` numbers
+        (:mod:`lang_pz.text.components`), else ``None``; built once per env and agent."""
+        if self.action_names is not None:
+            return None
+        space = self.action_space(env, agent)
+        if not isinstance(space, spaces.Box) or not 1 < int(np.prod(space.shape)) <= MAX_COMPONENTS:
+            return None
+        memo = self.__dict__.setdefault("_components", {})
+        hit = memo.get(agent)
+        if hit is None or hit[0] is not space:
+            hit = memo[agent] = (space, Components.of_box(space, self.component_names(env, agent)))
+        return hit[1]
 
     def action_range(self, env: Any, agent: str | None) -> list[float] | None:
         """``[low, high]`` for a one-number Box action space, else ``None``."""
@@ -166,6 +193,13 @@ class LanguageAdapter:
         """
         mask = self.action_mask(env, agent, observation, info)
         space = self.action_space(env, agent)
+        components = self.action_components(env, agent)
+        if components is not None:
+            values = components.parse(text).reshape(space.shape)
+            action = values.astype(space.dtype)
+            if not space.contains(action):
+                raise ActionParseError(text, f"out of the range of {np.dtype(space.dtype).name}: {components.describe()}")
+            return action
         if type(text) is str and isinstance(space, spaces.Discrete):  # a reply that is exactly a word
             hit = self._exact_words(space).get(text)
             if hit is not None and (mask is None or mask[hit[0]]):
@@ -199,6 +233,9 @@ class LanguageAdapter:
         space = self.action_space(env, agent)
         if isinstance(space, spaces.Discrete):
             return self.vocabulary(space)[int(action) - int(space.start)]
+        components = self.action_components(env, agent)
+        if components is not None:
+            return components.text(np.ravel(action))
         return codec.render_value(space, action)
 
     # -- centralised critic only --------------------------------------------------------

@@ -145,6 +145,9 @@ def agent_info(adapter: LanguageAdapter, env: Any, agent: str | None, observatio
         out["legal_actions"] = legal
     if rng is not None:
         out["action_range"] = rng
+    components = adapter.action_components(env, agent)
+    if components is not None:
+        out["action_components"] = components.as_info()
     if action_info:
         out.update(action_info)
     return out

@@ -1,0 +1,123 @@
+"""Which TextArena games pass ``lang_pz.test.language_api_test`` through ``textarena/<game>``.
+
+For every base game id of TextArena (``Name-v0``; its ``-raw`` variant is what the bridge
+plays), one after the other in this process (importing TextArena takes about 10 s) with a time
+limit each: find a number of players the game accepts
+(2, then 1, 3, 4, 5, 6), then run ``language_api_test`` (PettingZoo's ``api_test`` and
+``seed_test``, lang_pz's text checks) for ``--cycles`` cycles. Writes a JSON and a Markdown
+table with the reason of each failure (an API key it needs, data it downloads, a bridge check).
+
+    python benchmarks/textarena_games.py [--cycles 20] [--timeout 120] [--games TicTacToe-v0 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import signal
+import sys
+import time
+import warnings
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+class _TimedOut(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _TimedOut
+
+
+def _first_exception_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+def check(game: str, cycles: int, timeout: int) -> dict[str, object]:
+    """Test ``game`` (in this process, with a ``timeout`` in seconds): ``{"game", "passed", "players",
+    "listed_moves", "obs_chars", "seconds", "reason"}``."""
+    from lang_pz.envs.textarena import make_textarena
+    from lang_pz.test import language_api_test
+
+    t0 = time.perf_counter()
+    row: dict[str, object] = {"game": game, "passed": False, "players": None, "listed_moves": False,
+                              "obs_chars": None, "reason": ""}
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(timeout)
+    try:
+        first: BaseException | None = None
+        for n in (2, 1, 3, 4, 5, 6):
+            try:
+                env = make_textarena(game=game, num_players=n, max_turns=cycles)
+                env.reset(seed=0)
+            except _TimedOut:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the census records every kind of failure
+                first = first or exc
+                continue
+            agent = env.agent_selection
+            row.update(players=n, obs_chars=len(env.observe(agent)["text"]),
+                       listed_moves=bool(env.infos[agent].get("legal_actions")))
+            break
+        if row["players"] is None:
+            raise first if first is not None else RuntimeError("no player count from 1 to 6 works")
+        players = int(row["players"])  # type: ignore[arg-type]
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            language_api_test(lambda **kw: make_textarena(game=game, num_players=players, max_turns=cycles, **kw),
+                              num_cycles=cycles)
+        row["passed"] = True
+    except _TimedOut:
+        row["reason"] = f"timed out after {timeout} s"
+    except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit ... of a game's module too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        row["reason"] = _first_exception_line(exc)
+    finally:
+        signal.alarm(0)
+    row["seconds"] = round(time.perf_counter() - t0, 2)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=20)
+    parser.add_argument("--timeout", type=int, default=120)
+    parser.add_argument("--games", nargs="*", default=None)
+    parser.add_argument("--out", type=Path, default=RESULTS / "textarena_games")
+    args = parser.parse_args()
+    from textarena.envs.registration import ENV_REGISTRY
+
+    games = args.games or sorted(g for g in ENV_REGISTRY if re.fullmatch(r"[A-Za-z0-9]+-v0", g))
+    t0 = time.perf_counter()
+    rows = []
+    for game in games:
+        row = check(game, args.cycles, args.timeout)
+        rows.append(row)
+        print(f"{game}: {'pass' if row['passed'] else 'FAIL ' + str(row['reason'])} ({row['seconds']} s)",
+              file=sys.stderr)
+    passed = sum(bool(r["passed"]) for r in rows)
+    summary = {"games": len(rows), "passed": passed, "cycles": args.cycles,
+               "wall_seconds": round(time.perf_counter() - t0, 1), "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    lines = [f"# TextArena games through `textarena/<game>`: {passed} of {len(rows)} pass language_api_test", "",
+             (f"`python benchmarks/textarena_games.py --cycles {args.cycles}` ({summary['wall_seconds']} s wall); "
+              "TextArena 0.7.4, base ids (`Name-v0`), the first player count the game accepts."), "",
+             "| game | result | players | moves listed | first observation (chars) | reason |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        reason = str(r["reason"]).replace("|", "/")
+        lines.append(f"| {r['game']} | {'pass' if r['passed'] else 'fail'} | {r['players'] or ''} | "
+                     f"{'yes' if r['listed_moves'] else 'no'} | {r['obs_chars'] or ''} | {reason} |")
+    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{passed} of {len(rows)} games pass", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
