@@ -376,6 +376,9 @@ const LPZ = (() => {
     return svg;
   }
   const rate = v => v && typeof v === "object" && "value" in v ? `${num(v.value)} [${num(v.ci95[0])}, ${num(v.ci95[1])}]` : (typeof v === "number" ? num(v) : text(v));
+  const mark = ok => ok == null ? "?" : (ok ? "right" : "wrong");
+  const verdict = v => v.error ? "failed: " + v.error : `blamed ${v.blamed ?? "no one"} at steps ${(v.cited || []).join(", ") || "-"}: ` +
+    `agent ${mark(v.agent_hit)}, step ${mark(v.step_hit)}`;
   function criticView() {
     const out = [el("h2", {text: `Critic accuracy per source (backend ${view.backend || "?"})`})];
     out.push(table(["source", "critic", "cases", "agent acc [95 % CI]", "step acc [95 % CI]", "joint", "agent, ties at random", "chance agent / step", "ties", "failed"],
@@ -387,8 +390,7 @@ const LPZ = (() => {
       out.push(table(["case", "seed", "faulty agent", "faulty steps", "team return (clean)"].concat(critics.map(c => `${c}: verdict`)),
         recs.map(r => el("tr", {}, td(r.case), td(r.seed), td(r.truth_agent), td((r.faulty_steps || []).join(", ")),
           td(`${num(r.team_return, 1)} (${num(r.clean_team_return, 1)})`),
-          critics.map(c => td(Object.entries((r.critics || {})[c] || {}).filter(([, v]) => typeof v !== "object" || v === null)
-            .map(([k, v]) => `${k}: ${typeof v === "number" ? num(v) : v}`).join(", ")))))));
+          critics.map(c => td(verdict((r.critics || {})[c] || {})))))));
     }
     return out;
   }
