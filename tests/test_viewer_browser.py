@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from viewer_runs import small_run
+from viewer_runs import skills_run, small_run
 
 from lang_pz.runs import RunFolder, read_policies
 from lang_pz.trajectory import read_trajectories
@@ -119,3 +119,38 @@ def test_a_run_in_progress_opens(browser, run_dir, tmp_path):
     with Page(browser, write_view(live)) as page:
         assert "no completed iteration yet" in page.text_content("#curve")
         assert "iteration 0 in progress" in page.inner_text("#main")
+
+
+def test_skills_tab_shows_versions_utility_and_validated_edits(browser, tmp_path):
+    run = skills_run(tmp_path / "skills")
+    files = RunFolder(run).iteration(0)
+    edits = [json.loads(x) for x in files.skill_edits.read_text().splitlines()]
+    memory = json.loads(files.skill_memory.read_text())["skills"]
+    with Page(browser, write_view(run), "#skills") as page:
+        first = page.locator("table.skills").nth(0)
+        assert first.locator("tr[data-skill]").count() == len(memory)
+        push_up = first.locator('tr[data-skill="team/push-up"] td').all_inner_texts()
+        m = memory["team/push-up"]
+        assert push_up[4] == f"{m['invoked']:g} / {m['offered']:g}"
+        assert push_up[5].startswith(f"{m['measured_sum'] / m['measured_n']:.1f}")
+        rows = page.locator("table.skill-edits").nth(0).locator("tbody tr")
+        assert [rows.nth(i).locator("td").nth(0).inner_text() for i in range(rows.count())] == [e["event"] for e in edits]
+        pruned = {e["label"].removeprefix("prune ") for e in edits if e["event"] == "kept"}
+        assert pruned and all(e["label"].startswith("prune ") for e in edits)
+        final = page.locator("table.skills").nth(1).locator("tr[data-skill]")
+        assert {final.nth(i).get_attribute("data-skill") for i in range(final.count())} == set(memory) - pruned
+
+
+def test_bench_page_draws_the_table_and_the_plot(browser, tmp_path):
+    from lang_pz.bench import case_from_dict, run_bench, summaries, write_results
+
+    out = tmp_path / "bench"
+    cases = [case_from_dict({"id": "butterfly/pistonball-v0", "kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
+                             "seeds": "0-1", "teams": {"random": "random", "heuristic": "heuristic"}})]
+    rows = summaries(cases, run_bench(cases, out))
+    write_results(rows, out, plot=False)
+    with Page(browser, write_view(out)) as page:
+        table = page.locator("table.bench tbody tr")
+        assert [table.nth(i).locator("td").nth(1).inner_text() for i in range(table.count())] == [r.team for r in rows]
+        assert page.locator("svg.bench-plot rect").count() == len(rows)
+        assert page.locator("svg.bench-plot circle").count() == sum(r.episodes for r in rows)

@@ -47,3 +47,33 @@ def small_run(run_dir: Path, callbacks: tuple[Callback, ...] = (), **kw: Any) ->
         "run_dir": str(run_dir), **kw})
     train(cfg, backends=ScriptedBackend(reply), callbacks=callbacks)
     return run_dir
+
+
+def skills_reply(req: GenerationRequest) -> str:
+    """Every role of a MASkills run: piston_1 invokes push-up, the others no skill; actors play the
+    first offered word their instruction names; the skill critic judges every use neutral."""
+    p = prompt_of(req)
+    if req.role == "actor.skill":
+        agent = re.search(r"You are (?:the )?(\w+)", p.rsplit("\n\n", 1)[-1]).group(1)
+        return "push-up" if agent == "piston_1" and "push-up" in req.choices else "none"
+    if req.role == "actor":
+        instruction = re.findall(r"^Policy: (.*)$", p, re.MULTILINE)[-1].split(" (skill ")[0]
+        return next((c for c in req.choices if c in instruction), req.choices[0])
+    if req.role == "critic.skill":
+        defs = req.json_schema["$defs"]
+        return json.dumps({
+            "uses": {k: {"contribution": "neutral", "evidence_steps": [], "suggested_edit": "", "utility_delta": 0.0}
+                     for k in defs.get("SkillUses", {}).get("required", [])},
+            "residuals": {a: {"needs_skill": False, "capability": ""} for a in defs["AgentResiduals"]["required"]}})
+    raise AssertionError(f"unexpected role {req.role!r}")
+
+
+def skills_run(run_dir: Path) -> Path:
+    """One MASkills iteration from examples/skills/pistonball: push-up, invoked by piston_1 only,
+    measures harmful on seed 3 and is pruned (validated)."""
+    library = Path(__file__).resolve().parents[1] / "examples" / "skills" / "pistonball"
+    cfg = TrainConfig(env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 50}, iterations=1, episodes_per_iteration=1,
+                      validation_seeds=[1001], test_seeds=[2001], initial_policy="Always go down.", seed=3,
+                      method="maskills", skills=str(library), run_dir=str(run_dir))
+    train(cfg, backends=ScriptedBackend(skills_reply))
+    return run_dir

@@ -190,26 +190,24 @@ const LPZ = (() => {
       if (!lib) continue;
       out.push(el("h3", {text: `iteration ${rec.iteration}: library version ${lib.version ?? "?"}`}));
       if (lib.error) { out.push(el("p", {class: "error", text: lib.error})); continue; }
-      const mem = rec.skill_memory && typeof rec.skill_memory === "object" ? rec.skill_memory : {};
-      out.push(table(["skill", "version", "description", "body (diff to the previous iteration)", "evidence"],
+      const mem = (rec.skill_memory && rec.skill_memory.skills) || {};
+      out.push(table(["skill", "version", "description", "body (diff to the previous iteration)", "invoked / offered",
+                      "measured utility (withheld re-runs)", "critic's verdicts"],
         Object.entries(lib.skills || {}).map(([name, s]) => {
-          const old = before[name];
+          const old = before[name], m = mem[name];
           const body = old && old.body !== s.body ? diffNode(wordDiff(old.body, s.body)) : el("span", {class: "policy", text: s.body});
           return el("tr", {"data-skill": name}, td(name), td(s.version), td(s.description), el("td", {}, body),
-                    el("td", {class: "note"}, memoryOf(mem, name)));
+            td(m ? `${m.invoked} / ${m.offered}` : "-", "num"),
+            td(m && m.measured_n ? `${num(m.measured_sum / m.measured_n, 1)} (${m.measured_n} re-run(s))` : "not measured"),
+            td(m ? Object.entries(m.contributions || {}).map(([k, n]) => `${k} ${n}`).join(", ") || "-" : "-"));
         }), "skills"));
       before = lib.skills || {};
       if ((rec.skill_edits || []).length)
-        out.push(table(["event", "edit", "note / validation"], rec.skill_edits.map(e => el("tr", {class: "edit-" + e.event},
-          td(e.event), td(e.label || text(e.edit || e.plan || "")), td(e.note || verdictText(e))))));
+        out.push(table(["event", "edit", "why / verdict", "validation: current -> with the edit"], rec.skill_edits.map(e =>
+          el("tr", {class: "edit-" + e.event}, td(e.event), td(e.label), td(e.reason || e.note || ""),
+             td(e.val_return == null ? "-" : `${num(e.val_return, 1)} -> ${num(e.candidate_val_return, 1)}`))), "skill-edits"));
     }
     return out.length > 1 ? out : out.concat(el("p", {class: "note", text: "no skill library written yet"}));
-  }
-  const verdictText = e => ["val_return", "candidate_val_return", "accepted"].filter(k => k in e).map(k => `${k}: ${text(e[k])}`).join(", ") || "";
-  function memoryOf(mem, name) {
-    const short = name.split("/").pop();
-    const hits = Object.entries(mem.skills || mem).filter(([k]) => k === name || k.endsWith("/" + short) || k === short);
-    return hits.length ? hits.map(([, v]) => text(v)).join("; ") : "-";
   }
   function wordDiff(a, b) {  // longest common subsequence on words (skill bodies are short)
     const x = a.split(/\s+/).filter(Boolean), y = b.split(/\s+/).filter(Boolean);
