@@ -154,3 +154,26 @@ def test_bench_page_draws_the_table_and_the_plot(browser, tmp_path):
         assert [table.nth(i).locator("td").nth(1).inner_text() for i in range(table.count())] == [r.team for r in rows]
         assert page.locator("svg.bench-plot rect").count() == len(rows)
         assert page.locator("svg.bench-plot circle").count() == sum(r.episodes for r in rows)
+
+
+def test_eval_critic_page_lists_the_summary_and_every_case(browser, tmp_path):
+    """An eval-critic folder as `lang-pz eval-critic` writes it (cases JSONL + summary.json), with
+    the counterfactual critic, which needs no LLM."""
+    from lang_pz.critics.difference import DifferenceCritic
+    from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
+    from lang_pz.evaluation.summary import summary_dict
+
+    out = tmp_path / "eval"
+    out.mkdir()
+    spec = CriticSpec("counterfactual", DifferenceCritic(None), ("alternatives",), None)
+    summaries = run_fault_benchmark("butterfly/pistonball-v0", [spec], cases=1, seed=0, out=out / "0-pistonball.jsonl",
+                                    env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 40})
+    (out / "summary.json").write_text(json.dumps({"backend": "none", "summaries": [summary_dict(s) for s in summaries]}))
+    (case,) = [json.loads(x) for x in (out / "0-pistonball.jsonl").read_text().splitlines()]
+    with Page(browser, write_view(out)) as page:
+        assert page.locator("table.critic-summary tbody tr").count() == len(summaries) == 1
+        cells = page.locator("table.data").nth(1).locator("tbody tr td").all_inner_texts()
+        assert cells[2] == case["truth_agent"]
+        verdict = case["critics"]["counterfactual"]
+        assert cells[5].startswith(f"blamed {verdict['blamed']}")
+        assert f"agent {'right' if verdict['agent_hit'] else 'wrong'}" in cells[5]
