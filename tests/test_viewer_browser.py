@@ -79,6 +79,8 @@ def test_clicking_a_grid_cell_shows_that_agents_observation_reply_and_action(bro
             assert page.inner_text("#cell-observation") == s.observation
             assert page.inner_text("#cell-raw") == s.raw_output
             assert page.inner_text("#cell-action") == json.dumps(s.action)
+            detail = page.inner_text("#cell-detail")
+            assert traj.states[s.step].split("\n")[0] in detail and "[object" not in detail  # the critic's state text
 
 
 def test_a_rerun_marks_the_cells_it_replaced(browser, run_dir, tmp_path):

@@ -306,7 +306,7 @@ const LPZ = (() => {
         Object.keys(s.meta || {}).length ? kv("meta", text(s.meta)) : null),
       el("b", {text: "observation"}), el("pre", {id: "cell-observation", text: s.observation}),
       el("b", {text: "raw reply"}), el("pre", {id: "cell-raw", text: s.raw_output}),
-      state ? [el("b", {text: "global state (critic only)"}), el("pre", {text: state})] : null);
+      ...(state ? [el("b", {text: "global state (critic only)"}), el("pre", {text: state})] : []));
   }
   function counterfactuals(ep, byAgent, grid) {
     const cfs = ep.counterfactuals || [];
