@@ -5,7 +5,7 @@ One module per group of commands; each registers its commands on the shared Type
 
 from __future__ import annotations
 
-from lang_pz.cli import bench, evaluate, play, skills, train  # noqa: F401  (registers the commands)
+from lang_pz.cli import bench, evaluate, play, skills, train, view  # noqa: F401  (registers the commands)
 from lang_pz.cli.common import app
 
 __all__ = ["app", "main"]

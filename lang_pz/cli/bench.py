@@ -27,6 +27,8 @@ def bench(
     price: Annotated[str, typer.Option(help="USD per million prompt,completion tokens (uncached calls)")] = "0,0",
     data_dir: Annotated[Optional[Path], typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
     plot: Annotated[bool, typer.Option(help="write summary.png")] = True,
+    log: Annotated[Optional[list[str]], typer.Option(
+        help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
 ) -> None:
     """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""
     from lang_pz.bench import (
@@ -38,6 +40,7 @@ def bench(
         write_results,
     )
     from lang_pz.error import LangPZError
+    from lang_pz.trackers import open_trackers
 
     if out.exists() and not out.is_dir():
         fail(FileExistsError(f"--out {out} is a file; bench writes a results folder: give a new folder, or an "
@@ -71,9 +74,12 @@ def bench(
             typer.echo(f"{r['env']} | {r['team']} | seed {r['seed']}: {r['objective']} = {r['value']:.3f} "
                        f"({r['seconds']:.1f} s{usage})", err=True)
 
-        records = run_bench(cases, out, backend=chosen, price_per_mtok=(p_in, p_out), on_episode=progress)
-        rows = summaries(cases, records)
-        paths = write_results(rows, out, plot=plot)
+        with open_trackers(log or [], {"cases": [c.name for c in cases], "backend": str(chosen)}) as trackers:
+            records = run_bench(cases, out, backend=chosen, price_per_mtok=(p_in, p_out),
+                                on_episode=lambda r: (progress(r), trackers.bench_episode(r)))
+            rows = summaries(cases, records)
+            paths = write_results(rows, out, plot=plot)
+            trackers.bench_rows(rows, markdown_table(rows))
         typer.echo(markdown_table(rows))
         typer.echo("written: " + ", ".join(str(p) for p in paths.values()), err=True)
     except (LangPZError, ValueError, OSError) as exc:

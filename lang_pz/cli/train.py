@@ -91,6 +91,8 @@ def train(
         help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
         "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
+    log: Annotated[Optional[list[str]], typer.Option(
+        help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
 ) -> None:
     """Train text policies (rollout -> critic -> per-agent gradient -> validated update), or with
     --method maskills a skill library (rollout -> withheld-skill re-runs -> skill critic -> library
@@ -98,6 +100,8 @@ def train(
     from pydantic import ValidationError
 
     from lang_pz.error import LangPZError
+    from lang_pz.runs import RunFolder
+    from lang_pz.trackers import open_trackers
     from lang_pz.training import TrainConfig
     from lang_pz.training import train as run_training
 
@@ -112,7 +116,9 @@ def train(
         if given:
             fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
         try:
-            result = run_training(resume=resume, progress=say)
+            with open_trackers(log or [], RunFolder(resume).load_config()) as trackers:
+                result = run_training(resume=resume, progress=say, callbacks=trackers.trackers)
+                trackers.finish(result)
         except (LangPZError, ValueError, OSError) as exc:
             fail(exc)
             return
@@ -154,7 +160,9 @@ def train(
         fail(NotADirectoryError(f"--run-dir {target} is a file; give a new (or empty) folder for the run"))
     try:
         cfg = TrainConfig(**fields)
-        result = run_training(cfg, progress=say)
+        with open_trackers(log or [], cfg.model_dump(mode="json")) as trackers:
+            result = run_training(cfg, progress=say, callbacks=trackers.trackers)
+            trackers.finish(result)
     except (ValidationError, LangPZError, ValueError, OSError) as exc:
         fail(exc)
         return

@@ -1,0 +1,83 @@
+"""Write a viewable folder as static files: a page that works offline, opened from disk or served.
+
+Layout of the output folder (``OUT``)::
+
+    OUT/index.html                 the page (loads the two files below and data/view.js)
+    OUT/viewer.js, OUT/viewer.css  the hand-written viewer (no framework, no CDN, no build step)
+    OUT/data/view.js               everything but the episodes' steps: ``LPZ.view({...})``
+    OUT/data/episodes/ID.js        one episode (its steps, credits, re-runs): ``LPZ.episode("ID", {...})``
+
+Data files are JavaScript, not JSON, because a page opened from ``file://`` cannot ``fetch()``
+a neighbouring file but can load it with a ``<script src>`` tag: the page adds one episode's
+script when it is first shown, so a run of many long episodes opens as fast as a small one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from lang_pz.error import RunDirError
+from lang_pz.viewer.source import kind_of
+
+STATIC = ("viewer.js", "viewer.css", "index.html")
+
+
+def _clean(x: Any) -> Any:
+    """``x`` with NaN and infinities as ``None`` (JSON has no NaN)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def _script(call: str, *args: Any) -> str:
+    """A data file: one call of the page's loader with JSON arguments (valid JavaScript)."""
+    body = ", ".join(json.dumps(_clean(a), ensure_ascii=False, separators=(",", ":")) for a in args)
+    return f"{call}({body});\n"
+
+
+def write_view(source: str | Path, out: str | Path | None = None) -> Path:
+    """Write the page of a run, bench or eval-critic folder (:func:`lang_pz.viewer.source.kind_of`).
+
+    Args:
+        source: the folder to view (it may still be being written: what is there is shown).
+        out: the output folder (default: ``SOURCE/view``); its ``data/`` is replaced.
+
+    Returns:
+        The path of ``index.html``.
+
+    Raises:
+        lang_pz.error.RunDirError: ``source`` is not a viewable folder, or ``out`` is a file.
+    """
+    from lang_pz.viewer.bench import bench_view, critic_view
+    from lang_pz.viewer.run import episode_summary, run_episodes, run_overview
+
+    src = Path(source)
+    kind = kind_of(src)
+    dest = Path(out) if out is not None else src / "view"
+    if dest.exists() and not dest.is_dir():
+        raise RunDirError(f"--out {dest} is a file; give a folder for the page (index.html and its data)")
+    data_dir = dest / "data"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    (data_dir / "episodes").mkdir(parents=True)
+    for name in STATIC:
+        (dest / name).write_text(resources.files("lang_pz.viewer").joinpath("static", name).read_text("utf-8"),
+                                 encoding="utf-8")
+    if kind == "run":
+        view = run_overview(src)
+        view["episodes"] = []
+        for ep in run_episodes(src):
+            (data_dir / "episodes" / f"{ep['id']}.js").write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
+            view["episodes"].append(episode_summary(ep))
+    else:
+        view = bench_view(src) if kind == "bench" else critic_view(src)
+    (data_dir / "view.js").write_text(_script("LPZ.view", view), encoding="utf-8")
+    return dest / "index.html"
