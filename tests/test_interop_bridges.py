@@ -295,3 +295,32 @@ def test_distinct_observations_give_distinct_vectors_on_every_registered_env(env
     assert len(texts) >= 3, texts
     vectors = {enc(t).tobytes(): t for t in texts}
     assert len(vectors) == len(texts), f"{len(texts) - len(vectors)} of {len(texts)} distinct observations collide"
+
+
+def test_box_actions_send_vectors_as_text_that_parses_back():
+    from lang_pz.interop import GymBoxActions, GymEncodeObservations
+    from lang_pz.interop.wrappers import box_text
+    from lang_pz.text import codec
+    from lang_pz.wrappers import LanguageGymWrapper
+
+    env = to_vector_env(pistonball(n_pistons=5, continuous=True), numeric_infos=False)
+    parallel_api_test(to_vector_env(pistonball(n_pistons=5, continuous=True)), num_cycles=10)
+    assert env.action_space("piston_0") == spaces.Box(-1.0, 1.0, (1,), np.float32)
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({"piston_0": np.float32(0.123456789), "piston_1": [5.0], "piston_2": np.array([-0.5]),
+                                  "piston_3": 0, "piston_4": np.array([[1e-9]])})
+    assert infos["piston_0"]["action"] == [float(np.float32(0.123456789))]  # exactly, not 3 digits
+    assert infos["piston_1"]["action"] == [1.0] and not infos["piston_1"]["fallback"]  # clipped into the bounds
+    assert not any(infos[a]["fallback"] for a in infos)
+    with pytest.raises(LangPZError, match="finite"):
+        env.step({a: np.nan for a in env.agents})
+    with pytest.raises(LangPZError, match="1 number"):
+        env.step({a: [0.1, 0.2] for a in env.agents})
+    box = spaces.Box(np.float32(0.1), np.float32(0.7), (2, 2), np.float32)  # bounds not exact in decimal
+    x = box.low + np.float32(1e-8)
+    np.testing.assert_array_equal(codec.parse_action(box, box_text(box, x)), np.clip(x, box.low, box.high))
+    pendulum = GymBoxActions(GymEncodeObservations(LanguageGymWrapper(gymnasium.make("Pendulum-v1"))))
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(pendulum, skip_render_check=True)
+    assert pendulum.action_space == spaces.Box(-2.0, 2.0, (1,), np.float32)
