@@ -129,3 +129,18 @@ def test_observation_outside_its_space_is_caught():
         check_observation(space, {"text": "x" * 11}, "here")
     with pytest.raises(AssertionError, match="must be"):
         check_observation(space, "plain str", "here")
+
+
+@pytest.mark.parametrize("env_id", ["classic/rps-v0", "butterfly/pistonball-v0"])
+def test_parallel_env_through_parallel_to_aec_complies(env_id):
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    kwargs = lang_pz.registry[env_id].test_kwargs
+
+    def aec_of_parallel():
+        return parallel_to_aec(lang_pz.make(env_id, api="parallel", **kwargs))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pistonball's few-pistons warning
+        assert language_api_test(aec_of_parallel, num_cycles=20) == ["aec"]
+

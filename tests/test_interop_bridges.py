@@ -195,3 +195,132 @@ def test_register_text_spaces_rejects_other_types():
     with pytest.raises(TypeError, match="Text"):
         register_text_spaces(spaces.Box)  # type: ignore[arg-type]
     assert gymnasium.vector.utils.iterate.dispatch(spaces.Text) is not None
+
+
+# -- defects of issue 22 ----------------------------------------------------------------------
+def test_action_words_see_through_turn_based_aec_to_parallel():
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    env = turn_based_aec_to_parallel(lang_pz.make("classic/connect_four-v0"))
+    assert action_words(env, "player_0") == [str(c) for c in range(1, 8)]
+    vec = to_vector_env(env)
+    obs, infos = vec.reset(seed=0)
+    assert vec.action_space("player_0") == spaces.Discrete(7) and obs["player_0"].shape == (256,)
+    _, _, _, _, infos = vec.step({"player_0": 3, "player_1": 0})
+    assert infos["player_0"]["fallback"] is False
+
+
+def test_supersuit_multiprocess_refusal_names_options_that_exist():
+    import inspect
+
+    import supersuit as ss
+
+    register_text_spaces()
+    with pytest.raises(Exception, match="num_cpus=0 or 1") as exc:
+        ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(pistonball()), 2, num_cpus=2)
+    offered = set(inspect.signature(ss.concat_vec_envs_v1).parameters)
+    assert "num_cpus" in offered and "shared_memory" not in offered
+    assert "concat_vec_envs_v1 use num_cpus" in str(exc.value)
+    # what the message says works does work: in process, and encoded observations in 2 workers
+    ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(pistonball()), 2, num_cpus=1).reset(seed=0)
+    vec = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(to_vector_env(pistonball())), 2, num_cpus=2)
+    try:
+        obs, _ = vec.reset(seed=0)
+        obs, rewards, *_ = vec.step(np.ones(6, dtype=np.int64))
+        assert obs.shape == (6, 256) and np.count_nonzero(obs) > 6 * 50 and rewards.shape == (6,)
+    finally:
+        vec.close()
+
+
+def test_encoder_keeps_order_and_values():
+    enc = HashedBagOfWords()
+    assert not np.array_equal(enc("position: 3 5"), enc("position: 5 3"))  # swapped numbers
+    assert not np.array_equal(enc("X . .\n. O ."), enc(". X .\nO . ."))  # a board's order
+    assert not np.array_equal(enc("You are agent_0."), enc("You are agent_1."))
+    assert not np.array_equal(enc("height: 1000001"), enc("height: 1000002"))  # beyond float32 squashing
+    env = pistonball(n_pistons=5)
+    obs, _ = env.reset(seed=0)
+    a, b = (enc(obs[p]["text"]) for p in ("piston_0", "piston_1"))
+    assert np.count_nonzero(a) > 100 and np.count_nonzero(a != b) > 100  # was 61 and 64 of 256
+
+
+def _observations(env_id: str, api: str, cycles: int = 25, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
+    """Observation texts of seeded episodes of ``env_id`` with random legal words."""
+    env = lang_pz.make(env_id, api=api, **lang_pz.registry[env_id].test_kwargs)
+    rng, texts = np.random.default_rng(0), []
+
+    def word(info):
+        legal = info.get("legal_actions")
+        if legal:
+            return legal[int(rng.integers(len(legal)))]
+        if "action_range" in info:
+            return f"{rng.uniform(*info['action_range']):.2f}"
+        return f"Answer: {int(rng.integers(100))} Evidence: 1.1 #### {int(rng.integers(100))}"
+
+    for seed in seeds:
+        if api == "aec":
+            env.reset(seed=seed)
+            for agent in env.agent_iter(cycles * len(env.possible_agents)):
+                obs, _, term, trunc, info = env.last()
+                texts.append(obs["text"])
+                env.step(None if term or trunc else word(info))
+        elif api == "parallel":
+            obs, infos = env.reset(seed=seed)
+            for _ in range(cycles):
+                texts.extend(o["text"] for o in obs.values())
+                if not env.agents:
+                    break
+                obs, _, _, _, infos = env.step({a: word(infos[a]) for a in env.agents})
+        else:
+            obs, info = env.reset(seed=seed)
+            for _ in range(cycles):
+                texts.append(obs["text"])
+                obs, _, term, trunc, info = env.step(word(info))
+                if term or trunc:
+                    break
+    env.close()
+    return texts
+
+
+@pytest.mark.parametrize("env_id", sorted(lang_pz.registry))
+def test_distinct_observations_give_distinct_vectors_on_every_registered_env(env_id):
+    if env_id.startswith("overcooked/"):
+        pytest.importorskip("overcooked_ai_py")
+    import warnings
+
+    enc = HashedBagOfWords()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        texts = sorted(set(_observations(env_id, lang_pz.registry[env_id].apis[0])))
+    assert len(texts) >= 3, texts
+    vectors = {enc(t).tobytes(): t for t in texts}
+    assert len(vectors) == len(texts), f"{len(texts) - len(vectors)} of {len(texts)} distinct observations collide"
+
+
+def test_box_actions_send_vectors_as_text_that_parses_back():
+    from lang_pz.interop import GymBoxActions, GymEncodeObservations
+    from lang_pz.interop.wrappers import box_text
+    from lang_pz.text import codec
+    from lang_pz.wrappers import LanguageGymWrapper
+
+    env = to_vector_env(pistonball(n_pistons=5, continuous=True), numeric_infos=False)
+    parallel_api_test(to_vector_env(pistonball(n_pistons=5, continuous=True)), num_cycles=10)
+    assert env.action_space("piston_0") == spaces.Box(-1.0, 1.0, (1,), np.float32)
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({"piston_0": np.float32(0.123456789), "piston_1": [5.0], "piston_2": np.array([-0.5]),
+                                  "piston_3": 0, "piston_4": np.array([[1e-9]])})
+    assert infos["piston_0"]["action"] == [float(np.float32(0.123456789))]  # exactly, not 3 digits
+    assert infos["piston_1"]["action"] == [1.0] and not infos["piston_1"]["fallback"]  # clipped into the bounds
+    assert not any(infos[a]["fallback"] for a in infos)
+    with pytest.raises(LangPZError, match="finite"):
+        env.step({a: np.nan for a in env.agents})
+    with pytest.raises(LangPZError, match="1 number"):
+        env.step({a: [0.1, 0.2] for a in env.agents})
+    box = spaces.Box(np.float32(0.1), np.float32(0.7), (2, 2), np.float32)  # bounds not exact in decimal
+    x = box.low + np.float32(1e-8)
+    np.testing.assert_array_equal(codec.parse_action(box, box_text(box, x)), np.clip(x, box.low, box.high))
+    pendulum = GymBoxActions(GymEncodeObservations(LanguageGymWrapper(gymnasium.make("Pendulum-v1"))))
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(pendulum, skip_render_check=True)
+    assert pendulum.action_space == spaces.Box(-2.0, 2.0, (1,), np.float32)

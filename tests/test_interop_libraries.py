@@ -95,3 +95,59 @@ def test_rllib_registration():
                     "cannot hold; `bash benchmarks/rllib_venv.sh` trains RLlib PPO through lang_pz.interop in a venv of its own")
     name = lang_pz.interop.register_rllib_env("lang_pz_test_pistonball", "butterfly/pistonball-v0", n_pistons=3)
     assert name == "lang_pz_test_pistonball"
+
+
+# -- Box actions (continuous) ------------------------------------------------------------------
+@needs_sb3
+def test_sb3_ppo_trains_with_box_actions_on_continuous_pistonball():
+    import torch
+    from stable_baselines3 import PPO
+
+    from lang_pz.interop import sb3_vec_env, to_vector_env
+
+    def run():
+        env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=5, continuous=True, hold=5,
+                                         max_cycles=50))
+        model = PPO("MlpPolicy", sb3_vec_env(env), n_steps=40, batch_size=100, n_epochs=1, seed=0,
+                    policy_kwargs={"net_arch": [32]}, device="cpu")
+        return model, model.learn(200)
+
+    (model, _), (again, _) = run(), run()
+    assert model.action_space.shape == (1,) and model.num_timesteps >= 200
+    assert all(torch.equal(a, b) for a, b in zip(model.policy.parameters(), again.policy.parameters()))
+    action, _ = model.predict(lang_pz.interop.HashedBagOfWords()("You are piston_0."), deterministic=True)
+    assert action.shape == (1,) and -1 <= float(action[0]) <= 1
+
+
+@needs_sb3
+def test_sb3_sac_on_a_gymnasium_box_text_env():
+    import gymnasium as gym
+    from stable_baselines3 import SAC
+
+    from lang_pz.interop import GymBoxActions, GymEncodeObservations
+    from lang_pz.wrappers import LanguageGymWrapper
+
+    env = GymBoxActions(GymEncodeObservations(LanguageGymWrapper(gym.make("Pendulum-v1"))))
+    seen: list[dict] = []
+
+    class Record(gym.Wrapper):
+        def step(self, action):
+            out = super().step(action)
+            seen.append(out[-1])
+            return out
+
+    model = SAC("MlpPolicy", Record(env), learning_starts=60, batch_size=32, seed=0, device="cpu",
+                policy_kwargs={"net_arch": [32]}).learn(100)
+    assert model.num_timesteps >= 100 and len(seen) >= 100
+    assert not any(i["fallback"] for i in seen)  # every vector reached Pendulum as a parsed number
+    assert len({i["action_text"] for i in seen}) > 40
+
+
+@needs_torchrl
+def test_torchrl_rollout_with_box_actions():
+    from lang_pz.interop import torchrl_env
+
+    env = torchrl_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=5, continuous=True, max_cycles=50), seed=0)
+    td = env.rollout(4)
+    assert td["piston", "action"].shape == (4, 5, 1) and td["piston", "action"].dtype.is_floating_point
+    assert td["next", "piston", "info", "fallback"].sum() == 0

@@ -121,3 +121,24 @@ def test_connect_four_fallback_note_names_the_column_played():
     text = env.observe("player_0")["text"]
     assert "Your last reply was not a legal move (no action word found" in text
     assert "so column 1 was played for you." in text
+
+
+@pytest.mark.parametrize(("env_id", "api"), GAME_CASES)
+def test_int_action_is_said_loudly_once_per_env(env_id, api):
+    from lang_pz.wrappers.common import NonTextActionWarning
+
+    env = _make(env_id, api)
+    with pytest.warns(NonTextActionWarning, match="takes action text, got int 3") as caught:
+        _, info, _ = _first_step(env, api, 3)
+        _first_step(env, api, 4)  # the same env again: no second warning
+    assert len([w for w in caught if issubclass(w.category, NonTextActionWarning)]) == 1
+    assert info["fallback"] is True and info["parse_error"] == "the action must be a str (text), got int"
+    with pytest.warns(NonTextActionWarning):  # another env warns again
+        _first_step(_make(env_id, api), api, 3)
+
+
+@pytest.mark.parametrize(("env_id", "api"), GAME_CASES[:3])
+def test_int_action_is_refused_in_strict_mode(env_id, api):
+    with pytest.raises(ActionParseError, match="must be a str") as exc:
+        _first_step(_make(env_id, api, strict=True), api, 3)
+    assert exc.value.text == 3

@@ -4,6 +4,9 @@
 :func:`to_vector_env`              vector observations, ``Discrete`` actions, numeric infos
                                    (:mod:`lang_pz.interop.wrappers`): what SB3, TorchRL and
                                    RLlib train on
+:func:`to_masked_aec_env`          turn-based (AEC) envs in PettingZoo's action-mask convention
+                                   (:mod:`lang_pz.interop.aec`): what MaskablePPO, Tianshou and
+                                   PettingZoo's LangChain agents index
 :class:`HashedBagOfWords`          the default text -> vector encoder; :class:`FunctionEncoder`
                                    wraps your own (:mod:`lang_pz.interop.encoders`)
 :func:`register_text_spaces`       Gymnasium vector utilities on Text: SuperSuit vector envs
@@ -18,13 +21,16 @@ Extras: ``pip install 'lang_pz[sb3]'`` (stable-baselines3, torch 2.13.0 CPU),
 ``examples/interop_*.py``.
 """
 
+from lang_pz.interop.aec import MaskedAECEnv, to_masked_aec_env
 from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, TextEncoder
 from lang_pz.interop.rllib import register_rllib_env
 from lang_pz.interop.torchrl import torchrl_env
 from lang_pz.interop.vector import register_text_spaces, sb3_vec_env
 from lang_pz.interop.wrappers import (
+    BoxActions,
     DiscreteActions,
     EncodeObservations,
+    GymBoxActions,
     GymDiscreteActions,
     GymEncodeObservations,
     NumericInfos,
@@ -33,18 +39,22 @@ from lang_pz.interop.wrappers import (
 )
 
 __all__ = [
+    "BoxActions",
     "DiscreteActions",
     "EncodeObservations",
     "FunctionEncoder",
+    "GymBoxActions",
     "GymDiscreteActions",
     "GymEncodeObservations",
     "HashedBagOfWords",
+    "MaskedAECEnv",
     "NumericInfos",
     "TextEncoder",
     "action_words",
     "register_rllib_env",
     "register_text_spaces",
     "sb3_vec_env",
+    "to_masked_aec_env",
     "to_vector_env",
     "torchrl_env",
 ]

@@ -4,11 +4,15 @@ An encoder is any object with ``dim`` (int) and ``__call__(text) -> np.ndarray``
 ``(dim,)``, dtype float32. Two are shipped:
 
 - :class:`HashedBagOfWords` (the default): the hashing trick of Weinberger et al., "Feature
-  Hashing for Large Scale Multitask Learning" (ICML 2009, section 2): every word and word pair is
-  hashed into one of ``dim`` buckets with a hashed sign, and every number adds its (squashed)
-  value to the bucket of the word before it, so "Your height: 24" and "Your height: 40" differ.
-  No training, no download, deterministic across processes and machines (CRC-32, not Python's
-  salted ``hash``).
+  Hashing for Large Scale Multitask Learning" (ICML 2009, section 2): features are hashed into
+  ``dim`` buckets with a hashed sign and a hashed weight in [1, 2). Features: every token (a word,
+  a number, or one symbol such as ``.``, ``X``, ``|``) and adjacent token pair (what is said,
+  normalised); every token with its line and place in the line (order: a board's ``X . .`` and
+  ``. X .`` differ); and every number as a value in its own slot, named by the word before it and
+  the number's place after that word (``pos: 3 5`` and ``pos: 5 3`` differ; ``agent_0`` and
+  ``agent_1`` differ). Distinct observations of every registered env give distinct vectors
+  (tested). No training, no download, deterministic across processes and machines (CRC-32, not
+  Python's salted ``hash``).
 - :class:`FunctionEncoder`: the hook for your own encoder, e.g. a sentence embedding::
 
       from sentence_transformers import SentenceTransformer        # not a lang_pz dependency
@@ -28,8 +32,9 @@ import numpy as np
 
 from lang_pz.error import LangPZError
 
-_TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z_]+")
+_TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z]+|\S", re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?$")
+_WORD = re.compile(r"[a-z]+$", re.IGNORECASE)
 
 
 @runtime_checkable
@@ -41,21 +46,30 @@ class TextEncoder(Protocol):
     def __call__(self, text: str) -> np.ndarray: ...
 
 
-def _bucket(token: str, dim: int) -> tuple[int, float]:
-    h = zlib.crc32(token.encode("utf-8"))
-    return h % dim, (1.0 if (h >> 31) & 1 == 0 else -1.0)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    """The bucket of ``feature`` and its signed weight (+-[1, 2): equal sums of different features are rare)."""
+    h = zlib.crc32(feature.encode("utf-8"))
+    weight = 1.0 + ((h >> 20) & 0x3FF) / 1024
+    return h % dim, (weight if (h >> 31) & 1 == 0 else -weight)
+
+
+def _squash(x: float, scale: float) -> float:
+    return x / (scale + abs(x))
 
 
 class HashedBagOfWords:
-    """Signed feature hashing of words, word pairs and numbers (the module docstring says how).
+    """Signed feature hashing of tokens, token pairs, placed tokens and numbers in slots (the
+    module docstring says which features and why).
 
     Args:
         dim: output dimension (>= 8). 256 keeps collisions rare for the few dozen distinct words
             of a lang_pz observation.
-        bigrams: also hash adjacent word pairs ("ball right" vs "ball left" in context).
-        number_scale: a number ``x`` adds ``x / (number_scale + |x|)`` (in (-1, 1)); pick about the
-            typical magnitude of the env's numbers (pixels, steps).
-        normalise: scale the word counts to unit L2 norm (numbers are added after, unscaled).
+        bigrams: also hash adjacent token pairs ("ball right" vs "ball left" in context).
+        number_scale: a number ``x`` adds ``x / (number_scale + |x|)`` and ``x / (1 + |x|)`` (each
+            in (-1, 1)) to its slot: the first tells large values apart (pick about the typical
+            magnitude of the env's numbers: pixels, steps), the second small ones (ids 0, 1, 2).
+        normalise: scale the token, pair and placed-token counts to unit L2 norm each (numbers
+            are added after, unscaled).
 
     Raises:
         LangPZError: ``dim`` < 8 or ``number_scale`` <= 0.
@@ -75,28 +89,40 @@ class HashedBagOfWords:
     def __repr__(self) -> str:
         return f"HashedBagOfWords(dim={self.dim}, bigrams={self.bigrams}, number_scale={self.number_scale})"
 
+    def _add(self, vec: np.ndarray, feature: str, value: float = 1.0) -> None:
+        i, s = _bucket(feature, self.dim)
+        vec[i] += s * value
+
     def __call__(self, text: str) -> np.ndarray:
         """The vector of ``text``: float32, shape ``(dim,)``, every entry finite."""
         words = np.zeros(self.dim, dtype=np.float64)
+        placed = np.zeros(self.dim, dtype=np.float64)
         numbers = np.zeros(self.dim, dtype=np.float64)
+        context, k = "", 0  # the last word, and how many numbers followed it
         prev: str | None = None
-        for tok in _TOKEN.findall(str(text).lower()):
-            if _NUMBER.match(tok):
-                x = float(tok)
-                i, s = _bucket(f"#{prev}", self.dim)
-                numbers[i] += s * x / (self.number_scale + abs(x))
-                continue
-            i, s = _bucket(tok, self.dim)
-            words[i] += s
-            if self.bigrams and prev is not None:
-                i, s = _bucket(f"{prev} {tok}", self.dim)
-                words[i] += s
-            prev = tok
+        for line_no, line in enumerate(str(text).split("\n")):
+            for col, tok in enumerate(_TOKEN.findall(line)):
+                low = tok.lower()
+                self._add(placed, f"@{line_no}:{col}:{tok}")
+                if _NUMBER.match(tok):
+                    x = float(tok)
+                    if math.isfinite(x):
+                        self._add(numbers, f"#{context}#{k}", _squash(x, self.number_scale))
+                        self._add(numbers, f"#{context}#{k}#1", _squash(x, 1.0))
+                    k += 1
+                    low = "#"  # numbers are values, not words
+                elif _WORD.match(tok):
+                    context, k = low, 0
+                self._add(words, low)
+                if self.bigrams and prev is not None:
+                    self._add(words, f"{prev} {low}")
+                prev = low
         if self.normalise:
-            norm = math.sqrt(float(words @ words))
-            if norm > 0:
-                words /= norm
-        return (words + numbers).astype(np.float32)
+            for part in (words, placed):
+                norm = math.sqrt(float(part @ part))
+                if norm > 0:
+                    part /= norm
+        return (words + placed + numbers).astype(np.float32)
 
 
 class FunctionEncoder:

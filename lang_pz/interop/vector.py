@@ -13,9 +13,12 @@ For ``Text`` two of them are wrong for language envs:
 - ``create_shared_memory`` / ``read_from_shared_memory`` for ``Text`` read the shared buffer
   once, into a tuple of str, so ``AsyncVectorEnv(..., shared_memory=True)`` (its default)
   returns the initial '000...' for every text observation forever. :func:`register_text_spaces`
-  makes ``create_shared_memory`` refuse Text spaces with gymnasium's ``CustomSpaceError``, which
-  ``AsyncVectorEnv`` turns into a ``ValueError`` naming the fix, ``shared_memory=False`` (measured
-  to be correct).
+  makes ``create_shared_memory`` refuse Text spaces with gymnasium's ``CustomSpaceError`` naming
+  the fix for each caller: ``AsyncVectorEnv`` (which turns it into a ``ValueError``) works with
+  ``shared_memory=False``; SuperSuit's ``concat_vec_envs_v1`` (its worker processes,
+  ``num_cpus >= 2``, copy observations through shared memory and have no such option) works in
+  process (``num_cpus`` 0 or 1) or on encoded observations (:func:`lang_pz.interop.to_vector_env`)
+  with any ``num_cpus`` (both measured).
 
 By default both are registered for ``gymnasium.spaces.Text`` itself (every Text space: gymnasium's
 shared memory is wrong for all of them). Pass ``space_type=`` a ``Text`` subclass to limit them to it.
@@ -31,10 +34,12 @@ from gymnasium.vector.utils import create_shared_memory, iterate
 
 from lang_pz.error import DependencyNotInstalled
 
-#: The message of the shared-memory refusal (the fix comes first).
-SHARED_MEMORY_FIX = ("use gymnasium.vector.AsyncVectorEnv(env_fns, shared_memory=False): gymnasium's shared "
-                     "memory for Text spaces reads the buffer once and would return the first text "
-                     "('000...') for every observation")
+#: The message of the shared-memory refusal (the fixes come first, one per caller that uses shared memory).
+SHARED_MEMORY_FIX = ("Text observations cannot go through shared memory: with gymnasium.vector.AsyncVectorEnv "
+                     "pass shared_memory=False; with SuperSuit's concat_vec_envs_v1 use num_cpus=0 or 1 (in "
+                     "process), or encode the observations first (lang_pz.interop.to_vector_env), which works "
+                     "with any num_cpus. (gymnasium's shared memory for Text reads the buffer once and would "
+                     "return the first text, '000...', for every observation)")
 
 
 def _iterate_text(space: spaces.Text, items: Any):
@@ -83,8 +88,9 @@ def sb3_vec_env(env: Any, n_envs: int = 1, *, num_cpus: int = 0) -> Any:
         env: a ParallelEnv with numeric spaces (e.g. :func:`lang_pz.interop.to_vector_env`), or a
             raw PettingZoo env; all agents must share spaces.
         n_envs: copies of ``env`` (each has ``len(possible_agents)`` sub-envs).
-        num_cpus: worker processes (0: in process). SuperSuit's workers copy numpy observations
-            only, so text observations need ``num_cpus=0``.
+        num_cpus: worker processes (0: in process). SuperSuit's workers copy observations
+            through shared memory: vector observations (:func:`lang_pz.interop.to_vector_env`)
+            work with any ``num_cpus``, text observations need 0 or 1.
 
     Unlike SuperSuit's own ``base_class="stable_baselines3"`` wrapper, the result accepts SB3's
     seeding (``PPO(..., seed=s)`` calls ``env.seed(s)``, which SuperSuit 3.11 turns into an

@@ -12,6 +12,8 @@ as it is. :func:`to_vector_env` stacks the three.
 :class:`EncodeObservations`  ``{"text": str}`` -> ``Box(-inf, inf, (encoder.dim,), float32)``
 :class:`DiscreteActions`     ``Discrete(k)`` index -> the k-th action word; infos gain a
                              numeric ``action_mask`` (1 for the words in ``legal_actions``)
+:class:`BoxActions`          the inner ``Box`` (continuous actions): a vector is sent as its
+                             text, clipped into the bounds
 :class:`NumericInfos`        every info holds exactly the given numeric keys (TorchRL builds its
                              info spec from the first reset and rejects strings)
 =======================  ====================================================================
@@ -37,21 +39,17 @@ from lang_pz.interop.encoders import HashedBagOfWords, TextEncoder
 
 
 def _language_wrapper(env: Any) -> Any:
-    """The lang_pz language wrapper inside ``env`` (walking ``.env``), or ``None``."""
+    """The lang_pz language wrapper inside ``env`` (through ``.env`` and PettingZoo's conversion
+    wrappers' ``.aec_env``), or ``None``."""
     from lang_pz.wrappers import (
         LanguageAECWrapper,
         LanguageGymWrapper,
         LanguageParallelWrapper,
     )
+    from lang_pz.wrappers.common import wrapped_layers
 
-    e = env
-    for _ in range(64):
-        if isinstance(e, (LanguageParallelWrapper, LanguageAECWrapper, LanguageGymWrapper)):
-            return e
-        e = e.__dict__.get("env") if hasattr(e, "__dict__") else None
-        if e is None:
-            return None
-    return None
+    kinds = (LanguageParallelWrapper, LanguageAECWrapper, LanguageGymWrapper)
+    return next((e for e in wrapped_layers(env) if isinstance(e, kinds)), None)
 
 
 def action_words(env: Any, agent: str | None = None) -> list[str]:
@@ -73,6 +71,40 @@ def action_words(env: Any, agent: str | None = None) -> list[str]:
         raise LangPZError(f"{agent or 'the agent'} has no finite action set (inner action space {space}); "
                           "a Discrete bridge needs one: pass actions=[...] words the env parses")
     return codec.action_vocabulary(space, lw.adapter.action_names)
+
+
+def box_space(env: Any, agent: str | None = None) -> spaces.Box:
+    """The inner ``Box`` action space of ``agent`` in a lang_pz language env.
+
+    Raises:
+        LangPZError: ``env`` holds no lang_pz language wrapper, or the inner space is no ``Box``.
+    """
+    lw = _language_wrapper(env)
+    if lw is None:
+        raise LangPZError(f"{type(env).__name__} is not a lang_pz language environment; a Box bridge needs one")
+    space = lw.adapter.action_space(lw.env, agent)
+    if not isinstance(space, spaces.Box):
+        raise LangPZError(f"{agent or 'the agent'} has no Box action space (inner action space {space}); "
+                          "finite action sets: DiscreteActions")
+    return space
+
+
+def box_text(space: spaces.Box, action: Any, agent: str | None = None) -> str:
+    """The text of a vector action: clipped into ``space``'s bounds, each number written so that
+    it parses back exactly (``repr`` of the float), one number alone, several as ``[a, b, ...]``.
+
+    Raises:
+        LangPZError: ``action`` has another size than the space or a non-finite value.
+    """
+    arr = np.asarray(action, dtype=np.float64)
+    if arr.size != int(np.prod(space.shape)):
+        raise LangPZError(f"action of {agent} must have {int(np.prod(space.shape))} number(s) (shape {space.shape}), "
+                          f"got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise LangPZError(f"action of {agent} must be finite, got {arr.tolist()}")
+    values = np.clip(arr.reshape(space.shape), space.low, space.high).ravel()
+    texts = [repr(float(v)) for v in values]
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
 
 
 def _mask(words: Sequence[str], info: Mapping[str, Any]) -> np.ndarray:
@@ -176,6 +208,28 @@ class DiscreteActions(BaseParallelWrapper):
         return obs, rewards, terms, truncs, self._infos(infos)
 
 
+class BoxActions(BaseParallelWrapper):
+    """Vector actions for a language env whose inner action space is a ``Box`` (Pistonball with
+    ``continuous=True``): the action space is that ``Box``, and a vector is sent as its text
+    (:func:`box_text`: clipped into the bounds, as Gymnasium's ``ClipAction`` would, and
+    written to parse back exactly).
+
+    Raises:
+        LangPZError: an agent's inner action space is no ``Box``; from ``step``, a vector of
+            the wrong size or with a non-finite value.
+    """
+
+    def __init__(self, env: ParallelEnv) -> None:
+        super().__init__(env)
+        self._spaces = {a: box_space(env, a) for a in env.possible_agents}
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._spaces[agent]
+
+    def step(self, actions: dict[str, Any]):
+        return self.env.step({a: box_text(self._spaces[a], x, a) for a, x in actions.items()})
+
+
 class NumericInfos(BaseParallelWrapper):
     """Every agent's info holds exactly the keys of ``defaults`` (numbers), plus ``action_mask``
     when the inner info has one; other keys (action text, parse errors, legal words) are dropped.
@@ -223,16 +277,23 @@ def to_vector_env(env: ParallelEnv, encoder: TextEncoder | None = None, *,
                   actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                   numeric_infos: bool = True) -> ParallelEnv:
     """A language ``ParallelEnv`` as RL libraries want it: vector observations, ``Discrete``
-    actions and (by default) numeric infos. See the module docstring.
+    actions (:class:`BoxActions` vectors when every agent's inner action space is a ``Box``
+    and no ``actions`` words are given) and (by default) numeric infos. See the module docstring.
 
     Raises:
-        LangPZError: ``env`` is an AEC or Gymnasium env (use ``lang_pz.make(id, api="parallel")``
-            or :class:`GymEncodeObservations` / :class:`GymDiscreteActions`), or no action words.
+        LangPZError: ``env`` is an AEC or Gymnasium env (turn-based games:
+            :func:`lang_pz.interop.to_masked_aec_env`; Gymnasium: :class:`GymEncodeObservations`
+            with :class:`GymDiscreteActions` or :class:`GymBoxActions`), or no action words.
     """
     if not isinstance(env, ParallelEnv):
         raise LangPZError(f"to_vector_env takes a PettingZoo ParallelEnv, got {type(env).__name__}; "
-                          "make it with api='parallel' (Gymnasium envs: GymEncodeObservations, GymDiscreteActions)")
-    out: ParallelEnv = EncodeObservations(DiscreteActions(env, actions), encoder)
+                          "turn-based AEC games: lang_pz.interop.to_masked_aec_env; or make it with "
+                          "api='parallel' (Gymnasium envs: GymEncodeObservations, GymDiscreteActions / GymBoxActions)")
+    lw = _language_wrapper(env)
+    boxes = actions is None and lw is not None and all(
+        isinstance(lw.adapter.action_space(lw.env, a), spaces.Box) for a in env.possible_agents)
+    acting: ParallelEnv = BoxActions(env) if boxes else DiscreteActions(env, actions)
+    out: ParallelEnv = EncodeObservations(acting, encoder)
     return NumericInfos(out) if numeric_infos else out
 
 
@@ -264,3 +325,15 @@ class GymDiscreteActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
 
     def action(self, action: Any) -> str:
         return self.words[_index(action, len(self.words), None)]
+
+
+class GymBoxActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
+    """The single-agent (Gymnasium) :class:`BoxActions`: the inner ``Box``, vectors sent as text."""
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ActionWrapper.__init__(self, env)
+        self.action_space = box_space(env, None)
+
+    def action(self, action: Any) -> str:
+        return box_text(self.action_space, action, None)

@@ -48,21 +48,17 @@ GARBAGE: tuple[str, ...] = (
 
 
 def _language_wrapper(env: Any) -> Any | None:
-    """The lang_pz language wrapper inside ``env``'s wrapper chain, if there is one."""
+    """The lang_pz language wrapper inside ``env``'s wrapper chain (through ``.env`` and
+    PettingZoo's conversion wrappers' ``.aec_env``), if there is one."""
     from lang_pz.wrappers import (
         LanguageAECWrapper,
         LanguageGymWrapper,
         LanguageParallelWrapper,
     )
+    from lang_pz.wrappers.common import wrapped_layers
 
     kinds = (LanguageAECWrapper, LanguageParallelWrapper, LanguageGymWrapper)
-    seen = 0
-    while env is not None and seen < 64:
-        if isinstance(env, kinds):
-            return env
-        env = env.__dict__.get("env", None) if hasattr(env, "__dict__") else None
-        seen += 1
-    return None
+    return next((e for e in wrapped_layers(env) if isinstance(e, kinds)), None)
 
 
 def _api_of(env: Any) -> str:
@@ -159,14 +155,30 @@ def _pick(rng: np.random.Generator, step: int, valid: list[str], garbage: Sequen
 # -- per-API episodes ---------------------------------------------------------------------
 
 
+def _raw_of(wrapper: Any, agent: str) -> tuple[Any, Mapping[str, Any]]:
+    """The inner observation and info of ``agent`` that ``wrapper`` (AEC or parallel) parses with."""
+    from lang_pz.wrappers import LanguageAECWrapper
+
+    if isinstance(wrapper, LanguageAECWrapper):
+        return wrapper.env.observe(agent), wrapper.env.infos.get(agent, {})
+    # a parallel wrapper keeps each agent's last raw observation and info for parsing
+    return wrapper._raw_obs.get(agent), wrapper._raw_infos.get(agent, {})
+
+
 def _aec_episode(env: AECEnv, garbage: Sequence[str], max_steps: int, seed: int, name: str) -> None:
-    """Play episodes (reset with ``seed``, ``seed + 1`` ...) for ``max_steps`` agent steps in all."""
+    """Play episodes (reset with ``seed``, ``seed + 1`` ...) for ``max_steps`` agent steps in all.
+
+    An action's decoding is checked once ``env.infos`` is renewed: at once for an AEC language
+    env, at the end of the cycle for a parallel one under ``parallel_to_aec`` (which steps the
+    parallel env when the last agent has acted)."""
     rng = np.random.default_rng(seed)
     wrapper = _language_wrapper(env)
     step, episode = 0, 0
+    pending: list[tuple[str, str, bool, str]] = []
     while step < max_steps:
         env.reset(seed=seed + episode)
         episode += 1
+        pending.clear()
         for agent in env.agents:
             check_observation(env.observation_space(agent), env.observe(agent), f"{name} reset {agent}")
         for agent in env.agent_iter(max_steps - step):
@@ -178,13 +190,17 @@ def _aec_episode(env: AECEnv, garbage: Sequence[str], max_steps: int, seed: int,
                 env.step(None)
                 continue
             if wrapper is not None and info.get("legal_actions"):
-                raw = wrapper.env.observe(agent)
-                check_legal_actions(wrapper, agent, raw, wrapper.env.infos.get(agent, {}),
-                                    info["legal_actions"], where)
+                raw, raw_info = _raw_of(wrapper, agent)
+                check_legal_actions(wrapper, agent, raw, raw_info, info["legal_actions"], where)
             text, is_garbage = _pick(rng, step, _valid_texts(wrapper, agent, info, rng), garbage)
+            before = env.infos
             env.step(text)
-            if agent in env.infos:
-                check_decoded(env.infos[agent], text, is_garbage, where)
+            pending.append((agent, text, is_garbage, where))
+            if env.infos is not before:
+                for a, t, g, w in pending:
+                    if a in env.infos:
+                        check_decoded(env.infos[a], t, g, w)
+                pending.clear()
 
 
 def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, seed: int, name: str) -> None:
@@ -202,8 +218,7 @@ def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, 
             check_observation(env.observation_space(agent), observations[agent], where)
             info = infos.get(agent, {})
             if wrapper is not None and info.get("legal_actions"):
-                # the wrapper keeps each agent's last raw observation and info for parsing
-                raw_obs, raw_info = wrapper._raw_obs.get(agent), wrapper._raw_infos.get(agent, {})
+                raw_obs, raw_info = _raw_of(wrapper, agent)
                 check_legal_actions(wrapper, agent, raw_obs, raw_info, info["legal_actions"], where)
             actions[agent], kinds[agent] = _pick(
                 rng, step + len(actions), _valid_texts(wrapper, agent, info, rng), garbage)
@@ -243,7 +258,13 @@ def _expect_strict_error(step: Callable[[], Any], text: str, where: str) -> None
 
 
 def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: str) -> None:
+    from lang_pz.wrappers import LanguageParallelWrapper
+
     wrapper = _language_wrapper(env)
+    if api == "aec" and isinstance(wrapper, LanguageParallelWrapper):
+        # under parallel_to_aec an action is parsed only when the cycle's last agent has acted:
+        # the parallel language layer is the one to check
+        env, api = wrapper, "parallel"
     rng = np.random.default_rng(seed)
     if api == "aec":
         env.reset(seed=seed)

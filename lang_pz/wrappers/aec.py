@@ -129,7 +129,7 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
             return
         inner, self._action_infos[agent], note = decode_action(
             self.adapter, env, agent, action, self._observation_for(agent), self._inner("infos")[agent],
-            strict=self.strict, max_length=self.action_max_length,
+            strict=self.strict, max_length=self.action_max_length, warned=self._warned,
         )
         if note is None:
             self._notes.pop(agent, None)

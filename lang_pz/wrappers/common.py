@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -39,23 +40,30 @@ def decode_action(
     *,
     strict: bool,
     max_length: int,
+    warned: set[str] | None = None,
 ) -> tuple[Any, dict[str, Any], str | None]:
     """Turn ``text`` into an inner action, applying the fallback unless ``strict``.
 
     The action must first pass :func:`lang_pz.spaces.check_action_text` (a ``str`` of at most
-    ``max_length`` characters, the action space's bound); then the adapter parses it.
+    ``max_length`` characters, the action space's bound); then the adapter parses it. A
+    non-str action (an RL library's index ``3``) is never read as the word ``"3"``: it is
+    refused like unreadable text (``parse_error`` names its type, while the text ``"3"`` parses)
+    and a :class:`NonTextActionWarning` is issued once per ``warned`` set (one set per env).
 
     Returns:
         ``(action, action_info, note)``. ``action_info`` has ``action_text`` (the text, or the
         ``repr`` of a non-str action), ``action`` (the applied inner action, JSON-able),
         ``parse_error`` (``None`` or the reason) and ``fallback`` (whether the fallback
-        action was applied). ``note`` is the adapter's :meth:`~LanguageAdapter.fallback_text`
-        after a fallback, for the agent's next observation, else ``None``.
+        action was applied). ``note`` is the adapter's :meth:`~LanguageAdapter.fallback_text` after a
+        fallback, for the agent's next observation, else ``None``.
 
     Raises:
         ActionParseError: in strict mode, when the action is refused; ``.text`` is the action
             as given (never shortened).
     """
+    if not isinstance(text, str) and not strict and warned is not None and "non_text" not in warned:
+        warned.add("non_text")
+        warnings.warn(non_text_message(text), NonTextActionWarning, stacklevel=3)
     try:
         check_action_text(text, max_length)
         action, error = adapter.parse(env, agent, text, observation, info), None
@@ -75,6 +83,18 @@ def decode_action(
     if error is not None:
         note = adapter.fallback_text(env, agent, action, error[:_MAX_REASON])
     return action, action_info, note
+
+
+class NonTextActionWarning(UserWarning):
+    """A language env was stepped with something that is not text (e.g. an RL library's index)."""
+
+
+def non_text_message(action: Any) -> str:
+    """Why a non-str action is refused, and the fix."""
+    return (f"a language env takes action text, got {type(action).__name__} {action!r:.40}: it is refused "
+            "(the fallback is played and info['parse_error'] names the type), never read as the word "
+            f"{str(action)[:20]!r}. Send the action word, or give the RL library index actions with "
+            "lang_pz.interop.to_vector_env / to_masked_aec_env; strict=True raises instead")
 
 
 def fit_charset(text: str, max_length: int) -> str:
@@ -280,6 +300,7 @@ class MultiAgentTextSpaces(ForwardsAttributes):
         self._action_spaces = {a: text_space(action_max_length) for a in possible_agents}
         self._notes: dict[str, str] = {}
         self._fixed_actions = FixedActions()
+        self._warned: set[str] = set()  # the warnings this env has issued (each once)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._observation_spaces[agent]

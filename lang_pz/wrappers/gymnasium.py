@@ -56,6 +56,7 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
         self._raw_obs: Any = None
         self._raw_info: dict[str, Any] = {}
         self._fixed_actions = FixedActions()
+        self._warned: set[str] = set()  # the warnings this env has issued (each once)
 
     def _wrap(self, obs: Any, info: dict[str, Any], action_info: dict[str, Any] | None, note: str | None = None):
         self._raw_obs, self._raw_info = obs, info
@@ -69,7 +70,7 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
     def step(self, action: Any) -> tuple[dict[str, str], SupportsFloat, bool, bool, dict[str, Any]]:
         inner, action_info, note = decode_action(
             self.adapter, self.env, None, action, self._raw_obs, self._raw_info, strict=self.strict,
-            max_length=self.action_max_length,
+            max_length=self.action_max_length, warned=self._warned,
         )
         obs, reward, terminated, truncated, info = self.env.step(inner)
         text, info = self._wrap(obs, info, action_info, note)

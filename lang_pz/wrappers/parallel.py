@@ -96,6 +96,7 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
             inner[agent], action_infos[agent], note = decode_action(
                 self.adapter, self.env, agent, text, self._for_adapter(agent),
                 self._raw_infos.get(agent, {}), strict=self.strict, max_length=self.action_max_length,
+                warned=self._warned,
             )
             if note is not None:
                 notes[agent] = note
