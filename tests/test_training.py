@@ -814,7 +814,7 @@ def test_objects_replace_specs_and_callbacks_are_called(tmp_path):
 
 
 def test_one_backend_instance_per_distinct_spec(tmp_path, monkeypatch):
-    from lang_pz.training import loop
+    from lang_pz.training import parts as loop
 
     made = []
 

@@ -102,6 +102,10 @@ class Evidence(BaseModel):
     episode: int
     counterfactuals: list[Counterfactual] = Field(default_factory=list)
 
+    def shown(self) -> list[Counterfactual]:
+        """What a critic is shown: every re-run (:class:`~lang_pz.critics.base.EpisodeEvidence`)."""
+        return list(self.counterfactuals)
+
     def concerning(self, agent: str) -> list[Counterfactual]:
         """The probes that replaced ``agent`` (alone or in a group)."""
         return [c for c in self.counterfactuals if agent in c.agents]

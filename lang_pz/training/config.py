@@ -106,7 +106,7 @@ class TrainConfig(BaseModel):
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
     method: Literal["langmarl", "maskills"] = Field(
         "langmarl", description="what is trained: text policies (langmarl) or a skill library (maskills, "
-        "lang_pz.skills.loop); initial_policy is then each agent's instruction when it invokes no skill")
+        "lang_pz.methods.maskills); initial_policy is then each agent's instruction when it invokes no skill")
     skills: str | None = Field(
         None, description="maskills: the starting skill library folder (Agent Skills; default: an empty library)")
     skill_scoping: Literal["team", "role", "agent"] = Field(
