@@ -41,10 +41,11 @@ from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.optimisers.textual import TextualPolicyOptimiser
 from lang_pz.runs import IterationLog
-from lang_pz.training.players import Players, Reference, Team, play_job, probe_job
+from lang_pz.training.players import Players, Reference, Rerun, Team, play_job, rerun_job
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
 E = TypeVar("E")
+T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
 
 
@@ -251,6 +252,26 @@ def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
     return done
 
 
+def rerun(
+    env: Any,
+    actors: Team,
+    plans: Sequence[tuple[Trajectory, Rerun[T]]],
+    *,
+    objective: Objective | None = None,
+    seed: int = 0,
+    executor: Executor | None = None,
+) -> list[T]:
+    """Play every planned re-run ``(factual trajectory, plan)`` (concurrently as in :func:`collect`,
+    each in its own environment with a fresh team): the one runner of counterfactual probes
+    (:func:`gather_evidence`) and withheld-skill re-runs (MASkills' evidence).
+
+    Returns:
+        Each plan's result, in plan order.
+    """
+    players = Players(env, actors, executor)
+    return players.executor.map(functools.partial(rerun_job, players, objective, seed), list(plans), remote=True)
+
+
 def gather_evidence(
     env: Any,
     actors: Team,
@@ -265,9 +286,9 @@ def gather_evidence(
     executor: Executor | None = None,
 ) -> list[Evidence]:
     """Counterfactual re-runs of each trajectory's seed with each group's decisions replaced
-    (:mod:`lang_pz.critics.counterfactual`; COMA's difference reward by simulation, Foerster et
-    al. 2018, Sec. 4): the re-runs of the whole batch at once as in :func:`collect`, logged to
-    ``counterfactuals.jsonl`` in plan order.
+    (:func:`~lang_pz.critics.counterfactual.plan_probes`; COMA's difference reward by simulation,
+    Foerster et al. 2018, Sec. 4): the re-runs of the whole batch at once (:func:`rerun`), logged
+    to ``counterfactuals.jsonl`` in plan order.
 
     Returns:
         One :class:`~lang_pz.critics.counterfactual.Evidence` per trajectory, in order (empty
@@ -276,8 +297,7 @@ def gather_evidence(
     if not (replacements and groups):
         return [Evidence(episode=t.episode) for t in trajectories]
     plans = [(t, p) for t in trajectories for p in plan_probes(t, groups, replacements, steps=steps)]
-    players = Players(env, actors, executor)
-    probes = players.executor.map(functools.partial(probe_job, players, objective, seed), plans, remote=True)
+    probes = rerun(env, actors, plans, objective=objective, seed=seed, executor=executor)
     out = []
     for traj in trajectories:
         mine = [c for (t, _), c in zip(plans, probes) if t is traj]

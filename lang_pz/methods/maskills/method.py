@@ -26,8 +26,8 @@ Ablations (config): ``skill_credit: episode`` (no per-invocation credit: every s
 shares the episode's outcome and is judged by the critic), ``skill_rollback: false`` (every
 edit kept unvalidated).
 
-Executors: episodes and validation run on any executor (the :class:`SkillTeamSpec` pickles with
-its library); withheld-skill re-runs run on local threads.
+Executors: episodes, withheld-skill re-runs and validation run on any executor (the
+:class:`SkillTeamSpec` pickles with its library).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The steps of a MASkills iteration of its own; every other step is :mod:`lang_pz.training`'s.
 
 ===========================  ================================================================
-:func:`gather_skill_evidence` withheld-skill re-runs of one episode (each through
-                              :func:`lang_pz.training.collect`) -> measured utility per skill
+:func:`gather_skill_evidence` withheld-skill re-runs of one episode (through the shared
+                              runner :func:`lang_pz.training.steps.rerun`) -> utility per skill
 :func:`shared_evidence`       the ablation without per-invocation credit: every skill shown
                               shares the episode's outcome (no re-run)
 :class:`LibraryCritic`        the :class:`~lang_pz.skills.critic.SkillCritic` behind the
@@ -30,17 +30,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from lang_pz.error import LangPZError, SkillLibraryError
-from lang_pz.executor import EnvPool, Executor, LocalExecutor
+from lang_pz.executor import EnvPool, Executor
 from lang_pz.objectives import Objective
 from lang_pz.runs import IterationLog, append_jsonl
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.critic import SkillCritic, SkillCriticReport
-from lang_pz.skills.evidence import SkillUtility, invoked_pairs, shared_utilities, utility_of
+from lang_pz.skills.evidence import SkillUtility, WithheldSkill, invoked_pairs, shared_utilities
 from lang_pz.skills.library import Scoping, SkillEdit, SkillLibrary, SkillLimits
 from lang_pz.skills.operators import ProposalRules, SkillWriter, propose_edits
 from lang_pz.skills.team import SkillTeamSpec
 from lang_pz.training.accept import Acceptance, Candidate
-from lang_pz.training.steps import collect, validate
+from lang_pz.training.steps import rerun, validate
 from lang_pz.trajectory import Trajectory
 
 
@@ -76,10 +76,8 @@ def gather_skill_evidence(
     executor: Executor | None = None,
 ) -> SkillEvidence:
     """Re-run ``trajectory``'s seed once per invoked ``(agent, skill)`` with the skill withheld
-    from that agent (:mod:`lang_pz.skills.evidence`), most-invoked first, at most ``max_reruns``.
-
-    Each re-run is one :func:`lang_pz.training.collect` episode of ``team.without(agent, skill)``;
-    the re-runs run on ``executor``'s threads here (``remote=False``: a Ray executor's too).
+    from that agent (:class:`~lang_pz.skills.evidence.WithheldSkill`), most-invoked first, at most
+    ``max_reruns``, through the shared re-run runner (:func:`lang_pz.training.steps.rerun`).
     Each utility is logged to ``counterfactuals.jsonl`` (``kind: withheld_skill``).
 
     Raises:
@@ -87,14 +85,8 @@ def gather_skill_evidence(
     """
     if trajectory.seed is None:
         raise LangPZError(f"episode {trajectory.episode} has no seed; a withheld-skill re-run needs the same seed")
-    seed = int(trajectory.seed)
-
-    def one(pair: tuple[str, str]) -> SkillUtility:
-        agent, skill = pair
-        rerun = collect(envs, team.without(agent, skill), [seed], [trajectory.episode], desc=f"without {skill}")[0]
-        return utility_of(trajectory, rerun, agent, skill, objective)
-
-    utilities = (executor or LocalExecutor(1)).map(one, invoked_pairs(trajectory, max_reruns))
+    plans = [(trajectory, WithheldSkill(a, s)) for a, s in invoked_pairs(trajectory, max_reruns)]
+    utilities = rerun(envs, team, plans, objective=objective, executor=executor)
     if log is not None:
         for u in utilities:
             log.log("counterfactuals", {"episode": trajectory.episode, "kind": "withheld_skill", **u.as_dict()})
