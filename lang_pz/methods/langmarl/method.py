@@ -23,6 +23,7 @@ from lang_pz.critics.base import Critic, CriticReport
 from lang_pz.critics.central import CentralCritic
 from lang_pz.critics.counterfactual import Counterfactual, Evidence, best_gain
 from lang_pz.critics.difference import DifferenceCritic
+from lang_pz.error import InvalidKwargError
 from lang_pz.methods.base import Method
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
 from lang_pz.optimisers.gradient import PolicyUpdate
@@ -35,24 +36,37 @@ from lang_pz.training.accept import (
     evidence_gate,
     policy_candidates,
 )
-from lang_pz.training.config import TrainConfig
+from lang_pz.training.config import LangMARLConfig, TrainConfig
 from lang_pz.training.parts import Parts, Validator, build, initial_policies, validator
 from lang_pz.training.players import Team
 from lang_pz.training.state import Callback, IterationMetrics, TrainState, UsageMeter, iteration_metrics
 from lang_pz.training.steps import Batch, assess, gather_evidence, play_batch, propose
 
 
+def settings(config: TrainConfig) -> LangMARLConfig:
+    """``config``'s ``langmarl`` section.
+
+    Raises:
+        InvalidKwargError: the config's method is not langmarl.
+    """
+    if config.langmarl is None:
+        raise InvalidKwargError(f"this config's method is {config.method!r}, not 'langmarl': it has no langmarl "
+                                "settings")
+    return config.langmarl
+
+
 def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactual, CriticReport]:
-    """The critic of ``config.critic_mode`` on ``backend``: the
+    """The critic of ``config.langmarl.critic_mode`` on ``backend``: the
     :class:`~lang_pz.critics.difference.DifferenceCritic` for ``counterfactual``, else a
     :class:`~lang_pz.critics.central.CentralCritic`."""
-    if config.critic_mode == "counterfactual":
+    mode = settings(config).critic_mode
+    if mode == "counterfactual":
         return DifferenceCritic(backend, max_attempts=config.critic_max_attempts,
                                 temperature=config.critic_temperature, retry_temperature=config.retry_temperature)
     return CentralCritic(
-        backend, mode=config.critic_mode, max_attempts=config.critic_max_attempts,
+        backend, mode=mode, max_attempts=config.critic_max_attempts,
         max_prompt_steps=config.critic_max_prompt_steps, max_prompt_chars=config.critic_max_prompt_chars,
-        credit_levels=config.critic_credit_levels, temperature=config.critic_temperature,
+        credit_levels=settings(config).critic_credit_levels, temperature=config.critic_temperature,
         retry_temperature=config.retry_temperature)
 
 
@@ -62,6 +76,7 @@ class LangMARL(Method[TrainState]):
     Attributes:
         critic: credits the agents of each episode (critic role).
         optimiser: turns credits into candidate texts (optimiser role).
+        settings: the config's ``langmarl`` section.
     """
 
     name = "langmarl"
@@ -71,6 +86,7 @@ class LangMARL(Method[TrainState]):
                  optimiser: TextualPolicyOptimiser) -> None:
         super().__init__(parts)
         self.critic, self.optimiser = critic, optimiser
+        self.settings = settings(parts.config)
 
     @classmethod
     def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
@@ -80,9 +96,10 @@ class LangMARL(Method[TrainState]):
         textual optimiser (``critic`` / ``optimiser`` objects replace them)."""
         parts = build(config, backends=backends)
         optimiser = optimiser or TextualPolicyOptimiser(
-            parts.meters["optimiser"], max_policy_chars=config.max_policy_chars, max_rewrite=config.max_rewrite,
+            parts.meters["optimiser"], max_policy_chars=config.max_policy_chars,
+            max_rewrite=settings(config).max_rewrite,
             max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
-            retry_temperature=config.retry_temperature, directions=config.directions)
+            retry_temperature=config.retry_temperature, directions=settings(config).directions)
         return cls(parts, critic or make_critic(config, parts.meters["critic"]), optimiser)
 
     def _momentum(self) -> Momentum | None:
@@ -103,21 +120,22 @@ class LangMARL(Method[TrainState]):
         """Whose decisions the counterfactual re-runs replace: the trainable agents one by one (the
         whole team at once for ``central_global``; every agent, partners too, for the
         ``counterfactual`` critic, which credits every agent from its own re-runs)."""
-        mode, p = self.config.critic_mode, self.parts
+        mode, p = self.settings.critic_mode, self.parts
         if mode == "central_global":
             return [list(p.trainable)]
         return [[a] for a in (list(p.env.possible_agents) if mode == "counterfactual" else p.trainable)]
 
     def evidence(self, actors: Team, batch: Batch, log: IterationLog) -> list[Evidence]:
         """Counterfactual re-runs of the batch's seeds (:func:`~lang_pz.training.gather_evidence`)."""
-        cfg, p = self.config, self.parts
+        cfg, p = self.settings, self.parts
         return gather_evidence(p.envs, actors, batch.trajectories, self.probe_groups(), cfg.counterfactual,
-                               objective=p.objective, seed=cfg.seed + log.iteration, steps=cfg.counterfactual_steps,
+                               objective=p.objective, seed=self.config.seed + log.iteration,
+                               steps=cfg.counterfactual_steps,
                                log=log, executor=p.executor)
 
     def gate(self, evidence: Sequence[Evidence], log: IterationLog) -> dict[str, float | None]:
         """The agents to give no edit (:func:`~lang_pz.training.evidence_gate`), with their best gain."""
-        if not (self.config.counterfactual and self.config.evidence_gate):
+        if not (self.settings.counterfactual and self.settings.evidence_gate):
             return {}
         return evidence_gate(self.parts.trainable, evidence, log=log)
 
@@ -145,8 +163,9 @@ class LangMARL(Method[TrainState]):
         reports, critic_failures = assess(self.critic, batch.trajectories, state.policies, evidence, log=log,
                                           executor=p.executor)
         gated = self.gate(evidence, log)
-        updates, optimiser_failures = propose(self.optimiser, state.policies, [a for a in p.trainable if a not in gated],
-                                              reports, state.momentum, log=log, executor=p.executor)
+        updates, optimiser_failures = propose(self.optimiser, state.policies,
+                                              [a for a in p.trainable if a not in gated], reports, state.momentum,
+                                              log=log, executor=p.executor)
         decision = self.accept(state, batch, updates, evidence, val, log)
         commit_momentum(state.momentum, updates, decision.accepted_labels)
         metrics = iteration_metrics(iteration=it, trajectories=batch.trajectories, value=batch.value, decision=decision,

@@ -60,7 +60,7 @@ from lang_pz.skills.operators import ProposalRules, SkillWriter
 from lang_pz.skills.team import SkillTeamSpec, embedded_actor
 from lang_pz.training.accept import accept, acceptance_groups
 from lang_pz.training.checks import role_backends
-from lang_pz.training.config import TrainConfig
+from lang_pz.training.config import MASkillsConfig, TrainConfig
 from lang_pz.training.parts import Parts, build, initial_policies
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, UsageMeter, iteration_metrics
 from lang_pz.training.steps import Batch, assess, play_batch, validate
@@ -87,10 +87,22 @@ class SkillTrainResult(TrainResult):
     final_library: SkillLibrary = field(default_factory=SkillLibrary)
 
 
+def settings(config: TrainConfig) -> MASkillsConfig:
+    """``config``'s ``maskills`` section.
+
+    Raises:
+        InvalidKwargError: the config's method is not maskills.
+    """
+    if config.maskills is None:
+        raise InvalidKwargError(f"this config's method is {config.method!r}, not 'maskills': it has no maskills "
+                                "settings")
+    return config.maskills
+
+
 def limits_of(config: TrainConfig) -> SkillLimits:
     """The :class:`SkillLimits` of a config."""
-    return SkillLimits(config.max_skills, config.max_skills_per_scope, config.max_skill_description_chars,
-                       config.max_skill_body_chars)
+    ms = settings(config)
+    return SkillLimits(ms.max_skills, ms.max_skills_per_scope, ms.max_skill_description_chars, ms.max_skill_body_chars)
 
 
 class MASkills(Method[SkillState]):
@@ -128,30 +140,30 @@ class MASkills(Method[SkillState]):
             config: the run's config (``method: maskills``).
             backends / critic / writer: objects instead of the config's specs.
             run: the run being resumed: its starting library is its ``iter_000/skills``.
-            start: the starting library (default: ``run``'s, else read from ``config.skills``, or empty).
+            start: the starting library (default: ``run``'s, else read from ``config.maskills.skills``, or empty).
 
         Raises:
-            SkillFormatError / SkillLibraryError / FileNotFoundError: ``config.skills`` is not a
+            SkillFormatError / SkillLibraryError / FileNotFoundError: ``config.maskills.skills`` is not a
                 valid library within the limits (the message names the file and the field or bound),
                 or has a scope folder that names no agent or role of the env.
             InvalidKwargError: ``skill_roles`` names an agent the env does not have; and
                 everything :func:`lang_pz.training.build` raises.
         """
-        limits = limits_of(config)
+        ms, limits = settings(config), limits_of(config)
         if start is None and run is not None and run.iteration(0).skills.is_dir():
             start = read_library(run.iteration(0).skills)
         if start is None:
-            start = read_library(config.skills) if config.skills else SkillLibrary()
+            start = read_library(ms.skills) if ms.skills else SkillLibrary()
         problems = limits.problems(start)
         if problems:
-            raise SkillLibraryError(f"starting library {config.skills}: {'; '.join(problems)}; shorten the skills or "
+            raise SkillLibraryError(f"starting library {ms.skills}: {'; '.join(problems)}; shorten the skills or "
                                     "raise max_skills / max_skills_per_scope / max_skill_description_chars / "
                                     "max_skill_body_chars")
         given = role_backends(backends)
         if "actor" not in given and config.executor == "local" and config.backend_spec("actor") == "embedded":
             given["actor"] = embedded_actor("embedded", config.backend_options.get("embedded", {}))
         parts = build(config, backends=given or None)
-        unknown = sorted(set(config.skill_roles) - set(parts.env.possible_agents))
+        unknown = sorted(set(ms.skill_roles) - set(parts.env.possible_agents))
         if unknown:
             raise InvalidKwargError(f"skill_roles names {unknown}, which are not agents of {config.env_id}; its agents "
                                     f"are {list(parts.env.possible_agents)}")
@@ -160,19 +172,19 @@ class MASkills(Method[SkillState]):
             parts.meters["critic"], max_attempts=config.critic_max_attempts,
             max_prompt_steps=config.critic_max_prompt_steps, max_state_chars=per_step,
             temperature=config.critic_temperature, retry_temperature=config.retry_temperature, seed=config.seed,
-            attribution="invoked" if config.skill_credit == "invocation" else "offered")
+            attribution="invoked" if ms.skill_credit == "invocation" else "offered")
         writer = writer or SkillWriter(parts.meters["optimiser"], limits=limits,
                                        max_attempts=config.optimiser_max_attempts,
                                        temperature=config.optimiser_temperature,
                                        retry_temperature=config.retry_temperature, seed=config.seed)
-        scoping = Scoping(config.skill_scoping, dict(config.skill_roles))
+        scoping = Scoping(ms.skill_scoping, dict(ms.skill_roles))
         unseen = scoping.unseen(start, parts.env.possible_agents)
         if unseen:
-            raise SkillLibraryError(f"starting library {config.skills}: scope folder(s) {unseen} name no agent or role "
+            raise SkillLibraryError(f"starting library {ms.skills}: scope folder(s) {unseen} name no agent or role "
                                     f"of {config.env_id} (its agents: {list(parts.env.possible_agents)}), so their "
                                     "skills would never be offered; rename or remove them, or map agents to roles "
                                     "with skill_roles")
-        method = cls(parts, critic, writer, scoping, limits, ProposalRules(max_edits=config.max_skill_edits), start)
+        method = cls(parts, critic, writer, scoping, limits, ProposalRules(max_edits=ms.max_skill_edits), start)
         method.library_team(start, initial_policies(config, parts))(parts.env)  # every policy is buildable now
         return method
 
@@ -220,11 +232,11 @@ class MASkills(Method[SkillState]):
     def validating(self) -> bool:
         """Whether edits are validated (and rolled back on a regression): ``skill_rollback`` and
         validation seeds."""
-        return self.config.skill_rollback and bool(self.config.validation_seeds)
+        return settings(self.config).skill_rollback and bool(self.config.validation_seeds)
 
     def evidence(self, state: SkillState, team: SkillTeamSpec, batch: Batch, log: IterationLog) -> list[SkillEvidence]:
         """Withheld-skill re-runs per episode, or (``skill_credit: episode``) the shared outcome."""
-        cfg, p = self.config, self.parts
+        cfg, p = settings(self.config), self.parts
         if cfg.skill_credit == "invocation":
             return [gather_skill_evidence(p.envs, team, t, p.objective, max_reruns=cfg.skill_reruns, log=log,
                                           executor=p.executor) for t in batch.trajectories]
