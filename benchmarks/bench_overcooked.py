@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import lang_pz  # noqa: E402
 from lang_pz.envs.overcooked import LAYOUTS, PRIMITIVES, OvercookedParallelEnv, import_overcooked
-from lang_pz.envs.overcooked_skills import SKILL_WORDS, load_planners
+from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, load_planners
 
 
 def _timed(seconds: float, episode: Callable[[float], tuple[int, int]]) -> tuple[float, float]:

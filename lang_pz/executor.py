@@ -135,3 +135,24 @@ class EnvPool:
         """Close every instance."""
         for env in self._all:
             env.close()
+
+
+_WORKER_BACKENDS: dict[str, Any] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def worker_backend(spec: str, build: Callable[[], Any]) -> Any:
+    """This process's actor backend for ``spec``: the one an executor installed
+    (:func:`set_worker_backend`), else ``build()``'s, made once per process (a remote worker
+    builds its own from the run's spec; keys come from its own environment)."""
+    with _WORKER_LOCK:
+        if spec not in _WORKER_BACKENDS:
+            _WORKER_BACKENDS[spec] = build()
+        return _WORKER_BACKENDS[spec]
+
+
+def set_worker_backend(spec: str, backend: Any) -> None:
+    """Make ``backend`` this process's actor backend for ``spec`` (an executor installs the one it
+    built for a worker; :func:`worker_backend` then returns it)."""
+    with _WORKER_LOCK:
+        _WORKER_BACKENDS[spec] = backend

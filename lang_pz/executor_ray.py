@@ -30,15 +30,12 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from lang_pz.backends.base import LLMBackend
 from lang_pz.backends.meter import RoleMeter
 from lang_pz.error import DependencyNotInstalled, InvalidKwargError
-from lang_pz.executor import LocalExecutor
-
-if TYPE_CHECKING:
-    from lang_pz.training.config import TrainConfig
+from lang_pz.executor import LocalExecutor, set_worker_backend
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -66,7 +63,7 @@ def register_worker_backend(spec: str, factory: Callable[[], LLMBackend] | None)
     as objects. The factory is pickled to every worker, so it must be importable there: a
     module-level function or a :func:`functools.partial` of one, e.g.
     ``functools.partial(ScriptedBackend, my_module.reply)``. Read when a run builds its
-    :class:`RayExecutor` (:meth:`RayExecutor.for_run`).
+    :class:`RayExecutor` (:meth:`RayExecutor.for_actor`).
     """
     if factory is None:
         _FACTORIES.pop(spec, None)
@@ -106,15 +103,13 @@ _INSTALLED: dict[str, tuple[str, RoleMeter]] = {}
 
 def _install(recipe: WorkerBackend) -> RoleMeter:
     """This worker process's actor backend for ``recipe``, where the episode code finds it
-    (:func:`lang_pz.training.team.worker_backend`'s per-process cache)."""
-    from lang_pz.training import team
-
+    (:func:`lang_pz.executor.set_worker_backend`'s per-process cache)."""
     have = _INSTALLED.get(recipe.spec)
     if have is None or have[0] != recipe.token:
         if have is not None:
             have[1].inner.close()
         _INSTALLED[recipe.spec] = (recipe.token, recipe.build())
-        team.set_worker_backend(recipe.spec, _INSTALLED[recipe.spec][1])
+        set_worker_backend(recipe.spec, _INSTALLED[recipe.spec][1])
     return _INSTALLED[recipe.spec][1]
 
 
@@ -144,7 +139,7 @@ class RayExecutor:
             started with ``ray start`` on this machine, else a new local one, without a dashboard).
             Ignored if Ray is already initialised in this process (a test or notebook's ``ray.init``).
         backend: how workers build the actor backend (default: each task's own config decides,
-            through :func:`lang_pz.training.team.worker_backend`, unmetered).
+            through :func:`lang_pz.executor.worker_backend`, unmetered).
         usage: the driver's backend (the run's actor meter) that workers' LLM usage is added to.
         task_cpus: CPUs Ray reserves per task (fractions allowed: 0.5 runs two latency-bound
             episodes per core).
@@ -180,31 +175,32 @@ class RayExecutor:
         self._task = ray.remote(_run_task).options(num_cpus=self.task_cpus, max_retries=max_retries)
 
     @classmethod
-    def for_run(cls, config: TrainConfig, workers: int, usage: LLMBackend | None = None, *,
-                actor_given: bool = False, **kwargs: Any) -> RayExecutor:
-        """The executor of a training run: workers build the config's actor backend (or the
-        factory registered for its spec) and report their usage to ``usage``.
+    def for_actor(cls, spec: str, options: Mapping[str, Any], price_per_mtok: Sequence[float] | None, workers: int,
+                  usage: LLMBackend | None = None, *, actor_given: bool = False, **kwargs: Any) -> RayExecutor:
+        """The executor of a run whose actors use the backend ``spec``: workers build it (or the
+        factory registered for it) and report their usage to ``usage``.
 
         Args:
-            config: the run's config.
-            workers: tasks at once (``config.worker_count()``).
+            spec: the actor backend spec (``TrainConfig.backend_spec("actor")``).
+            options: its constructor options (never credentials).
+            price_per_mtok: ``(input, output)`` US dollars per million tokens (``None``: free).
+            workers: tasks at once (``TrainConfig.worker_count()``).
             usage: the driver's actor meter.
             actor_given: the actor backend was passed to ``train``/``build`` as an object.
             **kwargs: more :class:`RayExecutor` arguments.
 
         Raises:
-            InvalidKwargError: ``actor_given`` and no factory is registered for the actor spec
+            InvalidKwargError: ``actor_given`` and no factory is registered for ``spec``
                 (workers cannot receive a backend object; they would silently play another model).
         """
-        spec = config.backend_spec("actor")
         factory = _FACTORIES.get(spec)
         if actor_given and factory is None:
             raise InvalidKwargError(
                 f"the actor backend was passed as an object, but Ray workers build their own from the spec "
                 f"{spec!r}: give a spec that builds it (e.g. 'openai:<model>' with backend_options), or register "
                 f"a picklable factory with lang_pz.executor_ray.register_worker_backend({spec!r}, factory)")
-        recipe = WorkerBackend(spec, dict(config.backend_options.get(spec, {})),
-                               tuple(config.prices.get(spec, (0.0, 0.0))), factory)  # type: ignore[arg-type]
+        price = (float(price_per_mtok[0]), float(price_per_mtok[1])) if price_per_mtok else (0.0, 0.0)
+        recipe = WorkerBackend(spec, dict(options), price, factory)
         return cls(workers, backend=recipe, usage=usage, **kwargs)
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None,

@@ -301,6 +301,9 @@ def test_set_takes_text_as_written_and_null_unsets_an_optional_text_field():
     assert set_fields(["initial_policy=null"]) == {"initial_policy": "null"}  # a required text: the words as written
     with pytest.raises(ValueError, match="did you mean 'iterations'"):
         set_fields(["iteration=2"])
+    # a method's setting, flat or in its section (a text field of a section also stays text)
+    assert set_fields(["maskills.skill_reruns=2", "maskills.skills=No", "skill_credit=episode"]) == {
+        "maskills": {"skill_reruns": 2, "skills": "No"}, "skill_credit": "episode"}
 
 
 def test_play_says_how_many_actions_the_env_could_not_read():

@@ -139,3 +139,22 @@ def test_benchmark_counterfactual_critic_with_reference_and_with_default_on_gsm8
     # "default" (an empty reply) finds a verifier that overwrote a right answer, never a wrong
     # solver: a silent solver scores 0 as a wrong one does, so both roles tie
     assert dflt.ties == ref.labels.get("solver", 0) and dflt.agent.value == pytest.approx(ref.labels.get("verifier", 0) / 6)
+
+
+def test_window_probes_offer_each_agent_only_words_it_was_offered():
+    """The re-run planner is plan_probes: an Overcooked macro-action a teammate played but this
+    agent was never offered is not tried for it (it would play the env's fallback under that name)."""
+    from lang_pz.policies.random import RandomPolicy
+    from lang_pz.rollout import rollout
+
+    env = lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=12)
+    team = {a: RandomPolicy(seed=i) for i, a in enumerate(env.possible_agents)}
+    traj = rollout(env, team, seed=4, episode=0)
+    offered = {a: {w for s in traj.agent_steps(a) for w in s.legal_actions or ()} for a in traj.agents}
+    played = {str(s.raw_output).strip() for s in traj.steps}
+    assert any(played - offered[a] for a in traj.agents)  # some agent was never offered a word its teammate played
+    probes = window_probes(env, team, traj, window=None)
+    for a in traj.agents:
+        held = {str(s.raw_output).strip() for s in traj.agent_steps(a)}
+        tried = {p.replacement for p in probes if p.agents == (a,)}
+        assert tried == offered[a] - (held if len(held) == 1 else set())  # every offered word, and only those

@@ -1,4 +1,4 @@
-"""Every example runs; the custom loop from public steps writes what ``train()`` writes."""
+"""Every example runs; the custom method variant writes what ``train()`` writes."""
 
 from __future__ import annotations
 
@@ -53,14 +53,21 @@ def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
     base = dict(env_kwargs=ENV, iterations=2, episodes_per_iteration=1, validation_seeds=[1001],
                 counterfactual=["alternatives"], initial_policy="Always push up.")
     flips = AGENTS  # every piston's optimiser flips its policy; validation and the gate decide
-    ours = custom.custom_train(TrainConfig(**base, run_dir=str(tmp_path / "custom")), backends=StandIn(flips).backend)
+    ours = custom.custom_train(TrainConfig(**base, run_dir=str(tmp_path / "custom")), backends=StandIn(flips).backend,
+                               margin=0.0)  # at margin 0 the variant's gate decides as the stock one
     theirs = train(TrainConfig(**base, run_dir=str(tmp_path / "train")), backends=StandIn(flips).backend)
     a, b = _contents(tmp_path / "custom"), _contents(tmp_path / "train")
     assert sorted(a) == sorted(b)
     for name in a:
         assert a[name] == b[name], name
-    assert ours.policies == theirs.final_policies
+    assert ours.final_policies == theirs.final_policies
     assert any(name.endswith("gated.jsonl") for name in a) and any(name.endswith("acceptance.jsonl") for name in a)
+    strict = custom.custom_train(TrainConfig(**base, run_dir=str(tmp_path / "strict")), backends=StandIn(flips).backend,
+                                 margin=1e9)  # no re-run gains that much: every agent is gated, none changes
+    assert all(m.changed_agents == [] for m in strict.metrics) and strict.final_policies == ours.initial_policies
+    reasons = [json.loads(line)["reason"] for f in (tmp_path / "strict").rglob("gated.jsonl")
+               for line in f.read_text().splitlines()]
+    assert any(r.startswith("gain within margin") for r in reasons)  # agents the stock gate let through
 
 
 def test_wrap_your_env():

@@ -122,7 +122,7 @@ def test_more_embedded_instances_than_requests_in_flight_warn(tmp_path):
 
 
 def test_embedded_instances_are_the_actors_the_critic_and_optimiser_share_one(tmp_path, monkeypatch):
-    import lang_pz.training.loop as loop
+    import lang_pz.training.parts as loop
 
     built = []
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.envs import overcooked_skills
+from lang_pz.envs.overcooked import macro_actions as overcooked_skills
 from lang_pz.envs.overcooked import AGENTS, LAYOUTS, PRIMITIVES, make_env
-from lang_pz.envs.overcooked_skills import SKILL_WORDS, SkillRun, next_action, skill_targets
+from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, SkillRun, next_action, skill_targets
 from lang_pz.error import ActionParseError, DependencyNotInstalled, InvalidKwargError, LangPZError
 from lang_pz.policies import LLMPolicy, OvercookedGreedyPolicy, RandomPolicy, overcooked_partner
 from lang_pz.test import language_api_test

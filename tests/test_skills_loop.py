@@ -495,7 +495,7 @@ def test_cli_trains_a_hand_written_library(tmp_path, monkeypatch):
 
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS})
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: stand_in.backend)
-    monkeypatch.setattr(lang_pz.training.loop, "make_backend", lambda spec, **kw: stand_in.backend)
+    monkeypatch.setattr(lang_pz.training.parts, "make_backend", lambda spec, **kw: stand_in.backend)
     lib = library_dir(tmp_path, DOWN)
     args = ["train", "--method", "maskills", "--skills", str(lib), "--kw", "n_pistons=5", "--kw", "hold=5",
             "--kw", "max_cycles=50", "--iterations", "1", "--run-dir", str(tmp_path / "run"),

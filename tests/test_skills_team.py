@@ -12,7 +12,7 @@ from lang_pz.skills import Skill, SkillLibrary
 from lang_pz.skills.policy import CHOOSE_ROLE, SkillPolicy
 from lang_pz.skills.team import RoleRouter, SkillTeamSpec
 from lang_pz.training import TrainConfig
-from lang_pz.training.team import set_worker_backend
+from lang_pz.executor import set_worker_backend
 
 LIB = SkillLibrary.of([Skill("go-down", "Make a slope.", "Always go down."), Skill("push-up", "Lift.", "Always push up.")])
 
@@ -35,9 +35,9 @@ def test_team_of_skill_policies_partners_and_plain_llm_agents():
 
 
 def test_a_pickled_team_carries_the_library_never_the_backend(monkeypatch):
-    import lang_pz.training.team as team_module
+    import lang_pz.executor as executor_module
 
-    monkeypatch.setattr(team_module, "_WORKER", {})  # this process's worker backends, restored after the test
+    monkeypatch.setattr(executor_module, "_WORKER_BACKENDS", {})  # this process's worker backends, restored after the test
     s = spec().without("piston_0", "push-up")
     back = pickle.loads(pickle.dumps(s))
     assert back.backend is None and back.library == LIB and back.withheld == {"piston_0": frozenset({"push-up"})}

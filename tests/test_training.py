@@ -571,9 +571,13 @@ def test_cli_help_lists_every_config_field_with_its_default():
     res = runner.invoke(app, ["train", "--help"], terminal_width=400, env={"COLUMNS": "400"})
     assert res.exit_code == 0
     out = " ".join(res.output.split())
-    for name, f in TrainConfig.model_fields.items():
-        default = f.default_factory() if f.default_factory is not None else f.default
-        assert f"{name} [default: {default!r}]" in out, name
+    from lang_pz.training.config import SECTIONS
+
+    for prefix, model in [("", TrainConfig), *((f"{m}.", section) for m, section in SECTIONS.items())]:
+        for name, f in model.model_fields.items():
+            default = f.default_factory() if f.default_factory is not None else f.default
+            assert name in SECTIONS or f"{prefix}{name} [default: {default!r}]" in out, name
+    assert "Only with --method maskills" in out and "maskills.skill_credit [default: 'invocation']" in out
 
 
 # -- kill -9 and resume with the real model ------------------------------------------------
@@ -814,7 +818,7 @@ def test_objects_replace_specs_and_callbacks_are_called(tmp_path):
 
 
 def test_one_backend_instance_per_distinct_spec(tmp_path, monkeypatch):
-    from lang_pz.training import loop
+    from lang_pz.training import parts as loop
 
     made = []
 
@@ -998,3 +1002,25 @@ def test_collect_refuses_repeated_episode_numbers(tmp_path):
     with pytest.raises(ValueError, match=r"episode numbers \[0\] repeat"):
         collect(parts.envs, parts.actors({a: UP for a in parts.llm_agents}), seeds=[0, 5], episodes=[0, 0])
     parts.close()
+
+
+def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_path):
+    """Common settings plus the chosen method's section; a flat key moves into its section, one of
+    the other method is refused naming the new key, and a config.json of either shape resumes."""
+    from pydantic import ValidationError
+
+    flat = TrainConfig(critic_mode="counterfactual", counterfactual=["alternatives"], skills=None)
+    assert flat.langmarl is not None and flat.langmarl.critic_mode == "counterfactual" and flat.maskills is None
+    assert TrainConfig(langmarl={"critic_mode": "counterfactual", "counterfactual": ["alternatives"]}) == flat
+    assert TrainConfig.model_validate_json(flat.model_dump_json()) == flat
+    skills = TrainConfig(method="maskills", skill_credit="episode", critic_mode="central_credit")  # a default: dropped
+    assert skills.maskills is not None and skills.maskills.skill_credit == "episode" and skills.langmarl is None
+    with pytest.raises(ValidationError, match=r"skill_reruns=3 is a setting of method 'maskills' \(maskills.skill_reruns"):
+        TrainConfig(skill_reruns=3)
+    with pytest.raises(ValidationError, match=r"the maskills section is a setting of method 'maskills'"):
+        TrainConfig(maskills={})
+    with pytest.raises(ValidationError, match="given both flat and in the langmarl section"):
+        TrainConfig(evidence_gate=False, langmarl={"evidence_gate": True})
+    old = {**flat.model_dump(exclude={"langmarl", "maskills"}), **flat.langmarl.model_dump(), "skills": None,
+           "skill_scoping": "team", "max_skills": 24}  # a config.json written before sections
+    assert TrainConfig(**old) == flat

@@ -9,12 +9,13 @@ import pytest
 from lang_pz.critics import Counterfactual, Evidence
 from lang_pz.optimisers import Gradient, Momentum, PolicyUpdate
 from lang_pz.runs import RunFolder
-from lang_pz.training import (
+from lang_pz.training.accept import (
     accept,
     acceptance_groups,
     accepts,
     commit_momentum,
     evidence_gate,
+    policy_candidates,
 )
 
 
@@ -71,24 +72,25 @@ def test_per_agent_acceptance_stacks_accepted_agents():
     values = {(("a", "up"), ("b", "up")): 5.0, (("a", "down"), ("b", "up")): 7.0,
               (("a", "down"), ("b", "down")): 6.0}
     validate, calls = _table(values)
-    res = accept(cur, {"a": "down", "b": "down"}, 5.0, validate, groups=[["a"], ["b"]])
+    res = accept(cur, policy_candidates({"a": "down", "b": "down"}), 5.0, validate, groups=[["a"], ["b"]])
     assert calls == ["candidate a", "candidate b"]
-    assert res.policies == {"a": "down", "b": "up"} and res.value == 7.0  # b's change, on top of a's, lost 1
-    assert res.accepted_agents == ["a"] and res.accepted is True and res.candidate_value == 7.0
+    assert res.parameter == {"a": "down", "b": "up"} and res.value == 7.0  # b's change, on top of a's, lost 1
+    assert res.accepted_labels == ["a"] and res.accepted is True and res.candidate_value == 7.0
     assert [d["accepted"] for d in res.decisions] == [True, False]
     assert res.decisions[1] == {"agents": ["b"], "val_return": 7.0, "candidate_val_return": 6.0, "accepted": False}
-    with_tolerance = accept(cur, {"a": "down", "b": "down"}, 5.0, _table(values)[0], groups=[["a"], ["b"]], tolerance=1)
-    assert with_tolerance.accepted_agents == ["a", "b"] and with_tolerance.value == 6.0
+    with_tolerance = accept(cur, policy_candidates({"a": "down", "b": "down"}), 5.0, _table(values)[0],
+                            groups=[["a"], ["b"]], tolerance=1)
+    assert with_tolerance.accepted_labels == ["a", "b"] and with_tolerance.value == 6.0
 
 
 def test_joint_acceptance_is_all_or_nothing():
     cur = {"a": "up", "b": "up"}
     values = {(("a", "up"), ("b", "up")): 5.0, (("a", "down"), ("b", "down")): 4.0}
-    res = accept(cur, {"a": "down", "b": "down"}, 5.0, _table(values)[0], groups=[["a", "b"]])
-    assert res.policies == cur and res.value == 5.0 and res.accepted is False
+    res = accept(cur, policy_candidates({"a": "down", "b": "down"}), 5.0, _table(values)[0], groups=[["a", "b"]])
+    assert res.parameter == cur and res.value == 5.0 and res.accepted is False
     assert res.candidate_value == 4.0  # the rejected candidate's value is reported
-    none = accept(cur, {}, 5.0, _table(values)[0], groups=[])
-    assert none.accepted is None and none.candidate_value is None and none.policies == cur
+    none = accept(cur, policy_candidates({}), 5.0, _table(values)[0], groups=[])
+    assert none.accepted is None and none.candidate_value is None and none.parameter == cur
 
 
 def test_accept_logs_each_decision(tmp_path):
@@ -96,7 +98,7 @@ def test_accept_logs_each_decision(tmp_path):
     run.create("{}")
     log = run.begin(0)
     values = {(("a", "up"),): 1.0, (("a", "down"),): 2.0}
-    accept({"a": "up"}, {"a": "down"}, 1.0, _table(values)[0], groups=[["a"]], log=log)
+    accept({"a": "up"}, policy_candidates({"a": "down"}), 1.0, _table(values)[0], groups=[["a"]], log=log)
     lines = [json.loads(x) for x in log.files.log("acceptance").read_text().splitlines()]
     assert lines == [{"agents": ["a"], "val_return": 1.0, "candidate_val_return": 2.0, "accepted": True}]
 
@@ -121,4 +123,4 @@ def test_accept_refuses_a_group_without_a_candidate():
     from lang_pz.training.accept import accept
 
     with pytest.raises(LangPZError, match=r"name \['piston_9'\], which have no candidate"):
-        accept({"piston_0": "a"}, {"piston_0": "b"}, 1.0, lambda p, label: 1.0, groups=[["piston_9"]])
+        accept({"piston_0": "a"}, policy_candidates({"piston_0": "b"}), 1.0, lambda p, label: 1.0, groups=[["piston_9"]])

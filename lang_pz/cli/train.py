@@ -11,61 +11,85 @@ import typer
 import yaml
 
 from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+from lang_pz.training.config import LangMARLConfig
 
 
 def _config_help() -> str:
-    from lang_pz.training import TrainConfig
+    from lang_pz.training.config import SECTIONS, TrainConfig
 
-    lines = ["Every TrainConfig field, settable in --config or with --set KEY=VALUE:", ""]
-    for name, f in TrainConfig.model_fields.items():
-        default = f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
-        lines.append(f"{name} [default: {default!r}]: {f.description}")
+    def rows(model: Any, prefix: str = "") -> list[str]:
+        out = []
+        for name, f in model.model_fields.items():
+            if name in SECTIONS:
+                continue
+            default = f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
+            out.append(f"{prefix}{name} [default: {default!r}]: {f.description}")
+        return out
+
+    lines = ["Every setting, settable in --config or with --set KEY=VALUE. Common to every method:", "",
+             *rows(TrainConfig)]
+    for method, model in SECTIONS.items():
+        lines += ["", f"Only with --method {method} (the {method}: section; flat keys are moved there):", "",
+                  *rows(model, f"{method}.")]
     from rich.markup import escape  # typer renders help text as rich markup
 
     return escape("\n\n".join(lines))
 
 
-def _choices(field: str) -> str:
-    """The values of a TrainConfig ``Literal`` field as "a, b or c" (taken from the type: cannot drift)."""
+def _choices(model: Any, field: str) -> str:
+    """The values of a ``Literal`` field as "a, b or c" (taken from the type: cannot drift)."""
     from typing import get_args
 
-    from lang_pz.training import TrainConfig
-
-    values = [str(v) for v in get_args(TrainConfig.model_fields[field].annotation)]
+    values = [str(v) for v in get_args(model.model_fields[field].annotation)]
     return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
+def _field(key: str) -> Any:
+    """The pydantic field of a setting name (flat or ``method.name``), or ``None``."""
+    from lang_pz.training.config import SECTIONS, TrainConfig, setting_names
+
+    where = setting_names().get(key)
+    if where is None:
+        return None
+    return (SECTIONS[where] if where else TrainConfig).model_fields[key.rpartition(".")[2]]
+
 
 def set_fields(pairs: list[str]) -> dict[str, Any]:
-    """``--set KEY=VALUE`` pairs as TrainConfig fields: values are YAML, except that a text field takes
-    the value as written (``No``, ``Stay: wait`` stay text) and YAML's null (``null``, ``~``, empty)
-    unsets an optional text field.
+    """``--set KEY=VALUE`` pairs as config settings (``KEY`` common, or a method's: flat or
+    ``maskills.KEY``): values are YAML, except that a text field takes the value as written (``No``,
+    ``Stay: wait`` stay text) and YAML's null (``null``, ``~``, empty) unsets an optional text field.
 
     Raises:
         ValueError: a pair without ``=``, an unknown field (with a did-you-mean), or a value that is
             not valid YAML.
     """
-    from lang_pz.training import TrainConfig
+    from lang_pz.training.config import setting_names
 
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise ValueError(f"--set needs KEY=VALUE, got {pair!r} (e.g. --set {pair}=VALUE)")
-        if key not in TrainConfig.model_fields:
-            close = difflib.get_close_matches(key, list(TrainConfig.model_fields), n=1)
+        field = _field(key)
+        if field is None:
+            close = difflib.get_close_matches(key, list(setting_names()), n=1)
             raise ValueError(f"--set {pair!r}: {key!r} is not a TrainConfig field"
                              f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)")
-        annotation = str(TrainConfig.model_fields[key].annotation)
+        annotation = str(field.annotation)
         if annotation == "str | None" and value.strip() in ("", "~", "null", "Null", "NULL"):
-            out[key] = None
+            parsed = None
         elif annotation in ("<class 'str'>", "str | None"):
-            out[key] = value
+            parsed = value
         else:
             try:
-                out[key] = yaml_value(value, f"--set {key}")
+                parsed = yaml_value(value, f"--set {key}")
             except typer.BadParameter as exc:
                 raise ValueError(exc.message) from None
+        method, dot, name = key.rpartition(".")
+        if dot:
+            out.setdefault(method, {})[name] = parsed
+        else:
+            out[key] = parsed
     return out
 
 @app.command(epilog=_config_help())
@@ -78,7 +102,7 @@ def train(
     episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration \\[default: 1]")] = None,
     seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
     critic_mode: Annotated[Optional[str], typer.Option(
-        help=f"{_choices('critic_mode')} \\[default: central_credit]")] = None,
+        help=f"langmarl: {_choices(LangMARLConfig, 'critic_mode')} \\[default: central_credit]")] = None,
     backend: Annotated[Optional[str], typer.Option(help="actor backend \\[default: embedded]")] = None,
     critic_backend: Annotated[Optional[str], typer.Option(help="critic backend \\[default: actor's]")] = None,
     optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend \\[default: actor's]")] = None,
@@ -90,7 +114,8 @@ def train(
     skills: Annotated[Optional[Path], typer.Option(
         help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
-        "--set", help="any TrainConfig field KEY=VALUE (repeatable; values are YAML), listed below")] = None,
+        "--set", help="any setting KEY=VALUE, a method's as METHOD.KEY or flat (repeatable; values are YAML), "
+        "listed below")] = None,
     log: Annotated[Optional[list[str]], typer.Option(
         help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
 ) -> None:
@@ -104,6 +129,7 @@ def train(
     from lang_pz.trackers import open_trackers
     from lang_pz.training import TrainConfig
     from lang_pz.training import train as run_training
+    from lang_pz.training.config import SECTIONS, setting_names
 
     say = lambda msg: typer.echo(msg, err=True)  # noqa: E731
     if resume is not None:
@@ -136,9 +162,10 @@ def train(
             fail(ValueError(f"--config {config} could not be read as YAML/JSON: {exc}"))
         if not isinstance(fields, dict):
             fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
+        known = [*(k for k in setting_names() if "." not in k), *SECTIONS]
         for key in fields:
-            if key not in TrainConfig.model_fields:
-                close = difflib.get_close_matches(str(key), list(TrainConfig.model_fields), n=1)
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
                 fail(ValueError(f"--config {config}: {key!r} is not a TrainConfig field"
                                 f"{f'; did you mean {close[0]!r}' if close else ''} (see `lang-pz train --help`)"))
     overrides = {
@@ -147,11 +174,22 @@ def train(
         "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None, "executor": executor,
         "method": method, "skills": str(skills) if skills is not None else None,
     }
-    fields.update({k: v for k, v in overrides.items() if v is not None})
+    names = setting_names()
+    for key, value in overrides.items():
+        if value is not None:  # an option of a method's setting goes into that method's section, if the file has one
+            section = fields.get(names[key]) if names[key] else None
+            (section if isinstance(section, dict) else fields)[key] = value
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
-        fields.update(set_fields(set_ or []))
+        for key, value in set_fields(set_ or []).items():  # a method's setting joins its section, if given
+            section = fields.get(key if key in SECTIONS else names[key])
+            if key in SECTIONS and isinstance(section, dict):
+                fields[key] = {**section, **value}
+            elif key not in SECTIONS and names[key] and isinstance(section, dict):
+                section[key] = value
+            else:
+                fields[key] = value
     except ValueError as exc:
         fail(exc)
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -151,10 +151,20 @@ def _fmt(x: float) -> str:
 
 
 
+#: What a critic is shown about an episode (a :class:`Counterfactual`, a skill's measured utility, ...).
+E_contra = TypeVar("E_contra", contravariant=True)
+#: What a critic returns per episode (a :class:`CriticReport`, a skill critic's report, ...).
+R_co = TypeVar("R_co", bound=BaseModel, covariant=True)
+E_co = TypeVar("E_co", covariant=True)
+
+
 @runtime_checkable
-class Critic(Protocol):
+class Critic(Protocol[E_contra, R_co]):
     """The interface of a critic: one trajectory (and the evidence computed about it) in, one
-    :class:`CriticReport` out.
+    report out. Generic over the evidence items it reads (``E``: a
+    :class:`~lang_pz.critics.counterfactual.Counterfactual` for the policy critics) and the
+    report it writes (``R``: :class:`CriticReport` for them); :func:`lang_pz.training.assess`
+    runs any of them.
 
     Attributes:
         mode: the critic's mode name, recorded in each report and the run config.
@@ -166,17 +176,36 @@ class Critic(Protocol):
         self,
         trajectory: Trajectory,
         policies: Mapping[str, str] | None = None,
-        counterfactuals: Sequence[Counterfactual] = (),
-    ) -> CriticReport:
+        counterfactuals: Sequence[E_contra] = (),
+    ) -> R_co:
         """Credit the agents that acted in ``trajectory``.
 
         Args:
             trajectory: the finished episode.
             policies: agent -> its current policy text (may be shown to an LLM critic).
-            counterfactuals: re-runs of the same seed computed about this episode.
+            counterfactuals: the evidence computed about this episode (re-runs of its seed).
 
         Raises:
             LangPZError: the critic cannot assess this trajectory (e.g. a reply that never
                 validated: :class:`~lang_pz.error.SchemaValidationError`).
         """
+        ...
+
+
+#: The critic of text policies: counterfactual re-runs in, a :class:`CriticReport` out.
+PolicyCritic = Critic[Counterfactual, CriticReport]
+
+
+@runtime_checkable
+class EpisodeEvidence(Protocol[E_co]):
+    """The evidence computed about one episode, as :func:`lang_pz.training.assess` hands it to a
+    critic: its episode number and the items the critic is shown."""
+
+    @property
+    def episode(self) -> int:
+        """The factual episode's number."""
+        ...
+
+    def shown(self) -> Sequence[E_co]:
+        """The items the critic sees (evidence may hold more than it shows)."""
         ...

@@ -102,6 +102,10 @@ class Evidence(BaseModel):
     episode: int
     counterfactuals: list[Counterfactual] = Field(default_factory=list)
 
+    def shown(self) -> list[Counterfactual]:
+        """What a critic is shown: every re-run (:class:`~lang_pz.critics.base.EpisodeEvidence`)."""
+        return list(self.counterfactuals)
+
     def concerning(self, agent: str) -> list[Counterfactual]:
         """The probes that replaced ``agent`` (alone or in a group)."""
         return [c for c in self.counterfactuals if agent in c.agents]
@@ -148,6 +152,12 @@ class Probe:
     replacement: str
     at_steps: tuple[int, ...] | None
 
+    def rerun(self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None,
+              seed: int = 0) -> Counterfactual:
+        """Play this re-run of ``factual`` in ``env`` with ``policies`` (the team that played it),
+        the kept agents answering from ``factual`` (:func:`probe_team`, :func:`run_probe`)."""
+        return run_probe(env, probe_team(policies, self, seed=seed, factual=factual), self, factual, objective)
+
 
 def plan_probes(
     trajectory: Trajectory,
@@ -158,6 +168,12 @@ def plan_probes(
 ) -> list[Probe]:
     """The re-runs :func:`counterfactuals` makes, without running them (each is independent, so
     an executor may run them concurrently, each in its own environment). Arguments as there.
+
+    The one planner of action-replacement re-runs: training's evidence
+    (:func:`lang_pz.training.gather_evidence`) and the fault benchmark's windows
+    (:func:`lang_pz.critics.difference.window_probes`) both plan with it, so each agent is
+    offered only words it was offered in the episode. Under ``"alternatives"``, a word the group
+    played at every replaced decision is skipped (the re-run would change nothing).
 
     Raises:
         LangPZError: the trajectory has no seed, or ``"alternatives"`` for an agent that was
@@ -190,7 +206,8 @@ def plan_probes(
             warnings.warn(f"counterfactual steps {list(at)}: {group[0]} made {made} decisions in episode "
                           f"{trajectory.episode} (0-based: 0 to {made - 1}), so its re-runs replace nothing and "
                           "show no difference; choose decisions it makes", UserWarning, stacklevel=2)
-        played = {str(s.raw_output).strip() for a in group for s in trajectory.agent_steps(a)}
+        played = {str(s.raw_output).strip() for a in group for k, s in enumerate(trajectory.agent_steps(a))
+                  if at is None or k in at}
         words: list[str] = []
         for r in replacements:
             if r == "alternatives":
@@ -310,5 +327,4 @@ def counterfactuals(
     if unknown:
         raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
     return [run_probe(env, probe_team(policies, p, previous=previous, seed=seed, factual=trajectory), p, trajectory,
-                      objective)
-            for p in plan_probes(trajectory, groups, replacements, steps=steps)]
+                      objective) for p in plan_probes(trajectory, groups, replacements, steps=steps)]

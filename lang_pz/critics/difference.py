@@ -60,7 +60,7 @@ from lang_pz.critics.base import (
     CriticReport,
     compute_evidence,
 )
-from lang_pz.critics.counterfactual import Counterfactual, counterfactuals
+from lang_pz.critics.counterfactual import Counterfactual, counterfactuals, plan_probes
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy
 from lang_pz.policies.faulty import SplicedPolicy
@@ -81,19 +81,6 @@ Computed from re-runs of the same episode:
 - robot_b: credit 0.0; no re-run changed the return
 Explanations as JSON:
 {"robot_a": {"explanation": "pushing at the wrong time hurt"}, "robot_b": {"explanation": "its play did not matter"}}"""
-
-
-def _legal_words(env: Any, agent: str, seed: int | None) -> list[str] | None:
-    from pettingzoo import ParallelEnv
-
-    if isinstance(env, ParallelEnv):
-        _, infos = env.reset(seed=seed)
-        info = infos.get(agent, {})
-    else:  # AEC
-        env.reset(seed=seed)
-        info = env.infos.get(agent, {})
-    words = info.get("legal_actions")
-    return [str(w) for w in words] if words else None
 
 
 def window_probes(
@@ -123,9 +110,9 @@ def window_probes(
         env: the environment the trajectory was played in (it is reset).
         policies: the policies that played it.
         trajectory: the factual episode (it must have a seed).
-        replacements: per window, each of: an action word; ``"alternatives"`` (every word of
-            the agent's ``info["legal_actions"]`` after a reset and every word the team played
-            in ``trajectory``, except a word the agent played throughout the window);
+        replacements: per window, each of: an action word the agent was offered;
+            ``"alternatives"`` (every word the agent was offered in ``trajectory``, its steps'
+            ``legal_actions``, except a word it played throughout the window);
             ``"reference"`` (the window as ``reference[agent]`` would have played it, see
             :class:`~lang_pz.policies.faulty.SplicedPolicy`; recorded as replacement
             ``"reference policy"``); ``"default"``; ``"random"``.
@@ -142,8 +129,10 @@ def window_probes(
 
     Raises:
         InvalidKwargError: ``window < 1``, ``refine < 1`` or no replacement.
-        LangPZError: ``"reference"`` without a reference for an agent; ``"alternatives"`` in
-            an environment without ``info["legal_actions"]``; from the re-runs.
+        LangPZError: ``"reference"`` without a reference for an agent; ``"alternatives"`` for
+            an agent offered no ``legal_actions``, or a word the agent was not offered
+            (:func:`~lang_pz.critics.counterfactual.plan_probes`, which plans every re-run but
+            the reference ones); from the re-runs.
     """
     if window is not None and window < 1:
         raise InvalidKwargError(f"window must be >= 1 decision (or None: every decision), got {window}")
@@ -156,31 +145,11 @@ def window_probes(
         missing = [a for a in agents if reference is None or a not in reference]
         if missing:
             raise LangPZError(f"replacement 'reference' needs reference= policies; none given for {missing}")
-    team_words = [str(s.raw_output).strip() for s in trajectory.steps if s.parse_error is None]
-    alternatives: dict[str, list[str]] = {}
-    if "alternatives" in replacements:
-        for a in agents:
-            legal = _legal_words(env, a, trajectory.seed)
-            if legal is None:
-                raise LangPZError(
-                    f"'alternatives' needs a finite action set, but {a}'s info has no legal_actions "
-                    "(free-text actions); use 'default', 'reference' or explicit texts as replacements"
-                )
-            alternatives[a] = list(dict.fromkeys(legal + [w for w in team_words if w]))
+    words = [r for r in replacements if r != "reference"]
 
     def probe(a: str, decisions: list[int] | None) -> list[Counterfactual]:
-        played = [str(s.raw_output).strip() for s in trajectory.agent_steps(a)]
-        held = set(played if decisions is None else [played[k] for k in decisions])
-        words: list[str] = []
-        for r in replacements:
-            if r == "alternatives":
-                words += [w for w in alternatives[a] if {w} != held]
-            elif r != "reference":
-                words.append(r)
-        found = []
-        if words:
-            found += counterfactuals(env, policies, trajectory, [[a]], list(dict.fromkeys(words)), seed=seed,
-                                     steps=decisions)
+        planned = plan_probes(trajectory, [[a]], words, steps=decisions) if words else []
+        found = [p.rerun(env, policies, trajectory, seed=seed) for p in planned]
         if "reference" in replacements:
             swap = reference[a] if decisions is None else SplicedPolicy(policies[a], reference[a], decisions)  # type: ignore[index]
             cf = counterfactuals(env, policies, trajectory, [[a]], ["previous"], previous={a: swap})[0]

@@ -17,14 +17,11 @@ usable alone (the training loop composes them):
 - :mod:`~lang_pz.skills.aggregate`: evidence summed over a batch, with a decayed memory;
 - :mod:`~lang_pz.skills.operators`: refine, induce, consolidate, prune, and ``propose_edits``;
 - :mod:`~lang_pz.skills.team`: ``env -> team`` of skill policies on a library (picklable);
-- :mod:`~lang_pz.skills.steps`: the new steps of a skills iteration (withheld-skill evidence,
-  the critic behind ``lang_pz.training.assess``, edits validated by ``lang_pz.training.accept``
-  and rolled back on a regression);
-- :mod:`~lang_pz.skills.loop`: ``lang_pz.training.train(config)`` with ``method: maskills``;
 - :mod:`~lang_pz.skills.transfer`: a library evaluated unchanged on another env (``lang-pz skills eval``).
 
-The last four import :mod:`lang_pz.training`; import them by module (``from lang_pz.skills.loop
-import train_skills``).
+The method that trains a library, ``lang_pz.training.train(config)`` with ``method: maskills``,
+is :mod:`lang_pz.methods.maskills`. The last two import :mod:`lang_pz.training`; import them by
+module.
 """
 
 from lang_pz.skills.aggregate import SkillMemory

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lang_pz.critics.counterfactual import TEAM_RETURN
 from lang_pz.error import LangPZError
 from lang_pz.objectives import Objective, make_objective
 from lang_pz.policies.base import Policy
@@ -104,16 +105,33 @@ def skill_utilities(
         uses.setdefault((inv.agent, inv.skill), []).append(inv)
     if skills is not None:
         uses = {k: v for k, v in uses.items() if k in set(map(tuple, skills))}
-    out = []
-    for (agent, name), invs in uses.items():
-        policy = policies.get(agent)
+    return [WithheldSkill(agent, name).rerun(env, policies, trajectory, objective) for agent, name in uses]
+
+
+@dataclass(frozen=True)
+class WithheldSkill:
+    """One planned re-run of a factual episode's seed with ``skill`` not offered to ``agent``
+    (the re-run :func:`lang_pz.training.steps.rerun` plays, like a counterfactual
+    :class:`~lang_pz.critics.counterfactual.Probe`)."""
+
+    agent: str
+    skill: str
+
+    def rerun(self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None,
+              seed: int = 0) -> SkillUtility:
+        """Play the re-run in ``env`` (every other policy unchanged; ``seed`` unused: nothing is
+        random) and measure the skill's utility (default objective: the team return).
+
+        Raises:
+            LangPZError: ``agent``'s policy is not a :class:`SkillPolicy`, or it never invoked the skill.
+        """
+        policy = policies.get(self.agent)
         if not isinstance(policy, SkillPolicy):
-            raise LangPZError(f"{agent} invoked skill {name!r} but its policy is {type(policy).__name__}, not a "
-                              "SkillPolicy; give the policies that played the trajectory")
-        rerun = rollout(env, {**policies, agent: policy.without(name)}, seed=trajectory.seed,
-                        episode=trajectory.episode)
-        out.append(utility_of(trajectory, rerun, agent, name, objective))
-    return out
+            raise LangPZError(f"{self.agent} invoked skill {self.skill!r} but its policy is {type(policy).__name__}, "
+                              "not a SkillPolicy; give the policies that played the trajectory")
+        rerun = rollout(env, {**policies, self.agent: policy.without(self.skill)}, seed=factual.seed,
+                        episode=factual.episode)
+        return utility_of(factual, rerun, self.agent, self.skill, objective or TEAM_RETURN)
 
 
 def invoked_pairs(trajectory: Trajectory, limit: int | None = None) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ different prompts (choose, then act); on one llama.cpp instance each request evi
 prompt prefix from the model's KV cache, so every call re-reads its whole prompt. Measured with
 SmolLM2-135M on a shared 2-core machine (5 pistons, 430-token choose prompts): 4.5-5.3 s a
 choose call alternating on one instance, 0.7-2.3 s with the choose requests on a second instance.
-:func:`lang_pz.skills.loop.train_skills` therefore gives the embedded actor two instances.
+:meth:`lang_pz.methods.maskills.MASkills.build` therefore gives the embedded actor two instances.
 """
 
 from __future__ import annotations

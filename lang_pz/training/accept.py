@@ -1,4 +1,7 @@
-"""The accept step: which candidate texts become the policies, on evidence the system computes.
+"""The accept step: which candidates are kept, on evidence the system computes.
+
+The step is generic over what is optimised: a candidate is a label and how to apply it
+(:class:`Candidate`), so policy texts and skill-library edits go through the same code.
 
 Two gates, both on numbers, never on the model's words (a 135M model's judgement is noise):
 
@@ -15,15 +18,19 @@ Momentum is committed only for accepted agents (:func:`commit_momentum`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from lang_pz.critics.counterfactual import Evidence, best_gain
 from lang_pz.error import LangPZError
 from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.runs import IterationLog
+
+#: The parameter a method optimises (policy texts, a skill library, ...).
+P = TypeVar("P")
 
 
 def accepts(current: float | None, candidate: float | None, tolerance: float = 0.0) -> bool:
@@ -66,23 +73,48 @@ def acceptance_groups(changed: Sequence[str], rule: Literal["joint", "per_agent"
     raise ValueError(f"acceptance must be 'joint' or 'per_agent', got {rule!r}")
 
 
+@dataclass(frozen=True)
+class Candidate(Generic[P]):
+    """One proposed change of a method's parameter: a label and how to apply it.
+
+    Attributes:
+        label: what ``acceptance.jsonl`` and the metrics call it (an agent for a policy text,
+            e.g. ``piston_1``; an edit for a skill library, e.g. ``refine team/push-up``).
+        apply: ``parameter -> parameter`` with the change made (it must not modify its argument).
+            It raises :class:`~lang_pz.error.LangPZError` when the change does not apply on top
+            of the candidates kept before it; :func:`accept` then rejects it.
+    """
+
+    label: str
+    apply: Callable[[P], P]
+
+
+def policy_candidates(texts: Mapping[str, str]) -> list[Candidate[dict[str, str]]]:
+    """agent -> candidate text as :class:`Candidate` objects over policy dicts (label: the agent)."""
+    return [Candidate(agent, functools.partial(_with_policy, agent, text)) for agent, text in texts.items()]
+
+
+def _with_policy(agent: str, text: str, policies: dict[str, str]) -> dict[str, str]:
+    return {**policies, agent: text}
+
+
 @dataclass
-class Acceptance:
+class Acceptance(Generic[P]):
     """What the accept step decided.
 
     Attributes:
-        policies: the policies after the step (accepted candidates laid over the old ones).
-        value: their validation value (``None`` without validation seeds).
-        accepted_agents: agents whose candidates were accepted, in validation order.
-        decisions: one record per validated group (``agents``, ``val_return``,
+        parameter: the parameter after the step (the accepted candidates applied, in order).
+        value: its validation value (``None`` without validation seeds).
+        accepted_labels: labels of the accepted candidates, in validation order.
+        decisions: one record per validated group (``agents``: its labels, ``val_return``,
             ``candidate_val_return``, ``accepted``), as in ``acceptance.jsonl``.
         candidate_value: the last validated candidate's value, or the accepted value if any
             group was accepted (what the learning curve plots).
     """
 
-    policies: dict[str, str]
+    parameter: P
     value: float | None
-    accepted_agents: list[str] = field(default_factory=list)
+    accepted_labels: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     candidate_value: float | None = None
 
@@ -90,55 +122,61 @@ class Acceptance:
     def accepted(self) -> bool | None:
         """``True`` if some candidate was accepted, ``False`` if all were rejected, ``None`` if
         there was no candidate."""
-        return None if not self.decisions else bool(self.accepted_agents)
+        return None if not self.decisions else bool(self.accepted_labels)
 
 
 def accept(
-    policies: Mapping[str, str],
-    candidates: Mapping[str, str],
+    current: P,
+    candidates: Sequence[Candidate[P]],
     value: float | None,
-    validate: Callable[[dict[str, str], str], float | None],
+    validate: Callable[[P, str], float | None],
     *,
     groups: Sequence[Sequence[str]],
     tolerance: float = 0.0,
     log: IterationLog | None = None,
-) -> Acceptance:
+) -> Acceptance[P]:
     """Validate candidate groups in turn; keep each group that does not lower the validation
     value by more than ``tolerance`` (:func:`accepts`), on top of those already kept.
 
     Args:
-        policies: the current policies.
-        candidates: agent -> candidate text (only the agents in ``groups`` are used).
-        value: the current policies' validation value (``None``: accept unchecked).
-        validate: ``(policies, label) -> value`` (e.g. :func:`lang_pz.training.steps.validate`
-            on the held-out seeds); called once per group.
-        groups: from :func:`acceptance_groups`.
+        current: the current parameter (policy texts, a skill library, ...).
+        candidates: the proposed changes (only those named in ``groups`` are used).
+        value: the current parameter's validation value (``None``: accept unchecked).
+        validate: ``(parameter, label) -> value`` (e.g. :func:`lang_pz.training.steps.validate`
+            on the held-out seeds); called once per group whose candidates apply.
+        groups: candidate labels, from :func:`acceptance_groups`.
         tolerance: see :func:`accepts`.
         log: each decision goes to ``acceptance.jsonl``.
 
     Returns:
-        The :class:`Acceptance`.
+        The :class:`Acceptance`. A group whose candidates do not apply together on top of those
+        kept (``apply`` raised :class:`~lang_pz.error.LangPZError`) is rejected with value ``-inf``.
 
     Raises:
-        LangPZError: a group names an agent without a candidate.
+        LangPZError: a group names a label without a candidate.
     """
-    missing = sorted({a for g in groups for a in g} - set(candidates))
+    by_label = {c.label: c for c in candidates}
+    missing = sorted({a for g in groups for a in g} - set(by_label))
     if missing:
-        raise LangPZError(f"acceptance groups name {missing}, which have no candidate (candidates: {sorted(candidates)})")
-    result = Acceptance(policies=dict(policies), value=value)
+        raise LangPZError(f"acceptance groups name {missing}, which have no candidate (candidates: {sorted(by_label)})")
+    result: Acceptance[P] = Acceptance(parameter=current, value=value)
     for group in groups:
-        trial = {**result.policies, **{a: candidates[a] for a in group}}
-        cand = validate(trial, "candidate " + "+".join(group))
-        ok = accepts(result.value, cand, tolerance)
+        try:
+            trial = functools.reduce(lambda p, label: by_label[label].apply(p), group, result.parameter)
+        except LangPZError:
+            trial, cand = None, float("-inf")
+        else:
+            cand = validate(trial, "candidate " + "+".join(group))
+        ok = trial is not None and accepts(result.value, cand, tolerance)
         decision = {"agents": list(group), "val_return": result.value, "candidate_val_return": cand, "accepted": ok}
         result.decisions.append(decision)
         if log is not None:
             log.log("acceptance", decision)
         result.candidate_value = cand
-        if ok:
-            result.policies, result.value = trial, cand
-            result.accepted_agents += list(group)
-    if result.accepted_agents:
+        if ok and trial is not None:
+            result.parameter, result.value = trial, cand
+            result.accepted_labels += list(group)
+    if result.accepted_labels:
         result.candidate_value = result.value
     return result
 

@@ -44,20 +44,21 @@ def check_agents(config: TrainConfig, env: Any) -> list[str]:
 
 
 def check_counterfactual(config: TrainConfig, env: Any) -> None:
-    """Every ``config.counterfactual`` entry is a replacement keyword or an action word of the env
+    """Every ``config.langmarl.counterfactual`` entry is a replacement keyword or an action word of the env
     (a typo would be re-run as an action word, and written into policies). Envs whose actions are
     free text (no ``legal_actions``) accept any word. Resets ``env`` with ``config.seed``.
 
     Raises:
         InvalidKwargError: an unknown entry (with the valid ones and close matches).
     """
-    if not config.counterfactual:
+    replacements = config.langmarl.counterfactual if config.langmarl is not None else []
+    if not replacements:
         return
     infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed),
                                                                                   env.infos)[1]
     words = list(dict.fromkeys(w for i in infos.values() for w in i.get("legal_actions") or ()))
     valid = [*REPLACEMENT_KEYWORDS, *words]
-    for r in config.counterfactual:
+    for r in replacements:
         if r in valid or (not words and r != "previous"):
             continue
         close = difflib.get_close_matches(r, valid, n=2, cutoff=0.6)

@@ -22,6 +22,92 @@ PartnerKind = Literal["random", "heuristic", "greedy"]
 SECRET_WORDS = ("key", "secret", "password", "token", "auth", "credential")
 
 
+class LangMARLConfig(BaseModel):
+    """The settings of ``method: langmarl`` (the ``langmarl:`` section of a config): the critic,
+    its counterfactual evidence and the textual optimiser's update."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    critic_mode: CriticModeName = Field(
+        "central_credit", description="central_credit, central_global, independent (LLM critics) or counterfactual "
+        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements)")
+    counterfactual: list[str] = Field(
+        default_factory=list,
+        description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
+    counterfactual_steps: list[int] | None = Field(
+        None, min_length=1,
+        description="replace only these decisions (0-based) in counterfactual re-runs (default: every decision)")
+    evidence_gate: bool = Field(
+        True, description="with counterfactual: update only agents for which some re-run beat what they played")
+    critic_credit_levels: list[float] | None = Field(
+        [-1.0, -0.5, 0.0, 0.5, 1.0], min_length=1,
+        description="credit values offered to the critic (null: any in [-1, 1])")
+    directions: Literal["evidence", "free"] = Field(
+        "evidence", description="evidence: a gradient's change is chosen among the actions re-runs found better "
+        "(the LLM picks and phrases); free: any text (as published)")
+    max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
+
+    @field_validator("counterfactual_steps")
+    @classmethod
+    def _decision_indices(cls, steps: list[int] | None) -> list[int] | None:
+        negative = [s for s in steps or [] if s < 0]
+        if negative:
+            raise ValueError(f"counterfactual_steps {negative} are negative; they are 0-based decision indices "
+                             "(0 = each agent's first decision)")
+        return steps
+
+    @model_validator(mode="after")
+    def _counterfactual_critic_has_evidence(self) -> LangMARLConfig:
+        if self.critic_mode == "counterfactual" and not self.counterfactual:
+            raise ValueError("critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
+                             "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])")
+        return self
+
+
+class MASkillsConfig(BaseModel):
+    """The settings of ``method: maskills`` (the ``maskills:`` section of a config): the starting
+    library, its scopes, how skills are credited and edited, and the library's bounds."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    skills: str | None = Field(
+        None, description="the starting skill library folder (Agent Skills; default: an empty library)")
+    skill_scoping: Literal["team", "role", "agent"] = Field(
+        "team", description="where induced skills go: shared by the team, the agent's role, or the agent")
+    skill_roles: dict[str, str] = Field(
+        default_factory=dict, description="agent -> role (which role scope it sees; default: itself)")
+    skill_credit: Literal["invocation", "episode"] = Field(
+        "invocation", description="credit per skill invocation (withheld-skill re-runs, per-use "
+        "critic) or, as an ablation, every skill shown in an episode shares the episode's outcome")
+    skill_rollback: bool = Field(
+        True, description="validate each library edit and roll a regression back (false: keep every "
+        "edit unvalidated, an ablation)")
+    skill_reruns: int | None = Field(
+        None, ge=0, description="withheld-skill re-runs per episode, most-invoked skills first "
+        "(default: one per invoked skill and agent)")
+    max_skill_edits: int = Field(2, ge=1, description="most library edits proposed per iteration")
+    max_skills: int = Field(24, ge=1, description="most skills in the library")
+    max_skills_per_scope: int = Field(8, ge=1, description="most skills in one scope")
+    max_skill_description_chars: int = Field(
+        200, ge=20, le=1024, description="longest skill description an edit may write")
+    max_skill_body_chars: int = Field(600, ge=20, description="longest skill body an edit may write")
+
+    @field_validator("skills")
+    @classmethod
+    def _library_folder(cls, skills: str | None) -> str | None:
+        if skills is not None and not skills.strip():
+            raise ValueError("skills must be a library folder, got an empty string; drop it to start from no skills")
+        return skills
+
+
+#: method -> its section's model (the config key of the section is the method's name).
+SECTIONS: dict[str, type[BaseModel]] = {"langmarl": LangMARLConfig, "maskills": MASkillsConfig}
+#: Why a setting of one method does not fit the other (added to the error that names its section).
+_HINTS = {"counterfactual": "counterfactual re-runs replace an agent's actions (method langmarl); maskills measures "
+                            "skills by withheld-skill re-runs instead (skill_reruns)",
+          "skills": "the starting library of method 'maskills'"}
+
+
 class TrainConfig(BaseModel):
     """Configuration of a training run (also the schema of ``--config`` YAML/JSON files)."""
 
@@ -49,17 +135,6 @@ class TrainConfig(BaseModel):
     acceptance: Literal["joint", "per_agent"] | None = Field(
         None, description="validate all candidates at once (joint) or each agent's in turn (per_agent); "
         "default: joint for central_global (one team update), per_agent otherwise")
-    critic_mode: CriticModeName = Field(
-        "central_credit", description="central_credit, central_global, independent (LLM critics) or counterfactual "
-        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements)")
-    counterfactual: list[str] = Field(
-        default_factory=list,
-        description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
-    counterfactual_steps: list[int] | None = Field(
-        None, min_length=1,
-        description="replace only these decisions (0-based) in counterfactual re-runs (default: every decision)")
-    evidence_gate: bool = Field(
-        True, description="with counterfactual: update only agents for which some re-run beat what they played")
     initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
                                 description="every agent's starting policy")
     initial_policies: dict[str, str] = Field(default_factory=dict, description="per-agent starting policies")
@@ -79,18 +154,11 @@ class TrainConfig(BaseModel):
     critic_max_attempts: int = Field(3, ge=1, description="critic LLM calls per report before it fails")
     critic_max_prompt_steps: int = Field(40, ge=1, description="most trajectory steps shown to the critic")
     critic_max_prompt_chars: int = Field(5000, ge=1000, description="budget of the critic's trajectory text")
-    critic_credit_levels: list[float] | None = Field(
-        [-1.0, -0.5, 0.0, 0.5, 1.0], min_length=1,
-        description="credit values offered to the critic (null: any in [-1, 1])")
     critic_temperature: float = Field(0.0, ge=0, description="sampling temperature of the critic's first attempt")
     optimiser_max_attempts: int = Field(3, ge=1, description="LLM calls per optimiser stage before it fails")
     optimiser_temperature: float = Field(0.0, ge=0, description="sampling temperature of first optimiser attempts")
-    directions: Literal["evidence", "free"] = Field(
-        "evidence", description="evidence: a gradient's change is chosen among the actions re-runs found better "
-        "(the LLM picks and phrases); free: any text (as published)")
     retry_temperature: float = Field(0.7, ge=0, description="temperature of critic and optimiser retries")
     max_policy_chars: int = Field(300, ge=20, description="longest policy text an update may write")
-    max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
     momentum: float = Field(0.5, ge=0, lt=1, description="decay of earlier iterations' directions (0: none)")
     workers: int | None = Field(
         None, ge=1, description="tasks at once: episodes, re-runs, critic and optimiser calls (default: 1 when every "
@@ -106,28 +174,42 @@ class TrainConfig(BaseModel):
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
     method: Literal["langmarl", "maskills"] = Field(
         "langmarl", description="what is trained: text policies (langmarl) or a skill library (maskills, "
-        "lang_pz.skills.loop); initial_policy is then each agent's instruction when it invokes no skill")
-    skills: str | None = Field(
-        None, description="maskills: the starting skill library folder (Agent Skills; default: an empty library)")
-    skill_scoping: Literal["team", "role", "agent"] = Field(
-        "team", description="maskills: where induced skills go: shared by the team, the agent's role, or the agent")
-    skill_roles: dict[str, str] = Field(
-        default_factory=dict, description="maskills: agent -> role (which role scope it sees; default: itself)")
-    skill_credit: Literal["invocation", "episode"] = Field(
-        "invocation", description="maskills: credit per skill invocation (withheld-skill re-runs, per-use "
-        "critic) or, as an ablation, every skill shown in an episode shares the episode's outcome")
-    skill_rollback: bool = Field(
-        True, description="maskills: validate each library edit and roll a regression back (false: keep every "
-        "edit unvalidated, an ablation)")
-    skill_reruns: int | None = Field(
-        None, ge=0, description="maskills: withheld-skill re-runs per episode, most-invoked skills first "
-        "(default: one per invoked skill and agent)")
-    max_skill_edits: int = Field(2, ge=1, description="maskills: most library edits proposed per iteration")
-    max_skills: int = Field(24, ge=1, description="maskills: most skills in the library")
-    max_skills_per_scope: int = Field(8, ge=1, description="maskills: most skills in one scope")
-    max_skill_description_chars: int = Field(
-        200, ge=20, le=1024, description="maskills: longest skill description an edit may write")
-    max_skill_body_chars: int = Field(600, ge=20, description="maskills: longest skill body an edit may write")
+        "lang_pz.methods.maskills); initial_policy is then each agent's instruction when it invokes no skill")
+    langmarl: LangMARLConfig | None = Field(
+        None, description="method langmarl's settings (filled with defaults for a langmarl run; none otherwise)")
+    maskills: MASkillsConfig | None = Field(
+        None, description="method maskills' settings (filled with defaults for a maskills run; none otherwise)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections(cls, data: Any) -> Any:
+        """Settings of a method go in its section; a setting given flat (as before sections, e.g.
+        ``skills: lib``) is moved there, and one of the other method is refused unless it holds
+        that setting's default (nothing is carried)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        method = data.get("method", "langmarl")
+        for name, model in SECTIONS.items():
+            section = data.get(name)
+            if section is not None and not isinstance(section, dict | BaseModel):
+                continue  # pydantic reports the type
+            moved = {k: data.pop(k) for k in list(data) if k in model.model_fields}
+            if name != method:
+                carried = sorted(k for k, v in moved.items() if v != _default(model, k))
+                if section is not None or carried:
+                    what = f"{carried[0]}={moved[carried[0]]!r}" if carried else f"the {name} section"
+                    key = f"{name}.{carried[0]}" if carried else name
+                    hint = f": {_HINTS[carried[0]]}" if carried and carried[0] in _HINTS else ""
+                    raise ValueError(f"{what} is a setting of method {name!r} ({key}{hint}), and this run's method "
+                                     f"is {method!r}: set method={name} (lang-pz train --method {name}) or drop it")
+                continue
+            given = section.model_dump(exclude_unset=True) if isinstance(section, BaseModel) else dict(section or {})
+            both = sorted(set(given) & set(moved))
+            if both:
+                raise ValueError(f"{both} given both flat and in the {name} section; give each once, as {name}.KEY")
+            data[name] = {**given, **moved}
+        return data
 
     @field_validator("validation_seeds", "test_seeds")
     @classmethod
@@ -142,15 +224,6 @@ class TrainConfig(BaseModel):
                              "only counts it twice; give distinct seeds")
         return seeds
 
-    @field_validator("counterfactual_steps")
-    @classmethod
-    def _decision_indices(cls, steps: list[int] | None) -> list[int] | None:
-        negative = [s for s in steps or [] if s < 0]
-        if negative:
-            raise ValueError(f"counterfactual_steps {negative} are negative; they are 0-based decision indices "
-                             "(0 = each agent's first decision)")
-        return steps
-
     @field_validator("env_kwargs", "backend_options")
     @classmethod
     def _finite_options(cls, options: dict[str, Any], info: Any) -> dict[str, Any]:
@@ -159,13 +232,6 @@ class TrainConfig(BaseModel):
             raise ValueError(f"{bad[0]} is {bad[1]!r}: the config is saved as JSON, which has no NaN or infinity "
                              "(--resume could not read it back); give a finite number")
         return options
-
-    @model_validator(mode="after")
-    def _counterfactual_critic_has_evidence(self) -> TrainConfig:
-        if self.critic_mode == "counterfactual" and not self.counterfactual:
-            raise ValueError("critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
-                             "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])")
-        return self
 
     @model_validator(mode="after")
     def _no_secrets(self) -> TrainConfig:
@@ -185,20 +251,6 @@ class TrainConfig(BaseModel):
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 raise ValueError(f"backend_options names {spec!r}, which no role uses: {hint}the run's backend "
                                  f"specs are {used} (actor_backend, critic_backend, optimiser_backend)")
-        return self
-
-    @model_validator(mode="after")
-    def _method_fields(self) -> TrainConfig:
-        if self.method == "langmarl":
-            if self.skills is not None:
-                raise ValueError(f"skills={self.skills!r} is the starting library of method 'maskills'; "
-                                 "set method=maskills (lang-pz train --method maskills) or drop skills")
-            return self
-        if self.counterfactual:
-            raise ValueError("counterfactual re-runs replace an agent's actions (method langmarl); maskills measures "
-                             "skills by withheld-skill re-runs instead (skill_reruns): drop counterfactual")
-        if self.skills is not None and not self.skills.strip():
-            raise ValueError("skills must be a library folder, got an empty string; drop it to start from no skills")
         return self
 
     @model_validator(mode="after")
@@ -230,7 +282,8 @@ class TrainConfig(BaseModel):
     @property
     def acceptance_rule(self) -> Literal["joint", "per_agent"]:
         """``acceptance``, or its default: joint for ``central_global``, per-agent otherwise."""
-        return self.acceptance or ("joint" if self.critic_mode == "central_global" else "per_agent")
+        central_global = self.langmarl is not None and self.langmarl.critic_mode == "central_global"
+        return self.acceptance or ("joint" if central_global else "per_agent")
 
     def backend_spec(self, role: str) -> str:
         """The backend spec of ``role`` (``actor``, ``critic`` or ``optimiser``)."""
@@ -252,6 +305,22 @@ class TrainConfig(BaseModel):
         a value that is not an int >= 1 counts as 1 here: the backend refuses it when built)."""
         instances = self.backend_options.get("embedded", {}).get("instances", 1)
         return instances if isinstance(instances, int) and not isinstance(instances, bool) and instances >= 1 else 1
+
+
+def _default(model: type[BaseModel], name: str) -> Any:
+    f = model.model_fields[name]
+    return f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
+
+
+def setting_names() -> dict[str, str]:
+    """Every key a config file or ``--set`` may name -> where it lives: the common settings
+    (``""``), and each method's settings, flat (``skills``) or dotted (``maskills.skills``) ->
+    the method."""
+    out = {name: "" for name in TrainConfig.model_fields if name not in SECTIONS}
+    for method, model in SECTIONS.items():
+        for name in model.model_fields:
+            out[name] = out[f"{method}.{name}"] = method
+    return out
 
 
 def _non_finite(value: Any, where: str) -> tuple[str, float] | None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from lang_pz.critics.counterfactual import Counterfactual, Probe, probe_team, run_probe
 from lang_pz.executor import EnvPool, Executor, LocalExecutor
 from lang_pz.objectives import Objective
 from lang_pz.policies.base import Policy
@@ -105,10 +104,24 @@ def play_job(players: Players, job: tuple[Any, ...]) -> tuple[Trajectory, Trajec
     return play(players, *job)
 
 
-def probe_job(players: Players, objective: Objective | None, seed: int,
-              job: tuple[Trajectory, Probe]) -> Counterfactual:
-    """One counterfactual re-run ``(factual trajectory, probe)`` in a leased environment, the kept
-    agents answering from the factual trajectory (:func:`~lang_pz.critics.counterfactual.probe_team`)."""
-    trajectory, probe = job
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Rerun(Protocol[R_co]):
+    """One planned re-run of a factual episode's seed with some policies changed: a
+    counterfactual :class:`~lang_pz.critics.counterfactual.Probe` (its result a
+    :class:`~lang_pz.critics.counterfactual.Counterfactual`) or a withheld skill
+    (:class:`~lang_pz.skills.evidence.WithheldSkill`, a skill's measured utility)."""
+
+    def rerun(self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None,
+              seed: int = 0) -> R_co:
+        """Play it in ``env`` with ``policies`` (the team that played ``factual``) and measure it."""
+        ...
+
+
+def rerun_job(players: Players, objective: Objective | None, seed: int, job: tuple[Trajectory, Rerun[R_co]]) -> R_co:
+    """One re-run ``(factual trajectory, plan)`` in a leased environment with a fresh team (what an
+    executor maps; :func:`lang_pz.training.steps.rerun`)."""
+    trajectory, plan = job
     with players.lease() as (env, team):
-        return run_probe(env, probe_team(team, probe, seed=seed, factual=trajectory), probe, trajectory, objective)
+        return plan.rerun(env, team, trajectory, objective, seed)

@@ -41,6 +41,12 @@ class TrainState:
     calls: int = 0
     uncached_calls: int = 0
 
+    def spent(self, metrics: IterationMetrics) -> dict[str, int]:
+        """``calls`` and ``uncached_calls`` after an iteration that measured ``metrics`` (keywords
+        for the next state)."""
+        return {"calls": self.calls + metrics.spent_calls,
+                "uncached_calls": self.uncached_calls + metrics.spent_uncached_calls}
+
     def to_json(self) -> dict[str, Any]:
         """The ``done.json`` fields (besides ``metrics``)."""
         return {"policies": self.policies, "val_return_next": self.value, "calls_total": self.calls,
@@ -166,19 +172,32 @@ class UsageMeter:
         return round(time.perf_counter() - self.t0, 2)
 
 
-def iteration_metrics(it: int, trajectories: Sequence[Trajectory], value: float | None, decision: Acceptance,
-                      changed: Sequence[str], gated: Mapping[str, Any], critic_failures: int, optimiser_failures: int,
-                      meter: UsageMeter, test_value: float | None = None) -> IterationMetrics:
-    """The :class:`IterationMetrics` of an iteration from what its steps returned."""
+def iteration_metrics(*, iteration: int, trajectories: Sequence[Trajectory], value: float | None,
+                      decision: Acceptance[Any], changed: Sequence[str], meter: UsageMeter,
+                      gated: Mapping[str, Any] | Sequence[str] = (), critic_failures: int = 0,
+                      optimiser_failures: int = 0, test_value: float | None = None) -> IterationMetrics:
+    """The :class:`IterationMetrics` of an iteration from what its steps returned.
+
+    Args:
+        iteration: the iteration's number.
+        trajectories: its training episodes.
+        value: the current parameter's validation value (``None`` without validation).
+        decision: the accept step's result.
+        changed: labels of the candidates proposed (``changed_agents`` in ``metrics.jsonl``).
+        meter: the iteration's :class:`UsageMeter`.
+        gated: agents the evidence gate left alone.
+        critic_failures / optimiser_failures: failed critic reports / proposals.
+        test_value: the held-out test value of the iteration's starting parameter.
+    """
     usage = meter.usage()
     steps = [s for t in trajectories for s in t.steps]
     return IterationMetrics(
-        iteration=it,
+        iteration=iteration,
         train_return=round(sum(t.team_return for t in trajectories) / len(trajectories), 3),
         train_returns=[round(t.team_return, 3) for t in trajectories],
         val_return=None if value is None else round(value, 3),
         candidate_val_return=None if decision.candidate_value is None else round(decision.candidate_value, 3),
-        accepted=decision.accepted, changed_agents=list(changed), accepted_agents=decision.accepted_agents,
+        accepted=decision.accepted, changed_agents=list(changed), accepted_agents=list(decision.accepted_labels),
         parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
         critic_failures=critic_failures, optimiser_failures=optimiser_failures,
         llm_calls=sum(int(u["calls"]) for u in usage.values()),

@@ -3,6 +3,7 @@ plain results, and writes what it makes to the iteration's log if one is given.
 
 =====================  =====================================================================
 :func:`collect`        decentralised rollouts: episodes of the batch -> trajectories
+:func:`play_batch`     an iteration's test, current validation and training episodes -> :class:`Batch`
 :func:`gather_evidence` counterfactual re-runs of one episode -> typed :class:`Evidence`
 :func:`assess`         the critic over the batch -> one :class:`CriticReport` per episode
 :func:`propose`        per agent: a gradient per episode, their aggregate with momentum, a
@@ -25,9 +26,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from lang_pz.critics.base import Critic, CriticReport
+from pydantic import BaseModel
+
+from lang_pz.critics.base import Critic, CriticReport, EpisodeEvidence
 from lang_pz.critics.counterfactual import Evidence, plan_probes
 from lang_pz.error import LangPZError
 from lang_pz.executor import Executor, LocalExecutor
@@ -36,8 +41,12 @@ from lang_pz.optimisers.gradient import PolicyUpdate
 from lang_pz.optimisers.momentum import Momentum
 from lang_pz.optimisers.textual import TextualPolicyOptimiser
 from lang_pz.runs import IterationLog
-from lang_pz.training.players import Players, Reference, Team, play_job, probe_job
+from lang_pz.training.players import Players, Reference, Rerun, Team, play_job, rerun_job
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
+
+E = TypeVar("E")
+T = TypeVar("T")
+R = TypeVar("R", bound=BaseModel)
 
 
 def _bar(n: int, desc: str) -> Any:
@@ -189,6 +198,80 @@ def validate(
     return sum(values) / len(values)
 
 
+@dataclass(frozen=True)
+class Batch:
+    """What an iteration plays before it learns anything (:func:`play_batch`).
+
+    Attributes:
+        trajectories: the training episodes, in episode order.
+        value: the current parameter's validation value (``None`` without validation).
+        tested: its held-out test value (``None`` without test seeds).
+    """
+
+    trajectories: list[Trajectory]
+    value: float | None
+    tested: float | None
+
+
+def play_batch(
+    env: Any,
+    actors: Team,
+    seeds: Sequence[int],
+    episodes: Sequence[int],
+    *,
+    value: float | Callable[[], float | None] | None,
+    test_seeds: Sequence[int] = (),
+    objective: Objective | None = None,
+    log: IterationLog | None = None,
+    executor: Executor | None = None,
+    on_episode: Callable[[Trajectory], None] | None = None,
+    desc: str = "episodes",
+) -> Batch:
+    """An iteration's first step: the held-out test of ``actors`` (:func:`validate` with
+    ``test=True``), the current value (``value()``, unless the value is already known) and the
+    training episodes (:func:`collect`). They are independent, so with a concurrent executor they
+    run side by side; serially, in that order.
+    """
+    ex = executor or LocalExecutor(1)
+    with ThreadPoolExecutor(2) as side:
+        submit = side.submit if ex.workers > 1 or not isinstance(ex, LocalExecutor) else _now
+        tested = submit(validate, env, actors, test_seeds, objective=objective, log=log, label="current", test=True,
+                        executor=ex)
+        current = submit(value) if callable(value) else _now(lambda: value)
+        trajectories = collect(env, actors, seeds, episodes, log=log, executor=ex, on_episode=on_episode, desc=desc)
+        return Batch(trajectories, current.result(), tested.result())
+
+
+def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
+    """A call made at once, as a finished future (the serial form of ``pool.submit``)."""
+    done: Future[Any] = Future()
+    try:
+        done.set_result(fn(*args, **kw))
+    except BaseException as exc:  # noqa: BLE001 - raised by result()
+        done.set_exception(exc)
+    return done
+
+
+def rerun(
+    env: Any,
+    actors: Team,
+    plans: Sequence[tuple[Trajectory, Rerun[T]]],
+    *,
+    objective: Objective | None = None,
+    seed: int = 0,
+    executor: Executor | None = None,
+) -> list[T]:
+    """Play every planned re-run ``(factual trajectory, plan)`` (concurrently as in :func:`collect`,
+    each in its own environment with a fresh team): the one runner of counterfactual probes
+    (:func:`gather_evidence`) and withheld-skill re-runs (MASkills' evidence).
+
+    Returns:
+        Each plan's result, in plan order.
+    """
+    players = Players(env, actors, executor)
+    return players.executor.map(functools.partial(rerun_job, players, objective, seed), list(plans), remote=True)
+
+
 def gather_evidence(
     env: Any,
     actors: Team,
@@ -203,9 +286,9 @@ def gather_evidence(
     executor: Executor | None = None,
 ) -> list[Evidence]:
     """Counterfactual re-runs of each trajectory's seed with each group's decisions replaced
-    (:mod:`lang_pz.critics.counterfactual`; COMA's difference reward by simulation, Foerster et
-    al. 2018, Sec. 4): the re-runs of the whole batch at once as in :func:`collect`, logged to
-    ``counterfactuals.jsonl`` in plan order.
+    (:func:`~lang_pz.critics.counterfactual.plan_probes`; COMA's difference reward by simulation,
+    Foerster et al. 2018, Sec. 4): the re-runs of the whole batch at once (:func:`rerun`), logged
+    to ``counterfactuals.jsonl`` in plan order.
 
     Returns:
         One :class:`~lang_pz.critics.counterfactual.Evidence` per trajectory, in order (empty
@@ -214,8 +297,7 @@ def gather_evidence(
     if not (replacements and groups):
         return [Evidence(episode=t.episode) for t in trajectories]
     plans = [(t, p) for t in trajectories for p in plan_probes(t, groups, replacements, steps=steps)]
-    players = Players(env, actors, executor)
-    probes = players.executor.map(functools.partial(probe_job, players, objective, seed), plans, remote=True)
+    probes = rerun(env, actors, plans, objective=objective, seed=seed, executor=executor)
     out = []
     for traj in trajectories:
         mine = [c for (t, _), c in zip(plans, probes) if t is traj]
@@ -227,18 +309,19 @@ def gather_evidence(
 
 
 def assess(
-    critic: Critic,
+    critic: Critic[E, R],
     trajectories: Sequence[Trajectory],
     policies: Mapping[str, str],
-    evidence: Sequence[Evidence] = (),
+    evidence: Sequence[EpisodeEvidence[E]] = (),
     *,
     log: IterationLog | None = None,
     executor: Executor | None = None,
-) -> tuple[list[CriticReport], int]:
+) -> tuple[list[R], int]:
     """The critic's report on every trajectory (centralised credit in language), the calls of
     the batch concurrently with an ``executor``; reports logged in episode order.
 
-    ``evidence`` (from :func:`gather_evidence`) is matched to trajectories by episode number.
+    ``evidence`` (e.g. from :func:`gather_evidence`) is matched to trajectories by episode
+    number; the critic is shown each one's :meth:`~lang_pz.critics.base.EpisodeEvidence.shown`.
     A critic failure (:class:`~lang_pz.error.LangPZError`, e.g. a reply that never validated)
     is logged to ``critic_errors.jsonl`` and counted, never replaced by a default credit.
 
@@ -248,16 +331,16 @@ def assess(
     by_episode = {e.episode: e for e in evidence}
     bar = _bar(len(trajectories), "critic")
 
-    def one(traj: Trajectory) -> CriticReport | LangPZError:
-        probes = by_episode.get(traj.episode)
+    def one(traj: Trajectory) -> R | LangPZError:
+        found = by_episode.get(traj.episode)
         try:
-            return critic.assess(traj, policies, probes.counterfactuals if probes else ())
+            return critic.assess(traj, policies, found.shown() if found is not None else ())
         except LangPZError as exc:
             return exc
 
     results = (executor or LocalExecutor(1)).map(one, trajectories, on_result=lambda _i, _r: bar.update())
     bar.close()
-    reports: list[CriticReport] = []
+    reports: list[R] = []
     failures = 0
     for traj, res in zip(trajectories, results):
         if isinstance(res, LangPZError):

@@ -10,11 +10,11 @@ the config's specs (:func:`worker_backend`) and its own environment (:func:`work
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lang_pz import executor
 from lang_pz.backends.base import LLMBackend
 from lang_pz.policies.base import Policy
 from lang_pz.policies.llm import LLMPolicy
@@ -81,28 +81,13 @@ class TeamSpec:
         return {"policies": self.policies, "config": self.config, "backend": None}
 
 
-_WORKER: dict[str, Any] = {}
-_WORKER_LOCK = threading.Lock()
-
-
 def worker_backend(config: TrainConfig) -> LLMBackend:
     """The actor backend of a remote worker, built once per process from the config's spec
-    (keys come from the worker's own environment)."""
+    (keys come from the worker's own environment; :func:`lang_pz.executor.worker_backend`)."""
     from lang_pz.backends import make_backend
 
     spec = config.backend_spec("actor")
-    key = "backend:" + spec
-    with _WORKER_LOCK:
-        if key not in _WORKER:
-            _WORKER[key] = make_backend(spec, **config.backend_options.get(spec, {}))
-        return _WORKER[key]
-
-
-def set_worker_backend(spec: str, backend: LLMBackend) -> None:
-    """Make ``backend`` this process's actor backend for ``spec`` (an executor installs the one
-    it built for a worker; :func:`worker_backend` then returns it)."""
-    with _WORKER_LOCK:
-        _WORKER["backend:" + spec] = backend
+    return executor.worker_backend(spec, lambda: make_backend(spec, **config.backend_options.get(spec, {})))
 
 
 def worker_env(config: TrainConfig) -> Any:

@@ -17,7 +17,7 @@ Observation            ``{"text": str}``: the map with a key, where you and your
                        outcome of your last skill or unreadable reply; then the action line
 Action                 ``actions="primitive"``: ``up``/``down``/``left``/``right``/``stay``/
                        ``interact``, one tick per step. ``actions="skills"``: one of
-                       :data:`lang_pz.envs.overcooked_skills.SKILL_WORDS` (only those possible
+                       :data:`lang_pz.envs.overcooked.macro_actions.SKILL_WORDS` (only those possible
                        now are legal), run by the planner for several ticks (below)
 Reward                 sparse, shared: 20 per delivered soup to both players; plus
                        ``shaping_factor`` x the team's shaped reward in the paper's units (3 per
@@ -29,7 +29,7 @@ Fallback               unreadable text: ``stay`` (primitive) / ``wait 1`` (skill
 
 Skill steps (``actions="skills"``): both players' skills advance together, one tick at a time,
 each re-planned every tick with overcooked_ai's motion planner
-(:mod:`lang_pz.envs.overcooked_skills`). The step ends after the tick in which *either*
+(:mod:`lang_pz.envs.overcooked.macro_actions`). The step ends after the tick in which *either*
 skill ends (done, impossible, blocked), the episode ends, or :data:`MAX_SKILL_TICKS` ticks
 have passed; both players then choose again (a skill still running is reported "in progress";
 choosing it again continues it, since every skill re-plans from where you stand). An

@@ -1,6 +1,6 @@
 """The numeric core of Overcooked: a PettingZoo ``ParallelEnv`` over overcooked_ai's ``OvercookedEnv``.
 
-Actions are indices (into :data:`PRIMITIVES` or :data:`lang_pz.envs.overcooked_skills.SKILL_WORDS`);
+Actions are indices (into :data:`PRIMITIVES` or :data:`lang_pz.envs.overcooked.macro_actions.SKILL_WORDS`);
 the observation is only the tick. The text is in :mod:`lang_pz.envs.overcooked.text`; the
 package docstring (:mod:`lang_pz.envs.overcooked`) has the table of agents, spaces and rewards.
 """
@@ -17,7 +17,9 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from lang_pz.envs.overcooked_skills import (
+from lang_pz.envs.overcooked.macro_actions import (
+    AGENTS,
+    PRIMITIVES,
     SKILL_WORDS,
     Planners,
     SkillRun,
@@ -36,11 +38,8 @@ LAYOUTS: dict[str, str] = {
     "forced_coordination": "forced_coordination",
     "counter_circuit": "counter_circuit_o_1order",
 }
-#: Primitive action words in overcooked_ai's ``Action.INDEX_TO_ACTION`` order (N, S, E, W, stay, interact).
-PRIMITIVES: tuple[str, ...] = ("up", "down", "right", "left", "stay", "interact")
 #: Upper bound on the ticks of one skill step.
 MAX_SKILL_TICKS: int = 40
-AGENTS: tuple[str, str] = ("player_0", "player_1")
 
 _INSTALL_HINT = (
     "pip install 'lang_pz[overcooked]' && pip install --no-deps overcooked-ai==1.1.0 "
@@ -76,7 +75,7 @@ class OvercookedParallelEnv(ParallelEnv):
     """The numeric core: a PettingZoo ``ParallelEnv`` over overcooked_ai's ``OvercookedEnv``.
 
     Actions are indices: into :data:`PRIMITIVES` or into
-    :data:`lang_pz.envs.overcooked_skills.SKILL_WORDS`. Wrap it with
+    :data:`lang_pz.envs.overcooked.macro_actions.SKILL_WORDS`. Wrap it with
     :class:`OvercookedAdapter` (as :func:`make_env` does) for text.
 
     Args:

@@ -9,16 +9,18 @@ language interface of :func:`lang_pz.envs.overcooked.make_env`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
 
-from lang_pz.envs.overcooked.core import AGENTS, PRIMITIVES, OvercookedParallelEnv
-from lang_pz.envs.overcooked_skills import SKILL_WORDS, article, skill_targets
+from lang_pz.envs.overcooked.macro_actions import AGENTS, PRIMITIVES, SKILL_WORDS, article, skill_targets
 from lang_pz.error import ActionParseError
 from lang_pz.text import codec
 from lang_pz.text.adapter import LanguageAdapter
+
+if TYPE_CHECKING:
+    from lang_pz.envs.overcooked.core import OvercookedParallelEnv
 
 _DIRECTIONS = {(0, -1): "up", (0, 1): "down", (1, 0): "right", (-1, 0): "left"}
 _TERRAIN = {"X": "counter", "O": "onion dispenser", "T": "tomato dispenser", "D": "dish dispenser",

@@ -1,6 +1,7 @@
-"""High-level Overcooked skills, executed with overcooked_ai's planners.
+"""Overcooked's macro-actions (the ``actions="skills"`` level), executed with overcooked_ai's planners,
+and the action vocabulary of both levels (:data:`PRIMITIVES`, :data:`SKILL_WORDS`).
 
-A *skill* is a medium-level action in the sense of overcooked_ai's
+A macro-action (a *skill* in the env's ``actions`` kwarg) is a medium-level action in the sense of overcooked_ai's
 ``MediumLevelActionManager`` (Carroll et al., "On the Utility of Learning about Humans for
 Human-AI Coordination", NeurIPS 2019, Sec. 4 and App. C: the planning agents choose "medium
 level actions" = motion goals such as "go to a pot and interact"). Each skill names a set of
@@ -56,6 +57,10 @@ from typing import Any
 import platformdirs
 
 #: Skills without a parameter, in action-index order.
+#: Primitive action words in overcooked_ai's ``Action.INDEX_TO_ACTION`` order (N, S, E, W, stay, interact).
+PRIMITIVES: tuple[str, ...] = ("up", "down", "right", "left", "stay", "interact")
+AGENTS: tuple[str, str] = ("player_0", "player_1")
+
 SKILLS: tuple[str, ...] = (
     "pick up onion",
     "pick up dish",

@@ -1,8 +1,8 @@
-"""The steps of a MASkills iteration that are new; every other step is :mod:`lang_pz.training`'s.
+"""The steps of a MASkills iteration of its own; every other step is :mod:`lang_pz.training`'s.
 
 ===========================  ================================================================
-:func:`gather_skill_evidence` withheld-skill re-runs of one episode (each through
-                              :func:`lang_pz.training.collect`) -> measured utility per skill
+:func:`gather_skill_evidence` withheld-skill re-runs of one episode (through the shared
+                              runner :func:`lang_pz.training.steps.rerun`) -> utility per skill
 :func:`shared_evidence`       the ablation without per-invocation credit: every skill shown
                               shares the episode's outcome (no re-run)
 :class:`LibraryCritic`        the :class:`~lang_pz.skills.critic.SkillCritic` behind the
@@ -10,36 +10,37 @@
                               (failures logged to ``critic_errors.jsonl``, never defaulted)
 :func:`propose_library_edits` the four operators on the aggregated evidence -> labelled
                               candidate edits (writer failures logged and counted)
-:func:`library_validator`     ``(edits, label) -> value``: the ``validate`` argument of
-                              :func:`lang_pz.training.accept`
+:func:`edit_candidates`       labelled edits as candidates of :func:`lang_pz.training.accept`
+:func:`library_validator`     ``(library, label) -> value``: its ``validate`` argument
 :func:`settle`                each validated edit kept, or applied and rolled back with a note
 ===========================  ================================================================
 
-Edits go through the generic :func:`lang_pz.training.accept`: its "policies" are the labels
-of the edits kept so far, its "candidates" the proposed ones (label -> summary), and its
-``validate`` plays the library with those edits applied on the held-out seeds. A rejected
-edit is then applied and rolled back (:meth:`SkillLibrary.rollback`), so the library's history
-records the rollback and the validation values behind it.
+Edits go through the generic :func:`lang_pz.training.accept`: the parameter is the library,
+each candidate an edit that applies itself (:func:`edit_candidates`), and its ``validate`` plays
+a library on the held-out seeds (:func:`library_validator`). A rejected edit is then applied and
+rolled back (:func:`settle`, :meth:`SkillLibrary.rollback`), so the library's history records
+the rollback and the validation values behind it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lang_pz.error import LangPZError, SkillLibraryError
-from lang_pz.executor import EnvPool, Executor, LocalExecutor
+from lang_pz.executor import EnvPool, Executor
 from lang_pz.objectives import Objective
 from lang_pz.runs import IterationLog, append_jsonl
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.critic import SkillCritic, SkillCriticReport
-from lang_pz.skills.evidence import SkillUtility, invoked_pairs, shared_utilities, utility_of
+from lang_pz.skills.evidence import SkillUtility, WithheldSkill, invoked_pairs, shared_utilities
 from lang_pz.skills.library import Scoping, SkillEdit, SkillLibrary, SkillLimits
 from lang_pz.skills.operators import ProposalRules, SkillWriter, propose_edits
 from lang_pz.skills.team import SkillTeamSpec
-from lang_pz.training.accept import Acceptance
-from lang_pz.training.steps import collect, validate
+from lang_pz.training.accept import Acceptance, Candidate
+from lang_pz.training.steps import rerun, validate
 from lang_pz.trajectory import Trajectory
 
 
@@ -50,18 +51,18 @@ class SkillEvidence:
     Attributes:
         episode: the episode.
         utilities: one :class:`SkillUtility` per measured ``(agent, skill)``.
-        shown: whether the critic sees them as computed re-runs (the ablation's shared
-            outcome is not a re-run, so it is not shown).
+        rerun: whether they were measured by re-runs (the ablation's shared outcome is not a
+            re-run, so the critic is not shown it).
     """
 
     episode: int
     utilities: tuple[SkillUtility, ...] = ()
-    shown: bool = True
+    rerun: bool = True
 
-    @property
-    def counterfactuals(self) -> list[SkillUtility]:
-        """What :func:`lang_pz.training.assess` hands the critic with the episode."""
-        return list(self.utilities) if self.shown else []
+    def shown(self) -> list[SkillUtility]:
+        """What :func:`lang_pz.training.assess` hands the critic with the episode
+        (:class:`~lang_pz.critics.base.EpisodeEvidence`): the re-runs' utilities."""
+        return list(self.utilities) if self.rerun else []
 
 
 def gather_skill_evidence(
@@ -75,10 +76,8 @@ def gather_skill_evidence(
     executor: Executor | None = None,
 ) -> SkillEvidence:
     """Re-run ``trajectory``'s seed once per invoked ``(agent, skill)`` with the skill withheld
-    from that agent (:mod:`lang_pz.skills.evidence`), most-invoked first, at most ``max_reruns``.
-
-    Each re-run is one :func:`lang_pz.training.collect` episode of ``team.without(agent, skill)``;
-    the re-runs run on ``executor``'s threads here (``remote=False``: a Ray executor's too).
+    from that agent (:class:`~lang_pz.skills.evidence.WithheldSkill`), most-invoked first, at most
+    ``max_reruns``, through the shared re-run runner (:func:`lang_pz.training.steps.rerun`).
     Each utility is logged to ``counterfactuals.jsonl`` (``kind: withheld_skill``).
 
     Raises:
@@ -86,14 +85,8 @@ def gather_skill_evidence(
     """
     if trajectory.seed is None:
         raise LangPZError(f"episode {trajectory.episode} has no seed; a withheld-skill re-run needs the same seed")
-    seed = int(trajectory.seed)
-
-    def one(pair: tuple[str, str]) -> SkillUtility:
-        agent, skill = pair
-        rerun = collect(envs, team.without(agent, skill), [seed], [trajectory.episode], desc=f"without {skill}")[0]
-        return utility_of(trajectory, rerun, agent, skill, objective)
-
-    utilities = (executor or LocalExecutor(1)).map(one, invoked_pairs(trajectory, max_reruns))
+    plans = [(trajectory, WithheldSkill(a, s)) for a, s in invoked_pairs(trajectory, max_reruns)]
+    utilities = rerun(envs, team, plans, objective=objective, executor=executor)
     if log is not None:
         for u in utilities:
             log.log("counterfactuals", {"episode": trajectory.episode, "kind": "withheld_skill", **u.as_dict()})
@@ -109,13 +102,15 @@ def shared_evidence(trajectory: Trajectory, library: SkillLibrary, objective: Ob
     if log is not None:
         for u in utilities:
             log.log("counterfactuals", {"episode": trajectory.episode, "kind": "shared_outcome", **u.as_dict()})
-    return SkillEvidence(trajectory.episode, tuple(utilities), shown=False)
+    return SkillEvidence(trajectory.episode, tuple(utilities), rerun=False)
 
 
 class LibraryCritic:
-    """A :class:`~lang_pz.skills.critic.SkillCritic` judging episodes of ``library``, with the
-    ``assess(trajectory, policies, counterfactuals)`` interface of :class:`lang_pz.critics.Critic`
-    (``counterfactuals``: the episode's :attr:`SkillEvidence.counterfactuals`; ``policies``: unused)."""
+    """A :class:`~lang_pz.skills.critic.SkillCritic` judging episodes of ``library``: a
+    :class:`lang_pz.critics.base.Critic` over skill utilities and skill reports
+    (``counterfactuals``: the episode's :meth:`SkillEvidence.shown`; ``policies``: unused)."""
+
+    mode = "skills"
 
     def __init__(self, critic: SkillCritic, library: SkillLibrary) -> None:
         self.critic, self.library = critic, library
@@ -175,45 +170,38 @@ def propose_library_edits(
     return edits, len(failed)
 
 
-def apply_edits(library: SkillLibrary, edits: Sequence[SkillEdit], limits: SkillLimits | None = None) -> SkillLibrary:
-    """``library`` with ``edits`` applied in order (each a new version).
+def edit_candidates(edits: Mapping[str, SkillEdit], limits: SkillLimits | None = None) -> list[Candidate[SkillLibrary]]:
+    """Labelled edits as :class:`~lang_pz.training.accept.Candidate` objects over libraries: each
+    applies its edit within ``limits`` (a :class:`~lang_pz.error.SkillLibraryError` when it does
+    not apply on top of the edits kept before it, which the accept step rejects)."""
+    return [Candidate(label, functools.partial(_applied, e, limits)) for label, e in edits.items()]
 
-    Raises:
-        SkillLibraryError: an edit does not apply (stale, a name clash, or over the limits).
-    """
-    for e in edits:
-        library = library.apply(e, limits)
-    return library
+
+def _applied(edit: SkillEdit, limits: SkillLimits | None, library: SkillLibrary) -> SkillLibrary:
+    return library.apply(edit, limits)
 
 
 def library_validator(
     envs: EnvPool | Any,
     team: SkillTeamSpec,
     seeds: Sequence[int],
-    edits: Mapping[str, SkillEdit],
     *,
     objective: Objective | None = None,
-    limits: SkillLimits | None = None,
     enabled: bool = True,
     log: IterationLog | None = None,
     executor: Executor | None = None,
-) -> Callable[[dict[str, str], str], float | None]:
-    """The ``validate`` of :func:`lang_pz.training.accept` for library edits: ``(trial, label)``
-    -> the objective of ``team``'s library with the edits named in ``trial`` applied (in proposal
-    order) on the held-out ``seeds`` (:func:`lang_pz.training.validate`).
+) -> Callable[[SkillLibrary, str], float | None]:
+    """The ``validate`` of :func:`lang_pz.training.accept` for library edits: ``(library, label)``
+    -> the objective of ``team`` on ``library`` on the held-out ``seeds``
+    (:func:`lang_pz.training.validate`).
 
     With ``enabled=False`` (the ablation without rollback) nothing is played and ``None`` is
-    returned, which :func:`~lang_pz.training.accept` accepts unchecked. A set of edits that does
-    not apply together (e.g. over the size limit) is refused: ``-inf``.
+    returned, which :func:`~lang_pz.training.accept` accepts unchecked.
     """
-    def val(trial: dict[str, str], label: str) -> float | None:
+    def val(library: SkillLibrary, label: str) -> float | None:
         if not enabled:
             return None
-        try:
-            lib = apply_edits(team.library, [e for k, e in edits.items() if k in trial], limits)
-        except SkillLibraryError:
-            return float("-inf")
-        return validate(envs, team.with_library(lib), seeds, objective=objective, log=log, label=label,
+        return validate(envs, team.with_library(library), seeds, objective=objective, log=log, label=label,
                         executor=executor)
 
     return val

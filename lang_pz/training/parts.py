@@ -1,0 +1,166 @@
+"""What every method's run is made of: the environment, its pool, the executor, the role meters,
+the objective and the agents (:class:`Parts`, built and checked by :func:`build`).
+
+A method (:mod:`lang_pz.methods`) adds its own parts on top (LangMARL a critic and a textual
+optimiser, MASkills a skill critic and a skill writer); :func:`lang_pz.training.train` drives it.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import lang_pz
+from lang_pz.backends import LLMBackend, make_backend
+from lang_pz.backends.limit import RequestLimit
+from lang_pz.backends.meter import RoleMeter
+from lang_pz.error import InvalidKwargError
+from lang_pz.executor import EnvPool, Executor, LocalExecutor
+from lang_pz.objectives import Objective, default_objective, make_objective
+from lang_pz.runs import IterationLog
+from lang_pz.training.checks import (
+    check_agents,
+    check_counterfactual,
+    check_partners,
+    check_policies,
+    role_backends,
+)
+from lang_pz.training.config import ROLES, TrainConfig
+from lang_pz.training.players import Reference
+from lang_pz.training.steps import validate
+from lang_pz.training.team import TeamSpec
+
+
+@dataclass
+class Parts:
+    """What a run is made of, built once and checked before anything is written.
+
+    Attributes:
+        env: the language environment (PettingZoo, parallel or AEC); more instances of it are
+            made by ``envs`` for concurrent episodes.
+        envs: the :class:`~lang_pz.executor.EnvPool` the steps lease environments from.
+        executor: runs each step's independent tasks.
+        meters: role -> the backend of that role, counted per role.
+        objective: what validation, re-runs and the gate compare.
+        config: the run's config (fixed partners, backend specs).
+        trainable: the agents the method trains.
+        llm_agents: every agent with a text policy.
+    """
+
+    env: Any
+    envs: EnvPool
+    executor: Executor
+    meters: dict[str, RoleMeter]
+    objective: Objective
+    config: TrainConfig
+    trainable: list[str]
+    llm_agents: list[str]
+
+    def actors(self, policies: Mapping[str, str]) -> TeamSpec:
+        """``env -> team``: ``policies`` on the actor backend with fixed partners built for that
+        environment instance (fresh policy objects per episode, so concurrent episodes share no
+        state; picklable for remote workers)."""
+        return TeamSpec(dict(policies), self.config, self.meters["actor"])
+
+    def close(self) -> None:
+        """Close the environment instances and the executor (its workers)."""
+        self.envs.close()
+        close = getattr(self.executor, "close", None)
+        if callable(close):
+            close()
+
+
+def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None) -> Parts:
+    """Build (and check) the shared parts of a run from ``config``; backends given replace the specs.
+
+    Args:
+        config: the run configuration.
+        backends: one backend for every role, or role -> backend (missing roles are built from
+            their specs); default: built from ``config``'s specs, one instance per distinct spec.
+            Spec strings belong in the config (``actor_backend=...``), not here.
+
+    Raises:
+        UnknownEnvironmentError / InvalidKwargError: a bad env id, kwargs, agent name, objective,
+            partner, policy, counterfactual entry or ``backends`` object (each message names the value).
+        BackendError / ValueError: a backend spec cannot be built.
+    """
+    env = lang_pz.make(config.env_id, **config.env_kwargs)
+    agents = check_agents(config, env)
+    check_counterfactual(config, env)
+    objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
+    check_partners(config)
+    TeamSpec({}, config).partners(env)  # a partner that cannot be built for this env fails now
+    llm_agents = [a for a in agents if a not in config.partners]
+    if not llm_agents:
+        raise InvalidKwargError("every agent is a fixed partner: there is no text policy to train")
+    check_policies(config)
+    given = role_backends(backends)
+    made: dict[str, LLMBackend] = {}
+    meters: dict[str, RoleMeter] = {}
+    workers = config.worker_count()
+    limit = config.max_concurrent_requests or workers
+    in_flight = threading.BoundedSemaphore(limit)
+    instances = config.embedded_instances()
+    if instances > limit:
+        warnings.warn(f"backend_options embedded instances={instances}, but at most {limit} LLM requests are in flight "
+                      f"(workers / max_concurrent_requests): {instances - limit} instance(s) would stay idle, about "
+                      "200 MB each; set workers to at least instances", UserWarning, stacklevel=2)
+    for role in ROLES:
+        spec = config.backend_spec(role)
+        inner = given.get(role)
+        if inner is None:
+            # one model per distinct spec; the embedded model gets its own for the actors (with the
+            # configured instances) and one instance for the critic and optimiser, so llama.cpp keeps
+            # the actors' prompt prefix cached
+            learner = spec == "embedded" and role != "actor"
+            key = f"{spec}/{'learner' if learner else 'actor'}" if spec == "embedded" else spec
+            if key not in made:
+                options = dict(config.backend_options.get(spec, {}))
+                if learner:
+                    options.pop("instances", None)
+                made[key] = make_backend(spec, **options)
+            inner = made[key]
+        meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, tuple(config.prices.get(spec, (0.0, 0.0))))
+    envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
+    executor: Executor = LocalExecutor(workers)
+    if config.executor == "ray":
+        from lang_pz.executor_ray import RayExecutor
+
+        spec = config.backend_spec("actor")
+        executor = RayExecutor.for_actor(spec, config.backend_options.get(spec, {}), config.prices.get(spec),
+                                         workers, meters["actor"], actor_given="actor" in given)
+    parts = Parts(env, envs, executor, meters, objective, config, list(config.trainable_agents or llm_agents),
+                  llm_agents)
+    parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
+    return parts
+
+
+def initial_policies(config: TrainConfig, parts: Parts) -> dict[str, str]:
+    """Every LLM agent's starting policy (``initial_policies`` over ``initial_policy``)."""
+    return {a: config.initial_policies.get(a, config.initial_policy) for a in parts.llm_agents}
+
+
+#: ``(policies, label) -> value`` on the validation seeds (:func:`validator`).
+Validator = Callable[[Mapping[str, str], str], float | None]
+
+
+def validator(parts: Parts, log: IterationLog | None = None) -> Validator:
+    """``(policies, label) -> value``: :func:`~lang_pz.training.steps.validate` of ``policies`` on the
+    config's validation seeds, logged under ``label``; each call answers from the episodes of the
+    call before it (a :class:`~lang_pz.training.players.Reference`), so a candidate that changes one
+    agent asks only that agent and those its change reaches. Make one per iteration: nothing is
+    carried to the next, so a resumed iteration makes the calls an uninterrupted one makes."""
+    latest: list[Reference | None] = [None]
+
+    def val(policies: Mapping[str, str], label: str) -> float | None:
+        team, episodes = parts.actors(policies), {}
+        value = validate(parts.envs, team, parts.config.validation_seeds, objective=parts.objective, log=log,
+                         label=label, executor=parts.executor, reference=latest[-1],
+                         on_episode=lambda t: episodes.__setitem__(t.seed, t))
+        latest.append(Reference(team, episodes))
+        return value
+
+    return val
