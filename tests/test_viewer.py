@@ -51,7 +51,7 @@ def test_every_policy_iteration_and_verdict_is_in_the_view(run_dir, tmp_path):
     run = RunFolder(run_dir)
     metrics = [json.loads(x) for x in run.metrics.read_text().splitlines()]
     assert view["kind"] == "run" and view["finished"] and len(view["iterations"]) == len(metrics) == 2
-    for rec, m in zip(view["iterations"], metrics):
+    for rec, m in zip(view["iterations"], metrics, strict=True):
         assert rec["done"] and rec["metrics"] == m
         assert rec["policies"] == read_policies(run.iteration(m["iteration"]).policies)
         assert rec["usage"]["actor"]["calls"] == m["usage"]["actor"]["calls"] > 0

@@ -75,7 +75,8 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
         view = run_overview(src)
         view["episodes"] = []
         for ep in run_episodes(src):
-            (data_dir / "episodes" / f"{ep['id']}.js").write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
+            path = data_dir / "episodes" / f"{ep['id']}.js"
+            path.write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
             view["episodes"].append(episode_summary(ep))
     else:
         view = bench_view(src) if kind == "bench" else critic_view(src)

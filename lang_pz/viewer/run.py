@@ -39,7 +39,7 @@ def word_diff_ops(old: str, new: str) -> list[list[str]]:
 
 def _iterations(run: RunFolder) -> list[int]:
     """Iteration numbers with a folder, in order, up to the first gap."""
-    out = []
+    out: list[int] = []
     while run.iteration(len(out)).root.is_dir():
         out.append(len(out))
     return out
