@@ -59,9 +59,10 @@ class Page:
 def test_learning_curve_marks_every_iteration_and_verdict(browser, run_dir, tmp_path):
     metrics = [json.loads(x) for x in RunFolder(run_dir).metrics.read_text().splitlines()]
     with Page(browser, write_view(run_dir, tmp_path / "page")) as page:
-        assert page.locator("#curve .series-test .pt").count() == len(metrics) + 1  # + the final policies
-        assert page.locator("#curve .series-accepted .pt").count() == sum(m["accepted"] is True for m in metrics)
-        assert page.locator("#curve .series-rejected .pt").count() == sum(m["accepted"] is False for m in metrics)
+        points = lambda series: page.locator(f"#curve-chart .series-{series} .pt").count()  # noqa: E731
+        assert points("test") == len(metrics) + 1  # + the final policies
+        assert points("accepted") == sum(m["accepted"] is True for m in metrics)
+        assert points("rejected") == sum(m["accepted"] is False for m in metrics)
         rows = page.locator("table.usage tbody tr")
         assert rows.count() == len(metrics) + 1  # + totals
         first = rows.nth(0).locator("td").all_inner_texts()
@@ -119,7 +120,7 @@ def test_a_run_in_progress_opens(browser, run_dir, tmp_path):
     (live / "iter_000" / "done.json").unlink()
     (live / "metrics.jsonl").write_text("")
     with Page(browser, write_view(live)) as page:
-        assert "no completed iteration yet" in page.text_content("#curve")
+        assert "no completed iteration yet" in page.text_content("#curve-chart")
         assert "iteration 0 in progress" in page.inner_text("#main")
 
 
