@@ -56,7 +56,7 @@ def _skills(folder: Path) -> dict[str, Any] | None:
     """A skill library folder as ``scope/name -> {version, description, body}`` (``None`` if absent)."""
     if not folder.is_dir():
         return None
-    from lang_pz.skills.files import read_library
+    from lang_pz.skills import read_library
 
     try:
         lib = read_library(folder)
