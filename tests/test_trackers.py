@@ -87,6 +87,8 @@ def test_wandb_offline_run_holds_the_metrics_and_policy_tables(tmp_path, monkeyp
     pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.setenv("WANDB_MODE", "offline")
+    for var in ("WANDB_CACHE_DIR", "WANDB_CONFIG_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR"):  # nothing in $HOME
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
     with open_trackers([f"wandb:offline:{tmp_path / 'wb'}"], {"seed": 0}) as trackers:
         run = small_run(tmp_path / "run", callbacks=tuple(trackers.trackers))
         trackers.finish(type("Result", (), {"metrics": metrics_of(tmp_path / "run"), "final_policies": {},
