@@ -93,6 +93,9 @@ def test_wandb_offline_run_holds_the_metrics_and_policy_tables(tmp_path, monkeyp
         run = small_run(tmp_path / "run", callbacks=tuple(trackers.trackers))
         trackers.finish(type("Result", (), {"metrics": metrics_of(tmp_path / "run"), "final_policies": {},
                                             "final_test_return": 1.5})())
+    import wandb
+
+    wandb.teardown()  # waits for W&B's service process to write the rest of the run's log
     (folder,) = (tmp_path / "wb" / "wandb").glob("offline-run-*")
     rows = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
             for r in wandb_records(folder) if r.WhichOneof("record_type") == "history"]
