@@ -115,7 +115,8 @@ def test_bench_log_from_the_command_line(tmp_path):
     out, log_dir = tmp_path / "bench", tmp_path / "tb"
     result = CliRunner().invoke(app, ["bench", "--out", str(out), "--env", "butterfly/pistonball-v0",
                                       "--kw", "n_pistons=5", "--kw", "hold=5", "--kw", "max_cycles=30",
-                                      "--team", "random", "--seeds", "0-1", "--no-plot", "--log", f"tensorboard:{log_dir}"])
+                                      "--team", "random", "--seeds", "0-1", "--no-plot",
+                                      "--log", f"tensorboard:{log_dir}"])
     assert result.exit_code == 0, result.output
     acc = tensorboard_events(log_dir)
     episodes = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
