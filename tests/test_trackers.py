@@ -87,13 +87,18 @@ def test_wandb_offline_run_holds_the_metrics_and_policy_tables(tmp_path, monkeyp
     pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.setenv("WANDB_MODE", "offline")
+    for var in ("WANDB_CACHE_DIR", "WANDB_CONFIG_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR"):  # nothing in $HOME
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
     with open_trackers([f"wandb:offline:{tmp_path / 'wb'}"], {"seed": 0}) as trackers:
         run = small_run(tmp_path / "run", callbacks=tuple(trackers.trackers))
         trackers.finish(type("Result", (), {"metrics": metrics_of(tmp_path / "run"), "final_policies": {},
                                             "final_test_return": 1.5})())
+    import wandb
+
+    wandb.teardown()  # waits for W&B's service process to write the rest of the run's log
     (folder,) = (tmp_path / "wb" / "wandb").glob("offline-run-*")
-    rows = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item} for r in wandb_records(folder)
-            if r.WhichOneof("record_type") == "history"]
+    rows = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
+            for r in wandb_records(folder) if r.WhichOneof("record_type") == "history"]
     metrics = metrics_of(run)
     curve = [(r["iteration"], r["iteration/test_return"]) for r in rows if "iteration/test_return" in r]
     assert curve == [(m["iteration"], pytest.approx(m["test_return"])) for m in metrics]
@@ -108,9 +113,10 @@ def test_wandb_offline_run_holds_the_metrics_and_policy_tables(tmp_path, monkeyp
 def test_bench_log_from_the_command_line(tmp_path):
     pytest.importorskip("tensorboardX")
     out, log_dir = tmp_path / "bench", tmp_path / "tb"
-    result = CliRunner().invoke(app, ["bench", "--out", str(out), "--env", "butterfly/pistonball-v0", "--kw", "n_pistons=5",
-                                      "--kw", "hold=5", "--kw", "max_cycles=30", "--team", "random", "--seeds", "0-1",
-                                      "--no-plot", "--log", f"tensorboard:{log_dir}"])
+    result = CliRunner().invoke(app, ["bench", "--out", str(out), "--env", "butterfly/pistonball-v0",
+                                      "--kw", "n_pistons=5", "--kw", "hold=5", "--kw", "max_cycles=30",
+                                      "--team", "random", "--seeds", "0-1", "--no-plot",
+                                      "--log", f"tensorboard:{log_dir}"])
     assert result.exit_code == 0, result.output
     acc = tensorboard_events(log_dir)
     episodes = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]

@@ -51,7 +51,7 @@ def test_every_policy_iteration_and_verdict_is_in_the_view(run_dir, tmp_path):
     run = RunFolder(run_dir)
     metrics = [json.loads(x) for x in run.metrics.read_text().splitlines()]
     assert view["kind"] == "run" and view["finished"] and len(view["iterations"]) == len(metrics) == 2
-    for rec, m in zip(view["iterations"], metrics):
+    for rec, m in zip(view["iterations"], metrics, strict=True):
         assert rec["done"] and rec["metrics"] == m
         assert rec["policies"] == read_policies(run.iteration(m["iteration"]).policies)
         assert rec["usage"]["actor"]["calls"] == m["usage"]["actor"]["calls"] > 0
@@ -127,6 +127,19 @@ def test_what_is_not_viewable_is_refused_with_what_each_kind_holds(tmp_path):
         kind_of(tmp_path)
     result = CliRunner().invoke(app, ["view", str(tmp_path)])
     assert result.exit_code == 2 and "not a run, bench or eval-critic folder" in result.output
+
+
+def test_an_out_folder_holding_other_files_is_refused_and_an_earlier_view_rewritten(run_dir, tmp_path):
+    mine = tmp_path / "project"
+    (mine / "data").mkdir(parents=True)
+    (mine / "data" / "keep.csv").write_text("a,b\n")
+    with pytest.raises(RunDirError, match="holds other files"):
+        write_view(run_dir, mine)
+    assert (mine / "data" / "keep.csv").exists()
+    page = write_view(run_dir, tmp_path / "page").parent
+    stale = page / "data" / "episodes" / "i009-train-0.js"
+    stale.write_text("")
+    assert write_view(run_dir, page).parent == page and not stale.exists()
 
 
 def test_cli_writes_the_page_and_serves_it(run_dir, tmp_path):

@@ -59,9 +59,10 @@ class Page:
 def test_learning_curve_marks_every_iteration_and_verdict(browser, run_dir, tmp_path):
     metrics = [json.loads(x) for x in RunFolder(run_dir).metrics.read_text().splitlines()]
     with Page(browser, write_view(run_dir, tmp_path / "page")) as page:
-        assert page.locator("#curve .series-test .pt").count() == len(metrics) + 1  # + the final policies
-        assert page.locator("#curve .series-accepted .pt").count() == sum(m["accepted"] is True for m in metrics)
-        assert page.locator("#curve .series-rejected .pt").count() == sum(m["accepted"] is False for m in metrics)
+        points = lambda series: page.locator(f"#curve-chart .series-{series} .pt").count()  # noqa: E731
+        assert points("test") == len(metrics) + 1  # + the final policies
+        assert points("accepted") == sum(m["accepted"] is True for m in metrics)
+        assert points("rejected") == sum(m["accepted"] is False for m in metrics)
         rows = page.locator("table.usage tbody tr")
         assert rows.count() == len(metrics) + 1  # + totals
         first = rows.nth(0).locator("td").all_inner_texts()
@@ -105,7 +106,7 @@ def test_agents_tab_shows_each_iterations_policy_and_verdict(browser, run_dir, t
     with Page(browser, write_view(run_dir, tmp_path / "page"), f"#agents/{agent}") as page:
         rows = page.locator("table.agent-table tbody tr[data-iteration]")
         assert rows.count() == len(metrics)
-        for i, m in enumerate(metrics):
+        for i in range(len(metrics)):
             policy = read_policies(run.iteration(i).policies)[agent]
             cell = rows.nth(i).locator("td").nth(1)
             assert cell.locator("ins").count() == (0 if i == 0 else 1)  # iteration 1 shows the accepted change
@@ -119,7 +120,7 @@ def test_a_run_in_progress_opens(browser, run_dir, tmp_path):
     (live / "iter_000" / "done.json").unlink()
     (live / "metrics.jsonl").write_text("")
     with Page(browser, write_view(live)) as page:
-        assert "no completed iteration yet" in page.text_content("#curve")
+        assert "no completed iteration yet" in page.text_content("#curve-chart")
         assert "iteration 0 in progress" in page.inner_text("#main")
 
 
@@ -136,7 +137,8 @@ def test_skills_tab_shows_versions_utility_and_validated_edits(browser, tmp_path
         assert push_up[4] == f"{m['invoked']:g} / {m['offered']:g}"
         assert push_up[5].startswith(f"{m['measured_sum'] / m['measured_n']:.1f}")
         rows = page.locator("table.skill-edits").nth(0).locator("tbody tr")
-        assert [rows.nth(i).locator("td").nth(0).inner_text() for i in range(rows.count())] == [e["event"] for e in edits]
+        events = [rows.nth(i).locator("td").nth(0).inner_text() for i in range(rows.count())]
+        assert events == [e["event"] for e in edits]
         pruned = {e["label"].removeprefix("prune ") for e in edits if e["event"] == "kept"}
         assert pruned and all(e["label"].startswith("prune ") for e in edits)
         final = page.locator("table.skills").nth(1).locator("tr[data-skill]")
@@ -170,7 +172,8 @@ def test_eval_critic_page_lists_the_summary_and_every_case(browser, tmp_path):
     spec = CriticSpec("counterfactual", DifferenceCritic(None), ("alternatives",), None)
     summaries = run_fault_benchmark("butterfly/pistonball-v0", [spec], cases=1, seed=0, out=out / "0-pistonball.jsonl",
                                     env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 40})
-    (out / "summary.json").write_text(json.dumps({"backend": "none", "summaries": [summary_dict(s) for s in summaries]}))
+    summary = {"backend": "none", "summaries": [summary_dict(s) for s in summaries]}
+    (out / "summary.json").write_text(json.dumps(summary))
     (case,) = [json.loads(x) for x in (out / "0-pistonball.jsonl").read_text().splitlines()]
     with Page(browser, write_view(out)) as page:
         assert page.locator("table.critic-summary tbody tr").count() == len(summaries) == 1

@@ -30,7 +30,8 @@ def reply(req: GenerationRequest) -> str:
     if req.role == "critic.explain":
         return json.dumps({k: {"explanation": f"re-runs say so for {k}"} for k in req.json_schema["properties"]})
     if req.role == "critic":
-        return json.dumps({k: {"credit": 0.0, "steps": [], "explanation": "scripted"} for k in req.json_schema["properties"]})
+        return json.dumps({k: {"credit": 0.0, "steps": [], "explanation": "scripted"}
+                           for k in req.json_schema["properties"]})
     if req.role in ("optimiser.gradient", "optimiser.aggregate"):
         change = req.json_schema["properties"]["change"].get("enum", ["push the other way"])[0]
         return json.dumps({"keep": "", "change": change, "drop": "", "evidence_steps": []})

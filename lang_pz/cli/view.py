@@ -38,7 +38,7 @@ def view(
         fail(OSError(f"--port {port}: {exc}; choose another port or --port 0 for a free one"))
         return
     host, bound = server.server_address[:2]
-    typer.echo(f"serving {index.parent} at http://{host}:{bound}/ (Ctrl-C stops)")
+    typer.echo(f"serving {index.parent} at http://{host!s}:{bound}/ (Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

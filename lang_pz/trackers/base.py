@@ -100,7 +100,8 @@ class Tracker(Callback):
 
     def bench_episode(self, record: Mapping[str, Any]) -> None:
         """Log one bench episode record (:func:`lang_pz.bench.run_bench`'s ``on_episode``)."""
-        self.scalars("seed", int(record["seed"]), {tag("bench", record["env"], record["team"], "value"): record["value"]})
+        key = tag("bench", record["env"], record["team"], "value")
+        self.scalars("seed", int(record["seed"]), {key: record["value"]})
 
     def bench_rows(self, rows: Sequence[Any], table: str) -> None:
         """Log each results row's mean and interval, and the results table as text."""

@@ -59,4 +59,6 @@ class WandbTracker(Tracker):
         self.run.log({axis: step, tag: self.wandb.Table(columns=[axis, "text"], data=[[step, text]])})
 
     def close(self) -> None:
+        """Finish the run. W&B's service process writes the run's files on its own: they are complete
+        at process exit, or once ``wandb.teardown()`` returns."""
         self.run.finish()

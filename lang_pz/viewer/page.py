@@ -49,13 +49,15 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
 
     Args:
         source: the folder to view (it may still be being written: what is there is shown).
-        out: the output folder (default: ``SOURCE/view``); its ``data/`` is replaced.
+        out: the output folder (default: ``SOURCE/view``): new, empty, or an earlier view's (its
+            ``data/`` is replaced).
 
     Returns:
         The path of ``index.html``.
 
     Raises:
-        lang_pz.error.RunDirError: ``source`` is not a viewable folder, or ``out`` is a file.
+        lang_pz.error.RunDirError: ``source`` is not a viewable folder, or ``out`` is a file or a
+            folder holding other files.
     """
     from lang_pz.viewer.bench import bench_view, critic_view
     from lang_pz.viewer.run import episode_summary, run_episodes, run_overview
@@ -66,6 +68,9 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
     if dest.exists() and not dest.is_dir():
         raise RunDirError(f"--out {dest} is a file; give a folder for the page (index.html and its data)")
     data_dir = dest / "data"
+    if dest.is_dir() and any(dest.iterdir()) and not (data_dir / "view.js").is_file():
+        raise RunDirError(f"--out {dest} holds other files (its data/ would be replaced); give a new or empty "
+                          "folder, or the folder of an earlier view")
     shutil.rmtree(data_dir, ignore_errors=True)
     (data_dir / "episodes").mkdir(parents=True)
     for name in STATIC:
@@ -75,7 +80,8 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
         view = run_overview(src)
         view["episodes"] = []
         for ep in run_episodes(src):
-            (data_dir / "episodes" / f"{ep['id']}.js").write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
+            path = data_dir / "episodes" / f"{ep['id']}.js"
+            path.write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
             view["episodes"].append(episode_summary(ep))
     else:
         view = bench_view(src) if kind == "bench" else critic_view(src)

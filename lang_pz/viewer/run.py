@@ -39,7 +39,7 @@ def word_diff_ops(old: str, new: str) -> list[list[str]]:
 
 def _iterations(run: RunFolder) -> list[int]:
     """Iteration numbers with a folder, in order, up to the first gap."""
-    out = []
+    out: list[int] = []
     while run.iteration(len(out)).root.is_dir():
         out.append(len(out))
     return out
@@ -56,7 +56,7 @@ def _skills(folder: Path) -> dict[str, Any] | None:
     """A skill library folder as ``scope/name -> {version, description, body}`` (``None`` if absent)."""
     if not folder.is_dir():
         return None
-    from lang_pz.skills.files import read_library
+    from lang_pz.skills import read_library
 
     try:
         lib = read_library(folder)

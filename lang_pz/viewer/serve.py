@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args: object) -> None:
         """Silent: the command prints the address once."""
 
 

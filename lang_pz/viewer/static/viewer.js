@@ -112,7 +112,7 @@ const LPZ = (() => {
     const ticks = it.map(r => [r.iteration, String(r.iteration)]);
     if (test.length && final != null) ticks.push([n, "final"]);
     const out = [el("h2", {text: "Learning curve"}),
-      chart(series, {id: "curve", xticks: ticks, xlabel: "iteration", empty: "no completed iteration yet"}), legend(series)];
+      chart(series, {id: "curve-chart", xticks: ticks, xlabel: "iteration", empty: "no completed iteration yet"}), legend(series)];
     const running = view.iterations.filter(r => !r.metrics).map(r => r.iteration);
     if (running.length) out.push(el("p", {class: "note", text: `iteration ${running.join(", ")} in progress (no done.json yet)`}));
     out.push(el("h2", {text: "Iterations: returns, verdicts, LLM calls, tokens and cost per role"}), usageTable());
