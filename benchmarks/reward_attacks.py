@@ -8,7 +8,7 @@ role (``turns=("coder", "tester")``, the tester sends the item's own asserts) an
 on which the team is told that *all* tests passed while the code is an attack.
 
     PYTHONPATH=$PWD python benchmarks/reward_attacks.py [--limit N] [--modes bubblewrap rlimits]
-        [--attacks NAME ...] [--workers 4] [--out benchmarks/results/reward_attacks.md --section after]
+        [--attacks NAME ...] [--benchmarks HumanEval MBPP] [--workers 4] [--tester] [--out benchmarks/results/reward_attacks.md --section after]
 
 The attacks are generic (they know the function's name, as the task shows it, and where the
 benchmark's data lives on this machine, which a program can find by walking the file system).
@@ -247,6 +247,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--limit", type=int, default=None, help="first N items of each benchmark")
     p.add_argument("--modes", nargs="+", default=["bubblewrap", "rlimits"])
+    p.add_argument("--benchmarks", nargs="+", default=["HumanEval", "MBPP"])
     p.add_argument("--attacks", nargs="+", default=list(ATTACKS))
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--tester", action="store_true", help="also play the tester role (second table)")
@@ -254,8 +255,7 @@ def main() -> None:
     p.add_argument("--section", default="run")
     a = p.parse_args()
     benches = {"HumanEval": load_humaneval(), "MBPP": load_mbpp(data_dir())}
-    if a.limit:
-        benches = {k: v[:a.limit] for k, v in benches.items()}
+    benches = {k: v[:a.limit] if a.limit else v for k, v in benches.items() if k in a.benchmarks}
     t0 = time.perf_counter()
     rows: list[str] = []
     cols = [f"{b} {m}" for m in a.modes for b in benches]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -51,12 +52,14 @@ def items():
 
 
 def _play(items, attack: str, sandbox: SandboxConfig, tester: bool = False) -> list[tuple[str, float, bool]]:
-    env = CodeTaskEnv(items, turns=("coder", "tester") if tester else ("coder",), sandbox=sandbox)
-    out = []
-    for i, it in enumerate(items):
-        reward, told = ra.play(env, i, ra.ATTACKS[attack](it, ra.target_name(it)), ra.tester_text(it) if tester else None)
-        out.append((it.task_id, reward, told))
-    return out
+    """``(task id, reward, told all passed)`` per item (one env and thread per item)."""
+    def one(it):
+        env = CodeTaskEnv([it], turns=("coder", "tester") if tester else ("coder",), sandbox=sandbox)
+        reward, told = ra.play(env, 0, ra.ATTACKS[attack](it, ra.target_name(it)), ra.tester_text(it) if tester else None)
+        return it.task_id, reward, told
+
+    with ThreadPoolExecutor(len(items)) as pool:
+        return list(pool.map(one, items))
 
 
 def test_the_items_cover_every_way_a_verdict_is_computed(items):

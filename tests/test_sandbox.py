@@ -30,11 +30,12 @@ RLIMITS = SandboxConfig(timeout_s=2.0, bubblewrap=False)
 SECRET = "sk-lang-pz-test-secret-0123456789"
 
 
-def _sandbox_pids() -> list[int]:
-    """Live processes of any uid of the sandbox pool."""
+def _sandbox_pids(run_uid: int | None = None) -> list[int]:
+    """Live processes of ``run_uid``, or (``None``) of any uid of the sandbox pool. A run's uid is its
+    own across processes (tests/test_sandbox_uids.py), so other lang_pz processes do not count."""
     from lang_pz.tasks.sandbox import UID_POOL_SIZE
 
-    base = SandboxConfig().uid_base
+    base, size = (run_uid, 1) if run_uid is not None else (SandboxConfig().uid_base, UID_POOL_SIZE)
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -45,7 +46,7 @@ def _sandbox_pids() -> list[int]:
                 continue
             uid = int(status.split("Uid:")[1].split()[0])
             state = status.split("State:")[1].split()[0]
-            if base <= uid < base + UID_POOL_SIZE and state != "Z":
+            if base <= uid < base + size and state != "Z":
                 found.append(int(entry.name))
     return found
 
@@ -116,7 +117,7 @@ def test_fork_bomb_is_contained_and_cleaned_up():
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     r = run_python(bomb, FAST)
     assert r.status == "timeout"
-    assert _sandbox_pids() == []
+    assert _sandbox_pids(r.isolation["uid"]) == []
     # the next run is not affected
     assert run_python("print('fine')", FAST).stdout == "fine\n"
 
@@ -172,7 +173,7 @@ def test_escaped_child_is_killed_after_the_run():
     src = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nprint('parent done')"
     r = run_python(src, FAST)
     assert r.stdout == "parent done\n"
-    assert _sandbox_pids() == []
+    assert _sandbox_pids(r.isolation["uid"]) == []
 
 
 def test_network_is_isolated_when_possible():

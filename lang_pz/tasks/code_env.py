@@ -24,7 +24,8 @@ Reward          shared, at the end: 1.0 if the final code passes the benchmark's
                 judged outside the code's process from the plain data its functions returned
                 (:mod:`~lang_pz.tasks.sandbox.verdict`: an early exit, an answer that is not
                 plain data or a missing answer fails), else 0.0
-info["score"]   ``passed``, ``status`` (sandbox status or ``"no_code"``), ``error`` (why it
+info["score"]   ``passed``, ``status`` (``"ok"``, ``"error"`` = a test failed, a sandbox status
+                such as ``"timeout"``, ``"early_exit"`` or ``"no_code"``), ``error`` (why it
                 failed; the program's folder shows as ``/sandbox``), ``code`` (the final code),
                 ``tester_runs`` (per tester turn: tests run / passed)
 info["timing"]  on the stepping agent, when its step ran the sandbox (a tester's tests; the

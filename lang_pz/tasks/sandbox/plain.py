@@ -4,7 +4,9 @@ A sandboxed program hands back what the code under test returned as JSON built b
 :func:`encode`: ``None``, ``bool``, ``int``, finite ``float`` and ``str`` as themselves; other
 floats, ``bytes``, ``complex`` and the containers ``list``, ``tuple``, ``set``, ``frozenset``,
 ``dict`` as a one-key JSON object naming the type (so ``(1, 2)`` and ``[1, 2]`` stay different,
-as ``==`` sees them). Subclasses of these types are reduced to the base type (an ``int`` whose
+as ``==`` sees them); an iterator (generator, ``map``, ...) as its items, decoded as an iterator
+over them (``list(f(x)) == [...]`` passes, ``f(x) == [...]`` does not, as in the benchmark's own
+run); a NumPy scalar as its Python number. Subclasses of these types are reduced to the base type (an ``int`` whose
 ``__eq__`` says yes to everything is just its number); anything else (objects with methods,
 generators, NumPy scalars) is not plain data and raises :class:`NotPlain`. :func:`decode` is
 strict: a JSON value outside this grammar raises :class:`NotPlain`. Nothing in either direction
@@ -16,10 +18,12 @@ This module is stdlib-only and self-contained: its source is embedded in the san
 import json
 import math
 
-__all__ = ["MAX_DEPTH", "NotPlain", "decode", "dumps", "encode", "loads"]
+__all__ = ["MAX_DEPTH", "MAX_ITEMS", "NotPlain", "decode", "dumps", "encode", "loads"]
 
 #: Deepest nesting of containers accepted either way.
 MAX_DEPTH = 64
+#: Most items taken from an iterator the code returned.
+MAX_ITEMS = 1_000_000
 
 _SEQ = {list: "l", tuple: "t", set: "s", frozenset: "fs"}
 _TAGS = {"l": list, "t": tuple, "s": set, "fs": frozenset}
@@ -53,6 +57,15 @@ def encode(value: object, depth: int = 0) -> object:
     for base, tag in _SEQ.items():
         if isinstance(value, base):
             return {tag: [encode(x, depth + 1) for x in base.__iter__(value)]}
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        return encode(value.item(), depth)  # a NumPy scalar: its Python number
+    if hasattr(type(value), "__next__") and hasattr(type(value), "__iter__"):
+        items = []
+        for x in value:  # an iterator (generator, map, zip, ...): its items, still an iterator
+            if len(items) >= MAX_ITEMS:
+                raise NotPlain("an iterator of more than %d items" % MAX_ITEMS)
+            items.append(encode(x, depth + 1))
+        return {"i": items}
     raise NotPlain("a %s is not plain data (None, bool, int, float, str, bytes, list, tuple, set, dict)"
                    % type(value).__name__)
 
@@ -81,6 +94,8 @@ def decode(obj: object, depth: int = 0) -> object:
             return {decode(k, depth + 1): decode(v, depth + 1) for k, v in body}
         if tag in _TAGS and type(body) is list:
             return _TAGS[tag](decode(x, depth + 1) for x in body)
+        if tag == "i" and type(body) is list:
+            return iter([decode(x, depth + 1) for x in body])
     except (TypeError, ValueError) as e:  # an unhashable key or member, bad hex
         raise NotPlain(str(e)) from None
     raise NotPlain("not a plain-data encoding: %.80r" % (obj,))

@@ -214,7 +214,7 @@ def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
             rest = [n for n in tree.body if n not in checks]
             fine = all(isinstance(n, ast.Assign) and _literal(n.value) is not _MISSING or
                        isinstance(n, ast.Expr) and ast.unparse(n) == f"check({item.entry_point})" for n in rest)
-            if len(checks) != 1 or not fine or checks[0].args.args[0].arg != "candidate":
+            if len(checks) != 1 or not fine or [a.arg for a in checks[0].args.args] != ["candidate"]:
                 return None
             got = _static(checks[0].body, ("candidate",))
             if got is None:
