@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pettingzoo import AECEnv, ParallelEnv
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
-import lang_pz  # noqa: E402
+import lang_pz
 
 #: (id, kwargs, agent steps of work at --scale 1). Every registered game id appears at least once.
 CONFIGS: list[tuple[str, dict[str, Any], int]] = [

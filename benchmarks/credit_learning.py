@@ -80,7 +80,7 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         env_kwargs=ENV, iterations=args.iterations, episodes_per_iteration=1, seed=100 * s,
         validation_seeds=list(range(1000, 1000 + args.validation_seeds)),
         test_seeds=list(range(2000, 2000 + args.test_seeds)), critic_mode=mode, counterfactual=["alternatives"],
-        initial_policy=GOOD, initial_policies={a: BAD for a in wrong}, max_llm_calls=args.budget,
+        initial_policy=GOOD, initial_policies=dict.fromkeys(wrong, BAD), max_llm_calls=args.budget,
         backend_options={"embedded": {"cache": str(cache)}}, run_dir=str(run),
     )
     t0 = time.perf_counter()

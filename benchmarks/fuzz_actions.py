@@ -45,8 +45,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import lang_pz  # noqa: E402
-from lang_pz.error import ActionParseError  # noqa: E402
+import lang_pz
+from lang_pz.error import ActionParseError
 
 #: Reply formats of the task roles and words of the games, the seeds of near-valid text.
 TEMPLATES: tuple[str, ...] = (
@@ -253,10 +253,10 @@ def fuzz_env(env_id: str, n: int, seed: int, strict: bool) -> Tally:
                 t.kinds[kind] = t.kinds.get(kind, 0) + 1
                 out = {}
 
-                def step(a: Any = action) -> None:
+                def step(a: Any = action, out: dict[str, Any] = out) -> None:
                     out["r"] = env.step(a)
 
-                if not one(action, step, lambda: out.get("r", (None,) * 5)[4]):
+                if not one(action, step, lambda out=out: out.get("r", (None,) * 5)[4]):
                     break
                 if "r" in out:
                     _, _, term, trunc, info = out["r"]

@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
-import lang_pz  # noqa: E402
+import lang_pz
 from lang_pz.envs.overcooked import LAYOUTS
 from lang_pz.policies.overcooked import overcooked_partner
 

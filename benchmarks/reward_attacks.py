@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
-from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp  # noqa: E402
-from lang_pz.tasks.code_env import CodeTaskEnv  # noqa: E402
+from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp
+from lang_pz.tasks.code_env import CodeTaskEnv
 
 
 def target_name(item: CodeItem) -> str:
@@ -267,7 +267,7 @@ def main() -> None:
         cells: dict[str, list[str]] = {k: [] for k in tables}
         for mode in a.modes:
             for bench, items in benches.items():
-                def make(bench: str = bench, mode: str = mode) -> CodeTaskEnv:
+                def make(items: list = items, mode: str = mode) -> CodeTaskEnv:
                     turns = ("coder", "tester") if a.tester else ("coder",)
                     env = CodeTaskEnv(items, turns=turns)
                     env.sandbox = replace(env.sandbox, timeout_s=10.0, **_mode_kwargs(mode))

@@ -143,13 +143,13 @@ def score(name: str, case: dict[str, Any], work: Path, arm: str, trained: dict |
     env = lang_pz.make(case["env_id"], **case["env_kwargs"])
     agents = list(env.possible_agents)
     if arm == "no skills":
-        lib, texts = SkillLibrary(), {a: base for a in agents}
+        lib, texts = SkillLibrary(), dict.fromkeys(agents, base)
     elif arm == "hand-written skills":
-        lib, texts = read_library(ROOT / "examples" / "skills" / case["skills"]), {a: base for a in agents}
+        lib, texts = read_library(ROOT / "examples" / "skills" / case["skills"]), dict.fromkeys(agents, base)
     elif arm == "prompt-only LangMARL":
         lib, texts = SkillLibrary(), dict(trained["policies"])
     else:
-        lib, texts = read_library(Path(trained["run_dir"]) / "final" / "skills"), {a: base for a in agents}
+        lib, texts = read_library(Path(trained["run_dir"]) / "final" / "skills"), dict.fromkeys(agents, base)
     bs = backends(work / "cache" / name / "eval", True, n_threads)
     t0 = time.perf_counter()
     try:

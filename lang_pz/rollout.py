@@ -103,7 +103,7 @@ def rollout(
     _check_policies(env, policies)
     for a in env.possible_agents:  # a new episode for every policy, seeded from the episode seed
         policies[a].reset(agent_seed(seed, a))
-    traj = Trajectory(episode=episode, seed=seed, returns={a: 0.0 for a in env.possible_agents})
+    traj = Trajectory(episode=episode, seed=seed, returns=dict.fromkeys(env.possible_agents, 0.0))
     if isinstance(env, ParallelEnv):
         _rollout_parallel(env, policies, traj, writer, max_workers, on_step)
     else:

@@ -148,7 +148,7 @@ class TrajectoryBuffer(TrajectoryWriter):
     them; :meth:`flush_to` appends them to a file at once (concurrent episodes each keep their
     lines together, and an unfinished episode never reaches the file)."""
 
-    def __init__(self) -> None:  # noqa: D107 - no file
+    def __init__(self) -> None:
         self.lines: list[str] = []
         self._lock = threading.Lock()
 

@@ -7,15 +7,13 @@ finder prompt is longer than the context window.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import DATA
 
 from lang_pz.backends import Generation, GenerationRequest, LLMBackend, ScriptedBackend
 from lang_pz.error import PromptTooLongError
 from lang_pz.policies.llm import FIT_MARGIN_TOKENS, LLMPolicy, shorten_middle
 
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 INFO = {"legal_actions": ["up", "down", "stay"]}
 LONG = "The question: where is the ball? " + " ".join(f"w{i}" for i in range(3000)) + " The end.\nActions: up, down, stay"
 

@@ -171,7 +171,7 @@ def test_backoff_doubles_is_capped_and_its_jitter_is_seeded():
     seq_a, seq_b, seq_c = ([x.delay(n) for n in range(1, 6)] for x in (a, b, c))
     assert seq_a == seq_b and seq_a != seq_c
     assert all(0.5 * 0.5 * 2 ** (n - 1) <= w <= 1.5 * 0.5 * 2 ** (n - 1) for n, w in enumerate(seq_a, 1))
-    assert len(set(round(w / 2 ** n, 9) for n, w in enumerate(seq_a))) > 1  # jittered, not plain doubling
+    assert len({round(w / 2 ** n, 9) for n, w in enumerate(seq_a)}) > 1  # jittered, not plain doubling
 
 
 def test_same_retry_seed_same_waits_against_a_server(servers):

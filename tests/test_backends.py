@@ -298,7 +298,7 @@ class FakeOpenAI:
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length", 0))
                 fake.received.append(
                     {

@@ -90,7 +90,7 @@ def other_blamer(req: GenerationRequest) -> str:
 
 def flat(req: GenerationRequest) -> str:
     acts = acting(prompt_of(req))
-    return credit_reply({a: 0.0 for a in acts}, {a: [min(s)] for a, s in acts.items()})
+    return credit_reply(dict.fromkeys(acts, 0.0), {a: [min(s)] for a, s in acts.items()})
 
 
 def report(credits: dict[str, float], steps: dict[str, list[int]] | None = None) -> CriticReport:

@@ -32,7 +32,7 @@ def test_two_pistons_really_end_after_one_step_in_pettingzoo():
         for seed in range(5):
             env = pistonball_v6.parallel_env(n_pistons=2, continuous=False, random_drop=drop)
             env.reset(seed=seed)
-            env.step({a: 2 for a in env.agents})
+            env.step(dict.fromkeys(env.agents, 2))
             assert not env.agents and env.unwrapped.distance_to_wall_at_game_start == 1
 
 
@@ -79,7 +79,7 @@ def test_text_steps_compute_no_image(api, hold, observe_calls):
     if api == "parallel":
         env.reset(seed=0)
         while env.agents:
-            env.step({a: "up" for a in env.agents})
+            env.step(dict.fromkeys(env.agents, "up"))
     else:
         env.reset(seed=0)
         for _ in env.agent_iter():
@@ -94,7 +94,7 @@ def test_raw_observation_is_the_real_image_on_demand(api, observe_calls):
     env = lang_pz.make(PB, api=api, n_pistons=5)
     env.reset(seed=0)
     if api == "parallel":
-        env.step({a: "up" for a in env.agents})
+        env.step(dict.fromkeys(env.agents, "up"))
     else:
         for _ in env.possible_agents:
             env.step("up")

@@ -54,7 +54,7 @@ def reply(credits: dict[str, float], steps: dict[str, list[int]]) -> str:
 
 def flat(req: GenerationRequest) -> str:
     p = prompt_of(req)
-    return reply({a: 0.0 for a in agents_in(p)}, {})
+    return reply(dict.fromkeys(agents_in(p), 0.0), {})
 
 
 def case(name: str):

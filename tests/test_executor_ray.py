@@ -23,8 +23,8 @@ from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_examples import _contents  # noqa: E402
-from test_training import AGENTS, StandIn, config, prompt_of, role_of  # noqa: E402
+from test_examples import _contents
+from test_training import AGENTS, StandIn, config, prompt_of, role_of
 
 HERE = Path(__file__).parent
 STAND_IN_SPEC = "openai:scripted-stand-in"  # never built: the test gives objects here, a factory to workers

@@ -20,10 +20,10 @@ from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.error import BackendError, LangPZError
 from lang_pz.evaluation.adherence import (
     PISTON_ACTIONS,
-    pistonball_observations,
     PISTON_POLICIES,
     adherence_table,
     measure_adherence,
+    pistonball_observations,
 )
 from lang_pz.policies.base import Decision, Policy
 from lang_pz.policies.llm import NUMBER_EXAMPLES, LLMPolicy, choice_examples
@@ -65,7 +65,7 @@ def test_random_policy_is_uniform_over_legal_actions_and_seeded():
     acts = [RandomPolicy(seed=3)(OBS, DISCRETE) for _ in range(3)]
     assert acts == [RandomPolicy(seed=3)(OBS, DISCRETE) for _ in range(3)]
     pol = RandomPolicy(seed=0)
-    counts = {a: 0 for a in DISCRETE["legal_actions"]}
+    counts = dict.fromkeys(DISCRETE["legal_actions"], 0)
     for _ in range(3000):
         counts[pol(OBS, DISCRETE)] += 1
     assert all(900 < c < 1100 for c in counts.values()), counts

@@ -12,13 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 from lang_pz.tasks import load_humaneval, load_mbpp
 from lang_pz.tasks.code_env import CodeTaskEnv
 from lang_pz.tasks.sandbox import SandboxConfig, resolve
 from lang_pz.tasks.sandbox.verdict import cast
-
-from conftest import DATA  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("reward_attacks", Path(__file__).resolve().parents[1] / "benchmarks" /
                                                "reward_attacks.py")

@@ -22,10 +22,11 @@ from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_skills_loop import SkillStandIn, jsonl  # noqa: E402  (the scripted stand-in of the loop tests)
+from test_skills_loop import SkillStandIn, jsonl
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
 from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 GSM8K_PICKS = {"solver": ["show-the-arithmetic", "read-the-question"],
                "verifier": ["keep-a-right-answer", "recompute-and-confirm"]}

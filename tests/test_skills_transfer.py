@@ -14,10 +14,11 @@ from lang_pz.skills import Skill, SkillLibrary, read_library, write_library
 from lang_pz.skills.transfer import evaluate_library
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_skills_loop import AGENTS, ENV, SkillStandIn, team_return  # noqa: E402
+from test_skills_loop import AGENTS, ENV, SkillStandIn, team_return
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
 from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 SEEDS = [1000, 1001, 1002]
 
@@ -27,8 +28,8 @@ def test_library_against_the_same_team_without_skills_on_the_same_seeds():
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS})
     res = evaluate_library(read_library(EXAMPLES / "pistonball"), "butterfly/pistonball-v0", SEEDS, stand_in.backend,
                            env_kwargs=ENV, policy="Always push up.")
-    assert res.with_skills == pytest.approx([team_return({a: "down" for a in AGENTS}, s) for s in SEEDS])
-    assert res.without_skills == pytest.approx([team_return({a: "up" for a in AGENTS}, s) for s in SEEDS])
+    assert res.with_skills == pytest.approx([team_return(dict.fromkeys(AGENTS, "down"), s) for s in SEEDS])
+    assert res.without_skills == pytest.approx([team_return(dict.fromkeys(AGENTS, "up"), s) for s in SEEDS])
     assert res.differences == pytest.approx([a - b for a, b in zip(res.with_skills, res.without_skills)])
     assert res.invoked == {"team/go-down": res.decisions} and res.decisions > 0
     (label, mean, lo, hi), _, _ = res.rows()
@@ -82,7 +83,7 @@ def test_cli_skills_eval_prints_both_teams_with_intervals(tmp_path, monkeypatch)
             "--kw", "n_pistons=5", "--kw", "hold=5", "--kw", "max_cycles=50", "--policy", "Always push up."]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    want = sum(team_return({a: "down" for a in AGENTS}, s) for s in SEEDS) / 3
+    want = sum(team_return(dict.fromkeys(AGENTS, "down"), s) for s in SEEDS) / 3
     assert f"{'with the library':<22} {want:>9.3g}" in res.output and "95 % interval" in res.output
     bad = CliRunner().invoke(app, ["skills", "eval", str(tmp_path / "nope"), "--env", "butterfly/pistonball-v0"])
     assert bad.exit_code == 2 and "is not a folder" in bad.output

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import lang_pz
 from lang_pz.error import LangPZError
 from lang_pz.tasks import load_hotpotqa
 from lang_pz.tasks.datasets import demo_items, load_items
 
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not (DATA / "hotpotqa").is_dir(), reason="benchmark data folder not available")
 
 ROW = {"id": "mine-1", "question": "Where is the Blue Lantern Museum?", "answer": "Ostmark", "type": "bridge",

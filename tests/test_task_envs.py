@@ -20,9 +20,9 @@ import time
 import types
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import lang_pz
 from lang_pz.backends import ScriptedBackend
@@ -44,7 +44,6 @@ from lang_pz.tasks.code_env import (
 from lang_pz.tasks.math_env import bounded_math_equal, make_gsm8k, make_math500
 from lang_pz.tasks.qa_env import make_hotpotqa
 
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 
 

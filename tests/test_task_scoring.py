@@ -17,9 +17,9 @@ import json
 import random
 import threading
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 from lang_pz.error import DependencyNotInstalled, LangPZError
 from lang_pz.tasks import (
@@ -40,7 +40,6 @@ from lang_pz.tasks import (
     token_f1,
 )
 
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(
     not DATA.is_dir(), reason="benchmark data folder not available"
 )
@@ -181,7 +180,7 @@ def test_math_equal_from_threads():
                 math_equal(rf"\frac{{{2 * i}}}{{{4 * i}}}", r"\frac12"),
                 math_equal("3", "4"),
             )
-        except Exception as e:  # noqa: BLE001 - report any failure from the thread
+        except Exception as e:
             results[i] = e
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(1, 5)]
@@ -189,7 +188,7 @@ def test_math_equal_from_threads():
         t.start()
     for t in threads:
         t.join()
-    assert results == {i: (True, False) for i in range(1, 5)}
+    assert results == dict.fromkeys(range(1, 5), (True, False))
 
 
 # ----------------------------------------------------------------------------- GSM8K

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import copy
 import pickle
-from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import lang_pz
 from lang_pz.spaces import TEXT_CHARSET, UnicodeText, text_space, to_unicode_charset, unicode_text_space
 from lang_pz.tasks.qa_env import make_hotpotqa
 
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 needs_data = pytest.mark.skipif(not (DATA / "hotpotqa").is_dir(), reason="benchmark data folder not available")
 
 

@@ -81,7 +81,7 @@ def test_writes_reach_the_attribute_in_the_wrapped_env(api):
     cycles = 0
     if api == "parallel":
         while env.agents:
-            env.step({a: "stay" for a in env.agents})
+            env.step(dict.fromkeys(env.agents, "stay"))
             cycles += 1
     else:
         for _ in env.agent_iter():

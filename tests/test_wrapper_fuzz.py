@@ -62,14 +62,13 @@ def test_random_actions_have_only_documented_outcomes(env_id, api, strict):
         sent += 1
         try:
             if api == "aec":
-                agent = env.agent_selection
                 _, _, term, trunc, _ = env.last()
                 env.step(None if term or trunc else action)
                 if env.agents:
                     _check(env, env.agent_selection, env.observe(env.agent_selection))
                 done = not env.agents
             elif api == "parallel":
-                obs, _, _, _, _ = env.step({a: action for a in env.agents})
+                obs, _, _, _, _ = env.step(dict.fromkeys(env.agents, action))
                 for a, o in obs.items():
                     _check(env, a, o)
                 done = not env.agents

@@ -85,7 +85,7 @@ def test_generic_box_env_continuous_pistonball(api):
     assert "Action: a number from -1 to 1" in text
     assert info["action_range"] == [-1.0, 1.0] and "legal_actions" not in info
     if api == "parallel":
-        _, _, _, _, infos = env.step({a: "0.5" for a in env.agents})
+        _, _, _, _, infos = env.step(dict.fromkeys(env.agents, "0.5"))
         assert infos["piston_0"]["action"] == [0.5] and infos["piston_0"]["parse_error"] is None
         parallel_api_test(LanguageParallelWrapper(_pistonball_raw(api, continuous=True)), num_cycles=5)
     else:
@@ -131,7 +131,7 @@ def _step_once(env, api, text):
     if api == "parallel":
         env.reset(seed=0)
         agent = env.agents[0]
-        return env.step({a: text for a in env.agents})[4][agent]
+        return env.step(dict.fromkeys(env.agents, text))[4][agent]
     env.reset(seed=0)
     return env.step(text)[4]
 
@@ -289,7 +289,7 @@ def _texts(env_id, api, seed, steps=4):
     if api == "aec":
         env.reset(seed=seed)
         out.append(tuple(env.observe(a)["text"] for a in env.agents))
-        for agent in env.agent_iter(steps):
+        for _agent in env.agent_iter(steps):
             _, _, term, trunc, info = env.last()
             env.step(None if term or trunc else info["legal_actions"][0] if info.get("legal_actions") else "0")
             out.append(tuple(env.observe(a)["text"] for a in env.agents))
@@ -369,7 +369,7 @@ def test_hold_advances_k_cycles_per_language_step(hold, api):
     raw = env.unwrapped
     assert raw.frames == 0
     if api == "parallel":
-        env.step({a: "up" for a in env.agents})
+        env.step(dict.fromkeys(env.agents, "up"))
     else:
         for _ in env.possible_agents:
             env.step("up")
@@ -395,7 +395,7 @@ def test_parallel_step_names_missing_agents(env_id, api):
     first, *others = env.agents
     with pytest.raises(ValueError, match=r"no action for live agent\(s\) \[" + repr(others[0])):
         env.step({first: "x"})
-    env.step({a: "x" for a in env.agents})  # the refused step changed nothing: a full one still works
+    env.step(dict.fromkeys(env.agents, "x"))  # the refused step changed nothing: a full one still works
     env.close()
 
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from lang_pz.backends.openai import OpenAIBackend
 
 __all__ = [
+    "OPTIONS_ENV",
     "Generation",
     "GenerationRequest",
     "LLMBackend",
@@ -53,7 +54,6 @@ __all__ = [
     "TokenUsage",
     "default_cache_dir",
     "make_backend",
-    "OPTIONS_ENV",
 ]
 
 _LAZY = {

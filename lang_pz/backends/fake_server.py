@@ -306,13 +306,13 @@ class FakeOpenAIServer:
             def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 self._send(status, json.dumps(payload).encode(), headers)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
                 else:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(n)
                 path = self.path.rstrip("/")

@@ -156,7 +156,7 @@ def run_bench(cases: Sequence[EnvCase], out_dir: str | Path, *, backend: str | A
                     continue
                 meter: dict[str, RoleMeter] = {}
 
-                def llm(team: Team = team) -> RoleMeter:
+                def llm(team: Team = team, meter: dict[str, RoleMeter] = meter) -> RoleMeter:
                     if "m" not in meter:
                         meter["m"] = RoleMeter(inner_backend(), f"bench:{team.name}", price_per_mtok)
                     return meter["m"]

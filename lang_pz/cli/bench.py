@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,20 +14,20 @@ from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
 def bench(
     out: Annotated[Path, typer.Option(help="results folder (episodes.jsonl, summary.md/.csv/.json/.png); "
                                            "re-running with it skips finished episodes")],
-    config: Annotated[Optional[Path], typer.Option(help="YAML bench config (see lang_pz.bench.config)")] = None,
-    env_id: Annotated[Optional[str], typer.Option("--env", help="one env id (instead of --config)")] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML bench config (see lang_pz.bench.config)")] = None,
+    env_id: Annotated[str | None, typer.Option("--env", help="one env id (instead of --config)")] = None,
     kw: KwOption = None,
-    team: Annotated[Optional[list[str]], typer.Option(
+    team: Annotated[list[str] | None, typer.Option(
         help="team spec, repeatable, optionally NAME=:SPEC, e.g. random, heuristic, "
              "'piston_0=llm;*=heuristic', run:RUN_DIR, learned:WEIGHTS.zip")] = None,
     seeds: Annotated[str, typer.Option(help="episode seeds: A-B (inclusive) or a,b,c")] = "0-4",
-    objective: Annotated[Optional[str], typer.Option(
+    objective: Annotated[str | None, typer.Option(
         help="team_return, return:AGENT, win:AGENT or soups (default: the env's)")] = None,
-    backend: Annotated[Optional[str], typer.Option(help="LLM backend for llm/run seats: 'embedded' or 'openai:<model>'")] = None,
+    backend: Annotated[str | None, typer.Option(help="LLM backend for llm/run seats: 'embedded' or 'openai:<model>'")] = None,
     price: Annotated[str, typer.Option(help="USD per million prompt,completion tokens (uncached calls)")] = "0,0",
-    data_dir: Annotated[Optional[Path], typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
     plot: Annotated[bool, typer.Option(help="write summary.png")] = True,
-    log: Annotated[Optional[list[str]], typer.Option(
+    log: Annotated[list[str] | None, typer.Option(
         help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
 ) -> None:
     """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""

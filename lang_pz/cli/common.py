@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 import yaml
@@ -14,7 +14,7 @@ app = typer.Typer(
 )
 
 KwOption = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--kw", help="environment keyword argument KEY=VALUE (repeatable), e.g. --kw n_pistons=5"),
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # 
 @app.command()
 def adherence(
     backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
-    prompt_format: Annotated[Optional[str], typer.Option(help="chat or completion \\[default: the backend's]")] = None,
+    prompt_format: Annotated[str | None, typer.Option(help="chat or completion \\[default: the backend's]")] = None,
     observations: Annotated[int, typer.Option(min=1, help="real Pistonball observations per policy")] = 8,
     seed: Annotated[int, typer.Option(min=0, help="seed of the episodes the observations come from")] = 0,
 ) -> None:
@@ -74,32 +74,32 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
 
 @app.command("eval-critic")
 def eval_critic(
-    env_ids: Annotated[Optional[list[str]], typer.Option(
+    env_ids: Annotated[list[str] | None, typer.Option(
         "--env", help="fault-injection benchmark on this environment id (repeatable), e.g. butterfly/pistonball-v0",
         show_default="none")] = None,
     kw: KwOption = None,
-    critic_modes: Annotated[Optional[list[str]], typer.Option(
+    critic_modes: Annotated[list[str] | None, typer.Option(
         "--critic-mode", help="critic under test (repeatable): central_credit, central_global, independent (the LLM "
                               "critic) or counterfactual (credit from re-runs; the LLM only words it)",
         show_default="central_credit")] = None,
-    evidence: Annotated[Optional[list[str]], typer.Option(
+    evidence: Annotated[list[str] | None, typer.Option(
         help="re-runs given to the counterfactual critic, per window of decisions of each agent (repeatable): "
              "reference (the window as the base team would have played it: identifies the faulty agent; a fault "
              "benchmark knows the base team), alternatives (every other action word: what training can compute), "
              "default, random, or an action word",
         show_default="alternatives; default for free-text envs")] = None,
-    evidence_window: Annotated[Optional[int], typer.Option(
+    evidence_window: Annotated[int | None, typer.Option(
         min=1, help="decisions per re-run window", show_default="--window")] = None,
     cases: Annotated[int, typer.Option(min=1, help="kept fault-injection cases per --env")] = 20,
     seed: Annotated[int, typer.Option(min=0, help="master seed (the i-th seed tried is seed + i)")] = 0,
-    base: Annotated[Optional[str], typer.Option(
+    base: Annotated[str | None, typer.Option(
         help="the good team: heuristic (Pistonball), greedy (Overcooked, both cooks), oracle (tasks/gsm8k-v0, "
              "tasks/math500-v0: the solver writes the gold answer, the verifier confirms) or random",
         show_default="per env: Pistonball heuristic, Overcooked greedy, GSM8K/MATH oracle, else random")] = None,
-    fault: Annotated[Optional[str], typer.Option(
+    fault: Annotated[str | None, typer.Option(
         help="misplay (an action the base team also plays, in the wrong state), harmful, idle or random",
         show_default="misplay; harmful for GSM8K/MATH")] = None,
-    fault_action: Annotated[Optional[str], typer.Option(
+    fault_action: Annotated[str | None, typer.Option(
         help="the faulty action word or text",
         show_default="misplay: the base team's own actions; harmful: per env (Pistonball: the opposite move; "
                      "Overcooked skills: 'place on counter'; GSM8K/MATH: the wrong answer 0); idle: the no-op")] = None,
@@ -110,19 +110,19 @@ def eval_critic(
     keep_inert: Annotated[bool, typer.Option(
         help="also keep faults that did not lower the team return (they test no credit assignment)")] = False,
     tolerance: Annotated[int, typer.Option(min=0, help="steps of slack around the faulty window for a step hit")] = 0,
-    whowhen: Annotated[Optional[Path], typer.Option(help="also score a Who&When folder of JSON cases",
+    whowhen: Annotated[Path | None, typer.Option(help="also score a Who&When folder of JSON cases",
                                                      show_default="none")] = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Who&When: score only the first N cases",
+    limit: Annotated[int | None, typer.Option(min=1, help="Who&When: score only the first N cases",
                                                  show_default="all")] = None,
     max_chars: Annotated[int, typer.Option(min=40, help="Who&When: characters kept of each message")] = 200,
     one_call: Annotated[bool, typer.Option(
         help="Who&When: one critic call per case (steps subsampled) instead of every step in several calls")] = False,
     prompt_chars: Annotated[int, typer.Option(
         min=1000, help="the LLM critic's budget for the trajectory in its prompt (characters)")] = 5000,
-    threads: Annotated[Optional[int], typer.Option(
+    threads: Annotated[int | None, typer.Option(
         min=1, help="CPU threads of the embedded model", show_default="llama.cpp's choice")] = None,
     backend: Annotated[str, typer.Option(help="critic backend: 'embedded' or 'openai:<model>'")] = "embedded",
-    out: Annotated[Optional[Path], typer.Option(
+    out: Annotated[Path | None, typer.Option(
         help="results folder, must be new or empty", show_default="runs/eval-critic-<time>")] = None,
 ) -> None:
     """Measure critics' credit assignment against known faults (who and when), next to chance,

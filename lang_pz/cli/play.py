@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -41,14 +41,14 @@ def play(
     backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
     episodes: Annotated[int, typer.Option(min=1)] = 1,
     seed: Annotated[int, typer.Option(min=0, help="seed of the first episode")] = 0,
-    api: Annotated[Optional[str], typer.Option(help="parallel or aec (default: the env's)")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="write trajectories to this JSONL file")] = None,
+    api: Annotated[str | None, typer.Option(help="parallel or aec (default: the env's)")] = None,
+    out: Annotated[Path | None, typer.Option(help="write trajectories to this JSONL file")] = None,
     show: Annotated[int, typer.Option(min=0, help="print the first N agent steps")] = 3,
-    policies_from: Annotated[Optional[Path], typer.Option(
+    policies_from: Annotated[Path | None, typer.Option(
         "--policies", help="per-agent text policies: a training run folder (its final policies, which must "
         "cover every agent; without --kw the run's env kwargs are used) or a folder of AGENT.txt files (agents "
         "without one get --policy-text)", show_default="none")] = None,
-    backend_opt: Annotated[Optional[list[str]], typer.Option(
+    backend_opt: Annotated[list[str] | None, typer.Option(
         "--backend-option", help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-option timeout_s=20",
         show_default="none")] = None,
 ) -> None:

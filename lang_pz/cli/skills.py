@@ -4,7 +4,7 @@ skill libraries on disk, and a library evaluated unchanged on another env (trans
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,11 +18,11 @@ app.add_typer(skills_app, name="skills")
 @skills_app.command("check")
 def check(
     folder: Annotated[Path, typer.Argument(help="a library folder (skill folders, or scope folders of them)")],
-    max_skills: Annotated[Optional[int], typer.Option(min=1, help="also check: most skills in the library")] = None,
-    max_skills_per_scope: Annotated[Optional[int], typer.Option(min=1, help="also check: most skills in a scope")] = None,
-    max_description_chars: Annotated[Optional[int], typer.Option(
+    max_skills: Annotated[int | None, typer.Option(min=1, help="also check: most skills in the library")] = None,
+    max_skills_per_scope: Annotated[int | None, typer.Option(min=1, help="also check: most skills in a scope")] = None,
+    max_description_chars: Annotated[int | None, typer.Option(
         min=1, max=1024, help="also check: longest description")] = None,
-    max_body_chars: Annotated[Optional[int], typer.Option(min=1, help="also check: longest body")] = None,
+    max_body_chars: Annotated[int | None, typer.Option(min=1, help="also check: longest body")] = None,
 ) -> None:
     """Validate a (hand-written) skill library; list its skills, or every problem (exit code 2)."""
     from lang_pz.skills.files import check_library
@@ -67,16 +67,16 @@ def eval_library(
     env_id: Annotated[str, typer.Option("--env", help="environment id to evaluate on (e.g. tasks/math500-v0)")],
     seeds: Annotated[str, typer.Option(help="episode seeds: 'A-B' (inclusive) or 'a,b,c'")] = "0-9",
     kw: KwOption = None,
-    policy: Annotated[Optional[str], typer.Option(
+    policy: Annotated[str | None, typer.Option(
         help="every LLM agent's base instruction (used when it invokes no skill) \\[default: lang-pz train's "
         "initial_policy default]")] = None,
     backend: Annotated[str, typer.Option(help="the agents' LLM backend spec")] = "embedded",
-    objective: Annotated[Optional[str], typer.Option(help="what is compared \\[default: the env's]")] = None,
-    partner: Annotated[Optional[list[str]], typer.Option(
+    objective: Annotated[str | None, typer.Option(help="what is compared \\[default: the env's]")] = None,
+    partner: Annotated[list[str] | None, typer.Option(
         help="AGENT=KIND: a fixed classical partner (random, heuristic, greedy); repeatable")] = None,
     scoping: Annotated[str, typer.Option(help="who sees which scope: team, role or agent")] = "team",
-    role: Annotated[Optional[list[str]], typer.Option(help="AGENT=ROLE: the role scope an agent sees; repeatable")] = None,
-    data_dir: Annotated[Optional[Path], typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
+    role: Annotated[list[str] | None, typer.Option(help="AGENT=ROLE: the role scope an agent sees; repeatable")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
 ) -> None:
     """Evaluate a library, unchanged, on an env (transfer): mean and 95 % bootstrap interval with
     the library and for the same team with no skills, on the same seeds, and their paired difference."""

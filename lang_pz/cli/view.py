@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from lang_pz.cli.common import app, fail
 def view(
     folder: Annotated[Path, typer.Argument(help="a folder `lang-pz train`, `bench` or `eval-critic` wrote "
                                                 "(a run still going shows what is written)")],
-    out: Annotated[Optional[Path], typer.Option(help="folder for the page \\[default: FOLDER/view]")] = None,
+    out: Annotated[Path | None, typer.Option(help="folder for the page \\[default: FOLDER/view]")] = None,
     serve: Annotated[bool, typer.Option(help="also serve the page on localhost until Ctrl-C")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="--serve: the port (0: a free one)")] = 8000,
 ) -> None:

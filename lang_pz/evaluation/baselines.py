@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -136,7 +137,7 @@ def _action_switches(trajectory: Trajectory) -> dict[str, tuple[float, list[int]
     out = {}
     for a in trajectory.agents:
         own = [(s.step, shown_action(s)) for s in trajectory.agent_steps(a)]
-        changes = [t for (_, x0), (t, x1) in zip(own, own[1:]) if x1 != x0]
+        changes = [t for (_, x0), (t, x1) in pairwise(own) if x1 != x0]
         out[a] = (float(len(changes)), changes[:1] or [own[0][0]])
     return out
 

@@ -152,7 +152,7 @@ def parse_case(data: Any, name: str) -> WhoWhenCase:
         ValueError: the reason the file is malformed.
     """
     if not isinstance(data, dict):
-        raise ValueError(f"top level is a {type(data).__name__}, not an object")  # noqa: TRY004 - a reason, caught
+        raise ValueError(f"top level is a {type(data).__name__}, not an object")
     missing = [k for k in ("history", "mistake_agent", "mistake_step") if k not in data]
     if missing:
         raise ValueError(f"missing key(s) {', '.join(missing)}")
@@ -162,7 +162,7 @@ def parse_case(data: Any, name: str) -> WhoWhenCase:
     messages = []
     for i, entry in enumerate(history):
         if not isinstance(entry, dict):
-            raise ValueError(f"history[{i}] is a {type(entry).__name__}, not an object")  # noqa: TRY004
+            raise ValueError(f"history[{i}] is a {type(entry).__name__}, not an object")
         try:
             agent = agent_of(entry)
         except ValueError as exc:
@@ -176,7 +176,7 @@ def parse_case(data: Any, name: str) -> WhoWhenCase:
     raw_step = data["mistake_step"]
     try:
         if isinstance(raw_step, bool):
-            raise ValueError  # noqa: TRY004 - turned into the message below
+            raise ValueError
         step = int(str(raw_step).strip())
     except ValueError:
         raise ValueError(f"mistake_step {raw_step!r} is not an integer index into history") from None

@@ -304,5 +304,5 @@ def skill_policies(
         scoping: who sees which scope.
         **kwargs: passed to :class:`SkillPolicy`.
     """
-    texts = {a: policy for a in agents} if isinstance(policy, str) else dict(policy)
+    texts = dict.fromkeys(agents, policy) if isinstance(policy, str) else dict(policy)
     return {a: SkillPolicy(texts[a], backend, library, agent=a, scoping=scoping, **kwargs) for a in agents}

@@ -243,7 +243,7 @@ def parse_skill_md(text: str, where: str | Path = "<text>", folder_name: str | N
     if end is None:
         raise SkillFormatError(where, None, "the front matter is not closed: add a line '---' after it")
     try:
-        data = yaml.load("\n".join(lines[1:end]), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+        data = yaml.load("\n".join(lines[1:end]), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 2})" if mark is not None else ""

@@ -14,7 +14,6 @@ The interval is :func:`lang_pz.bench.stats.bootstrap_interval` (scipy's BCa boot
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +130,7 @@ def evaluate_library(
     obj = make_objective(spec, agents, env_id)
     scoping = scoping or Scoping()
     llm_agents = [a for a in agents if a not in partners]
-    texts = {a: policy for a in llm_agents} if isinstance(policy, str) else {a: policy[a] for a in llm_agents}
+    texts = dict.fromkeys(llm_agents, policy) if isinstance(policy, str) else {a: policy[a] for a in llm_agents}
 
     def team(lib: SkillLibrary):  # env -> a fresh team for that environment instance
         def build(e: Any) -> dict[str, Policy]:

@@ -140,8 +140,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self._obs_max = bound + len(turns) * 3 * (max_message_chars + 40) + 1000
         obs_space = unicode_observation_space(self._obs_max)
         act_space = unicode_text_space(self.ACTION_MAX_LENGTH)
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
         self._rng: np.random.Generator | None = None
         self.item: ItemT = self.items[0]
         self.item_index = 0
@@ -213,10 +213,10 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self.team_reward = 0.0
         self._start()
         self.agents = list(self.possible_agents)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {"role": a, "task_id": self._task_id()} for a in self.agents}
         self.agent_selection = self.turns[0]
         self._skip_agent_selection = None

@@ -23,7 +23,7 @@ class LazyObservation:
     before the environment steps again (the language wrappers keep only the latest one).
     """
 
-    __slots__ = ("env", "agent")
+    __slots__ = ("agent", "env")
 
     def __init__(self, env: Any, agent: str) -> None:
         self.env = env

@@ -8,7 +8,7 @@ from typing import Literal
 
 from lang_pz.error import InvalidKwargError
 
-__all__ = ["ExecutionResult", "SandboxConfig", "Status", "TIMING_KEYS"]
+__all__ = ["TIMING_KEYS", "ExecutionResult", "SandboxConfig", "Status"]
 
 Status = Literal["ok", "error", "timeout", "memory", "output_limit"]
 

@@ -151,7 +151,7 @@ def _static_call(node: ast.expr, targets: Sequence[str]) -> dict[str, str] | Non
         return None
 
 
-def _static_assert(node: ast.Assert, targets: Sequence[str]) -> tuple[dict[str, str], Check] | None | bool:
+def _static_assert(node: ast.Assert, targets: Sequence[str]) -> tuple[dict[str, str], Check] | bool | None:
     """The call and check of a static assert; ``True`` for ``assert <truthy literal>`` (no call);
     ``None`` if it is not static."""
     e = node.test
@@ -212,8 +212,8 @@ def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
             tree = ast.parse(item.tests[0])
             checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
             rest = [n for n in tree.body if n not in checks]
-            fine = all(isinstance(n, ast.Assign) and _literal(n.value) is not _MISSING or
-                       isinstance(n, ast.Expr) and ast.unparse(n) == f"check({item.entry_point})" for n in rest)
+            fine = all((isinstance(n, ast.Assign) and _literal(n.value) is not _MISSING) or
+                       (isinstance(n, ast.Expr) and ast.unparse(n) == f"check({item.entry_point})") for n in rest)
             if len(checks) != 1 or not fine or [a.arg for a in checks[0].args.args] != ["candidate"]:
                 return None
             got = _static(checks[0].body, ("candidate",))
