@@ -22,7 +22,7 @@ Extras: ``pip install 'lang_pz[sb3]'`` (stable-baselines3, torch 2.13.0 CPU),
 """
 
 from lang_pz.interop.aec import MaskedAECEnv, to_masked_aec_env
-from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, TextEncoder
+from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, HashedBagOfWordsV1, TextEncoder
 from lang_pz.interop.rllib import register_rllib_env
 from lang_pz.interop.torchrl import torchrl_env
 from lang_pz.interop.vector import register_text_spaces, sb3_vec_env
@@ -47,6 +47,7 @@ __all__ = [
     "GymDiscreteActions",
     "GymEncodeObservations",
     "HashedBagOfWords",
+    "HashedBagOfWordsV1",
     "MaskedAECEnv",
     "NumericInfos",
     "TextEncoder",
