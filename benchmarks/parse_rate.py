@@ -89,6 +89,19 @@ def measure(env_id: str, backend: Any, replies: int, items: int) -> Counter[tupl
     return counts
 
 
+def table(results: dict[str, dict[str, list[int]]]) -> str:
+    """The results as a Markdown table: one row per env (and task role), one column per label."""
+    labels = sorted({label for r in results.values() for label in r}, key=lambda x: (x != "before", x))
+    lines = ["| env | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for key in sorted(results):
+        cells = []
+        for label in labels:
+            ok, n = results[key].get(label, (0, 0))
+            cells.append(f"{ok}/{n} ({100 * ok / n:.0f} %)" if n else "-")
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--label", required=True, help="column name, e.g. before / after")
@@ -96,7 +109,11 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10, help="held-out items per task env (every role)")
     parser.add_argument("--envs", nargs="*", default=None, help="env ids (default: every registered one)")
     parser.add_argument("--json", default="benchmarks/results/parse_rate.json", help="results file (merged)")
+    parser.add_argument("--markdown", default=None, help="write the table of the results file here and stop")
     args = parser.parse_args()
+    if args.markdown:
+        Path(args.markdown).write_text(table(json.loads(Path(args.json).read_text())))
+        return
     backend = make_backend("embedded", cache=False, n_threads=1)
     path = Path(args.json)
     results = json.loads(path.read_text()) if path.exists() else {}
