@@ -136,7 +136,8 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
                       for s in range(1, len(sentences) + 1)]
             label = replies.one_of(labels)
             more = replies.repeat(replies.sequence(replies.literal(", "), label), 0, 3)
-            return ReplyFormat.of(replies.sequence(replies.literal("Evidence: "), label, more), f"Evidence: {labels[0]}")
+            reply = replies.sequence(replies.literal("Evidence: "), label, more)
+            return ReplyFormat.of(reply, f"Evidence: {labels[0]}")
         first = replies.chars('"' + replies.WHITESPACE, 1, 1)  # the answer is not blank
         answer = replies.sequence(replies.literal("Answer: "), first, replies.chars('"', 0, 59))
         return ReplyFormat.of(answer, "Answer: yes")
