@@ -4,9 +4,10 @@ The env is lang_pz's ``butterfly/pistonball-v0`` (``n_pistons`` 5, each decision
 physics cycles, 125 cycles) or the pistonball_v6 underneath it with the same arguments. Two inputs:
 
 - ``--obs text`` (default): the observation text an LLM reads, encoded by
-  ``lang_pz.interop.to_vector_env`` (hashed bag of words, 256 numbers), ``MlpPolicy``, rewards
-  normalised by SB3's ``VecNormalize``. Load it with the bench seat ``learned-text:PATH`` or
-  ``SB3Policy.load(path, HashedBagOfWords(), observation="text")``.
+  ``lang_pz.interop.to_vector_env`` with ``HashedBagOfWordsV1`` (the committed baseline's encoder,
+  which the bench seat ``learned-text:PATH`` loads with: retraining it on the order-keeping
+  ``HashedBagOfWords`` is open, issue 22), ``MlpPolicy``, rewards normalised by SB3's
+  ``VecNormalize``. Load it with that seat or ``SB3Policy.load(path, HashedBagOfWordsV1(), observation="text")``.
 - ``--obs pixels``: raw pistonball_v6 pixels through SuperSuit's ``color_reduction_v0("B")``,
   ``resize_v1(42, 42)``, ``frame_stack_v1(3)`` (:class:`lang_pz.policies.learned.SuperSuitPixels`,
   which the lang_pz policy applies to the raw observation in the same way), ``CnnPolicy``. Load it
@@ -32,19 +33,19 @@ from pathlib import Path
 
 def make_train_env(obs: str, n_pistons: int, hold: int, max_cycles: int, n_envs: int):
     """The VecEnv (SB3) the policy trains on: raw pistonball_v6 pixels, or lang_pz's text encoded
-    by the default HashedBagOfWords (rewards normalised by SB3's VecNormalize)."""
+    by HashedBagOfWordsV1 (rewards normalised by SB3's VecNormalize)."""
     from pettingzoo.butterfly import pistonball_v6
     from supersuit import frame_skip_v0
 
     import lang_pz
-    from lang_pz.interop import sb3_vec_env, to_vector_env
+    from lang_pz.interop import HashedBagOfWordsV1, sb3_vec_env, to_vector_env
     from lang_pz.policies.learned import SuperSuitPixels
 
     if obs == "text":
         from stable_baselines3.common.vec_env import VecNormalize
 
         env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=n_pistons, hold=hold,
-                                         max_cycles=max_cycles))
+                                         max_cycles=max_cycles), HashedBagOfWordsV1())
         return VecNormalize(sb3_vec_env(env, n_envs), norm_obs=False, norm_reward=True, gamma=0.95)
     env = pistonball_v6.parallel_env(n_pistons=n_pistons, continuous=False, max_cycles=max_cycles)
     if hold > 1:

@@ -63,7 +63,7 @@ def model_path(tmp_path_factory):
 
 #: The pixel baseline of benchmarks/results/baselines.md (train_sb3_pistonball.py --obs pixels, 1.5 MB).
 TRAINED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "sb3_pistonball5.zip"
-#: The same trained on the observation text (hashed bag of words; ``--obs text``, 0.6 MB).
+#: The same trained on the observation text (``--obs text``, 0.6 MB), with HashedBagOfWordsV1.
 TRAINED_TEXT = TRAINED.with_name("sb3_pistonball5_text.zip")
 
 
@@ -107,15 +107,15 @@ def test_learned_policy_needs_the_raw_observation(model_path):
 def test_text_trained_model_as_a_policy_reads_the_text_not_the_raw_observation():
     from stable_baselines3 import PPO
 
-    from lang_pz.interop import HashedBagOfWords, to_vector_env
+    from lang_pz.interop import HashedBagOfWordsV1, to_vector_env
 
     model = PPO.load(str(TRAINED_TEXT), device="cpu")
-    policy = SB3Policy(model, HashedBagOfWords(), observation="text")
+    policy = SB3Policy(model, HashedBagOfWordsV1(), observation="text")
     assert policy.reads_raw_observation is False
     env = lang_pz.make("butterfly/pistonball-v0", **KW)
     traj = rollout(env, {a: policy for a in env.possible_agents}, seed=5)
     assert all("raw_observation" not in s.meta for s in traj.steps)
-    vec = to_vector_env(lang_pz.make("butterfly/pistonball-v0", **KW))
+    vec = to_vector_env(lang_pz.make("butterfly/pistonball-v0", **KW), HashedBagOfWordsV1())
     obs, _ = vec.reset(seed=5)
     expected = []
     while vec.agents:

@@ -115,7 +115,8 @@ def test_sb3_maskable_ppo_connect_four_tutorial():
 
 
 # -- Tianshou 0.5: PettingZoo's tutorials/Tianshou ---------------------------------------------------
-needs_tianshou = pytest.mark.skipif(_missing("tianshou"), reason="tianshou not installed: pip install 'lang_pz[tianshou]'")
+needs_tianshou = pytest.mark.skipif(_missing("tianshou"),
+                                    reason="tianshou not installed: pip install 'lang_pz[tianshou]'")
 
 
 @needs_tianshou

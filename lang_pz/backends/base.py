@@ -38,6 +38,11 @@ class GenerationRequest:
             (each backend sends it in the form its server accepts).
         choices: if given, the reply must be exactly one of these strings (a grammar on
             llama.cpp; a JSON-schema enum on OpenAI-compatible servers).
+        grammar: if given, the reply must be a sentence of this GBNF grammar (root rule ``root``;
+            built by :mod:`lang_pz.text.replies`): llama.cpp decodes under it, other backends
+            fall back to ``pattern`` or free text.
+        pattern: the same reply language as a regular expression (Python / ECMAScript dialect),
+            for servers that take a regex or a JSON-schema ``pattern`` instead of a grammar.
         stop: stop sequences.
         role: who asks, for routing and accounting only (never part of the prompt or the
             cache key): ``"actor"``, ``"critic"``, ``"critic.explain"``,
@@ -52,6 +57,8 @@ class GenerationRequest:
     seed: int | None = 0
     json_schema: dict[str, Any] | None = None
     choices: tuple[str, ...] | None = None
+    grammar: str | None = None
+    pattern: str | None = None
     stop: tuple[str, ...] = ()
     role: str = ""
 
@@ -67,6 +74,9 @@ class GenerationRequest:
             raise ValueError("give json_schema= or choices=, not both")
         if self.choices is not None and not self.choices:
             raise ValueError("choices= must not be empty")
+        if (self.grammar is not None or self.pattern is not None) and (
+                self.json_schema is not None or self.choices is not None):
+            raise ValueError("give grammar=/pattern= or json_schema=/choices=, not both")
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ def _check_no_secrets(identity: Any, path: str = "identity") -> None:
 
 
 def request_fields(request: GenerationRequest) -> dict[str, Any]:
-    """Every field of ``request`` as plain JSON data (numbers normalised: ``0`` == ``0.0``)."""
-    return {
+    """Every field of ``request`` as plain JSON data (numbers normalised: ``0`` == ``0.0``);
+    ``grammar`` and ``pattern`` only when set (so requests without them keep their keys)."""
+    fields = {
         "messages": (
             None
             if request.messages is None
@@ -77,6 +78,10 @@ def request_fields(request: GenerationRequest) -> dict[str, Any]:
         "choices": None if request.choices is None else list(request.choices),
         "stop": list(request.stop),
     }
+    for name in ("grammar", "pattern"):
+        if getattr(request, name) is not None:
+            fields[name] = getattr(request, name)
+    return fields
 
 
 def cache_key(identity: dict[str, Any], request: GenerationRequest) -> str:

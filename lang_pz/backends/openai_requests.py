@@ -10,7 +10,11 @@ A chat request (``messages=``) goes to ``/chat/completions``; a completion-forma
 
 A ``choices`` request asks for ``{"choice": <one of the enum>}`` (:func:`choice_schema`).
 ``/completions`` has no standard structured-output field: with ``"json_object"`` constraints
-are sent as llama-cpp-python's ``grammar`` field (:func:`completion_grammar`).
+are sent as llama-cpp-python's ``grammar`` field (:func:`completion_grammar`). A ``grammar``
+request (an env's reply format) is sent as that ``grammar`` field to a llama.cpp server
+(``"json_object"``, chat and completion alike) and as free text elsewhere: wrapping it in a
+JSON-schema ``pattern`` would change the reply's form (a JSON document), which the policy's env
+would then have to unwrap.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ def completion_grammar(request: GenerationRequest, structured_output: Structured
             completion request), or a ``json_schema`` with llama-cpp-python not installed
             (its converter builds the grammar).
     """
+    if request.grammar is not None:  # a reply format: a grammar where the server takes one, else free text
+        return request.grammar if structured_output == "json_object" else None
     if request.choices is None and request.json_schema is None:
         return None
     if structured_output != "json_object":
@@ -112,6 +118,8 @@ def request_body(
             body["response_format"] = response_format(choice_schema(request.choices), structured_output)
         elif request.json_schema is not None:
             body["response_format"] = response_format(request.json_schema, structured_output)
+        elif request.grammar is not None and structured_output == "json_object":
+            body["grammar"] = request.grammar  # llama-cpp-python's server takes a GBNF grammar on chat too
         body["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
     else:
         grammar = completion_grammar(request, structured_output, endpoint)

@@ -125,6 +125,54 @@ class HashedBagOfWords:
         return (words + placed + numbers).astype(np.float32)
 
 
+_V1_TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z_]+")
+
+
+class HashedBagOfWordsV1:
+    """The first default encoder, kept only to read models trained with it (the committed
+    ``benchmarks/results/sb3_pistonball5_text.zip``): words and word pairs, each number added to
+    the bucket of the word before it. It loses order and values (swapped numbers, a board's
+    symbols, ``agent_0`` vs ``agent_1`` encode alike): train new models on :class:`HashedBagOfWords`.
+
+    Args:
+        dim: output dimension (>= 8).
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        if not isinstance(dim, int) or dim < 8:
+            raise LangPZError(f"HashedBagOfWordsV1 dim must be an int >= 8, got {dim!r}")
+        self.dim = dim
+
+    def __repr__(self) -> str:
+        return f"HashedBagOfWordsV1(dim={self.dim})"
+
+    def __call__(self, text: str) -> np.ndarray:
+        """The vector of ``text``: float32, shape ``(dim,)``."""
+        def bucket(token: str) -> tuple[int, float]:
+            h = zlib.crc32(token.encode("utf-8"))
+            return h % self.dim, (1.0 if (h >> 31) & 1 == 0 else -1.0)
+
+        words = np.zeros(self.dim, dtype=np.float64)
+        numbers = np.zeros(self.dim, dtype=np.float64)
+        prev: str | None = None
+        for tok in _V1_TOKEN.findall(str(text).lower()):
+            if _NUMBER.match(tok):
+                x = float(tok)
+                i, s = bucket(f"#{prev}")
+                numbers[i] += s * x / (50.0 + abs(x))
+                continue
+            i, s = bucket(tok)
+            words[i] += s
+            if prev is not None:
+                i, s = bucket(f"{prev} {tok}")
+                words[i] += s
+            prev = tok
+        norm = math.sqrt(float(words @ words))
+        if norm > 0:
+            words /= norm
+        return (words + numbers).astype(np.float32)
+
+
 class FunctionEncoder:
     """Your own encoder: any ``fn(text) -> array-like`` of ``dim`` numbers.
 

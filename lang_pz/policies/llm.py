@@ -47,6 +47,7 @@ from lang_pz.policies.base import (
     legal_actions,
     observation_text,
 )
+from lang_pz.text.replies import ReplyFormat
 
 #: Toy situations of the worked examples for a finite action set: a robot in a hallway,
 #: unrelated to any real task, each mentioning things that suggest no particular action.
@@ -223,7 +224,9 @@ class LLMPolicy(Policy):
     of them); with ``info["action_range"]`` the model is asked for a number, with
     ``info["action_components"]`` for ``name=value`` pairs (:mod:`lang_pz.text.components`), and
     the text is returned for the environment's action wrapper to parse; otherwise free text (one
-    line, bounded by ``max_tokens``).
+    line, bounded by ``max_tokens``), constrained to the env's ``info["reply_format"]`` when it
+    states one (:mod:`lang_pz.text.replies`: the request's ``grammar`` and ``pattern``, and enough
+    ``max_tokens`` for its longest reply).
     """
 
     def __init__(
@@ -305,6 +308,9 @@ class LLMPolicy(Policy):
             kind, examples, ask = "text", COMPONENT_EXAMPLES, f"name=value for each of {names}"
         else:
             kind, examples, ask = "text", TEXT_EXAMPLES, "a short action"
+        reply = ReplyFormat.from_info(info) if kind == "text" else None
+        if reply is not None:
+            ask = f"a reply of the form {reply.example}"
         common: dict[str, Any] = {
             "temperature": self.temperature,
             "seed": self.seed,
@@ -317,6 +323,11 @@ class LLMPolicy(Policy):
         else:
             common["max_tokens"] = self.max_tokens
             common["stop"] = ('"', "\n")
+        if reply is not None:  # the env's reply format: decoded under it where the backend can
+            # the completion prompt's reply ends at a closing quote (a stop sequence): allowed after a reply
+            common["grammar"] = reply.closed_by('"') if self.prompt_format == "completion" else reply.gbnf
+            common["pattern"] = reply.regex
+            common["max_tokens"] = max(self.max_tokens, reply.max_chars + 2)  # never cut a reply short
         if self.prompt_format == "chat":
             system = (
                 f"You control one agent. Your policy: {self.policy}\n"

@@ -10,6 +10,7 @@ solver sees         the problem and the transcript (the verifier's replies)
 solver delivers     MATH: a final answer in ``\\boxed{...}`` (the last box, by brace matching);
                     GSM8K: the number after ``####``, else the last number of the text.
                     Fallback: MATH: the whole reply is the answer; GSM8K: no answer
+reply format        each role's reply as a grammar and a regex (:meth:`MathTaskEnv.reply_format`)
 verifier sees       the problem, the transcript (the solver's reply) and the extracted answer
 verifier delivers   a confirmation (a reply starting with *correct*, *yes*, *agree*, *confirmed*
                     or *verified*) keeps the answer; a new answer (as the solver's: a box for
@@ -57,6 +58,8 @@ from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
+from lang_pz.text import replies
+from lang_pz.text.replies import ReplyFormat
 
 __all__ = ["MAX_ANSWER_CHARS", "MathTaskEnv", "bounded_math_equal", "make_gsm8k", "make_math500"]
 
@@ -171,6 +174,27 @@ class MathTaskEnv(TaskEnv[Any]):
             "verifier": f"Check the solver's answer. Reply 'Correct' if it is right, else {fmt}.",
         }
         super().__init__(items, **kwargs)
+
+    def reply_format(self, role: str) -> ReplyFormat:
+        """What a reply of ``role`` that parses looks like (see :mod:`lang_pz.text.replies`):
+        GSM8K ``#### <integer>``, MATH ``\\boxed{<answer of at most 40 characters>}``; the
+        verifier may also reply ``Correct``."""
+        if self.gsm8k:
+            answer = replies.sequence(replies.literal("#### "), replies.repeat(replies.literal("-"), 0, 1),
+                                      replies.digits(1, 12))
+            example = "#### 42"
+        else:
+            answer = replies.sequence(replies.literal("\\boxed{"), replies.chars('"{}' + replies.WHITESPACE, 1, 1),
+                                      replies.chars('"{}', 0, 39), replies.literal("}"))
+            example = "\\boxed{42}"
+        if role == "verifier":
+            answer = replies.either(replies.literal("Correct"), answer)
+        return ReplyFormat.of(answer, example)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        for agent in self.agents:
+            self.infos[agent][replies.INFO_KEY] = self.reply_format(agent).as_info()
 
     def _task_id(self) -> str:
         return f"gsm8k/{self.item.index}" if self.gsm8k else self.item.unique_id

@@ -15,6 +15,8 @@ answerer sees       the question and the transcript (the finder's reply and the 
                     ``answerer_sees_context=True``
 answerer delivers   the text after the last ``Answer:`` (to the end of that line). Fallback: the
                     whole reply is taken as the answer
+reply format        each role's reply as a grammar and a regex (:meth:`QATaskEnv.reply_format`):
+                    a policy's backend can constrain decoding to it
 Reward              shared, at the end: the answer's token F1 against the gold answer, with the
                     official HotpotQA normalisation (and F1 0 for a yes/no mismatch)
 info["score"]       ``f1``, ``em``, ``answer``, ``gold_answer``; with a finder: ``sp_precision``,
@@ -44,6 +46,8 @@ from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import HotpotQAItem, load_items
 from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
+from lang_pz.text import replies
+from lang_pz.text.replies import ReplyFormat
 
 __all__ = ["QATaskEnv", "make_hotpotqa"]
 
@@ -120,6 +124,28 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
             if t == title and 0 <= sent_id < len(sentences):
                 return f"{p}.{sent_id + 1}"
         return None
+
+    # -- the reply format (info["reply_format"]) --------------------------------------------------------
+
+    def reply_format(self, role: str) -> ReplyFormat:
+        """What a reply of ``role`` that parses looks like (see :mod:`lang_pz.text.replies`): the
+        finder's ``Evidence:`` and one to four labels of the shown sentences, the answerer's
+        ``Answer:`` and a short answer (at most 60 characters)."""
+        if role == "finder":
+            labels = [f"{p}.{s}" for p, (_, sentences) in enumerate(self._view(self.item)[0], 1)
+                      for s in range(1, len(sentences) + 1)]
+            label = replies.one_of(labels)
+            more = replies.repeat(replies.sequence(replies.literal(", "), label), 0, 3)
+            reply = replies.sequence(replies.literal("Evidence: "), label, more)
+            return ReplyFormat.of(reply, f"Evidence: {labels[0]}")
+        first = replies.chars('"' + replies.WHITESPACE, 1, 1)  # the answer is not blank
+        answer = replies.sequence(replies.literal("Answer: "), first, replies.chars('"', 0, 59))
+        return ReplyFormat.of(answer, "Answer: yes")
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        for agent in self.agents:
+            self.infos[agent][replies.INFO_KEY] = self.reply_format(agent).as_info()
 
     # -- turns ----------------------------------------------------------------------------------------
 
