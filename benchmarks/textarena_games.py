@@ -77,7 +77,7 @@ def check(game: str, cycles: int, timeout: int) -> dict[str, object]:
     except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit ... of a game's module too
         if isinstance(exc, KeyboardInterrupt):
             raise
-        row["reason"] = _first_exception_line(exc)
+        row["reason"] = _first_exception_line(exc).replace(sys.prefix, "<prefix>")
     finally:
         signal.alarm(0)
     row["seconds"] = round(time.perf_counter() - t0, 2)

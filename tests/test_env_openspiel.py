@@ -161,7 +161,7 @@ def test_mcts_plays_boards_and_is_refused_where_cards_are_hidden():
 def test_spiel_seats_in_bench_teams():
     from lang_pz.bench.teams import build_team, parse_team
 
-    env = _first("openspiel/kuhn_poker-v0")
+    env = lang_pz.make("openspiel/kuhn_poker-v0")  # as the bench builds teams: before the first reset
     team = build_team(parse_team("player_0=spiel:cfr:50;*=spiel:random"), env, "openspiel/kuhn_poker-v0",
                       llm=lambda: None)
     assert (team["player_0"].kind, team["player_0"].iterations, team["player_1"].kind) == ("cfr", 50, "random")

@@ -121,7 +121,7 @@ class OpenSpielPlayer(Policy):
         if kind not in KINDS:
             raise InvalidKwargError(f"unknown OpenSpiel player {kind!r}; players: {', '.join(KINDS)}")
         raw = env.unwrapped
-        if not hasattr(raw, "game_state") or not hasattr(raw, "agent_name_id_mapping"):
+        if not hasattr(raw, "game_type") or not hasattr(raw, "agent_name_id_mapping"):  # game_state: after reset
             raise InvalidKwargError(f"OpenSpiel players play openspiel/* envs; {type(raw).__name__} is not one")
         if kind == "mcts" and raw.game_type.information != pyspiel.GameType.Information.PERFECT_INFORMATION:
             raise InvalidKwargError(f"MCTS searches the true state, which {raw.game_type.short_name} hides from a "

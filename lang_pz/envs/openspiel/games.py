@@ -36,7 +36,7 @@ NOTES: dict[str, str] = {
     "leduc_poker": ("Rules: six cards, 0 and 1 = Jack, 2 and 3 = Queen, 4 and 5 = King. Private is your card, "
                     "Public the shared card of round 2; a pair with it wins, else the higher card. Round1 / "
                     "Round2 list the moves so far (0 = fold, 1 = call, 2 = raise); Pot and Money are chips."),
-    "goofspiel": ("Rules: each round a point card is shown (the last of the point card sequence); both players "
+    "goofspiel": ("Rules: each round a point card is shown (the current point card); both players "
                   "bid one card of their hand at once; the higher bid wins the points, a tie wins nothing. "
                   "Win sequence: who won each round (-3 = nobody). Most points wins."),
     "hanabi": ("Rules (cooperative): build each colour's firework from rank 1 up. You cannot see your own cards "
