@@ -192,7 +192,7 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
     ax.set_xlabel("iteration")
     ax.set_ylabel(str(run.config.get("objective") or "team return (sum of agents' rewards)"))
     method = ("MASkills: skill library" if run.config.get("method") == "maskills"
-              else f"critic mode: {run.config.get('critic_mode', '?')}")
+              else f"critic mode: {_critic_mode(run.config)}")
     ax.set_title(f"{run.config.get('env_id', '?')} - {method}"
                  + ("" if run.finished else " (unfinished)"))
     if xs:
@@ -307,13 +307,19 @@ def skill_lines(run: RunSummary) -> list[str]:
     return out
 
 
+def _critic_mode(config: dict[str, Any]) -> str:
+    """A LangMARL run's critic mode: in its ``langmarl`` section (flat in run folders written before
+    configs had method sections)."""
+    return str((config.get("langmarl") or {}).get("critic_mode") or config.get("critic_mode") or "?")
+
+
 def summary_text(run: RunSummary) -> str:
     """A terminal-readable summary: run, per-iteration table, totals, policy diffs."""
     c, ms = run.config, run.metrics
     lines = [f"run: {run.run_dir}",
              f"env: {c.get('env_id', '?')} {json.dumps(c.get('env_kwargs', {}))}",
              ("method: maskills (a skill library is trained)" if c.get("method") == "maskills"
-              else f"critic mode: {c.get('critic_mode', '?')}"),
+              else f"critic mode: {_critic_mode(c)}"),
              f"iterations done: {len(ms)} of {c.get('iterations', '?')}"
              + ("" if run.finished else " (unfinished: no final/policies)"), ""]
     head = (f"{'iter':>4} {'test':>9} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} "

@@ -210,3 +210,12 @@ def test_report_out_that_is_a_folder_or_not_png_is_refused(tmp_path):
     line = _one_error(runner.invoke(app, ["report", str(root), "--out", str(txt)]))
     assert f"--out {txt}" in line and ".png" in line
     assert not txt.exists()
+
+
+def test_the_critic_mode_is_read_from_the_langmarl_section_and_from_old_flat_configs():
+    from lang_pz.report import _critic_mode
+    from lang_pz.training import TrainConfig
+
+    new = json.loads(TrainConfig(critic_mode="central_global").model_dump_json())
+    assert "critic_mode" not in new and _critic_mode(new) == "central_global"
+    assert _critic_mode({"critic_mode": "independent"}) == "independent" and _critic_mode({}) == "?"

@@ -95,3 +95,16 @@ def test_episode_without_invocations_still_judges_residuals():
     assert all(r.needs_skill for r in report.residuals.values())
     with pytest.raises(LangPZError, match="no agent steps"):
         SkillCritic(llm).assess(Trajectory(episode=0, seed=0))
+
+
+def test_the_library_critic_is_a_critic_and_sees_only_re_run_evidence():
+    """LibraryCritic satisfies lang_pz.critics.Critic (a mode, assess over evidence items), and the
+    ablation's shared outcome (no re-run) is never shown to it."""
+    from lang_pz.critics.base import Critic, EpisodeEvidence
+    from lang_pz.methods.maskills.steps import LibraryCritic, SkillEvidence
+
+    critic = LibraryCritic(SkillCritic(ScriptedBackend(["{}"])), SkillLibrary())
+    assert isinstance(critic, Critic) and critic.mode == "skills"
+    u = SkillUtility("a", "s", TEAM, 1, 0, 0, (0,), "team_return", 1.0, 0.0, 1.0)
+    measured, shared = SkillEvidence(0, (u,)), SkillEvidence(0, (u,), rerun=False)
+    assert isinstance(measured, EpisodeEvidence) and measured.shown() == [u] and shared.shown() == []

@@ -1024,3 +1024,44 @@ def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_pat
     old = {**flat.model_dump(exclude={"langmarl", "maskills"}), **flat.langmarl.model_dump(), "skills": None,
            "skill_scoping": "team", "max_skills": 24}  # a config.json written before sections
     assert TrainConfig(**old) == flat
+
+
+def test_a_third_method_is_a_new_class_run_by_the_same_loop(tmp_path):
+    """A prompt-only baseline (nothing learned: every iteration measures the starting texts) is a
+    Method subclass; train() gives it the run folder, budget, progress and final test."""
+    from lang_pz.methods import LangMARL, Method
+    from lang_pz.training import TrainState, build, iteration_metrics, play_batch
+    from lang_pz.training.accept import Acceptance
+    from lang_pz.training.state import UsageMeter
+
+    class PromptOnly(Method):
+        name = "prompt_only"
+
+        @classmethod
+        def build(cls, config, *, backends=None, run=None):
+            return cls(build(config, backends=backends))
+
+        start = LangMARL.start
+        restore = LangMARL.restore
+        team = LangMARL.team
+        _momentum = LangMARL._momentum
+
+        def iteration(self, state, log, callbacks=()):
+            meter, it = UsageMeter(self.parts.meters, log), log.iteration
+            log.write_policies(state.policies)
+            batch = play_batch(self.parts.envs, self.team(state), self.config.training_seeds(it),
+                               self.config.episode_numbers(it), value=None, log=log)
+            metrics = iteration_metrics(iteration=it, trajectories=batch.trajectories, value=None,
+                                        decision=Acceptance(state.policies, None), changed=[], meter=meter)
+            new = TrainState(state.policies, None, None, **state.spent(metrics))
+            self.conclude(log, metrics, new, callbacks)
+            return metrics, new
+
+    said = []
+    res = train(config(tmp_path / "run", iterations=2, test_seeds=[3000]), method=PromptOnly,
+                backends=StandIn().backend, progress=said.append)
+    assert [m.iteration for m in res.metrics] == [0, 1] and res.final_policies == res.initial_policies
+    assert res.final_test_return is not None and (tmp_path / "run" / "final" / "test.jsonl").exists()
+    assert sum(line.startswith("iteration ") for line in said) == 2
+    with pytest.raises(InvalidKwargError, match="does not take"):
+        train(config(tmp_path / "r2"), method=PromptOnly, backends=StandIn().backend, critic=object())

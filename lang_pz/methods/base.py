@@ -115,7 +115,11 @@ class Method(ABC, Generic[S]):
 
     def on_episode(self, iteration: int, callbacks: Sequence[Callback]) -> Callable[[Any], None]:
         """``trajectory -> None``: every callback's ``on_episode`` for a training episode."""
-        return lambda t: [c.on_episode(iteration, t) for c in callbacks] and None
+        def call(trajectory: Any) -> None:
+            for c in callbacks:
+                c.on_episode(iteration, trajectory)
+
+        return call
 
     def close(self) -> None:
         """Close the parts (environment instances, executor workers)."""

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lang_pz.error import InvalidKwargError
+
 #: The roles of a run, each with its own backend spec and usage meter.
 ROLES = ("actor", "critic", "optimiser")
 #: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
@@ -268,6 +270,18 @@ class TrainConfig(BaseModel):
             raise ValueError(f"test_seeds {clash} are also training or validation seeds; the test must be "
                              "held out from every decision: choose other test_seeds")
         return self
+
+    def settings_of(self, method: str) -> Any:
+        """The ``method`` section (a :class:`LangMARLConfig` or :class:`MASkillsConfig`).
+
+        Raises:
+            InvalidKwargError: the config's method is another one (it has no such section).
+        """
+        found = getattr(self, method, None) if method in SECTIONS else None
+        if found is None:
+            raise InvalidKwargError(f"this config's method is {self.method!r}, not {method!r}: it has no {method} "
+                                    "settings")
+        return found
 
     def training_seeds(self, iteration: int) -> list[int]:
         """The seeds of one iteration's training episodes (episode ``k`` uses ``seed + k``)."""

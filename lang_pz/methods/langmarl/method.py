@@ -23,7 +23,6 @@ from lang_pz.critics.base import Critic, CriticReport
 from lang_pz.critics.central import CentralCritic
 from lang_pz.critics.counterfactual import Counterfactual, Evidence, best_gain
 from lang_pz.critics.difference import DifferenceCritic
-from lang_pz.error import InvalidKwargError
 from lang_pz.methods.base import Method
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
 from lang_pz.optimisers.gradient import PolicyUpdate
@@ -44,15 +43,8 @@ from lang_pz.training.steps import Batch, assess, gather_evidence, play_batch, p
 
 
 def settings(config: TrainConfig) -> LangMARLConfig:
-    """``config``'s ``langmarl`` section.
-
-    Raises:
-        InvalidKwargError: the config's method is not langmarl.
-    """
-    if config.langmarl is None:
-        raise InvalidKwargError(f"this config's method is {config.method!r}, not 'langmarl': it has no langmarl "
-                                "settings")
-    return config.langmarl
+    """``config``'s ``langmarl`` section (:meth:`~lang_pz.training.config.TrainConfig.settings_of`)."""
+    return config.settings_of("langmarl")
 
 
 def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactual, CriticReport]:

@@ -88,15 +88,8 @@ class SkillTrainResult(TrainResult):
 
 
 def settings(config: TrainConfig) -> MASkillsConfig:
-    """``config``'s ``maskills`` section.
-
-    Raises:
-        InvalidKwargError: the config's method is not maskills.
-    """
-    if config.maskills is None:
-        raise InvalidKwargError(f"this config's method is {config.method!r}, not 'maskills': it has no maskills "
-                                "settings")
-    return config.maskills
+    """``config``'s ``maskills`` section (:meth:`~lang_pz.training.config.TrainConfig.settings_of`)."""
+    return config.settings_of("maskills")
 
 
 def limits_of(config: TrainConfig) -> SkillLimits:
