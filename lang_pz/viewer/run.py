@@ -155,7 +155,8 @@ def run_overview(folder: str | Path) -> dict[str, Any]:
     if maskills:
         final["skills"] = _skills(run.final_skills)
     agents = list(dict.fromkeys(a for rec in iterations for a in rec["policies"]))
-    method = "MASkills (a skill library)" if maskills else f"critic mode {config.get('critic_mode', '?')}"
+    mode = (config.get("langmarl") or {}).get("critic_mode", config.get("critic_mode", "?"))
+    method = "MASkills (a skill library)" if maskills else f"critic mode {mode}"
     return {"kind": "run", "title": f"{config.get('env_id', '?')}: {method}", "source": str(run.root),
             "config": config, "maskills": maskills, "finished": run.final_policies.is_dir(), "agents": agents,
             "iterations": iterations, "final": final}
