@@ -20,14 +20,14 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
-import lang_pz  # noqa: E402
+import lang_pz
 from lang_pz.envs.overcooked import LAYOUTS, PRIMITIVES, OvercookedParallelEnv, import_overcooked
 from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, load_planners
 

@@ -81,7 +81,7 @@ class LocalExecutor:
                 i = futures[f]
                 try:
                     results[i] = f.result()
-                except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others
+                except BaseException as exc:
                     if error is None:
                         error = exc
                         for other in futures:

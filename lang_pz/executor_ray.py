@@ -248,7 +248,7 @@ class RayExecutor:
                 try:
                     if on_result is not None:
                         on_result(i, value)
-                except BaseException as exc:  # noqa: BLE001 - raised below, after the tasks in flight
+                except BaseException as exc:
                     error = exc
                     continue
                 submit()

@@ -77,8 +77,8 @@ def test_generic_wrapper_names_the_numbers_of_any_box_action():
     obs, infos = env.reset(seed=0)
     assert "Write name=value for each of a0 (0 to 1), a1 (0 to 1)" in obs["agent_0"]["text"]
     with pytest.raises(ActionParseError, match="missing component"):
-        env.step({a: "a0=1" for a in env.agents})
-    _, _, _, _, infos = env.step({a: "a0=0 a1=0 a2=1 a3=0 a4=0" for a in env.agents})
+        env.step(dict.fromkeys(env.agents, "a0=1"))
+    _, _, _, _, infos = env.step(dict.fromkeys(env.agents, "a0=0 a1=0 a2=1 a3=0 a4=0"))
     assert infos["agent_1"]["action"] == pytest.approx([0, 0, 1, 0, 0])
 
 

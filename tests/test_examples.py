@@ -12,7 +12,7 @@ import pytest
 from lang_pz.training import TrainConfig, train
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_training import AGENTS, ENV, StandIn  # noqa: E402  (the scripted stand-in of the training tests)
+from test_training import AGENTS, ENV, StandIn
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -13,8 +13,8 @@ import pytest
 from lang_pz.executor import EnvPool, LocalExecutor
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_examples import _contents  # noqa: E402
-from test_training import AGENTS, StandIn, config  # noqa: E402
+from test_examples import _contents
+from test_training import AGENTS, StandIn, config
 
 
 def test_results_come_back_in_input_order_whatever_finishes_first():
@@ -95,7 +95,7 @@ def test_episode_tasks_pickle_without_their_backend_or_environments(tmp_path):
     from lang_pz.training.players import Players, play_job
 
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
-    players = Players(parts.envs, parts.actors({a: "Always push up." for a in AGENTS[:4]}), parts.executor)
+    players = Players(parts.envs, parts.actors(dict.fromkeys(AGENTS[:4], "Always push up.")), parts.executor)
     blob = pickle.dumps(functools.partial(play_job, players))
     assert b"ScriptedBackend" not in blob and b"RoleMeter" not in blob
     job = pickle.loads(blob)

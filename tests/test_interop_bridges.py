@@ -87,7 +87,7 @@ def test_numeric_infos_keep_fixed_numeric_keys():
     env = to_vector_env(pistonball())
     _, infos = env.reset(seed=0)
     assert set(infos["piston_0"]) == {"fallback", "action_mask"}
-    _, _, _, _, infos = env.step({a: 1 for a in env.agents})
+    _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 1))
     assert set(infos["piston_0"]) == {"fallback", "action_mask"}
     assert infos["piston_0"]["fallback"] is False
 
@@ -108,7 +108,7 @@ def test_action_words_refuses_continuous_actions():
         action_words(pistonball(continuous=True), "piston_0")
     env = DiscreteActions(pistonball(continuous=True), actions=["-1", "0", "1"])
     env.reset(seed=0)
-    _, _, _, _, infos = env.step({a: 2 for a in env.agents})
+    _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 2))
     assert infos["piston_0"]["action_text"] == "1"
 
 
@@ -260,7 +260,7 @@ def _observations(env_id: str, api: str, cycles: int = 25, seeds: tuple[int, ...
     for seed in seeds:
         if api == "aec":
             env.reset(seed=seed)
-            for agent in env.agent_iter(cycles * len(env.possible_agents)):
+            for _agent in env.agent_iter(cycles * len(env.possible_agents)):
                 obs, _, term, trunc, info = env.last()
                 texts.append(obs["text"])
                 env.step(None if term or trunc else word(info))
@@ -313,7 +313,7 @@ def test_box_actions_send_vectors_as_text_that_parses_back():
     assert infos["piston_1"]["action"] == [1.0] and not infos["piston_1"]["fallback"]  # clipped into the bounds
     assert not any(infos[a]["fallback"] for a in infos)
     with pytest.raises(LangPZError, match="finite"):
-        env.step({a: np.nan for a in env.agents})
+        env.step(dict.fromkeys(env.agents, np.nan))
     with pytest.raises(LangPZError, match="1 number"):
         env.step({a: [0.1, 0.2] for a in env.agents})
     box = spaces.Box(np.float32(0.1), np.float32(0.7), (2, 2), np.float32)  # bounds not exact in decimal

@@ -113,7 +113,7 @@ def test_text_trained_model_as_a_policy_reads_the_text_not_the_raw_observation()
     policy = SB3Policy(model, HashedBagOfWordsV1(), observation="text")
     assert policy.reads_raw_observation is False
     env = lang_pz.make("butterfly/pistonball-v0", **KW)
-    traj = rollout(env, {a: policy for a in env.possible_agents}, seed=5)
+    traj = rollout(env, dict.fromkeys(env.possible_agents, policy), seed=5)
     assert all("raw_observation" not in s.meta for s in traj.steps)
     vec = to_vector_env(lang_pz.make("butterfly/pistonball-v0", **KW), HashedBagOfWordsV1())
     obs, _ = vec.reset(seed=5)

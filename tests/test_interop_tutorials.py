@@ -124,7 +124,8 @@ needs_tianshou = pytest.mark.skipif(_missing("tianshou"),
 def test_tianshou_random_policies_collect_episodes(env_id):
     from tianshou.data import Collector
     from tianshou.env import DummyVectorEnv, PettingZooEnv
-    from tianshou.policy import MultiAgentPolicyManager, RandomPolicy as TianshouRandom
+    from tianshou.policy import MultiAgentPolicyManager
+    from tianshou.policy import RandomPolicy as TianshouRandom
 
     env = PettingZooEnv(to_masked_aec_env(lang_pz.make(env_id)))
     policies = MultiAgentPolicyManager([TianshouRandom(), TianshouRandom()], env)
@@ -140,7 +141,8 @@ def test_tianshou_dqn_trains_on_tictactoe():
     import torch
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv, PettingZooEnv
-    from tianshou.policy import DQNPolicy, MultiAgentPolicyManager, RandomPolicy as TianshouRandom
+    from tianshou.policy import DQNPolicy, MultiAgentPolicyManager
+    from tianshou.policy import RandomPolicy as TianshouRandom
     from tianshou.trainer import offpolicy_trainer
     from tianshou.utils.net.common import Net
 

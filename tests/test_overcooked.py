@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.envs.overcooked import macro_actions as overcooked_skills
 from lang_pz.envs.overcooked import AGENTS, LAYOUTS, PRIMITIVES, make_env
+from lang_pz.envs.overcooked import macro_actions as overcooked_skills
 from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, SkillRun, next_action, skill_targets
 from lang_pz.error import ActionParseError, DependencyNotInstalled, InvalidKwargError, LangPZError
 from lang_pz.policies import LLMPolicy, OvercookedGreedyPolicy, RandomPolicy, overcooked_partner
@@ -423,7 +423,7 @@ def test_pygame_ce_still_serves_pistonball():
         importlib.metadata.version("pygame")  # overcooked-ai's pygame was never installed over it
     env = lang_pz.make("butterfly/pistonball-v0", n_pistons=4, render_mode="rgb_array")
     env.reset(seed=0)
-    env.step({a: "up" for a in env.agents})
+    env.step(dict.fromkeys(env.agents, "up"))
     frame = env.render()
     assert frame.ndim == 3 and frame.shape[2] == 3 and frame.std() > 0
 

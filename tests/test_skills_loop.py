@@ -238,7 +238,7 @@ def test_prune_of_a_measured_harmful_skill_is_validated_and_kept(tmp_path):
     # down." Without push-up piston_1 goes down too; on the training seed (3) and VAL_SEED that
     # is much better (measured), so push-up's utility is negative and it is pruned, and kept.
     one_up = {a: "up" if a == "piston_1" else "down" for a in AGENTS}
-    down = {a: "down" for a in AGENTS}
+    down = dict.fromkeys(AGENTS, "down")
     for seed in (3, VAL_SEED):
         assert team_return(down, seed) > team_return(one_up, seed) + 100
     stand_in = SkillStandIn(picks={a: ["push-up"] if a == "piston_1" else [] for a in AGENTS})
@@ -268,7 +268,7 @@ def refine_down_to_up(task: str) -> dict:
 def test_a_regression_is_rolled_back_and_the_rollback_recorded(tmp_path):
     # Everyone invokes go-down; the critic calls it harmful with a suggested edit; the writer's
     # refine makes it "push up", which loses on the validation seed: the edit is rolled back.
-    assert team_return({a: "up" for a in AGENTS}, VAL_SEED) < team_return({a: "down" for a in AGENTS}, VAL_SEED)
+    assert team_return(dict.fromkeys(AGENTS, "up"), VAL_SEED) < team_return(dict.fromkeys(AGENTS, "down"), VAL_SEED)
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "push up instead"),
                             write=refine_down_to_up)
     lib = library_dir(tmp_path, DOWN)
@@ -369,8 +369,8 @@ def test_episode_credit_ablation_credits_every_skill_shown(tmp_path):
     run = tmp_path / "run" / "iter_000"
     recs = jsonl(run / "counterfactuals.jsonl")
     assert {r["kind"] for r in recs} == {"shared_outcome"} and len(recs) == 10  # 5 agents x 2 skills shown
-    factual = team_return({a: "down" for a in AGENTS}, 0)
-    baseline = team_return({a: "down" for a in AGENTS}, VAL_SEED)
+    factual = team_return(dict.fromkeys(AGENTS, "down"), 0)
+    baseline = team_return(dict.fromkeys(AGENTS, "down"), VAL_SEED)
     assert all(r["utility"] == pytest.approx(factual - baseline) for r in recs)
     (req,) = stand_in.requests("critic.skill")
     assert len(req.json_schema["$defs"]["SkillUses"]["required"]) == 10  # push-up too, never invoked
@@ -480,7 +480,7 @@ def test_role_scoping_shares_a_role_skill_among_the_role(tmp_path):
     # every piston has role "piston": a role-scoped skill is offered to all of them, not to others
     lib = write_library(SkillLibrary({"piston": {DOWN.name: DOWN}}), tmp_path / "lib")
     stand_in = SkillStandIn()
-    train(config(tmp_path / "run", lib, skill_scoping="role", skill_roles={a: "piston" for a in AGENTS},
+    train(config(tmp_path / "run", lib, skill_scoping="role", skill_roles=dict.fromkeys(AGENTS, "piston"),
                  skill_reruns=0), backends=stand_in.backend)
     (traj,) = read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")
     assert all(s.meta["skills"]["offered"] == [["piston", "go-down"]] for s in traj.steps)

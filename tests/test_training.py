@@ -160,7 +160,7 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["iterations"] == 2 and cfg["run_dir"] == str(run) and cfg["env_kwargs"] == ENV
     assert sorted(p.name for p in run.iterdir()) == ["config.json", "final", "iter_000", "iter_001", "metrics.jsonl"]
-    before = {0: {a: UP for a in AGENTS}, 1: SLOPE}  # the policies each iteration's episodes used
+    before = {0: dict.fromkeys(AGENTS, UP), 1: SLOPE}  # the policies each iteration's episodes used
     for it in (0, 1):
         d = run / f"iter_{it:03d}"
         assert {p.name for p in d.iterdir()} - {"acceptance.jsonl"} == {
@@ -198,13 +198,13 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
         assert m.parse_error_rate == 0 and m.critic_failures == 0 and m.optimiser_failures == 0
         assert m.seconds >= 0
     assert lang_pz.runs.read_policies(run / "final" / "policies") == result.final_policies
-    assert result.initial_policies == {a: UP for a in AGENTS}
+    assert result.initial_policies == dict.fromkeys(AGENTS, UP)
     assert any(msg.startswith("iteration 0:") and "accepted" in msg for msg in messages)
 
 
 def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run):
     result, _, run, _ = flip_run
-    all_up = team_return({a: UP for a in AGENTS}, VAL_SEED)
+    all_up = team_return(dict.fromkeys(AGENTS, UP), VAL_SEED)
     slope = team_return(SLOPE, VAL_SEED)
     assert slope > all_up  # the premise of this test (ConstantPolicy rollouts, not the trainer)
     m0, m1 = result.metrics
@@ -249,7 +249,7 @@ def test_per_role_usage_adds_up_to_llm_calls(flip_run):
 
 
 def test_tolerance_accepts_a_small_validation_drop(tmp_path):
-    all_down = {a: DOWN for a in AGENTS}
+    all_down = dict.fromkeys(AGENTS, DOWN)
     drop = team_return(SLOPE, VAL_SEED) - team_return(all_down, VAL_SEED)
     assert drop > 1  # premise: flipping pistons 3-4 to down lowers the validation return a little
     for tol, accepted in ((0.0, False), (drop - 1, False), (drop + 1, True)):
@@ -267,7 +267,7 @@ def test_no_validation_seeds_accepts_unchecked(tmp_path):
     res = train_with(stand_in, config(tmp_path / "run", validation_seeds=[]))
     (m,) = res.metrics
     assert (m.val_return, m.candidate_val_return, m.accepted) == (None, None, True)
-    assert res.final_policies == {a: DOWN for a in AGENTS}
+    assert res.final_policies == dict.fromkeys(AGENTS, DOWN)
     assert not (tmp_path / "run" / "iter_000" / "validation.jsonl").exists()
 
 
@@ -315,8 +315,8 @@ def test_config_refuses_negative_seeds(field):
 def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
     seed = 0
-    base = team_return({a: UP for a in AGENTS}, seed)
-    gains = {a: max(team_return({**{b: UP for b in AGENTS}, a: DOWN}, seed),
+    base = team_return(dict.fromkeys(AGENTS, UP), seed)
+    gains = {a: max(team_return({**dict.fromkeys(AGENTS, UP), a: DOWN}, seed),
                     _stay_return(a, seed)) - base for a in AGENTS}
     helped = sorted(a for a in AGENTS if gains[a] > 0)
     gated = sorted(a for a in AGENTS if gains[a] <= 0)
@@ -645,7 +645,7 @@ def episode_lines_safe(path: Path, episode: int) -> list[str]:
 def test_per_agent_acceptance_keeps_each_agent_whose_change_helps(tmp_path):
     # Every piston flips to "down"; each flip is validated in turn on top of those kept.
     # Expected decisions are replayed here with ConstantPolicy rollouts.
-    expected, current = [], {a: UP for a in AGENTS}
+    expected, current = [], dict.fromkeys(AGENTS, UP)
     value = team_return(current, VAL_SEED)
     for a in AGENTS:
         trial = {**current, a: DOWN}
@@ -747,7 +747,7 @@ def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
 
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
     trajs: list[Trajectory] = []
-    validate(parts.envs, parts.actors({a: UP for a in parts.llm_agents}), [VAL_SEED, 1002, VAL_SEED],
+    validate(parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), [VAL_SEED, 1002, VAL_SEED],
              on_episode=trajs.append)
     parts.close()
     first, _, again = trajs
@@ -845,7 +845,7 @@ def test_test_seeds_measure_every_iteration_and_the_final_policies(tmp_path):
     test = [2000, 2001]
     res = train_with(StandIn(flipping=AGENTS[:3]), config(tmp_path / "run", iterations=2, test_seeds=test,
                                                           critic_mode="central_global"))
-    expect = [sum(team_return(p, s) for s in test) / 2 for p in ({a: UP for a in AGENTS}, SLOPE)]
+    expect = [sum(team_return(p, s) for s in test) / 2 for p in (dict.fromkeys(AGENTS, UP), SLOPE)]
     assert [m.test_return for m in res.metrics] == pytest.approx(expect, abs=1e-3)
     final = sum(team_return(res.final_policies, s) for s in test) / 2
     assert res.final_test_return == pytest.approx(final, abs=1e-3)
@@ -942,7 +942,7 @@ def test_an_interrupted_attempts_calls_count_in_the_totals_and_the_budget(tmp_pa
     res = train_with(again, resume=tmp_path / "run")
     first = res.metrics[0]
     assert first.interrupted_usage["actor"]["calls"] == spent
-    assert first.llm_calls == len([r for r in again.backend.requests]) - res.metrics[1].llm_calls
+    assert first.llm_calls == len(list(again.backend.requests)) - res.metrics[1].llm_calls
     done = json.loads((tmp_path / "run" / "iter_001" / "done.json").read_text())
     assert done["calls_total"] == spent + len(again.backend.requests)  # what was really sent, both attempts
     assert json.loads((tmp_path / "run" / "iter_000" / "usage.json").read_text())["interrupted"]["actor"]["calls"] == spent
@@ -969,7 +969,7 @@ def test_usage_is_saved_safely_from_steps_running_side_by_side(tmp_path):
         try:
             for _ in range(200):
                 log.save_usage()
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=save_many) for _ in range(4)]
@@ -1000,7 +1000,7 @@ def test_collect_refuses_repeated_episode_numbers(tmp_path):
 
     parts = build(config(tmp_path / "run"), backends=StandIn().backend)
     with pytest.raises(ValueError, match=r"episode numbers \[0\] repeat"):
-        collect(parts.envs, parts.actors({a: UP for a in parts.llm_agents}), seeds=[0, 5], episodes=[0, 0])
+        collect(parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), seeds=[0, 5], episodes=[0, 0])
     parts.close()
 
 

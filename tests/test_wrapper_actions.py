@@ -36,7 +36,7 @@ def _first_step(env, api, action):
     if api == "parallel":
         env.reset(seed=0)
         agent = env.agents[0]
-        obs, _, _, _, infos = env.step({a: action for a in env.agents})
+        obs, _, _, _, infos = env.step(dict.fromkeys(env.agents, action))
         return agent, infos[agent], obs[agent]["text"]
     env.reset(seed=0)
     obs, _, _, _, info = env.step(action)
@@ -94,7 +94,7 @@ def test_fallback_is_told_in_the_next_observation(env_id, api):
     if api == "gymnasium":
         assert "Your last reply" not in env.step(info["legal_actions"][0])[0]["text"]
     elif api == "parallel" and env.agents:
-        _, _, _, _, infos = env.step({a: "qwzx" for a in env.agents})
+        _, _, _, _, infos = env.step(dict.fromkeys(env.agents, "qwzx"))
         obs = env.step({a: infos[a]["legal_actions"][0] for a in env.agents})[0]
         assert all("Your last reply" not in o["text"] for o in obs.values())
 

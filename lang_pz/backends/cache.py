@@ -123,7 +123,7 @@ class ResponseCache:
         self._cache: diskcache.Cache | None
         try:
             self._cache = diskcache.Cache(str(self.directory))
-        except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError, OSError...: run without
+        except Exception as exc:
             self._cache = None
             self._warn(f"cannot be opened ({type(exc).__name__}: {exc}); running without a response "
                        f"cache. Delete {self.directory} to start a fresh one")
@@ -160,12 +160,12 @@ class ResponseCache:
                 cached=True,
                 model=str(value.get("model", "")),
             )
-        except Exception as exc:  # noqa: BLE001 - a corrupt entry is a miss, never a crash
+        except Exception as exc:
             self._warn(f"has an unreadable entry ({type(exc).__name__}: {exc}); it is dropped and "
                        "the request sent again")
             try:
                 self._cache.delete(key)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
             return None
 
@@ -180,7 +180,7 @@ class ResponseCache:
         key = cache_key(identity, request)
         try:
             self._cache.set(key, json.dumps(value, ensure_ascii=False))
-        except Exception as exc:  # noqa: BLE001 - disk full, database locked too long...
+        except Exception as exc:
             self._warn(f"could not store a reply ({type(exc).__name__}: {exc}); continuing without it")
             return False
         return True

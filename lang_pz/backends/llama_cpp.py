@@ -251,7 +251,7 @@ class LlamaCppBackend(LLMBackend):
                 eos = llm._model.token_get_text(llm.token_eos()) if llm.token_eos() != -1 else ""
                 text = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(messages=msgs).prompt
                 return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-            except Exception:  # noqa: BLE001 - any template failure: fall back to the estimate
+            except Exception:
                 pass
         return sum(len(llm.tokenize(m["content"].encode("utf-8"), add_bos=False)) + 8 for m in msgs) + 8
 

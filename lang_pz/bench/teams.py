@@ -121,7 +121,7 @@ def parse_team(spec: str, name: str | None = None) -> Team:
     seats: dict[str, str] = {}
     for part in (p.strip() for p in spec.split(";")):
         agent, sep, seat = part.partition("=")
-        if sep and agent.strip() and (agent.strip() == "*" or ":" not in agent and " " not in agent.strip()):
+        if sep and agent.strip() and (agent.strip() == "*" or (":" not in agent and " " not in agent.strip())):
             agent, seat = agent.strip(), seat.strip()
         else:
             agent, seat = "*", part

@@ -5,12 +5,12 @@ from __future__ import annotations
 import difflib
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 import yaml
 
-from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value
 from lang_pz.training.config import LangMARLConfig
 
 
@@ -94,29 +94,29 @@ def set_fields(pairs: list[str]) -> dict[str, Any]:
 
 @app.command(epilog=_config_help())
 def train(
-    config: Annotated[Optional[Path], typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
-    resume: Annotated[Optional[Path], typer.Option(help="continue this run folder (its config.json is used)")] = None,
-    env_id: Annotated[Optional[str], typer.Option("--env", help="environment id \\[default: butterfly/pistonball-v0]")] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
+    resume: Annotated[Path | None, typer.Option(help="continue this run folder (its config.json is used)")] = None,
+    env_id: Annotated[str | None, typer.Option("--env", help="environment id \\[default: butterfly/pistonball-v0]")] = None,
     kw: KwOption = None,
-    iterations: Annotated[Optional[int], typer.Option(help="training iterations \\[default: 2]")] = None,
-    episodes: Annotated[Optional[int], typer.Option(help="episodes per iteration \\[default: 1]")] = None,
-    seed: Annotated[Optional[int], typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
-    critic_mode: Annotated[Optional[str], typer.Option(
+    iterations: Annotated[int | None, typer.Option(help="training iterations \\[default: 2]")] = None,
+    episodes: Annotated[int | None, typer.Option(help="episodes per iteration \\[default: 1]")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
+    critic_mode: Annotated[str | None, typer.Option(
         help=f"langmarl: {_choices(LangMARLConfig, 'critic_mode')} \\[default: central_credit]")] = None,
-    backend: Annotated[Optional[str], typer.Option(help="actor backend \\[default: embedded]")] = None,
-    critic_backend: Annotated[Optional[str], typer.Option(help="critic backend \\[default: actor's]")] = None,
-    optimiser_backend: Annotated[Optional[str], typer.Option(help="optimiser backend \\[default: actor's]")] = None,
-    run_dir: Annotated[Optional[Path], typer.Option(help="run folder \\[default: runs/<time>]")] = None,
-    executor: Annotated[Optional[str], typer.Option(
+    backend: Annotated[str | None, typer.Option(help="actor backend \\[default: embedded]")] = None,
+    critic_backend: Annotated[str | None, typer.Option(help="critic backend \\[default: actor's]")] = None,
+    optimiser_backend: Annotated[str | None, typer.Option(help="optimiser backend \\[default: actor's]")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="run folder \\[default: runs/<time>]")] = None,
+    executor: Annotated[str | None, typer.Option(
         help="where episodes run: local or ray ($RAY_ADDRESS's cluster, else a local one) \\[default: local]")] = None,
-    method: Annotated[Optional[str], typer.Option(
+    method: Annotated[str | None, typer.Option(
         help="langmarl (text policies) or maskills (a skill library) \\[default: langmarl]")] = None,
-    skills: Annotated[Optional[Path], typer.Option(
+    skills: Annotated[Path | None, typer.Option(
         help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option(
+    set_: Annotated[list[str] | None, typer.Option(
         "--set", help="any setting KEY=VALUE, a method's as METHOD.KEY or flat (repeatable; values are YAML), "
         "listed below")] = None,
-    log: Annotated[Optional[list[str]], typer.Option(
+    log: Annotated[list[str] | None, typer.Option(
         help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
 ) -> None:
     """Train text policies (rollout -> critic -> per-agent gradient -> validated update), or with
@@ -229,7 +229,7 @@ def _finish(result: Any) -> None:
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="a run folder written by `lang-pz train`")],
-    out: Annotated[Optional[Path], typer.Option(help="PNG to write \\[default: RUN_DIR/learning_curve.png]")] = None,
+    out: Annotated[Path | None, typer.Option(help="PNG to write \\[default: RUN_DIR/learning_curve.png]")] = None,
 ) -> None:
     """Summarise a training run and plot its learning curve (works on unfinished runs too)."""
     from lang_pz.error import LangPZError

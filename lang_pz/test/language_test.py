@@ -280,7 +280,7 @@ def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: 
         _, infos = env.reset(seed=seed)
         agents = list(env.agents)
         for text in garbage:
-            actions = {a: text for a in agents}
+            actions = dict.fromkeys(agents, text)
             _expect_strict_error(lambda a=actions: env.step(a), text, f"{name} strict")
         valid = {a: _valid_texts(wrapper, a, infos.get(a, {}), rng) for a in agents}
         if all(valid.values()):

@@ -108,7 +108,7 @@ def role_backends(backends: LLMBackend | Mapping[str, LLMBackend] | None) -> dic
         InvalidKwargError: an unknown role, or something that is not an :class:`LLMBackend`
             (e.g. a spec string, which belongs in the config).
     """
-    given = dict(backends) if isinstance(backends, Mapping) else {} if backends is None else {r: backends for r in ROLES}
+    given = dict(backends) if isinstance(backends, Mapping) else {} if backends is None else dict.fromkeys(ROLES, backends)
     bad = sorted(set(given) - set(ROLES))
     if bad:
         raise InvalidKwargError(f"backends names unknown role(s) {bad}; roles are {list(ROLES)}")

@@ -247,7 +247,7 @@ def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
     done: Future[Any] = Future()
     try:
         done.set_result(fn(*args, **kw))
-    except BaseException as exc:  # noqa: BLE001 - raised by result()
+    except BaseException as exc:
         done.set_exception(exc)
     return done
 

@@ -82,7 +82,7 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
             ValueError: a live agent (in ``agents``, not just terminated or truncated) has no action.
         """
         if not isinstance(actions, Mapping):
-            example = {a: "..." for a in self.env.agents[:2]}
+            example = dict.fromkeys(self.env.agents[:2], "...")
             raise TypeError(f"step takes a dict agent -> action text for every live agent, e.g. {example}, "
                             f"got {type(actions).__name__} {actions!r}")
         missing = [a for a in self.env.agents if a not in actions and a not in self._ended]

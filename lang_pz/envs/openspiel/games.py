@@ -95,7 +95,7 @@ def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
         def _update_termination_truncation(self) -> None:
             super()._update_termination_truncation()
             if self.game_state.is_terminal():
-                self.truncations = {a: False for a in self.agents}
+                self.truncations = dict.fromkeys(self.agents, False)
 
         def step(self, action: Any) -> None:
             agent = self.agent_selection
@@ -103,7 +103,7 @@ def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
                 # Shimmy would add the last move's rewards to the others again on every dead step.
                 self._cumulative_rewards[agent] = 0.0
                 self._end_routine()
-                self.rewards = {a: 0.0 for a in self.agents}
+                self.rewards = dict.fromkeys(self.agents, 0.0)
                 self._choose_next_agent()
                 return
             super().step(action)

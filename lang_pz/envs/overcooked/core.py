@@ -171,7 +171,7 @@ class OvercookedParallelEnv(ParallelEnv):
         self.last_outcome = {}
         self._unread = {}
         self._tick_id += 1
-        obs = {a: 0 for a in self.agents}
+        obs = dict.fromkeys(self.agents, 0)
         infos = {a: self._info(a, 0.0, 0.0, 0) for a in self.agents}
         return obs, infos
 
@@ -191,15 +191,15 @@ class OvercookedParallelEnv(ParallelEnv):
         team = float(sum(sparse)) + self.shaping_factor * float(sum(shaped))
         done = self.game.is_done()
         agents = list(self.agents)
-        rewards = {a: team for a in agents}
+        rewards = dict.fromkeys(agents, team)
         infos = {a: self._info(a, float(sparse[i]), float(shaped[i]), ticks) for i, a in enumerate(agents)}
         for a in agents:
             if "skill" in outcome[a]:
                 infos[a]["skill"] = dict(outcome[a])
         t = int(self.game_state.timestep)
         obs = {a: min(t, self.horizon) for a in agents}
-        terminations = {a: False for a in agents}
-        truncations = {a: done for a in agents}
+        terminations = dict.fromkeys(agents, False)
+        truncations = dict.fromkeys(agents, done)
         if done:
             self.agents = []
         return obs, rewards, terminations, truncations, infos

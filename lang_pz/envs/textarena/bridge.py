@@ -104,13 +104,13 @@ class TextArenaAEC(AECEnv):
                 random.seed()  # fresh entropy for an unseeded episode, as TextArena would leave it
             self._game.reset(num_players=self.num_players, seed=seed)
         self.agents = list(self.possible_agents)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.history = {a: [] for a in self.agents}
-        self.moves = {a: None for a in self.agents}
+        self.moves = dict.fromkeys(self.agents)
         self.final_rewards, self.turns = {}, 0
         self._drain()
         self.agent_selection = self._to_move()
@@ -145,16 +145,16 @@ class TextArenaAEC(AECEnv):
         self._drain()
         self.turns += 1
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
         if done:
             with self._own_random():
                 closed = self._game.close()
             rewards = closed[0] if isinstance(closed, tuple) else closed
             self.final_rewards = {self.possible_agents[int(p)]: _reward(r) for p, r in (rewards or {}).items()}
             self.rewards = {a: self.final_rewards.get(a, 0.0) for a in self.agents}
-            self.terminations = {a: True for a in self.agents}
+            self.terminations = dict.fromkeys(self.agents, True)
         elif self.turns >= self.max_turns:
-            self.truncations = {a: True for a in self.agents}
+            self.truncations = dict.fromkeys(self.agents, True)
         else:
             self.agent_selection = self._to_move()
         self._accumulate_rewards()

@@ -200,7 +200,7 @@ class MASkills(Method[SkillState]):
         try:
             mem = SkillMemory.from_json(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise RunDirError(f"{path} cannot be read ({exc}); delete iteration {len(done) - 1}'s done.json to redo it")
+            raise RunDirError(f"{path} cannot be read ({exc}); delete iteration {len(done) - 1}'s done.json to redo it") from exc
         return SkillState(dict(last["policies"]), last["val_return_next"], None, last["calls_total"],
                           last.get("uncached_calls_total", last["calls_total"]),
                           library=library_from_json(last["library"]), memory=mem)
