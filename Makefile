@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
 	# The RL-library bridges' tests need torch: the CPU build of torch==2.13.0 (the sb3/torchrl extras
 	# pin it; where pip finds only PyPI's CUDA build that is about 5.4 GB), and Ray core for --executor ray.
-	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev,sb3,torchrl,ray]"
+	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev,sb3,torchrl,tianshou,ray]"
 	# overcooked-ai without its declared deps: its `pygame` would overwrite pygame-ce (used by
 	# Pistonball) in site-packages; its real runtime deps come from the `overcooked` extra above.
 	$(BIN)/pip install --quiet --constraint constraints.txt --no-deps overcooked-ai==1.1.0
@@ -35,6 +35,11 @@ experiment: $(STAMP)  ## which agent should change? critic modes on a good team 
 bench: $(STAMP)  ## wrapper overhead and LLM decision throughput
 	$(BIN)/python benchmarks/bench_wrappers.py
 	$(BIN)/python benchmarks/bench_llm.py
+
+lint: $(STAMP)  ## ruff (lint + format check) and mypy, configured in pyproject.toml
+	$(BIN)/ruff check lang_pz tests examples benchmarks tools
+	$(BIN)/ruff format --check lang_pz tests examples benchmarks tools
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .hypothesis

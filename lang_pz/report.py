@@ -173,10 +173,12 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
             tested.append((len(ms), run.final_test_return))
         ax.plot(*zip(*tested), "D-", color="tab:purple", lw=2, label="held-out test (same seeds every iteration)")
         if pts:
-            ax.scatter(*zip(*pts), s=12, color="tab:blue", alpha=0.25, label="training episodes (new seeds each iteration)")
+            px, py = zip(*pts)
+            ax.scatter(px, py, s=12, color="tab:blue", alpha=0.25, label="training episodes (new seeds each iteration)")
     else:
         if pts:
-            ax.scatter(*zip(*pts), s=12, color="tab:blue", alpha=0.25, label="training episode")
+            px, py = zip(*pts)
+            ax.scatter(px, py, s=12, color="tab:blue", alpha=0.25, label="training episode")
         ax.plot(xs, [m.train_return for m in ms], "o-", color="tab:blue", label="training return (mean; new seeds)")
     val = [(m.iteration, m.val_return) for m in ms if m.val_return is not None]
     if val:
@@ -186,7 +188,8 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
         sel = [(m.iteration, m.train_return if m.candidate_val_return is None else m.candidate_val_return)
                for m in ms if m.accepted is ok]
         if sel:
-            ax.scatter(*zip(*sel), marker=marker, s=70, color=color, zorder=3, label=f"{label} (candidate val.)")
+            sx, sy = zip(*sel)
+            ax.scatter(sx, sy, marker=marker, s=70, color=color, zorder=3, label=f"{label} (candidate val.)")
     if not ms:
         ax.text(0.5, 0.5, "no completed iteration yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("iteration")

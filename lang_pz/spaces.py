@@ -99,6 +99,7 @@ def _tables() -> tuple[Any, ...]:
     global _unicode_tables
     with _unicode_lock:
         if _unicode_tables is None:
+            chars: list[str]
             chars, start = [], 0
             for lo, hi in EXCLUDED_CODE_POINTS:
                 chars.extend(map(chr, range(start, lo)))

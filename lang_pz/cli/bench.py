@@ -75,8 +75,11 @@ def bench(
                        f"({r['seconds']:.1f} s{usage})", err=True)
 
         with open_trackers(log or [], {"cases": [c.name for c in cases], "backend": str(chosen)}) as trackers:
-            records = run_bench(cases, out, backend=chosen, price_per_mtok=(p_in, p_out),
-                                on_episode=lambda r: (progress(r), trackers.bench_episode(r)))
+            def on_episode(r: dict) -> None:
+                progress(r)
+                trackers.bench_episode(r)
+
+            records = run_bench(cases, out, backend=chosen, price_per_mtok=(p_in, p_out), on_episode=on_episode)
             rows = summaries(cases, records)
             paths = write_results(rows, out, plot=plot)
             trackers.bench_rows(rows, markdown_table(rows))

@@ -4,7 +4,7 @@ skill libraries on disk, and a library evaluated unchanged on another env (trans
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -85,7 +85,7 @@ def eval_library(
     from lang_pz.error import LangPZError
     from lang_pz.registration import kwargs_of
     from lang_pz.skills.files import read_library
-    from lang_pz.skills.library import Scoping
+    from lang_pz.skills.library import ScopeMode, Scoping
     from lang_pz.skills.team import embedded_actor
     from lang_pz.skills.transfer import evaluate_library
     from lang_pz.training import TrainConfig
@@ -102,7 +102,8 @@ def eval_library(
         try:
             result = evaluate_library(library, env_id, parse_seeds(seeds), llm, env_kwargs=kwargs, policy=base,
                                       objective=objective,
-                                      scoping=Scoping(scoping, {a: str(r) for a, r in pairs["--role"].items()}),
+                                      scoping=Scoping(cast(ScopeMode, scoping),  # Scoping checks the mode
+                                                      {a: str(r) for a, r in pairs["--role"].items()}),
                                       partners={a: str(k) for a, k in pairs["--partner"].items()})
         finally:
             llm.close()

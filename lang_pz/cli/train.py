@@ -22,7 +22,7 @@ def _config_help() -> str:
         for name, f in model.model_fields.items():
             if name in SECTIONS:
                 continue
-            default = f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
+            default = f.default_factory() if f.default_factory is not None else f.default
             out.append(f"{prefix}{name} [default: {default!r}]: {f.description}")
         return out
 

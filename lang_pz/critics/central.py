@@ -37,7 +37,7 @@ Design choices, for small models (the embedded SmolLM2-135M):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -60,6 +60,9 @@ from lang_pz.critics.render import (
 from lang_pz.error import LangPZError
 from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
 from lang_pz.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from pydantic.json_schema import JsonDict
 
 CriticMode = Literal["central_credit", "central_global", "independent"]
 CRITIC_MODES: tuple[str, ...] = ("central_credit", "central_global", "independent")
@@ -86,8 +89,8 @@ def reply_model(
     :meth:`CentralCritic.validate_reply` reports out-of-range values with a message for the
     model.
     """
-    step_item: Any = Annotated[int, Field(json_schema_extra={"enum": sorted(set(steps))})] if steps else int
-    credit_extra = {"enum": [float(c) for c in credit_levels]} if credit_levels else None
+    step_item: Any = Annotated[int, Field(json_schema_extra={"enum": [*sorted(set(steps))]})] if steps else int
+    credit_extra: JsonDict | None = {"enum": [float(c) for c in credit_levels]} if credit_levels else None
     agent_credit = create_model(
         "AgentCredit",
         __config__=ConfigDict(extra="forbid"),
@@ -152,7 +155,7 @@ class CentralCritic:
         if credit_levels is not None and not all(-1.0 <= c <= 1.0 for c in credit_levels):
             raise ValueError(f"credit_levels must lie in [-1, 1], got {list(credit_levels)}")
         self.backend = backend
-        self.mode = mode
+        self.mode: str = mode  # the Critic protocol's (settable) str attribute
         self.max_attempts = max_attempts
         self.max_prompt_steps = max_prompt_steps
         self.max_prompt_chars = max_prompt_chars

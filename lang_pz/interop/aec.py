@@ -80,7 +80,7 @@ class MaskedAECEnv(BaseWrapper):
         self._action_spaces = {a: spaces.Discrete(len(w)) for a, w in words.items()}
         self._observation_spaces = {
             a: spaces.Dict({
-                "observation": (env.observation_space(a)["text"] if keep_text
+                "observation": (env.observation_space(a)["text"] if self.encoder is None  # i.e. keep_text
                                 else spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)),
                 "action_mask": spaces.MultiBinary(len(w)),
             })
@@ -103,7 +103,7 @@ class MaskedAECEnv(BaseWrapper):
         }
 
     @property
-    def infos(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]
+    def infos(self) -> dict[str, dict[str, Any]]:
         return {a: {"fallback": bool(i.get("fallback", False))} for a, i in self.env.infos.items()}
 
     def step(self, action: Any) -> None:

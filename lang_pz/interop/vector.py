@@ -48,7 +48,7 @@ def _iterate_text(space: spaces.Text, items: Any):
     return iter(items)
 
 
-def _iterate_tuple_of_text(space: spaces.Tuple, items: Any):
+def _iterate_tuple_of_text(space: spaces.Tuple, items: Any):  # type: ignore[misc]  # mypy's singledispatch plugin: Tuple is a Space
     # A batched Text space is Tuple(Text, ..., Text) (gymnasium's batch_space). Once Text has an
     # iterate, gymnasium's Tuple rule would iterate each str as a batch; keep iter(items) for it,
     # which is what gymnasium does for a Text without one.

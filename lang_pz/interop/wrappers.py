@@ -336,4 +336,5 @@ class GymBoxActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
         self.action_space = box_space(env, None)
 
     def action(self, action: Any) -> str:
+        assert isinstance(self.action_space, spaces.Box)  # set to the inner Box in __init__
         return box_text(self.action_space, action, None)

@@ -127,7 +127,7 @@ class FaultyPolicy(Policy):
                 "faulty action, e.g. {'up': 'down', 'down': 'up'} for Pistonball)"
             )
         if fault == "misplay":
-            if isinstance(action, (str, Mapping)) or not action:
+            if isinstance(action, (str, Mapping, int)) or not action:
                 raise LangPZError(
                     f"the 'misplay' fault needs action= a non-empty collection of action words (the base "
                     f"policy's repertoire, e.g. ['down', 'up']), got {action!r}"

@@ -160,6 +160,9 @@ class SB3Policy(Policy):
         if self.observation == "text":
             from lang_pz.policies.base import observation_text
 
+            if isinstance(self.preprocess, SuperSuitPixels):
+                raise LangPZError("SB3Policy(observation='text') needs the text encoder of training as "
+                                  "preprocess (e.g. lang_pz.interop.HashedBagOfWords), not SuperSuitPixels")
             return self._act(np.asarray(self.preprocess(observation_text(observation))), info, t0)
         if not info or "raw_observation" not in info:
             raise LangPZError("SB3Policy reads info['raw_observation'] (reads_raw_observation=True): run it "

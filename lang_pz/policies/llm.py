@@ -317,6 +317,7 @@ class LLMPolicy(Policy):
         }
         common["role"] = "actor"
         if kind == "choice":
+            assert acts is not None  # kind is "choice" exactly when the env listed legal actions
             common["choices"] = acts
             # a choice never needs more tokens than characters: never cut one short
             common["max_tokens"] = max(self.max_tokens, max(len(a) for a in acts) + 2)

@@ -105,7 +105,7 @@ def replaying(policies: Mapping[str, Policy], recorded: Trajectory | None,
     played = policies if played is None else played
 
     def same_model(p: Policy, q: Policy | None) -> bool:
-        return type(p) is LLMPolicy and type(q) is LLMPolicy and p.backend is q.backend  # type: ignore[attr-defined]
+        return type(p) is LLMPolicy and type(q) is LLMPolicy and p.backend is q.backend
 
     return {a: ReplayPolicy(p, recorded.agent_steps(a), played[a]) if same_model(p, played.get(a)) else p  # type: ignore[arg-type]
             for a, p in policies.items()}

@@ -156,10 +156,10 @@ class SkillMemory:
         self.skills = {k: r for k, r in self.skills.items() if k in present}
         for rec in self.skills.values():
             rec.decay(self.beta, self.min_weight)
-        for rec in self.agents.values():
-            rec.episodes, rec.needs = round(rec.episodes * self.beta, 6), round(rec.needs * self.beta, 6)
-            rec.capabilities = [[round(w * self.beta, 6), t] for w, t in rec.capabilities
-                                if w * self.beta >= self.min_weight]
+        for arec in self.agents.values():
+            arec.episodes, arec.needs = round(arec.episodes * self.beta, 6), round(arec.needs * self.beta, 6)
+            arec.capabilities = [[round(w * self.beta, 6), t] for w, t in arec.capabilities
+                                 if w * self.beta >= self.min_weight]
         for key, version in present.items():
             rec = self.skills.setdefault(key, SkillRecord(version=version))
             if rec.version != version:
@@ -172,27 +172,28 @@ class SkillMemory:
             if skill_key(scope, name) in self.skills:
                 self.skills[skill_key(scope, name)].invoked += n
         for u in utilities:
-            rec = self.skills.get(skill_key(u.scope, u.skill))
-            if rec is not None and rec.version == u.version:
-                rec.measured_sum += u.utility
-                rec.measured_n += 1
+            got = self.skills.get(skill_key(u.scope, u.skill))
+            if got is not None and got.version == u.version:
+                got.measured_sum += u.utility
+                got.measured_n += 1
         for report in reports:
             for c in report.uses:
-                rec = self.skills.get(skill_key(c.scope, c.skill))
-                if rec is None or rec.version != c.version:
+                got = self.skills.get(skill_key(c.scope, c.skill))
+                if got is None or got.version != c.version:
                     continue
-                rec.contributions[c.contribution] = rec.contributions.get(c.contribution, 0.0) + 1.0
-                rec.critic_sum += c.utility_delta
-                rec.critic_n += 1
-                _push_text(rec.edits, c.suggested_edit)
+                got.contributions[c.contribution] = got.contributions.get(c.contribution, 0.0) + 1.0
+                got.critic_sum += c.utility_delta
+                got.critic_n += 1
+                _push_text(got.edits, c.suggested_edit)
             for agent, r in report.residuals.items():
                 arec = self.agents.setdefault(agent, AgentRecord())
                 arec.episodes += 1
                 if r.needs_skill:
                     arec.needs += 1
                     _push_text(arec.capabilities, r.capability)
-        for rec in [*self.skills.values(), *self.agents.values()]:
-            items = rec.edits if isinstance(rec, SkillRecord) else rec.capabilities
+        entries: list[SkillRecord | AgentRecord] = [*self.skills.values(), *self.agents.values()]
+        for entry in entries:
+            items = entry.edits if isinstance(entry, SkillRecord) else entry.capabilities
             items.sort(key=lambda it: (-it[0], it[1]))
             del items[MAX_TEXTS:]
         return self

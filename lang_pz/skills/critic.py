@@ -164,7 +164,7 @@ def skill_uses(trajectory: Trajectory, attribution: Attribution = "invoked",
 def reply_model(use_keys: Sequence[str], agents: Sequence[str], steps: Sequence[int]) -> type[BaseModel]:
     """The pydantic model of the critic's reply: ``{"uses": {key: ...}, "residuals": {agent: ...}}``,
     every key required and no other (schema enums are hints; :meth:`SkillCritic.validate_reply` checks)."""
-    step_item: Any = Annotated[int, Field(json_schema_extra={"enum": sorted(set(steps))})] if steps else int
+    step_item: Any = Annotated[int, Field(json_schema_extra={"enum": [*sorted(set(steps))]})] if steps else int
     text = lambda n: (str, Field(max_length=n, json_schema_extra={"pattern": f"^([A-Za-z][A-Za-z ,.;'-]{{0,{n - 1}}})?$"}))  # noqa: E731
     use = create_model("SkillUseJudgement", __config__=ConfigDict(extra="forbid"),
                        contribution=(Contribution, ...),
@@ -173,10 +173,11 @@ def reply_model(use_keys: Sequence[str], agents: Sequence[str], steps: Sequence[
                        utility_delta=(float, Field(json_schema_extra={"enum": list(UTILITY_LEVELS)})))
     residual = create_model("AgentResidual", __config__=ConfigDict(extra="forbid"), needs_skill=(bool, ...),
                             capability=text(CAPABILITY_MAX_CHARS))
-    uses = create_model("SkillUses", __config__=ConfigDict(extra="forbid"),
-                        **{f"u{i}": (use, Field(alias=k)) for i, k in enumerate(use_keys)})
-    residuals = create_model("AgentResiduals", __config__=ConfigDict(extra="forbid"),
-                             **{f"a{i}": (residual, Field(alias=a)) for i, a in enumerate(agents)})
+    # field definitions typed Any: a **dict of them could, for mypy, also fill create_model's __config__ etc.
+    use_fields: dict[str, Any] = {f"u{i}": (use, Field(alias=k)) for i, k in enumerate(use_keys)}
+    uses = create_model("SkillUses", __config__=ConfigDict(extra="forbid"), **use_fields)
+    residual_fields: dict[str, Any] = {f"a{i}": (residual, Field(alias=a)) for i, a in enumerate(agents)}
+    residuals = create_model("AgentResiduals", __config__=ConfigDict(extra="forbid"), **residual_fields)
     return create_model("SkillCriticReply", __config__=ConfigDict(extra="forbid"), uses=(uses, ...),
                         residuals=(residuals, ...))
 

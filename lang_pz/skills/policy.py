@@ -105,7 +105,9 @@ def invocations(trajectory: Trajectory) -> list[Invocation]:
     out = []
     for s in trajectory.steps:
         rec = (s.meta or {}).get(META_KEY)
-        inv = rec.get("invoked") if isinstance(rec, Mapping) else None
+        if not isinstance(rec, Mapping):
+            continue
+        inv = rec.get("invoked")
         if inv:
             out.append(Invocation(s.agent, s.step, int(rec["decision"]), inv["name"], inv["scope"],
                                   int(inv["version"]), int(rec["library_version"])))

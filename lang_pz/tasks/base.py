@@ -150,7 +150,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self.score: dict[str, Any] | None = None
         self.team_reward = 0.0
         self._timing: dict[str, float] = {}
-        self.agents = []
+        self.agents: list[str] = []
 
     # -- hooks --------------------------------------------------------------------------------
 
@@ -217,7 +217,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {"role": a, "task_id": self._task_id()} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {"role": a, "task_id": self._task_id()} for a in self.agents}
         self.agent_selection = self.turns[0]
         self._skip_agent_selection = None
 

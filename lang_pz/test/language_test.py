@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import Env
@@ -33,6 +34,9 @@ from gymnasium import spaces as gym_spaces
 from pettingzoo import AECEnv, ParallelEnv
 
 from lang_pz.error import ActionParseError
+
+if TYPE_CHECKING:
+    from lang_pz.registration import Api
 
 #: Text actions that no language environment should accept (no action word, no number).
 GARBAGE: tuple[str, ...] = (
@@ -212,6 +216,8 @@ def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, 
         if step == 0 or not env.agents:
             observations, infos = env.reset(seed=seed + episode)
             episode += 1
+        actions: dict[str, str]
+        kinds: dict[str, bool]
         actions, kinds = {}, {}
         for agent in env.agents:
             where = f"{name} episode {episode} step {step} {agent}"
@@ -271,7 +277,7 @@ def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: 
         agent = env.agent_selection
         _, _, _, _, info = env.last()
         for text in garbage:
-            _expect_strict_error(lambda t=text: env.step(t), text, f"{name} strict")
+            _expect_strict_error(partial(env.step, text), text, f"{name} strict")
             assert env.agent_selection == agent, f"{name} strict: a rejected action advanced the game"
         valid = _valid_texts(wrapper, agent, info, rng)
         if valid:
@@ -281,14 +287,14 @@ def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: 
         agents = list(env.agents)
         for text in garbage:
             actions = dict.fromkeys(agents, text)
-            _expect_strict_error(lambda a=actions: env.step(a), text, f"{name} strict")
-        valid = {a: _valid_texts(wrapper, a, infos.get(a, {}), rng) for a in agents}
-        if all(valid.values()):
-            env.step({a: v[0] for a, v in valid.items()})
+            _expect_strict_error(partial(env.step, actions), text, f"{name} strict")
+        valid_of = {a: _valid_texts(wrapper, a, infos.get(a, {}), rng) for a in agents}
+        if all(valid_of.values()):
+            env.step({a: v[0] for a, v in valid_of.items()})
     else:
         _, info = env.reset(seed=seed)
         for text in garbage:
-            _expect_strict_error(lambda t=text: env.step(t), text, f"{name} strict")
+            _expect_strict_error(partial(env.step, text), text, f"{name} strict")
         valid = _valid_texts(wrapper, None, info, rng)
         if valid:
             env.step(valid[0])
@@ -297,18 +303,18 @@ def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: 
 # -- entry point --------------------------------------------------------------------------
 
 
-def _constructors(env_id_or_fn: str | Callable[[], Any], api: str | None,
+def _constructors(env_id_or_fn: str | Callable[[], Any], api: Api | None,
                   kwargs: Mapping[str, Any] | None) -> tuple[str, list[tuple[str, Callable[..., Any]]]]:
     """``(name, [(api, make(**extra))])`` for an id (each API it supports) or a constructor."""
     if isinstance(env_id_or_fn, str):
         from lang_pz.registration import make, spec
 
         s = spec(env_id_or_fn)
-        apis = [api] if api is not None else list(s.apis)
+        apis: list[Api] = [api] if api is not None else list(s.apis)
         base = {**s.test_kwargs, **(kwargs or {})}
-        out = []
+        out: list[tuple[str, Callable[..., Any]]] = []
         for a in apis:
-            def fn(_a: str = a, **extra: Any) -> Any:
+            def fn(_a: Api = a, **extra: Any) -> Any:
                 return make(env_id_or_fn, api=_a, **{**base, **extra})
             out.append((a, fn))
         return env_id_or_fn, out
@@ -339,7 +345,7 @@ def _accepts_strict(env_id_or_fn: Any) -> bool:
 def language_api_test(
     env_id_or_fn: str | Callable[..., Any],
     *,
-    api: str | None = None,
+    api: Api | None = None,
     kwargs: Mapping[str, Any] | None = None,
     num_cycles: int = 100,
     seed: int = 0,

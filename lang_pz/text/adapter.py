@@ -195,6 +195,7 @@ class LanguageAdapter:
         space = self.action_space(env, agent)
         components = self.action_components(env, agent)
         if components is not None:
+            assert isinstance(space, spaces.Box)  # action_components is None unless the (memoized) space is a Box
             values = components.parse(text).reshape(space.shape)
             action = values.astype(space.dtype)
             if not space.contains(action):

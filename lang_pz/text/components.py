@@ -84,7 +84,7 @@ class Components:
         meaning = f"{self.meaning} " if self.meaning else ""
         return f"Action: {meaning}Write name=value for each of {ranges}, e.g. {example}.{left_out}"
 
-    def text(self, values: Sequence[float]) -> str:
+    def text(self, values: Sequence[float] | np.ndarray) -> str:
         """``values`` written as the format (what :meth:`parse` reads back to the same numbers)."""
         return " ".join(f"{n}={float(v):.6g}" for n, v in zip(self.names, np.ravel(values)))
 

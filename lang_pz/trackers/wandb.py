@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lang_pz.error import DependencyNotInstalled
 from lang_pz.trackers.base import Tracker
@@ -39,7 +39,8 @@ class WandbTracker(Tracker):
         self.wandb = wandb
         if directory is not None:
             Path(directory).mkdir(parents=True, exist_ok=True)
-        self.run = wandb.init(project=project, mode=mode, dir=None if directory is None else str(directory),
+        wandb_mode: Literal["offline", "online"] = "offline" if mode == "offline" else "online"
+        self.run = wandb.init(project=project, mode=wandb_mode, dir=None if directory is None else str(directory),
                               config=self.config, reinit="create_new")
         self.axes: set[str] = set()
 

@@ -161,6 +161,8 @@ def accept(
         raise LangPZError(f"acceptance groups name {missing}, which have no candidate (candidates: {sorted(by_label)})")
     result: Acceptance[P] = Acceptance(parameter=current, value=value)
     for group in groups:
+        trial: P | None
+        cand: float | None
         try:
             trial = functools.reduce(lambda p, label: by_label[label].apply(p), group, result.parameter)
         except LangPZError:

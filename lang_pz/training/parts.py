@@ -11,7 +11,7 @@ import threading
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lang_pz
 from lang_pz.backends import LLMBackend, make_backend
@@ -32,6 +32,9 @@ from lang_pz.training.config import ROLES, TrainConfig
 from lang_pz.training.players import Reference
 from lang_pz.training.steps import validate
 from lang_pz.training.team import TeamSpec
+
+if TYPE_CHECKING:
+    from lang_pz.trajectory import Trajectory
 
 
 @dataclass
@@ -123,7 +126,8 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
                     options.pop("instances", None)
                 made[key] = make_backend(spec, **options)
             inner = made[key]
-        meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, tuple(config.prices.get(spec, (0.0, 0.0))))
+        price_in, price_out = config.prices.get(spec, (0.0, 0.0))
+        meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, (price_in, price_out))
     envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
     executor: Executor = LocalExecutor(workers)
     if config.executor == "ray":
@@ -156,10 +160,15 @@ def validator(parts: Parts, log: IterationLog | None = None) -> Validator:
     latest: list[Reference | None] = [None]
 
     def val(policies: Mapping[str, str], label: str) -> float | None:
-        team, episodes = parts.actors(policies), {}
+        team = parts.actors(policies)
+        episodes: dict[int, Trajectory] = {}
+
+        def keep(t: Trajectory) -> None:
+            assert t.seed is not None  # played from one of the (int) validation seeds
+            episodes[t.seed] = t
+
         value = validate(parts.envs, team, parts.config.validation_seeds, objective=parts.objective, log=log,
-                         label=label, executor=parts.executor, reference=latest[-1],
-                         on_episode=lambda t: episodes.__setitem__(t.seed, t))
+                         label=label, executor=parts.executor, reference=latest[-1], on_episode=keep)
         latest.append(Reference(team, episodes))
         return value
 

@@ -63,7 +63,11 @@ class Players:
     def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
         """An environment instance and a fresh team for it, for one episode."""
         if self.pool is None:
-            env = self.env if self.env is not None else _worker_env(self.actors)
+            if self.env is None:  # a remote worker's unpickled Players: __getstate__ requires a TeamSpec
+                assert isinstance(self.actors, TeamSpec)
+                env = _worker_env(self.actors)
+            else:
+                env = self.env
             yield env, self.team(env)
             return
         with self.pool.lease() as env:

@@ -74,7 +74,7 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
     shutil.rmtree(data_dir, ignore_errors=True)
     (data_dir / "episodes").mkdir(parents=True)
     for name in STATIC:
-        (dest / name).write_text(resources.files("lang_pz.viewer").joinpath("static", name).read_text("utf-8"),
+        (dest / name).write_text(resources.files("lang_pz.viewer").joinpath("static").joinpath(name).read_text("utf-8"),
                                  encoding="utf-8")
     if kind == "run":
         view = run_overview(src)

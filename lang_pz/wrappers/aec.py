@@ -100,19 +100,19 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
         )
 
     @property
-    def infos(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]
+    def infos(self) -> dict[str, dict[str, Any]]:
         if self._infos is None:
             self._infos = {a: self._info_of(a, info) for a, info in self._inner("infos").items()}
         return self._infos
+
+    @infos.setter
+    def infos(self, value: dict[str, dict[str, Any]]) -> None:
+        self._infos = value
 
     def _info_of(self, agent: str, info: dict[str, Any]) -> dict[str, Any]:
         """``agent``'s language info (legal actions computed once if they never change)."""
         return agent_info(self.adapter, self.env, agent, self._observation_for(agent, for_info=True), info,
                           self._action_infos.get(agent), self._fixed_actions)
-
-    @infos.setter
-    def infos(self, value: dict[str, dict[str, Any]]) -> None:
-        self._infos = value
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._action_infos, self._notes = {}, {}

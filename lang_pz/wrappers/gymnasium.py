@@ -50,7 +50,7 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
         self.adapter = adapter if adapter is not None else LanguageAdapter()
         self.strict = strict
         self.observation_max_length = observation_max_length
-        self.observation_space = text_observation_space(observation_max_length)
+        self.observation_space = text_observation_space(observation_max_length)  # type: ignore[assignment]  # gymnasium types spaces.Dict as Space[dict[str, Space]], not of its values
         self.action_max_length = action_max_length
         self.action_space = text_space(action_max_length)
         self._raw_obs: Any = None

@@ -64,28 +64,28 @@ class ObserveOnDemand(BaseWrapper):
     # Pistonball spent 58 % of its step time in that forwarding).
     @property
     def agents(self) -> list[str]:
-        return self._raw.agents  # type: ignore[no-any-return]
+        return self._raw.agents
 
     @property
     def agent_selection(self) -> str:
-        return self._raw.agent_selection  # type: ignore[no-any-return]
+        return self._raw.agent_selection
 
     @property
     def rewards(self) -> dict[str, float]:
-        return self._raw.rewards  # type: ignore[no-any-return]
+        return self._raw.rewards
 
     @property
     def terminations(self) -> dict[str, bool]:
-        return self._raw.terminations  # type: ignore[no-any-return]
+        return self._raw.terminations
 
     @property
     def truncations(self) -> dict[str, bool]:
-        return self._raw.truncations  # type: ignore[no-any-return]
+        return self._raw.truncations
 
     @property
     def infos(self) -> dict[str, dict[str, Any]]:
-        return self._raw.infos  # type: ignore[no-any-return]
+        return self._raw.infos
 
     @property
     def _cumulative_rewards(self) -> dict[str, float]:
-        return self._raw._cumulative_rewards  # type: ignore[no-any-return]
+        return self._raw._cumulative_rewards

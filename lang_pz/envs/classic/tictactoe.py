@@ -88,8 +88,8 @@ class TicTacToeAdapter(TurnBasedAdapter):
     move_hint = " Reply with a square number, or a name such as top-left or center."
     MARKS = {"player_1": "X", "player_2": "O"}
 
-    def _mark(self, agent: str) -> tuple[str, str]:
-        mine = self.MARKS.get(agent, "X")
+    def _mark(self, agent: str | None) -> tuple[str, str]:
+        mine = self.MARKS.get(agent, "X") if agent is not None else "X"
         return mine, "O" if mine == "X" else "X"
 
     @staticmethod

@@ -47,14 +47,14 @@ def where(rel: Sequence[float]) -> str:
             f"(distance {np.hypot(dx, dy):.2f})")
 
 
-def heard(comm: Sequence[float], speaker: str) -> str:
+def heard(comm: Sequence[float] | np.ndarray, speaker: str) -> str:
     """What ``speaker``'s communication vector says, as a word."""
-    comm = np.asarray(comm, dtype=float)
-    if not np.any(comm):
+    vec = np.asarray(comm, dtype=float)
+    if not np.any(vec):
         return f"{speaker} has said nothing yet."
-    i = int(np.argmax(comm))
-    strength = "" if np.count_nonzero(comm) == 1 and comm[i] == 1 else f" (strength {comm[i]:.2f})"
-    return f"{speaker} says: {words(comm.size)[i]}{strength}."
+    i = int(np.argmax(vec))
+    strength = "" if np.count_nonzero(vec) == 1 and vec[i] == 1 else f" (strength {vec[i]:.2f})"
+    return f"{speaker} says: {words(vec.size)[i]}{strength}."
 
 
 class MPEAdapter(LanguageAdapter):

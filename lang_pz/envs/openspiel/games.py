@@ -86,7 +86,7 @@ def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
     """
     from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
 
-    class _Compatibility(OpenSpielCompatibilityV0):  # type: ignore[misc]
+    class _Compatibility(OpenSpielCompatibilityV0):
         def _execute_chance_node(self) -> None:
             while self.game_state.is_chance_node():
                 outcomes, probs = zip(*self.game_state.chance_outcomes())

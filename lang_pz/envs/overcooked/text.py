@@ -208,6 +208,7 @@ class OvercookedAdapter(LanguageAdapter):
         self.level = actions
 
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
+        assert agent is not None  # a two-player env: hooks always get a player's name
         return describe_for(env.unwrapped, agent)
 
     def legal_actions_fixed(self, env: Any, agent: str | None) -> bool:

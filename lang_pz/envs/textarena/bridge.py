@@ -108,7 +108,7 @@ class TextArenaAEC(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.history = {a: [] for a in self.agents}
         self.moves = dict.fromkeys(self.agents)
         self.final_rewards, self.turns = {}, 0

@@ -81,7 +81,7 @@ class LangMARL(Method[TrainState]):
         self.settings = settings(parts.config)
 
     @classmethod
-    def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+    def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,  # type: ignore[override]  # base's **objects: the names in objects
               run: RunFolder | None = None, critic: Critic[Counterfactual, CriticReport] | None = None,
               optimiser: TextualPolicyOptimiser | None = None) -> LangMARL:
         """The shared parts (:func:`lang_pz.training.build`), the critic of ``critic_mode`` and the

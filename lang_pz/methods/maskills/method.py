@@ -120,7 +120,7 @@ class MASkills(Method[SkillState]):
         self.rules, self.start_library = rules, start_library
 
     @classmethod
-    def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+    def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,  # type: ignore[override]  # base's **objects: the names in objects
               run: RunFolder | None = None, critic: SkillCritic | None = None, writer: SkillWriter | None = None,
               start: SkillLibrary | None = None) -> MASkills:
         """Build (and check) every part of a skills run; nothing is written.

@@ -140,7 +140,7 @@ _probe_lock = threading.Lock()
 _probed: dict[tuple[object, ...], object] = {}
 
 
-def _cached(key: tuple[object, ...], fn):  # type: ignore[no-untyped-def]
+def _cached(key: tuple[object, ...], fn):
     with _probe_lock:
         if key not in _probed:
             _probed[key] = fn()
@@ -194,7 +194,7 @@ def resolve(config: SandboxConfig) -> Plan:
                           "use drop_privileges=None (the default) to run as the current user")
     pythons = [config.python] if config.python is not None else _candidates()
     key = (config.bubblewrap, drop, config.isolate_network, config.python, config.uid_base if drop else None)
-    return _cached(key, lambda: _probe(config, root, drop, pythons))  # type: ignore[no-any-return]
+    return _cached(key, lambda: _probe(config, root, drop, pythons))
 
 
 def _probe(config: SandboxConfig, root: bool, drop: bool, pythons: list[str]) -> Plan:

@@ -60,8 +60,8 @@ def encode(value: object, depth: int = 0) -> object:
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
         return encode(value.item(), depth)  # a NumPy scalar: its Python number
     if hasattr(type(value), "__next__") and hasattr(type(value), "__iter__"):
-        items = []
-        for x in value:  # an iterator (generator, map, zip, ...): its items, still an iterator
+        items: list[object] = []
+        for x in value:  # type: ignore[attr-defined]  # iterable: type(value) has __iter__ (checked above); no typing import in this embedded stdlib-only source
             if len(items) >= MAX_ITEMS:
                 raise NotPlain("an iterator of more than %d items" % MAX_ITEMS)
             items.append(encode(x, depth + 1))

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import overload
 
 from lang_pz.error import InvalidKwargError
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig, Status
@@ -46,7 +47,7 @@ def _unplace(text: str, folder: str) -> str:
     return text
 
 
-def _read_back(f, limit: int) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
+def _read_back(f, limit: int) -> tuple[str, bool]:
     f.seek(0)
     raw = f.read(4 * limit + 4)
     text = raw.decode("utf-8", errors="replace")
@@ -56,12 +57,16 @@ def _read_back(f, limit: int) -> tuple[str, bool]:  # type: ignore[no-untyped-de
     return text, more
 
 
-def _tail(f, n: int = 4000) -> str:  # type: ignore[no-untyped-def]
+def _tail(f, n: int = 4000) -> str:
     f.seek(0, os.SEEK_END)
     f.seek(max(0, f.tell() - n))
     return f.read().decode("utf-8", errors="replace")
 
 
+@overload
+def _wait(pid: int, timeout: None) -> tuple[int, resource.struct_rusage]: ...
+@overload
+def _wait(pid: int, timeout: float) -> tuple[int | None, resource.struct_rusage | None]: ...
 def _wait(pid: int, timeout: float | None) -> tuple[int | None, resource.struct_rusage | None]:
     """Reap ``pid`` with ``os.wait4`` (for its CPU use); ``(None, None)`` after ``timeout`` s.
 

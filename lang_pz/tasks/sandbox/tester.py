@@ -77,6 +77,7 @@ class _Split(ast.NodeTransformer):
     """Replaces the outermost calls of ``names`` by ``_answer(j)``, collecting their sources."""
 
     def __init__(self, names: set[str], first: int) -> None:
+        self.calls: list[str]
         self.names, self.calls, self.first, self.scoped, self.depth = names, [], first, False, 0
 
     def visit_Call(self, node: ast.Call) -> ast.AST:

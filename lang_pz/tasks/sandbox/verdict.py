@@ -298,7 +298,8 @@ def hidden_verdict(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
 def _shown(call: dict[str, str]) -> str:
     """``f(1, 'a', k=2)``: a static call as the test wrote it (its arguments are literals)."""
     args, kwargs = plain.loads(call["args"]), plain.loads(call["kwargs"])
-    text = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])  # type: ignore[union-attr, attr-defined]
+    assert isinstance(args, list) and isinstance(kwargs, dict)  # dumps of a list and a dict (_static_call, record_calls)
+    text = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
     return f"{call['name']}({text[:200]})"
 
 
