@@ -37,8 +37,7 @@ from lang_pz.rollout import rollout
 def play(backend: LlamaCppBackend, seed: int) -> list[str]:
     """One episode with every piston an LLM agent on ``backend``: the actions played."""
     env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=5)
-    team = {a: LLMPolicy("If the ball is to your right, go down; otherwise go up.", backend)
-            for a in env.possible_agents}
+    team = {a: LLMPolicy("If the ball is to your right, go down; otherwise go up.", backend) for a in env.possible_agents}
     return [s.raw_output or "" for s in rollout(env, team, seed=seed).steps]
 
 
@@ -72,8 +71,7 @@ def main() -> None:
         with ThreadPoolExecutor(2) as ex:
             return list(ex.map(lambda i: play(pool[i % 2], seeds[i]), range(len(seeds))))
 
-    ways = {"serial (1 instance, 2 threads)": serial, "one instance, 2 at once": shared,
-            "pool of 2 (1 thread each)": pooled}
+    ways = {"serial (1 instance, 2 threads)": serial, "one instance, 2 at once": shared, "pool of 2 (1 thread each)": pooled}
     times: dict[str, list[float]] = {k: [] for k in ways}
     reference = None
     for r in range(args.rounds):
@@ -93,8 +91,10 @@ def main() -> None:
     for name, ts in times.items():
         m = statistics.median(ts)
         print(f"| {name} | {m:.1f} | {decisions / m:.2f} | {m / base:.2f}x |")
-    print(f"resident memory: first instance +{(rss1 - rss0) / 1024:.0f} MB, "
-          f"two more instances +{(rss3 - rss1) / 1024:.0f} MB (ru_maxrss)")
+    print(
+        f"resident memory: first instance +{(rss1 - rss0) / 1024:.0f} MB, "
+        f"two more instances +{(rss3 - rss1) / 1024:.0f} MB (ru_maxrss)"
+    )
 
 
 if __name__ == "__main__":

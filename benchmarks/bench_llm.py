@@ -29,8 +29,10 @@ def main() -> None:
     env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=5)
 
     t0 = time.perf_counter()
-    n = sum(len(rollout(env, {a: PistonballHeuristic() for a in env.possible_agents}, seed=s).steps)
-            for s in range(args.episodes))
+    n = sum(
+        len(rollout(env, {a: PistonballHeuristic() for a in env.possible_agents}, seed=s).steps)
+        for s in range(args.episodes)
+    )
     scripted_rate = n / (time.perf_counter() - t0)
 
     t_load = time.perf_counter()
@@ -43,10 +45,12 @@ def main() -> None:
     rate = len(steps) / wall
     print(f"model load: {load_s:.2f} s")
     print(f"scripted agents: {scripted_rate:.1f} decisions/s (env + text only)")
-    print(f"embedded LLM agents: {rate:.2f} decisions/s over {len(steps)} decisions "
-          f"(mean latency {sum(s.latency_s for s in steps) / len(steps):.3f} s, "
-          f"{sum(s.prompt_tokens for s in steps) / len(steps):.0f} prompt + "
-          f"{sum(s.completion_tokens for s in steps) / len(steps):.1f} completion tokens per decision)")
+    print(
+        f"embedded LLM agents: {rate:.2f} decisions/s over {len(steps)} decisions "
+        f"(mean latency {sum(s.latency_s for s in steps) / len(steps):.3f} s, "
+        f"{sum(s.prompt_tokens for s in steps) / len(steps):.0f} prompt + "
+        f"{sum(s.completion_tokens for s in steps) / len(steps):.1f} completion tokens per decision)"
+    )
     print(f"ratio LLM/scripted: {rate / scripted_rate:.4f}")
 
 

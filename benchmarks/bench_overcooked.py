@@ -106,15 +106,18 @@ def main() -> None:
     parser.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=list(LAYOUTS))
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    print(f"{'layout':22s} {'level':9s} {'raw ticks/s':>11s} {'core ticks/s':>12s} {'lang ticks/s':>12s} "
-          f"{'lang/raw':>8s} {'lang/core':>9s} {'lang decisions/s':>16s}")
+    print(
+        f"{'layout':22s} {'level':9s} {'raw ticks/s':>11s} {'core ticks/s':>12s} {'lang ticks/s':>12s} "
+        f"{'lang/raw':>8s} {'lang/core':>9s} {'lang decisions/s':>16s}"
+    )
     for layout in args.layouts:
         r, _ = raw(layout, args.seconds)
         for level in ("primitive", "skills"):
             c, _ = core(layout, level, args.seconds)
             lt, ld = language(layout, level, args.seconds)
-            print(f"{layout:22s} {level:9s} {r:11.0f} {c:12.0f} {lt:12.0f} {lt / r:8.3f} {lt / c:9.2f} {ld:16.0f}",
-                  flush=True)
+            print(
+                f"{layout:22s} {level:9s} {r:11.0f} {c:12.0f} {lt:12.0f} {lt / r:8.3f} {lt / c:9.2f} {ld:16.0f}", flush=True
+            )
     print(f"(SKILL_WORDS: {len(SKILL_WORDS)}; random legal actions; horizon 400)")
 
 

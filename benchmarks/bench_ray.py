@@ -43,8 +43,12 @@ SPEC = "openai:fake"
 
 
 def make_config(url: str, pistons: int, hold: int, **kw) -> TrainConfig:
-    return TrainConfig(env_kwargs={"n_pistons": pistons, "hold": hold}, actor_backend=SPEC,
-                       backend_options={SPEC: {"base_url": url, "cache": False}}, **kw)
+    return TrainConfig(
+        env_kwargs={"n_pistons": pistons, "hold": hold},
+        actor_backend=SPEC,
+        backend_options={SPEC: {"base_url": url, "cache": False}},
+        **kw,
+    )
 
 
 def play(executor, players: Players, episodes: int) -> tuple[float, list[float]]:
@@ -86,30 +90,38 @@ def episodes_part(args: argparse.Namespace) -> None:
                     print(f"warm-up {kind:13s} workers {w} task_cpus {cpus}: {seconds:.1f} s", flush=True)
                 else:
                     times[i].append(seconds)
-        print(f"\n{args.pistons}-piston Pistonball (hold {args.hold}: {125 // args.hold} decision rounds, every piston at once), "
-              f"{args.episodes} episodes a round, L = {args.latency} s, {os.cpu_count()} CPUs, median of "
-              f"{args.rounds} rounds; team returns identical in every configuration")
+        print(
+            f"\n{args.pistons}-piston Pistonball (hold {args.hold}: {125 // args.hold} decision rounds, every piston at once), "
+            f"{args.episodes} episodes a round, L = {args.latency} s, {os.cpu_count()} CPUs, median of "
+            f"{args.rounds} rounds; team returns identical in every configuration"
+        )
         base = {w: statistics.median(times[i]) for i, (k, w, *_r) in enumerate(configs) if k == "local threads"}
         one = next(statistics.median(times[i]) for i, c in enumerate(configs) if c[0] == "ray" and c[1] == min(args.workers))
-        print("| executor | workers | task_cpus | episodes/s | vs local threads, same workers | "
-              f"vs ray {min(args.workers)} worker(s), task_cpus 1 |")
+        print(
+            "| executor | workers | task_cpus | episodes/s | vs local threads, same workers | "
+            f"vs ray {min(args.workers)} worker(s), task_cpus 1 |"
+        )
         print("|---|---|---|---|---|---|")
         for i, (kind, w, cpus, _ex, _p) in enumerate(configs):
             med = statistics.median(times[i])
-            print(f"| {kind} | {w} | {'-' if cpus is None else cpus} | {args.episodes / med:.2f} | "
-                  f"{base[w] / med:.2f}x | {one / med:.2f}x |")
+            print(
+                f"| {kind} | {w} | {'-' if cpus is None else cpus} | {args.episodes / med:.2f} | "
+                f"{base[w] / med:.2f}x | {one / med:.2f}x |"
+            )
     ray.shutdown()
 
 
 def counted(server: FakeOpenAIServer, stages: dict[str, int], name: str, fn):
     """``fn`` adding the requests ``server`` receives while it runs to ``stages[name]`` (one worker:
     the stages do not overlap)."""
+
     def wrapped(*a, **kw):
         before = server.requests
         try:
             return fn(*a, **kw)
         finally:
             stages[name] = stages.get(name, 0) + server.requests - before
+
     return wrapped
 
 
@@ -119,9 +131,19 @@ def calls_part(args: argparse.Namespace) -> None:
     stages: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0) as server:
         run = Path(tmp) / "run"
-        cfg = make_config(server.url, args.pistons, args.hold, iterations=1, episodes_per_iteration=2,
-                          validation_seeds=[1000, 1001, 1002, 1003], counterfactual=["alternatives"],
-                          initial_policy="Always push up.", workers=1, run_dir=str(run), max_rewrite=1.0)
+        cfg = make_config(
+            server.url,
+            args.pistons,
+            args.hold,
+            iterations=1,
+            episodes_per_iteration=2,
+            validation_seeds=[1000, 1001, 1002, 1003],
+            counterfactual=["alternatives"],
+            initial_policy="Always push up.",
+            workers=1,
+            run_dir=str(run),
+            max_rewrite=1.0,
+        )
         for name in ("collect", "gather_evidence", "validate", "assess", "propose"):
             setattr(loop, name, counted(server, stages, name, getattr(loop, name)))
         t0 = time.perf_counter()
@@ -133,15 +155,25 @@ def calls_part(args: argparse.Namespace) -> None:
         sys.path.insert(0, str(Path(__file__).parent))
         from bench_scale import critical_path
 
-        print(f"{args.pistons} pistons (hold {args.hold}), one iteration: 2 training episodes, counterfactual alternatives, "
-              f"4 validation seeds, per-agent acceptance; {wall:.1f} s wall at L = 0 with 1 worker")
-        print(json.dumps({"llm_calls": res.metrics[0].llm_calls,
-                          "calls_by_role": {r: u["calls"] for r, u in m["usage"].items()},
-                          "calls_by_step": stages,
-                          "validation_episodes": lines.get("validation.jsonl", 0),
-                          "counterfactual_reruns": lines.get("counterfactuals.jsonl", 0),
-                          "accepted_agents": len(m["accepted_agents"]), "changed_agents": len(m["changed_agents"]),
-                          "critical_path_L": critical_path(run)}, indent=1))
+        print(
+            f"{args.pistons} pistons (hold {args.hold}), one iteration: 2 training episodes, counterfactual alternatives, "
+            f"4 validation seeds, per-agent acceptance; {wall:.1f} s wall at L = 0 with 1 worker"
+        )
+        print(
+            json.dumps(
+                {
+                    "llm_calls": res.metrics[0].llm_calls,
+                    "calls_by_role": {r: u["calls"] for r, u in m["usage"].items()},
+                    "calls_by_step": stages,
+                    "validation_episodes": lines.get("validation.jsonl", 0),
+                    "counterfactual_reruns": lines.get("counterfactuals.jsonl", 0),
+                    "accepted_agents": len(m["accepted_agents"]),
+                    "changed_agents": len(m["changed_agents"]),
+                    "critical_path_L": critical_path(run),
+                },
+                indent=1,
+            )
+        )
 
 
 def main() -> None:

@@ -53,10 +53,14 @@ def critical_path(run: Path) -> float:
     for v in val:
         by_label[v["policies"]] = max(by_label.get(v["policies"], 0), val_rounds.get(v["episode"], 0))
     current = by_label.pop("current", 0)
-    probes = [json.loads(x)["steps"] for x in (d / "counterfactuals.jsonl").read_text().splitlines()] \
-        if (d / "counterfactuals.jsonl").exists() else []
-    grads = [json.loads(x) for x in (d / "gradients.jsonl").read_text().splitlines()] \
-        if (d / "gradients.jsonl").exists() else []
+    probes = (
+        [json.loads(x)["steps"] for x in (d / "counterfactuals.jsonl").read_text().splitlines()]
+        if (d / "counterfactuals.jsonl").exists()
+        else []
+    )
+    grads = (
+        [json.loads(x) for x in (d / "gradients.jsonl").read_text().splitlines()] if (d / "gradients.jsonl").exists() else []
+    )
     optimiser = max((len(g["gradients"]) > 1) + 2 for g in grads) if grads else 0  # gradients, aggregate?, update
     return max(current, train_rounds) + max(probes, default=0) + 1 + optimiser + sum(by_label.values())
 
@@ -76,10 +80,18 @@ def serve(latency: float, conn: Any) -> None:
 
 def run_once(url: str, pistons: int, workers: int, folder: Path) -> dict[str, float]:
     cfg = TrainConfig(
-        env_kwargs={"n_pistons": pistons, "hold": 25}, iterations=1, episodes_per_iteration=2,
-        validation_seeds=[1000, 1001, 1002, 1003], counterfactual=["alternatives"], initial_policy="Always push up.",
-        actor_backend="openai:fake", backend_options={"openai:fake": {"base_url": url, "cache": False}},
-        workers=workers, max_concurrent_requests=workers, run_dir=str(folder), max_rewrite=1.0,
+        env_kwargs={"n_pistons": pistons, "hold": 25},
+        iterations=1,
+        episodes_per_iteration=2,
+        validation_seeds=[1000, 1001, 1002, 1003],
+        counterfactual=["alternatives"],
+        initial_policy="Always push up.",
+        actor_backend="openai:fake",
+        backend_options={"openai:fake": {"base_url": url, "cache": False}},
+        workers=workers,
+        max_concurrent_requests=workers,
+        run_dir=str(folder),
+        max_rewrite=1.0,
     )
     t0 = time.perf_counter()
     res = train(cfg)
@@ -91,8 +103,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="L: seconds per request")
     parser.add_argument("--pistons", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--workers", type=int, default=256)
-    parser.add_argument("--no-serial", dest="serial", action="store_false",
-                        help="skip the workers=1 run (it takes calls x L)")
+    parser.add_argument(
+        "--no-serial", dest="serial", action="store_false", help="skip the workers=1 run (it takes calls x L)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
     rows = []
@@ -102,18 +115,23 @@ def main() -> None:
     url = here.recv()
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.pistons:
-            for w in ((1, args.workers) if args.serial else (args.workers,)):
+            for w in (1, args.workers) if args.serial else (args.workers,):
                 out = run_once(url, n, w, Path(tmp) / f"p{n}-w{w}")
                 here.send("peak")
                 peak = here.recv()
                 crit = critical_path(Path(tmp) / f"p{n}-w{w}")
                 rows.append((n, w, out["wall"] / args.latency, out["calls"], peak, crit))
-                print(f"\npistons {n:2d} workers {w:3d}: wall {out['wall'] / args.latency:7.1f} L, "
-                      f"{out['calls']:5d} calls, peak in flight {peak:3d}, critical path {crit:.0f} L", flush=True)
+                print(
+                    f"\npistons {n:2d} workers {w:3d}: wall {out['wall'] / args.latency:7.1f} L, "
+                    f"{out['calls']:5d} calls, peak in flight {peak:3d}, critical path {crit:.0f} L",
+                    flush=True,
+                )
     here.send("stop")
     server.join(5)
-    print(f"\nL = {args.latency} s; one iteration, 2 training episodes, counterfactual alternatives, "
-          "4 validation seeds, per-agent acceptance")
+    print(
+        f"\nL = {args.latency} s; one iteration, 2 training episodes, counterfactual alternatives, "
+        "4 validation seeds, per-agent acceptance"
+    )
     print("| pistons | workers | wall / L | LLM calls | peak in flight | critical path / L | wall / critical |")
     print("|---|---|---|---|---|---|---|")
     for n, w, wall, calls, peak, crit in rows:

@@ -21,8 +21,14 @@ from playwright.sync_api import sync_playwright
 
 from lang_pz.viewer import write_view
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def size_mb(paths: list[Path]) -> float:
@@ -51,10 +57,18 @@ def measure(run_dir: Path, browser, out: Path) -> dict[str, object]:
         page.wait_for_selector("#grid td[data-agent]")
         episode_s = time.perf_counter() - t0
     page.close()
-    return {"run": str(run_dir), "files": len(files), "total_mb": size_mb(files),
-            "view_js_mb": size_mb([out / "data" / "view.js"]), "episodes": len(episodes),
-            "largest_episode_mb": size_mb(episodes[-1:]), "write_s": write_s, "load_s": load_s,
-            "open_largest_episode_s": episode_s, "errors": errors}
+    return {
+        "run": str(run_dir),
+        "files": len(files),
+        "total_mb": size_mb(files),
+        "view_js_mb": size_mb([out / "data" / "view.js"]),
+        "episodes": len(episodes),
+        "largest_episode_mb": size_mb(episodes[-1:]),
+        "write_s": write_s,
+        "load_s": load_s,
+        "open_largest_episode_s": episode_s,
+        "errors": errors,
+    }
 
 
 def main() -> None:
@@ -64,14 +78,18 @@ def main() -> None:
     args = ap.parse_args()
     with sync_playwright() as p, tempfile.TemporaryDirectory() as tmp:
         browser = p.chromium.launch(executable_path=args.browser, args=ARGS)
-        print("| run | files | total MB | view.js MB | episodes | largest episode MB | write s | page load s | "
-              "open largest episode s |\n|---|---|---|---|---|---|---|---|---|")
+        print(
+            "| run | files | total MB | view.js MB | episodes | largest episode MB | write s | page load s | "
+            "open largest episode s |\n|---|---|---|---|---|---|---|---|---|"
+        )
         for i, run in enumerate(args.runs):
             r = measure(run, browser, Path(tmp) / str(i))
             assert not r["errors"], r["errors"]
             ep = "-" if r["open_largest_episode_s"] is None else f"{r['open_largest_episode_s']:.2f}"
-            print(f"| {r['run']} | {r['files']} | {r['total_mb']:.2f} | {r['view_js_mb']:.3f} | {r['episodes']} | "
-                  f"{r['largest_episode_mb']:.2f} | {r['write_s']:.2f} | {r['load_s']:.2f} | {ep} |")
+            print(
+                f"| {r['run']} | {r['files']} | {r['total_mb']:.2f} | {r['view_js_mb']:.3f} | {r['episodes']} | "
+                f"{r['largest_episode_mb']:.2f} | {r['write_s']:.2f} | {r['load_s']:.2f} | {ep} |"
+            )
         browser.close()
 
 

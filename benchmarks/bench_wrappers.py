@@ -61,16 +61,28 @@ CONFIGS: list[tuple[str, dict[str, Any], int]] = [
 # -- raw environments: what each language env wraps, made with the same arguments ----------
 
 
-def _raw_pistonball(api: str, n_pistons: int = 20, continuous: bool = False, hold: int = 1,
-                    max_cycles: int = 125, time_penalty: float = -0.1, random_drop: bool = True,
-                    random_rotate: bool = True) -> Any:
+def _raw_pistonball(
+    api: str,
+    n_pistons: int = 20,
+    continuous: bool = False,
+    hold: int = 1,
+    max_cycles: int = 125,
+    time_penalty: float = -0.1,
+    random_drop: bool = True,
+    random_rotate: bool = True,
+) -> Any:
     from pettingzoo.butterfly import pistonball_v6
     from pettingzoo.utils.conversions import parallel_to_aec
     from supersuit import frame_skip_v0
 
-    env = pistonball_v6.parallel_env(n_pistons=n_pistons, continuous=continuous, max_cycles=max_cycles,
-                                     time_penalty=time_penalty, random_drop=random_drop,
-                                     random_rotate=random_rotate)
+    env = pistonball_v6.parallel_env(
+        n_pistons=n_pistons,
+        continuous=continuous,
+        max_cycles=max_cycles,
+        time_penalty=time_penalty,
+        random_drop=random_drop,
+        random_rotate=random_rotate,
+    )
     if hold > 1:
         env = frame_skip_v0(env, hold)
     return parallel_to_aec(env) if api == "aec" else env
@@ -82,6 +94,7 @@ def _raw_classic(name: str) -> Callable[..., Any]:
 
         module = importlib.import_module(f"pettingzoo.classic.{name}")
         return module.env(**kwargs) if api == "aec" else module.parallel_env(**kwargs)
+
     return make
 
 
@@ -94,6 +107,7 @@ def _raw_gym(gym_id: str, **fixed: Any) -> Callable[..., Any]:
         import gymnasium as gym
 
         return gym.make(gym_id, **{**fixed, **kwargs})
+
     return make
 
 
@@ -105,6 +119,7 @@ def _raw_overcooked(layout: str) -> Callable[..., Any]:
 
         env = OvercookedParallelEnv(layout, horizon=horizon, actions=actions, shaping_factor=shaping_factor)
         return parallel_to_aec(env) if api == "aec" else env
+
     return make
 
 
@@ -115,8 +130,16 @@ RAW: dict[str, Callable[..., Any]] = {
     "classic/rps-v0": _raw_rps,
     "classic_control/cartpole-v0": _raw_gym("CartPole-v1"),
     "toy_text/frozen_lake-v0": _raw_gym("FrozenLake-v1", map_name="4x4", is_slippery=True),
-    **{f"overcooked/{layout}-v0": _raw_overcooked(layout) for layout in (
-        "cramped_room", "asymmetric_advantages", "coordination_ring", "forced_coordination", "counter_circuit")},
+    **{
+        f"overcooked/{layout}-v0": _raw_overcooked(layout)
+        for layout in (
+            "cramped_room",
+            "asymmetric_advantages",
+            "coordination_ring",
+            "forced_coordination",
+            "counter_circuit",
+        )
+    },
 }
 
 
@@ -167,8 +190,9 @@ def record(env: Any, api: str, steps: int) -> tuple[list[tuple[int, list[Any], l
                     env.step(None)
                 else:
                     word = _choose(rng, info)
-                    decoded = env.adapter.parse(env.env, agent, word, env.raw_observation(agent),
-                                                env.env.infos.get(agent, {}))
+                    decoded = env.adapter.parse(
+                        env.env, agent, word, env.raw_observation(agent), env.env.infos.get(agent, {})
+                    )
                     env.step(word)
                     words.append(word)
                     raws.append(_to_raw(env.env.action_space(agent), decoded))
@@ -225,8 +249,10 @@ def bench(env_id: str, api: str, kwargs: dict[str, Any], steps: int, rounds: int
     script, lang_reward = record(lang, api, steps)
     raw_reward = play(raw, api, script, language=False)
     if not np.isclose(raw_reward, lang_reward, rtol=1e-6, atol=1e-6):
-        raise RuntimeError(f"{env_id} [{api}] {kwargs}: the raw env scored {raw_reward} and the language env "
-                           f"{lang_reward} on the same actions; the two sides do not play the same episodes")
+        raise RuntimeError(
+            f"{env_id} [{api}] {kwargs}: the raw env scored {raw_reward} and the language env "
+            f"{lang_reward} on the same actions; the two sides do not play the same episodes"
+        )
     n = sum(len(w) if api != "parallel" else sum(len(x) for x in w) for _, w, _ in script)
     raw_t, lang_t = [], []
     for r in range(rounds):
@@ -234,8 +260,14 @@ def bench(env_id: str, api: str, kwargs: dict[str, Any], steps: int, rounds: int
         for language in order:
             (lang_t if language else raw_t).append(_timed(lang if language else raw, api, script, language))
     ratios = [rt / lt for rt, lt in zip(raw_t, lang_t)]
-    return {"steps": n, "raw": n / statistics.median(raw_t), "lang": n / statistics.median(lang_t),
-            "ratio": statistics.median(ratios), "lo": min(ratios), "hi": max(ratios)}
+    return {
+        "steps": n,
+        "raw": n / statistics.median(raw_t),
+        "lang": n / statistics.median(lang_t),
+        "ratio": statistics.median(ratios),
+        "lo": min(ratios),
+        "hi": max(ratios),
+    }
 
 
 def main() -> None:
@@ -245,8 +277,10 @@ def main() -> None:
     parser.add_argument("--ids", nargs="+", default=None, help="only these env ids")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    print(f"{'environment':38s} {'api':8s} {'kwargs':28s} {'steps':>6s} {'raw steps/s':>11s} "
-          f"{'lang steps/s':>12s} {'ratio':>6s} {'range':>11s}")
+    print(
+        f"{'environment':38s} {'api':8s} {'kwargs':28s} {'steps':>6s} {'raw steps/s':>11s} "
+        f"{'lang steps/s':>12s} {'ratio':>6s} {'range':>11s}"
+    )
     covered = set()
     for env_id, kwargs, steps in CONFIGS:
         if args.ids and env_id not in args.ids:
@@ -260,8 +294,11 @@ def main() -> None:
                 continue
             covered.add(env_id)
             kw = ",".join(f"{k}={v}" for k, v in kwargs.items()) or "-"
-            print(f"{env_id:38s} {api:8s} {kw:28s} {row['steps']:6d} {row['raw']:11.0f} {row['lang']:12.0f} "
-                  f"{row['ratio']:6.2f} {row['lo']:5.2f}-{row['hi']:<5.2f}", flush=True)
+            print(
+                f"{env_id:38s} {api:8s} {kw:28s} {row['steps']:6d} {row['raw']:11.0f} {row['lang']:12.0f} "
+                f"{row['ratio']:6.2f} {row['lo']:5.2f}-{row['hi']:<5.2f}",
+                flush=True,
+            )
     tasks = sorted(i for i in lang_pz.registry if i.startswith("tasks/"))
     print(f"skipped (no raw env: natively textual): {', '.join(tasks)}")
     missing = sorted(set(lang_pz.registry) - covered - set(tasks))

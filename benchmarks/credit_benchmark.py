@@ -47,14 +47,31 @@ ROOT = Path(__file__).resolve().parent
 def envs(args: argparse.Namespace) -> list[dict]:
     """The benchmarked environments: id, kwargs, fault, window, kept cases, evidence without a reference."""
     out = [
-        {"env": "butterfly/pistonball-v0", "kw": {"n_pistons": 5, "hold": 1, "max_cycles": 20}, "fault": "misplay",
-         "window": 2, "blind": "alternatives"},
-        {"env": "overcooked/cramped_room-v0", "kw": {"actions": "skills", "horizon": 40}, "fault": "misplay",
-         "window": 2, "blind": "alternatives"},
+        {
+            "env": "butterfly/pistonball-v0",
+            "kw": {"n_pistons": 5, "hold": 1, "max_cycles": 20},
+            "fault": "misplay",
+            "window": 2,
+            "blind": "alternatives",
+        },
+        {
+            "env": "overcooked/cramped_room-v0",
+            "kw": {"actions": "skills", "horizon": 40},
+            "fault": "misplay",
+            "window": 2,
+            "blind": "alternatives",
+        },
     ]
     if args.data_dir:
-        out.append({"env": "tasks/gsm8k-v0", "kw": {"data_dir": str(args.data_dir), "split": "test"},
-                    "fault": "harmful", "window": 1, "blind": "default"})
+        out.append(
+            {
+                "env": "tasks/gsm8k-v0",
+                "kw": {"data_dir": str(args.data_dir), "split": "test"},
+                "fault": "harmful",
+                "window": 1,
+                "blind": "default",
+            }
+        )
     return out
 
 
@@ -66,11 +83,16 @@ def examples(cases_file: Path) -> list[str]:
         if r["source"] in seen or "central_credit" not in r["critics"]:
             continue
         seen.add(r["source"])
-        lines.append(f"- {r['source']}, seed {r['seed']}: faulty **{r['truth_agent']}** at steps {r['faulty_steps']} "
-                     f"(team return {r['clean_team_return']:.1f} -> {r['team_return']:.1f})")
+        lines.append(
+            f"- {r['source']}, seed {r['seed']}: faulty **{r['truth_agent']}** at steps {r['faulty_steps']} "
+            f"(team return {r['clean_team_return']:.1f} -> {r['team_return']:.1f})"
+        )
         for name, c in r["critics"].items():
-            said = "; ".join(f"{a} {c['credits'][a]:+.2f} \"{c['explanations'][a]}\"" for a in c["credits"]) \
-                if c.get("credits") else c.get("error")
+            said = (
+                "; ".join(f'{a} {c["credits"][a]:+.2f} "{c["explanations"][a]}"' for a in c["credits"])
+                if c.get("credits")
+                else c.get("error")
+            )
             lines.append(f"  - {name}: {said}")
     return lines
 
@@ -97,10 +119,13 @@ NOTES = """How to read it:
 """
 
 
-def markdown(summaries: list[Summary], args: argparse.Namespace, wall_s: float, per_env: dict[str, float],
-             cases_file: Path) -> str:
-    cmd = (f"python benchmarks/credit_benchmark.py{' --data-dir DATA' if args.data_dir else ''} "
-           f"--cases {args.cases} --llm-cases {args.llm_cases} --threads {args.threads}")
+def markdown(
+    summaries: list[Summary], args: argparse.Namespace, wall_s: float, per_env: dict[str, float], cases_file: Path
+) -> str:
+    cmd = (
+        f"python benchmarks/credit_benchmark.py{' --data-dir DATA' if args.data_dir else ''} "
+        f"--cases {args.cases} --llm-cases {args.llm_cases} --threads {args.threads}"
+    )
     lines = [
         "# Credit benchmark: which agent, which step",
         "",
@@ -135,10 +160,14 @@ def markdown(summaries: list[Summary], args: argparse.Namespace, wall_s: float, 
             largest[s.source] = s
     for s in largest.values():
         r = s.leakage["rules"]
-        lines.append(f"| {s.source} | {s.cases} | {s.leakage['chance']:.2f} | "
-                     + " | ".join(f"{r[k]['share']:.2f} (p {r[k]['p_value']:.2g})" for k in
-                                  ("unusual_actions", "histogram_outlier", "action_switches"))
-                     + f" | {s.leakage['p_value']:.2g} | {s.labels} |")
+        lines.append(
+            f"| {s.source} | {s.cases} | {s.leakage['chance']:.2f} | "
+            + " | ".join(
+                f"{r[k]['share']:.2f} (p {r[k]['p_value']:.2g})"
+                for k in ("unusual_actions", "histogram_outlier", "action_switches")
+            )
+            + f" | {s.leakage['p_value']:.2g} | {s.labels} |"
+        )
     lines += ["", NOTES, "Examples (the first case of each environment, as the LLM critics saw it):", ""]
     lines += examples(cases_file)
     return "\n".join(lines) + "\n"
@@ -146,14 +175,22 @@ def markdown(summaries: list[Summary], args: argparse.Namespace, wall_s: float, 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", type=Path, default=os.environ.get("LANG_PZ_DATA_DIR"),
-                    help="benchmark data folder with gsm8k/test.jsonl (default $LANG_PZ_DATA_DIR; none: no GSM8K)")
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=os.environ.get("LANG_PZ_DATA_DIR"),
+        help="benchmark data folder with gsm8k/test.jsonl (default $LANG_PZ_DATA_DIR; none: no GSM8K)",
+    )
     ap.add_argument("--cases", type=int, default=20, help="kept cases per environment (counterfactual critics)")
     ap.add_argument("--llm-cases", type=int, default=8, help="the first cases also given to the LLM critics")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="llama.cpp threads (default 1: on a busy shared machine more threads spin; measured "
-                         "12 s against 43 s for a 1,500-token prompt with 2)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="llama.cpp threads (default 1: on a busy shared machine more threads spin; measured "
+        "12 s against 43 s for a 1,500-token prompt with 2)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "credit_benchmark")
     args = ap.parse_args(argv)
     llm = LlamaCppBackend(n_threads=args.threads, cache=False)  # no replay: the wall time is real
@@ -166,22 +203,39 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     for e in envs(args):
         t1 = time.perf_counter()
-        common = {"seed": args.seed, "fault": e["fault"], "env_kwargs": e["kw"], "window": e["window"],
-                  "out": cases_file, "progress": log}
-        with_llm = [CriticSpec("central_credit", CentralCritic(llm)),
-                    CriticSpec("counterfactual/reference + LLM words", DifferenceCritic(llm), ("reference",))]
+        common = {
+            "seed": args.seed,
+            "fault": e["fault"],
+            "env_kwargs": e["kw"],
+            "window": e["window"],
+            "out": cases_file,
+            "progress": log,
+        }
+        with_llm = [
+            CriticSpec("central_credit", CentralCritic(llm)),
+            CriticSpec("counterfactual/reference + LLM words", DifferenceCritic(llm), ("reference",)),
+        ]
         summaries += run_fault_benchmark(e["env"], with_llm, cases=args.llm_cases, **common)
-        computed = [CriticSpec("counterfactual/reference", DifferenceCritic(), ("reference",)),
-                    CriticSpec(f"counterfactual/{e['blind']}", DifferenceCritic(), (e["blind"],))]
+        computed = [
+            CriticSpec("counterfactual/reference", DifferenceCritic(), ("reference",)),
+            CriticSpec(f"counterfactual/{e['blind']}", DifferenceCritic(), (e["blind"],)),
+        ]
         summaries += run_fault_benchmark(e["env"], computed, cases=args.cases, **common)
         per_env[e["env"].split("/")[-1]] = time.perf_counter() - t1
     wall = time.perf_counter() - t0
     for s in summaries:  # no machine paths in the committed results
         s.settings["env_kwargs"] = {k: ("DATA" if k == "data_dir" else v) for k, v in s.settings["env_kwargs"].items()}
     args.out.with_suffix(".md").write_text(markdown(summaries, args, wall, per_env, cases_file))
-    args.out.with_suffix(".json").write_text(json.dumps(
-        {"wall_s": round(wall, 1), "per_env_s": {k: round(v, 1) for k, v in per_env.items()},
-         "summaries": [summary_dict(s) for s in summaries]}, indent=1))
+    args.out.with_suffix(".json").write_text(
+        json.dumps(
+            {
+                "wall_s": round(wall, 1),
+                "per_env_s": {k: round(v, 1) for k, v in per_env.items()},
+                "summaries": [summary_dict(s) for s in summaries],
+            },
+            indent=1,
+        )
+    )
     print(args.out.with_suffix(".md").read_text())
     return 0
 

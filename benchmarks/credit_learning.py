@@ -77,11 +77,19 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
     run = args.out / f"{mode}_seed{s}"
     cache = run.parent / f"cache_{mode}_seed{s}"
     cfg = TrainConfig(
-        env_kwargs=ENV, iterations=args.iterations, episodes_per_iteration=1, seed=100 * s,
+        env_kwargs=ENV,
+        iterations=args.iterations,
+        episodes_per_iteration=1,
+        seed=100 * s,
         validation_seeds=list(range(1000, 1000 + args.validation_seeds)),
-        test_seeds=list(range(2000, 2000 + args.test_seeds)), critic_mode=mode, counterfactual=["alternatives"],
-        initial_policy=GOOD, initial_policies=dict.fromkeys(wrong, BAD), max_llm_calls=args.budget,
-        backend_options={"embedded": {"cache": str(cache)}}, run_dir=str(run),
+        test_seeds=list(range(2000, 2000 + args.test_seeds)),
+        critic_mode=mode,
+        counterfactual=["alternatives"],
+        initial_policy=GOOD,
+        initial_policies=dict.fromkeys(wrong, BAD),
+        max_llm_calls=args.budget,
+        backend_options={"embedded": {"cache": str(cache)}},
+        run_dir=str(run),
     )
     t0 = time.perf_counter()
     res = train(resume=run) if (run / "config.json").exists() else train(cfg)
@@ -100,16 +108,28 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         test = [float(np.mean(evaluate(env, make_actors(team, llm), cfg.test_seeds))) for team in (current, trial)]
         agree.append(bool((val_cand >= val_cur) == (test[1] >= test[0])))
     llm.close()
-    return {"mode": mode, "seed": s, "wrong": wrong, "curve": curve, "changed": sorted(changed),
-            "fixed": sorted(changed & set(wrong)), "changed_right": sorted(changed - set(wrong)),
-            "uncached_calls": uncached, "iterations_done": len(res.metrics), "agreement": agree,
-            "stopped": res.stopped, "seconds": round(seconds, 1)}
+    return {
+        "mode": mode,
+        "seed": s,
+        "wrong": wrong,
+        "curve": curve,
+        "changed": sorted(changed),
+        "fixed": sorted(changed & set(wrong)),
+        "changed_right": sorted(changed - set(wrong)),
+        "uncached_calls": uncached,
+        "iterations_done": len(res.metrics),
+        "agreement": agree,
+        "stopped": res.stopped,
+        "seconds": round(seconds, 1),
+    }
 
 
 def table(rows: list[dict], args: argparse.Namespace) -> str:
-    lines = ["| critic mode | held-out test return: start -> end (95 % CI) | wrong agents fixed | right agents "
-             "changed | uncached LLM calls | validation agrees with test |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| critic mode | held-out test return: start -> end (95 % CI) | wrong agents fixed | right agents "
+        "changed | uncached LLM calls | validation agrees with test |",
+        "|---|---|---|---|---|---|",
+    ]
     for mode in MODES:
         rs = [r for r in rows if r["mode"] == mode]
         if not rs:
@@ -120,20 +140,28 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
         wrong = sum(len(r["wrong"]) for r in rs)
         right = sum(len(r["changed_right"]) for r in rs)
         agree = [a for r in rs for a in r["agreement"]]
-        lines.append(f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | {fixed} of {wrong} | "
-                     f"{right} of {5 * len(rs) - wrong} | {np.mean([r['uncached_calls'] for r in rs]):.0f} | "
-                     + (f"{sum(agree)} of {len(agree)}" if agree else "no decision") + " |")
+        lines.append(
+            f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | {fixed} of {wrong} | "
+            f"{right} of {5 * len(rs) - wrong} | {np.mean([r['uncached_calls'] for r in rs]):.0f} | "
+            + (f"{sum(agree)} of {len(agree)}" if agree else "no decision")
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def per_seed(rows: list[dict]) -> str:
     """One line per run: the wrong agents, the held-out test curve, what changed, time."""
-    lines = ["| seed | wrong agents | critic mode | held-out test per iteration (last: final) | changed | "
-             "uncached calls | training s |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| seed | wrong agents | critic mode | held-out test per iteration (last: final) | changed | "
+        "uncached calls | training s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         curve = " -> ".join("n/a" if v is None else f"{v:.1f}" for v in r["curve"])
-        lines.append(f"| {r['seed']} | {', '.join(r['wrong'])} | {r['mode']} | {curve} | {', '.join(r['changed']) or '-'} "
-                     f"| {r['uncached_calls']} | {r['seconds']:.0f} |")
+        lines.append(
+            f"| {r['seed']} | {', '.join(r['wrong'])} | {r['mode']} | {curve} | {', '.join(r['changed']) or '-'} "
+            f"| {r['uncached_calls']} | {r['seconds']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -174,17 +202,26 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--out", type=Path, default=Path("runs/credit_learning"))
     parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--only", type=int, nargs="+", default=None, metavar="SEED",
-                        help="train only these seeds and write no results (to share the work among processes; "
-                             "a run without --only then resumes the finished runs and writes the results)")
+    parser.add_argument(
+        "--only",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="SEED",
+        help="train only these seeds and write no results (to share the work among processes; "
+        "a run without --only then resumes the finished runs and writes the results)",
+    )
     args = parser.parse_args()
     t0, rows = time.perf_counter(), []
     for s in args.only if args.only is not None else range(args.seeds):
         for mode in args.modes:
             rows.append(run_one(mode, s, args))
             r = rows[-1]
-            print(f"seed {s} {mode:15s} wrong {r['wrong']}: test {r['curve'][0]:.1f} -> {r['curve'][-1]:.1f}, "
-                  f"changed {r['changed']}, {r['uncached_calls']} uncached calls, {r['seconds']:.0f} s", flush=True)
+            print(
+                f"seed {s} {mode:15s} wrong {r['wrong']}: test {r['curve'][0]:.1f} -> {r['curve'][-1]:.1f}, "
+                f"changed {r['changed']}, {r['uncached_calls']} uncached calls, {r['seconds']:.0f} s",
+                flush=True,
+            )
     minutes = (time.perf_counter() - t0) / 60
     if args.only is not None:
         return
@@ -196,8 +233,12 @@ def main() -> None:
         f"# Which agent should change? (`python benchmarks/credit_learning.py`, {minutes:.0f} min)\n\n"
         f"{args.seeds} training seeds x {len(args.modes)} critic modes, {args.iterations} iterations, budget "
         f"{args.budget} uncached calls per run, {args.validation_seeds} validation and {args.test_seeds} test seeds; "
-        "see the script's docstring for the setup.\n\n" + text + "\n\n![curves](credit_learning.png)\n\n"
-        + per_seed(rows) + "\n")
+        "see the script's docstring for the setup.\n\n"
+        + text
+        + "\n\n![curves](credit_learning.png)\n\n"
+        + per_seed(rows)
+        + "\n"
+    )
     print(text)
     print(f"{minutes:.1f} min")
 

@@ -85,12 +85,20 @@ def check_run(run_dir: Path, iterations: int, episodes: int) -> tuple[list[str],
         if got != expected:
             problems.append(f"{d.name}/trajectories.jsonl episodes {got} != {expected}")
         counts["training episodes"] += len(got)
-        critic = [json.loads(line)["episode"] for name in ("credits.jsonl", "critic_errors.jsonl")
-                  if (d / name).exists() for line in (d / name).read_text().splitlines()]
+        critic = [
+            json.loads(line)["episode"]
+            for name in ("credits.jsonl", "critic_errors.jsonl")
+            if (d / name).exists()
+            for line in (d / name).read_text().splitlines()
+        ]
         if sorted(critic) != expected:
             problems.append(f"{d.name}: critic records for episodes {sorted(critic)} != {expected}")
-        counts["critic errors"] += sum(1 for _ in (d / "critic_errors.jsonl").open()) if (d / "critic_errors.jsonl").exists() else 0
-        counts["optimiser errors"] += sum(1 for _ in (d / "optimiser_errors.jsonl").open()) if (d / "optimiser_errors.jsonl").exists() else 0
+        counts["critic errors"] += (
+            sum(1 for _ in (d / "critic_errors.jsonl").open()) if (d / "critic_errors.jsonl").exists() else 0
+        )
+        counts["optimiser errors"] += (
+            sum(1 for _ in (d / "optimiser_errors.jsonl").open()) if (d / "optimiser_errors.jsonl").exists() else 0
+        )
         if (d / "validation.jsonl").exists():
             val = [json.loads(line)["episode"] for line in (d / "validation.jsonl").read_text().splitlines()]
             got, found = episodes_complete(d / "validation_trajectories.jsonl")
@@ -108,8 +116,9 @@ def main() -> int:
     parser.add_argument("--fault-rate", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
     parser.add_argument("--iterations", type=int, default=2)
-    parser.add_argument("--no-cache", action="store_true",
-                        help="no response cache: every decision is a request (more requests, more faults)")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="no response cache: every decision is a request (more requests, more faults)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="folder to keep (default: a temporary one)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="lang_pz_faults_"))
@@ -119,14 +128,38 @@ def main() -> int:
     options: dict = {"openai": {"timeout_s": 1.0, "backoff_s": 0.05, "max_backoff_s": 1.0}}
     if args.no_cache:
         options["openai"]["cache"] = False
-    cmd = [sys.executable, "-m", "lang_pz.cli", "train", "--env", "butterfly/pistonball-v0",
-           "--kw", "n_pistons=5", "--kw", "hold=5", "--iterations", str(args.iterations), "--episodes", "1",
-           "--backend", "openai:fake", "--run-dir", str(run_dir),
-           "--set", "validation_seeds=[1000, 1001]", "--set", "max_rewrite=1.0"]
-    with FakeOpenAIServer(args.fault_rate, seed=args.seed, stall_s=3.0, retry_after="1",
-                          script=list(FAULT_KINDS)) as server:
-        env = {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": key,
-               "LANG_PZ_CACHE_DIR": str(cache_dir), "LANG_PZ_BACKEND_OPTIONS": json.dumps(options)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "lang_pz.cli",
+        "train",
+        "--env",
+        "butterfly/pistonball-v0",
+        "--kw",
+        "n_pistons=5",
+        "--kw",
+        "hold=5",
+        "--iterations",
+        str(args.iterations),
+        "--episodes",
+        "1",
+        "--backend",
+        "openai:fake",
+        "--run-dir",
+        str(run_dir),
+        "--set",
+        "validation_seeds=[1000, 1001]",
+        "--set",
+        "max_rewrite=1.0",
+    ]
+    with FakeOpenAIServer(args.fault_rate, seed=args.seed, stall_s=3.0, retry_after="1", script=list(FAULT_KINDS)) as server:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.url,
+            "OPENAI_API_KEY": key,
+            "LANG_PZ_CACHE_DIR": str(cache_dir),
+            "LANG_PZ_BACKEND_OPTIONS": json.dumps(options),
+        }
         print(f"fake endpoint {server.url}, fault rate {args.fault_rate}, seed {args.seed}")
         print(f"LANG_PZ_BACKEND_OPTIONS={json.dumps(options)}")
         print("$ " + " ".join(cmd[1:]))

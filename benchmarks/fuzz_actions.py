@@ -50,27 +50,91 @@ from lang_pz.error import ActionParseError
 
 #: Reply formats of the task roles and words of the games, the seeds of near-valid text.
 TEMPLATES: tuple[str, ...] = (
-    "Answer: Vell", "Answer: yes", "answer:no", "Answer:", "Evidence: 1.1, 2.2", "Evidence: 99.99",
-    "2.1 and 1.1", "#### 26", "####", "#### 1,000,000.5", "The answer is 26.", "\\boxed{5}",
-    "\\boxed{\\frac{5}{6}}", "$\\boxed{2^{2^{30}}}$", "\\boxed{", "Correct", "correct!", "No: \\boxed{1}",
-    "def f(x):\n    return x", "def sum_squares(xs):\n    return sum(x * x for x in xs)",
-    "```python\ndef is_palindrome(s):\n    return s == s[::-1]\n```", "def f(x) return",
-    "assert sum_squares([1, 2]) == 5", "assert f(1) == 1\nassert f(2) == 2", "import os\nassert os",
-    "assert (", "up", "down", "stay", "left", "right", "rock", "paper", "scissors", "1", "5", "7",
-    "top-left", "center", "0.5", "-1", "1e308", "nan", "inf", '{"action": "up"}', "interact", "noop",
+    "Answer: Vell",
+    "Answer: yes",
+    "answer:no",
+    "Answer:",
+    "Evidence: 1.1, 2.2",
+    "Evidence: 99.99",
+    "2.1 and 1.1",
+    "#### 26",
+    "####",
+    "#### 1,000,000.5",
+    "The answer is 26.",
+    "\\boxed{5}",
+    "\\boxed{\\frac{5}{6}}",
+    "$\\boxed{2^{2^{30}}}$",
+    "\\boxed{",
+    "Correct",
+    "correct!",
+    "No: \\boxed{1}",
+    "def f(x):\n    return x",
+    "def sum_squares(xs):\n    return sum(x * x for x in xs)",
+    "```python\ndef is_palindrome(s):\n    return s == s[::-1]\n```",
+    "def f(x) return",
+    "assert sum_squares([1, 2]) == 5",
+    "assert f(1) == 1\nassert f(2) == 2",
+    "import os\nassert os",
+    "assert (",
+    "up",
+    "down",
+    "stay",
+    "left",
+    "right",
+    "rock",
+    "paper",
+    "scissors",
+    "1",
+    "5",
+    "7",
+    "top-left",
+    "center",
+    "0.5",
+    "-1",
+    "1e308",
+    "nan",
+    "inf",
+    '{"action": "up"}',
+    "interact",
+    "noop",
 )
 
 _NON_STR: tuple[Callable[[], Any], ...] = (
-    lambda: None, lambda: 0, lambda: 3, lambda: -1, lambda: 1.5, lambda: math.nan, lambda: math.inf,
-    lambda: True, lambda: b"up", lambda: ["up"], lambda: {"action": "up"}, lambda: ("a",),
-    lambda: np.int64(2), lambda: np.float32(0.5), lambda: np.array([1, 2]), lambda: object(),
-    lambda: 10 ** 400, lambda: bytearray(b"x"), lambda: {"text": "up"},
+    lambda: None,
+    lambda: 0,
+    lambda: 3,
+    lambda: -1,
+    lambda: 1.5,
+    lambda: math.nan,
+    lambda: math.inf,
+    lambda: True,
+    lambda: b"up",
+    lambda: ["up"],
+    lambda: {"action": "up"},
+    lambda: ("a",),
+    lambda: np.int64(2),
+    lambda: np.float32(0.5),
+    lambda: np.array([1, 2]),
+    lambda: object(),
+    lambda: 10**400,
+    lambda: bytearray(b"x"),
+    lambda: {"text": "up"},
 )
 
 
 def _random_unicode(rng: np.random.Generator, n: int) -> str:
-    planes = ((0x20, 0x7F), (0xA0, 0x2FF), (0x300, 0x36F), (0x590, 0x6FF), (0x4E00, 0x9FFF),
-              (0xD800, 0xDFFF), (0xE000, 0xF8FF), (0x1F300, 0x1FAFF), (0x20000, 0x2A6DF), (0, 0x10FFFF))
+    planes = (
+        (0x20, 0x7F),
+        (0xA0, 0x2FF),
+        (0x300, 0x36F),
+        (0x590, 0x6FF),
+        (0x4E00, 0x9FFF),
+        (0xD800, 0xDFFF),
+        (0xE000, 0xF8FF),
+        (0x1F300, 0x1FAFF),
+        (0x20000, 0x2A6DF),
+        (0, 0x10FFFF),
+    )
     out = []
     for _ in range(n):
         lo, hi = planes[int(rng.integers(len(planes)))]
@@ -86,11 +150,19 @@ def _control(rng: np.random.Generator, n: int) -> str:
 def _nested(rng: np.random.Generator) -> str:
     n = int(rng.choice([50, 500, 3000, 20000, 100000]))
     kinds = (
-        lambda: "(" * n + ")" * n, lambda: "[" * n, lambda: "{" * n + "}" * n, lambda: "-" * n + "1",
-        lambda: "def f(x):\n    return " + "-" * n + "1", lambda: "assert " + "-" * n + "1 == 1",
-        lambda: "\\boxed{" * n + "1" + "}" * n, lambda: "Answer: " + "(" * n,
-        lambda: "x = 1" + " + 1" * n, lambda: "def f():\n" + "".join(" " * i + "if 1:\n" for i in range(1, min(n, 400))),
-        lambda: '{"action": ' * n, lambda: "#### " + "9" * n, lambda: "Evidence: " + "1." * n,
+        lambda: "(" * n + ")" * n,
+        lambda: "[" * n,
+        lambda: "{" * n + "}" * n,
+        lambda: "-" * n + "1",
+        lambda: "def f(x):\n    return " + "-" * n + "1",
+        lambda: "assert " + "-" * n + "1 == 1",
+        lambda: "\\boxed{" * n + "1" + "}" * n,
+        lambda: "Answer: " + "(" * n,
+        lambda: "x = 1" + " + 1" * n,
+        lambda: "def f():\n" + "".join(" " * i + "if 1:\n" for i in range(1, min(n, 400))),
+        lambda: '{"action": ' * n,
+        lambda: "#### " + "9" * n,
+        lambda: "Evidence: " + "1." * n,
     )
     return kinds[int(rng.integers(len(kinds)))]()
 
@@ -116,8 +188,12 @@ def _mutate(rng: np.random.Generator, text: str) -> str:
 def draw_action(rng: np.random.Generator, legal: list[str]) -> tuple[str, Any]:
     """``(kind, action)``: one random action of one of the kinds in the module docstring."""
     words = list(legal) + list(TEMPLATES)
-    kind = str(rng.choice(["non_str", "huge", "nested", "unicode", "control", "valid", "near_valid"],
-                          p=[0.08, 0.02, 0.08, 0.14, 0.08, 0.3, 0.3]))
+    kind = str(
+        rng.choice(
+            ["non_str", "huge", "nested", "unicode", "control", "valid", "near_valid"],
+            p=[0.08, 0.02, 0.08, 0.14, 0.08, 0.3, 0.3],
+        )
+    )
     if kind == "non_str":
         return kind, _NON_STR[int(rng.integers(len(_NON_STR)))]()
     if kind == "huge":
@@ -290,23 +366,28 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 t = fuzz_env(env_id, n, args.seed, strict)
             except Exception:  # the env could not even be made / reset
-                t = Tally(env_id, "?", strict, crashes=1, first_crash=traceback.format_exc(),
-                          note="make/reset failed")
+                t = Tally(env_id, "?", strict, crashes=1, first_crash=traceback.format_exc(), note="make/reset failed")
             tallies.append(t)
-            print(f"{t.env_id:34} {'strict' if strict else 'fallback':8} {t.actions:6} actions "
-                  f"{t.steps:6} steps {t.fallbacks:6} fallbacks {t.documented:6} ActionParseError "
-                  f"{t.crashes:3} crashes  {t.seconds:6.1f} s", flush=True)
+            print(
+                f"{t.env_id:34} {'strict' if strict else 'fallback':8} {t.actions:6} actions "
+                f"{t.steps:6} steps {t.fallbacks:6} fallbacks {t.documented:6} ActionParseError "
+                f"{t.crashes:3} crashes  {t.seconds:6.1f} s",
+                flush=True,
+            )
     print("\n| env | api | mode | actions | steps | fallbacks | ActionParseError (strict) | crashes | s |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for t in tallies:
-        print(f"| {t.env_id} | {t.api} | {'strict' if t.strict else 'fallback'} | {t.actions} | {t.steps} | "
-              f"{t.fallbacks} | {t.documented} | {t.crashes} | {t.seconds:.0f} |")
+        print(
+            f"| {t.env_id} | {t.api} | {'strict' if t.strict else 'fallback'} | {t.actions} | {t.steps} | "
+            f"{t.fallbacks} | {t.documented} | {t.crashes} | {t.seconds:.0f} |"
+        )
     crashed = [t for t in tallies if t.crashes]
     for t in crashed:
-        print(f"\n== first crash of {t.env_id} ({'strict' if t.strict else 'fallback'}) {t.note}\n"
-              f"input: {t.first_input}\n{t.first_crash}")
-    print(f"\n{sum(t.crashes for t in tallies)} crashes in {len(crashed)} of {len(tallies)} runs "
-          f"(seed {args.seed}).")
+        print(
+            f"\n== first crash of {t.env_id} ({'strict' if t.strict else 'fallback'}) {t.note}\n"
+            f"input: {t.first_input}\n{t.first_crash}"
+        )
+    print(f"\n{sum(t.crashes for t in tallies)} crashes in {len(crashed)} of {len(tallies)} runs (seed {args.seed}).")
     return 1 if crashed else 0
 
 

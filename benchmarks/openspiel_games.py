@@ -61,8 +61,9 @@ def check_all(games: list[str], cycles: int, timeout: int) -> list[dict[str, obj
     todo = list(games)
     while todo:
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", _CHILD, str(cycles), str(timeout), *todo], check=False,
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(cycles), str(timeout), *todo], check=False, capture_output=True, text=True
+        )
         started = None
         for line in out.stdout.splitlines():
             if not line.startswith("{"):
@@ -73,15 +74,21 @@ def check_all(games: list[str], cycles: int, timeout: int) -> list[dict[str, obj
                 continue
             record["seconds"] = None
             rows.append(record)
-            print(f"{record['game']}: {'pass' if record['passed'] else 'FAIL ' + str(record['reason'])}",
-                  file=sys.stderr)
+            print(f"{record['game']}: {'pass' if record['passed'] else 'FAIL ' + str(record['reason'])}", file=sys.stderr)
             todo.remove(str(record["game"]))
             started = None
         if started is not None:  # the child died in this game
             last = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
             reason = f"the process died (exit code {out.returncode}): " + (last[-1] if last else "")
-            rows.append({"game": started, "passed": False, "reason": reason[:300], "obs_chars": None,
-                         "seconds": round(time.perf_counter() - t0, 1)})
+            rows.append(
+                {
+                    "game": started,
+                    "passed": False,
+                    "reason": reason[:300],
+                    "obs_chars": None,
+                    "seconds": round(time.perf_counter() - t0, 1),
+                }
+            )
             print(f"{started}: FAIL {reason}", file=sys.stderr)
             todo.remove(started)
         elif todo and out.returncode != 0:
@@ -102,14 +109,27 @@ def main() -> None:
     t0 = time.perf_counter()
     rows = sorted(check_all(games, args.cycles, args.timeout), key=lambda r: str(r["game"]))
     passed = sum(bool(r["passed"]) for r in rows)
-    summary = {"open_spiel": getattr(pyspiel, "__version__", "?"), "games": len(rows), "passed": passed,
-               "cycles": args.cycles, "wall_seconds": round(time.perf_counter() - t0, 1), "rows": rows}
+    summary = {
+        "open_spiel": getattr(pyspiel, "__version__", "?"),
+        "games": len(rows),
+        "passed": passed,
+        "cycles": args.cycles,
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    lines = [f"# OpenSpiel games through `openspiel/<game>`: {passed} of {len(rows)} pass language_api_test",
-             "", (f"`python benchmarks/openspiel_games.py --cycles {args.cycles}` "
-                  f"({summary['wall_seconds']} s wall). Default parameters of every game."), "",
-             "| game | result | first observation (chars) | reason |", "| --- | --- | --- | --- |"]
+    lines = [
+        f"# OpenSpiel games through `openspiel/<game>`: {passed} of {len(rows)} pass language_api_test",
+        "",
+        (
+            f"`python benchmarks/openspiel_games.py --cycles {args.cycles}` "
+            f"({summary['wall_seconds']} s wall). Default parameters of every game."
+        ),
+        "",
+        "| game | result | first observation (chars) | reason |",
+        "| --- | --- | --- | --- |",
+    ]
     for r in rows:
         reason = str(r["reason"]).replace("|", "/")
         lines.append(f"| {r['game']} | {'pass' if r['passed'] else 'fail'} | {r['obs_chars'] or ''} | {reason} |")

@@ -42,8 +42,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's lang_pz, whichever one is installed
-ARMS = ("no skills", "hand-written skills", "trained skills (MASkills)", "prompt-only LangMARL",
-        "MASkills without rollback", "MASkills w/o per-invocation credit")
+ARMS = (
+    "no skills",
+    "hand-written skills",
+    "trained skills (MASkills)",
+    "prompt-only LangMARL",
+    "MASkills without rollback",
+    "MASkills w/o per-invocation credit",
+)
 TRAINED = {  # arm -> TrainConfig fields of its training run
     "trained skills (MASkills)": {"method": "maskills"},
     "prompt-only LangMARL": {"method": "langmarl"},
@@ -54,12 +60,24 @@ TRAINED = {  # arm -> TrainConfig fields of its training run
 
 def env_cases(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return {
-        "pistonball": {"env_id": "butterfly/pistonball-v0", "env_kwargs": {"n_pistons": 5, "hold": 25, "max_cycles": 50},
-                       "objective": "team_return", "skills": "pistonball", "budget": args.budget_pistonball,
-                       "validation_seeds": [1000, 1001], "test_seeds": list(range(2000, 2000 + args.test_pistonball))},
-        "gsm8k": {"env_id": "tasks/gsm8k-v0", "env_kwargs": {"data_dir": str(args.data_dir)},
-                  "objective": "return:solver", "skills": "gsm8k", "budget": args.budget_gsm8k,
-                  "validation_seeds": [1000, 1001], "test_seeds": list(range(2000, 2000 + args.test_gsm8k))},
+        "pistonball": {
+            "env_id": "butterfly/pistonball-v0",
+            "env_kwargs": {"n_pistons": 5, "hold": 25, "max_cycles": 50},
+            "objective": "team_return",
+            "skills": "pistonball",
+            "budget": args.budget_pistonball,
+            "validation_seeds": [1000, 1001],
+            "test_seeds": list(range(2000, 2000 + args.test_pistonball)),
+        },
+        "gsm8k": {
+            "env_id": "tasks/gsm8k-v0",
+            "env_kwargs": {"data_dir": str(args.data_dir)},
+            "objective": "return:solver",
+            "skills": "gsm8k",
+            "budget": args.budget_gsm8k,
+            "validation_seeds": [1000, 1001],
+            "test_seeds": list(range(2000, 2000 + args.test_gsm8k)),
+        },
     }
 
 
@@ -83,8 +101,9 @@ def close(bs: dict[str, Any]) -> None:
         b.close()
 
 
-def train_arm(name: str, arm: str, case: dict[str, Any], work: Path, base: str, n_threads: int | None,
-              seed: int = 0) -> dict:
+def train_arm(
+    name: str, arm: str, case: dict[str, Any], work: Path, base: str, n_threads: int | None, seed: int = 0
+) -> dict:
     """Train one arm (resuming its run folder if it exists) and return what it produced."""
     from lang_pz.runs import RunFolder, read_policies
     from lang_pz.skills.files import read_library
@@ -102,35 +121,52 @@ def train_arm(name: str, arm: str, case: dict[str, Any], work: Path, base: str, 
         elif (run / "config.json").exists():
             train(resume=run, backends=bs)
         else:
-            cfg = TrainConfig(env_id=case["env_id"], env_kwargs=case["env_kwargs"], objective=case["objective"],
-                              iterations=50, episodes_per_iteration=1, seed=seed,
-                              validation_seeds=case["validation_seeds"], initial_policy=base,
-                              max_llm_calls=case["budget"], run_dir=str(run),
-                              skills=str(ROOT / "examples" / "skills" / case["skills"]) if maskills else None,
-                              skill_reruns=2 if maskills else None, **fields)
+            cfg = TrainConfig(
+                env_id=case["env_id"],
+                env_kwargs=case["env_kwargs"],
+                objective=case["objective"],
+                iterations=50,
+                episodes_per_iteration=1,
+                seed=seed,
+                validation_seeds=case["validation_seeds"],
+                initial_policy=base,
+                max_llm_calls=case["budget"],
+                run_dir=str(run),
+                skills=str(ROOT / "examples" / "skills" / case["skills"]) if maskills else None,
+                skill_reruns=2 if maskills else None,
+                **fields,
+            )
             train(cfg, backends=bs)
     finally:
         close(bs)
     folder = RunFolder(run)
     done = folder.completed_iterations()
-    out = {"run_dir": str(run), "iterations": len(done), "train_seconds": round(time.perf_counter() - t0, 1),
-           "uncached_calls": done[-1]["uncached_calls_total"] if done else 0,
-           "calls": done[-1]["calls_total"] if done else 0,
-           "kept": sum(len(d["metrics"]["accepted_agents"]) for d in done),
-           "proposed": sum(len(d["metrics"]["changed_agents"]) for d in done)}
+    out = {
+        "run_dir": str(run),
+        "iterations": len(done),
+        "train_seconds": round(time.perf_counter() - t0, 1),
+        "uncached_calls": done[-1]["uncached_calls_total"] if done else 0,
+        "calls": done[-1]["calls_total"] if done else 0,
+        "kept": sum(len(d["metrics"]["accepted_agents"]) for d in done),
+        "proposed": sum(len(d["metrics"]["changed_agents"]) for d in done),
+    }
     if maskills:
         lib = read_library(folder.final_skills)
         events = [e for d in done for e in d.get("skill_events", [])]
-        out.update(library_version=lib.version, skills=[f"{sc}/{s.name}" for sc, s in lib],
-                   rolled_back=sum(e["event"] == "rolled_back" for e in events),
-                   edits=[f"{e['label']}: {e['event']}" for e in events])
+        out.update(
+            library_version=lib.version,
+            skills=[f"{sc}/{s.name}" for sc, s in lib],
+            rolled_back=sum(e["event"] == "rolled_back" for e in events),
+            edits=[f"{e['label']}: {e['event']}" for e in events],
+        )
     else:
         out["policies"] = read_policies(folder.final_policies)
     return out
 
 
-def score(name: str, case: dict[str, Any], work: Path, arm: str, trained: dict | None, base: str,
-          n_threads: int | None) -> dict:
+def score(
+    name: str, case: dict[str, Any], work: Path, arm: str, trained: dict | None, base: str, n_threads: int | None
+) -> dict:
     """Held-out test of one arm's team: per-seed objective and what the agents chose."""
     import lang_pz
     from lang_pz.bench.stats import bootstrap_interval
@@ -153,8 +189,13 @@ def score(name: str, case: dict[str, Any], work: Path, arm: str, trained: dict |
     bs = backends(work / "cache" / name / "eval", True, n_threads)
     t0 = time.perf_counter()
     try:
-        trajs = collect(env, lambda e: {a: SkillPolicy(texts[a], bs["actor"], lib, agent=a) for a in agents},
-                        case["test_seeds"], list(range(len(case["test_seeds"]))), desc=f"{name}: {arm}")
+        trajs = collect(
+            env,
+            lambda e: {a: SkillPolicy(texts[a], bs["actor"], lib, agent=a) for a in agents},
+            case["test_seeds"],
+            list(range(len(case["test_seeds"]))),
+            desc=f"{name}: {arm}",
+        )
     finally:
         close(bs)
         env.close()
@@ -164,10 +205,18 @@ def score(name: str, case: dict[str, Any], work: Path, arm: str, trained: dict |
     picks = Counter(i.skill for t in trajs for i in invocations(t))
     offered = sum(1 for t in trajs for s in t.steps if s.meta.get("skills", {}).get("offered"))
     replies = [s.raw_output for t in trajs for s in t.steps]
-    return {"values": values, "mean": sum(values) / len(values), "ci": [lo, hi], "test_seconds": round(time.perf_counter()
-            - t0, 1), "library": [f"{sc}/{s.name}" for sc, s in lib], "invoked": dict(picks),
-            "offered_decisions": offered, "none_chosen": offered - sum(picks.values()),
-            "replies": dict(Counter(replies).most_common(5)), "usage": bs["actor"].usage.as_dict()}
+    return {
+        "values": values,
+        "mean": sum(values) / len(values),
+        "ci": [lo, hi],
+        "test_seconds": round(time.perf_counter() - t0, 1),
+        "library": [f"{sc}/{s.name}" for sc, s in lib],
+        "invoked": dict(picks),
+        "offered_decisions": offered,
+        "none_chosen": offered - sum(picks.values()),
+        "replies": dict(Counter(replies).most_common(5)),
+        "usage": bs["actor"].usage.as_dict(),
+    }
 
 
 def run_env(name: str, args: argparse.Namespace) -> dict:
@@ -178,11 +227,18 @@ def run_env(name: str, args: argparse.Namespace) -> dict:
     work = args.work
     t0 = time.perf_counter()
     trained = {arm: train_arm(name, arm, case, work, base, args.n_threads, args.train_seed) for arm in TRAINED}
-    arms = {arm: {**score(name, case, work, arm, trained.get(arm), base, args.n_threads), **trained.get(arm, {})}
-            for arm in ARMS}
-    return {"env": name, "train_seed": args.train_seed, **{k: v for k, v in case.items() if k != "env_kwargs"},
-            "env_kwargs": {k: v for k, v in case["env_kwargs"].items() if k != "data_dir"},
-            "base_instruction": base, "seconds": round(time.perf_counter() - t0, 1), "arms": arms}
+    arms = {
+        arm: {**score(name, case, work, arm, trained.get(arm), base, args.n_threads), **trained.get(arm, {})} for arm in ARMS
+    }
+    return {
+        "env": name,
+        "train_seed": args.train_seed,
+        **{k: v for k, v in case.items() if k != "env_kwargs"},
+        "env_kwargs": {k: v for k, v in case["env_kwargs"].items() if k != "data_dir"},
+        "base_instruction": base,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "arms": arms,
+    }
 
 
 def plot(results: list[dict], path: Path) -> None:
@@ -198,13 +254,21 @@ def plot(results: list[dict], path: Path) -> None:
         lo = [a["mean"] - a["ci"][0] if a["ci"][0] == a["ci"][0] else 0 for a in arms]
         hi = [a["ci"][1] - a["mean"] if a["ci"][1] == a["ci"][1] else 0 for a in arms]
         xs = range(len(arms))
-        ax.bar(xs, means, color=["#999", "#69c", "#2a7", "#c84", "#8a5", "#a6a"][: len(arms)],
-               yerr=[lo, hi], capsize=4)
+        ax.bar(xs, means, color=["#999", "#69c", "#2a7", "#c84", "#8a5", "#a6a"][: len(arms)], yerr=[lo, hi], capsize=4)
         for x, a in zip(xs, arms):
             ax.scatter([x] * len(a["values"]), a["values"], s=9, color="k", alpha=0.5, zorder=3)
         ax.set_xticks(list(xs))
-        ax.set_xticklabels([n.replace(" (MASkills)", "").replace("MASkills ", "").replace("w/o per-invocation credit",
-                            "no per-use credit") for n in res["arms"]], rotation=35, ha="right", fontsize=8)
+        ax.set_xticklabels(
+            [
+                n.replace(" (MASkills)", "")
+                .replace("MASkills ", "")
+                .replace("w/o per-invocation credit", "no per-use credit")
+                for n in res["arms"]
+            ],
+            rotation=35,
+            ha="right",
+            fontsize=8,
+        )
         ax.set_ylabel(res["objective"])
         ax.set_title(f"{res['env']} ({len(res['test_seeds'])} held-out seeds; budget {res['budget']})", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
@@ -217,18 +281,26 @@ def fmt(x: float) -> str:
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| env | team | held-out mean | 95 % interval | training: iterations, uncached calls (all) | edits kept / "
-             "proposed (rolled back) | final library or policies |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| env | team | held-out mean | 95 % interval | training: iterations, uncached calls (all) | edits kept / "
+        "proposed (rolled back) | final library or policies |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for res in results:
         for arm, a in res["arms"].items():
             train_cell = f"{a['iterations']}, {a['uncached_calls']} ({a['calls']})" if "iterations" in a else "-"
-            edits = f"{a['kept']} / {a['proposed']}" + (f" ({a['rolled_back']})" if "rolled_back" in a else "") \
-                if "kept" in a else "-"
+            edits = (
+                f"{a['kept']} / {a['proposed']}" + (f" ({a['rolled_back']})" if "rolled_back" in a else "")
+                if "kept" in a
+                else "-"
+            )
             what = ", ".join(a["library"]) or "(no skills)"
             if "policies" in a:
                 what = "; ".join(sorted(set(a["policies"].values())))
-            lines.append(f"| {res['env']} | {arm} | {fmt(a['mean'])} | [{fmt(a['ci'][0])}, {fmt(a['ci'][1])}] | "
-                         f"{train_cell} | {edits} | {what} |")
+            lines.append(
+                f"| {res['env']} | {arm} | {fmt(a['mean'])} | [{fmt(a['ci'][0])}, {fmt(a['ci'][1])}] | "
+                f"{train_cell} | {edits} | {what} |"
+            )
     return "\n".join(lines)
 
 
@@ -258,29 +330,48 @@ def main() -> None:
     wall = round(time.perf_counter() - t0, 1)
     load = os.getloadavg()
     args.out.mkdir(parents=True, exist_ok=True)
-    meta = {"wall_seconds": wall, "load_average_at_end": [round(x, 2) for x in load], "cpus": os.cpu_count(),
-            "command": "python benchmarks/skills_experiment.py " + " ".join(
-                f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("out", "work", "data_dir"))
-            + " --data-dir DATA"}
+    meta = {
+        "wall_seconds": wall,
+        "load_average_at_end": [round(x, 2) for x in load],
+        "cpus": os.cpu_count(),
+        "command": "python benchmarks/skills_experiment.py "
+        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("out", "work", "data_dir"))
+        + " --data-dir DATA",
+    }
     (args.out / f"{args.name}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
     plot(results, args.out / f"{args.name}.png")
-    generated = "\n".join([f"Command: `{meta['command']}`  ", f"Wall time: {wall:.0f} s on {meta['cpus']} cores "
-                           f"(load average at the end {meta['load_average_at_end']}), from an empty cache; training "
-                           f"episodes from seed {args.train_seed}.", "", table(results), "",
-                           f"![results]({args.name}.png)", "", "What the agents did on the held-out seeds:", "",
-                           behaviour(results)])
+    generated = "\n".join(
+        [
+            f"Command: `{meta['command']}`  ",
+            f"Wall time: {wall:.0f} s on {meta['cpus']} cores "
+            f"(load average at the end {meta['load_average_at_end']}), from an empty cache; training "
+            f"episodes from seed {args.train_seed}.",
+            "",
+            table(results),
+            "",
+            f"![results]({args.name}.png)",
+            "",
+            "What the agents did on the held-out seeds:",
+            "",
+            behaviour(results),
+        ]
+    )
     write_generated(args.out / f"{args.name}.md", generated)
     print(generated)
 
 
-GENERATED = ("<!-- generated by benchmarks/skills_experiment.py: everything between these markers is rewritten -->",
-             "<!-- end of generated part -->")
+GENERATED = (
+    "<!-- generated by benchmarks/skills_experiment.py: everything between these markers is rewritten -->",
+    "<!-- end of generated part -->",
+)
 
 
 def write_generated(path: Path, text: str) -> None:
     """Replace the generated part of ``path`` (between :data:`GENERATED`'s markers), keeping the rest."""
-    head, tail = "# MASkills experiment: trained skill libraries against no skills, hand-written skills and " \
-        "prompt-only LangMARL\n\n", ""
+    head, tail = (
+        "# MASkills experiment: trained skill libraries against no skills, hand-written skills and prompt-only LangMARL\n\n",
+        "",
+    )
     if path.exists() and GENERATED[0] in (old := path.read_text()) and GENERATED[1] in old:
         head, rest = old.split(GENERATED[0], 1)
         tail = rest.split(GENERATED[1], 1)[1]
@@ -288,15 +379,18 @@ def write_generated(path: Path, text: str) -> None:
 
 
 def behaviour(results: list[dict]) -> str:
-    lines = ["| env | team | skill invocations (of decisions offered one) | most frequent replies | seconds: "
-             "training, test |", "|---|---|---|---|---|"]
+    lines = [
+        "| env | team | skill invocations (of decisions offered one) | most frequent replies | seconds: training, test |",
+        "|---|---|---|---|---|",
+    ]
     for res in results:
         for arm, a in res["arms"].items():
             inv = ", ".join(f"{k} x{n}" for k, n in a["invoked"].items())
             inv = f"{inv} (none x{a['none_chosen']}; {a['offered_decisions']})" if a["offered_decisions"] else "-"
             replies = ", ".join(f"`{' '.join(k.split())[:40].replace('|', '/')}` x{n}" for k, n in a["replies"].items())
-            lines.append(f"| {res['env']} | {arm} | {inv} | {replies} | {a.get('train_seconds', '-')}, "
-                         f"{a['test_seconds']} |")
+            lines.append(
+                f"| {res['env']} | {arm} | {inv} | {replies} | {a.get('train_seconds', '-')}, {a['test_seconds']} |"
+            )
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
 
+
 class _TimedOut(Exception):
     pass
 
@@ -45,8 +46,14 @@ def check(game: str, cycles: int, timeout: int) -> dict[str, object]:
     from lang_pz.test import language_api_test
 
     t0 = time.perf_counter()
-    row: dict[str, object] = {"game": game, "passed": False, "players": None, "listed_moves": False,
-                              "obs_chars": None, "reason": ""}
+    row: dict[str, object] = {
+        "game": game,
+        "passed": False,
+        "players": None,
+        "listed_moves": False,
+        "obs_chars": None,
+        "reason": "",
+    }
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
@@ -61,16 +68,20 @@ def check(game: str, cycles: int, timeout: int) -> dict[str, object]:
                 first = first or exc
                 continue
             agent = env.agent_selection
-            row.update(players=n, obs_chars=len(env.observe(agent)["text"]),
-                       listed_moves=bool(env.infos[agent].get("legal_actions")))
+            row.update(
+                players=n,
+                obs_chars=len(env.observe(agent)["text"]),
+                listed_moves=bool(env.infos[agent].get("legal_actions")),
+            )
             break
         if row["players"] is None:
             raise first if first is not None else RuntimeError("no player count from 1 to 6 works")
         players = int(row["players"])  # type: ignore[arg-type]
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            language_api_test(lambda **kw: make_textarena(game=game, num_players=players, max_turns=cycles, **kw),
-                              num_cycles=cycles)
+            language_api_test(
+                lambda **kw: make_textarena(game=game, num_players=players, max_turns=cycles, **kw), num_cycles=cycles
+            )
         row["passed"] = True
     except _TimedOut:
         row["reason"] = f"timed out after {timeout} s"
@@ -99,22 +110,34 @@ def main() -> None:
     for game in games:
         row = check(game, args.cycles, args.timeout)
         rows.append(row)
-        print(f"{game}: {'pass' if row['passed'] else 'FAIL ' + str(row['reason'])} ({row['seconds']} s)",
-              file=sys.stderr)
+        print(f"{game}: {'pass' if row['passed'] else 'FAIL ' + str(row['reason'])} ({row['seconds']} s)", file=sys.stderr)
     passed = sum(bool(r["passed"]) for r in rows)
-    summary = {"games": len(rows), "passed": passed, "cycles": args.cycles,
-               "wall_seconds": round(time.perf_counter() - t0, 1), "rows": rows}
+    summary = {
+        "games": len(rows),
+        "passed": passed,
+        "cycles": args.cycles,
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    lines = [f"# TextArena games through `textarena/<game>`: {passed} of {len(rows)} pass language_api_test", "",
-             (f"`python benchmarks/textarena_games.py --cycles {args.cycles}` ({summary['wall_seconds']} s wall); "
-              "TextArena 0.7.4, base ids (`Name-v0`), the first player count the game accepts."), "",
-             "| game | result | players | moves listed | first observation (chars) | reason |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"# TextArena games through `textarena/<game>`: {passed} of {len(rows)} pass language_api_test",
+        "",
+        (
+            f"`python benchmarks/textarena_games.py --cycles {args.cycles}` ({summary['wall_seconds']} s wall); "
+            "TextArena 0.7.4, base ids (`Name-v0`), the first player count the game accepts."
+        ),
+        "",
+        "| game | result | players | moves listed | first observation (chars) | reason |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         reason = str(r["reason"]).replace("|", "/")
-        lines.append(f"| {r['game']} | {'pass' if r['passed'] else 'fail'} | {r['players'] or ''} | "
-                     f"{'yes' if r['listed_moves'] else 'no'} | {r['obs_chars'] or ''} | {reason} |")
+        lines.append(
+            f"| {r['game']} | {'pass' if r['passed'] else 'fail'} | {r['players'] or ''} | "
+            f"{'yes' if r['listed_moves'] else 'no'} | {r['obs_chars'] or ''} | {reason} |"
+        )
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{passed} of {len(rows)} games pass", file=sys.stderr)
 

@@ -44,8 +44,10 @@ def make_train_env(obs: str, n_pistons: int, hold: int, max_cycles: int, n_envs:
     if obs == "text":
         from stable_baselines3.common.vec_env import VecNormalize
 
-        env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=n_pistons, hold=hold,
-                                         max_cycles=max_cycles), HashedBagOfWordsV1())
+        env = to_vector_env(
+            lang_pz.make("butterfly/pistonball-v0", n_pistons=n_pistons, hold=hold, max_cycles=max_cycles),
+            HashedBagOfWordsV1(),
+        )
         return VecNormalize(sb3_vec_env(env, n_envs), norm_obs=False, norm_reward=True, gamma=0.95)
     env = pistonball_v6.parallel_env(n_pistons=n_pistons, continuous=False, max_cycles=max_cycles)
     if hold > 1:
@@ -55,9 +57,13 @@ def make_train_env(obs: str, n_pistons: int, hold: int, max_cycles: int, n_envs:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--obs", choices=("text", "pixels"), default="text",
-                    help="text: lang_pz's observation text, hashed bag of words, MlpPolicy (seat learned-text:PATH); "
-                         "pixels: raw pistonball_v6 pixels, CnnPolicy (seat learned:PATH)")
+    ap.add_argument(
+        "--obs",
+        choices=("text", "pixels"),
+        default="text",
+        help="text: lang_pz's observation text, hashed bag of words, MlpPolicy (seat learned-text:PATH); "
+        "pixels: raw pistonball_v6 pixels, CnnPolicy (seat learned:PATH)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="default ~/.cache/lang_pz/sb3/pistonball5_<obs>.zip")
     ap.add_argument("--timesteps", type=int, default=100_000, help="agent-steps (one piston's decision each)")
     ap.add_argument("--n-pistons", type=int, default=5)
@@ -76,22 +82,42 @@ def main() -> None:
         args.out = Path.home() / f".cache/lang_pz/sb3/pistonball5_{args.obs}.zip"
     venv = make_train_env(args.obs, args.n_pistons, args.hold, args.max_cycles, args.n_envs)
     policy = "MlpPolicy" if args.obs == "text" else "CnnPolicy"
-    model = PPO(policy, venv, n_steps=128, batch_size=320, n_epochs=4, learning_rate=3e-4, gamma=0.95,
-                gae_lambda=0.9, ent_coef=0.01, clip_range=0.2, vf_coef=0.5, seed=args.seed, verbose=1, device="cpu")
+    model = PPO(
+        policy,
+        venv,
+        n_steps=128,
+        batch_size=320,
+        n_epochs=4,
+        learning_rate=3e-4,
+        gamma=0.95,
+        gae_lambda=0.9,
+        ent_coef=0.01,
+        clip_range=0.2,
+        vf_coef=0.5,
+        seed=args.seed,
+        verbose=1,
+        device="cpu",
+    )
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.timesteps)
     seconds = time.perf_counter() - t0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(str(args.out))
     path = args.out if args.out.suffix == ".zip" else args.out.with_suffix(".zip")
-    meta = {"obs": args.obs, "policy": policy,
-            "env": "pistonball_v6 (raw pixels)" if args.obs == "pixels" else "lang_pz text, HashedBagOfWords()",
-            "lang_pz_env": "butterfly/pistonball-v0",
-            "env_kwargs": {"n_pistons": args.n_pistons, "hold": args.hold, "max_cycles": args.max_cycles},
-            "preprocess": "SuperSuitPixels(size=42, color='B', stack=3)" if args.obs == "pixels" else "HashedBagOfWords()",
-            "timesteps": args.timesteps,
-            "n_envs": args.n_envs, "seed": args.seed, "train_seconds": round(seconds, 1),
-            "agent_steps_per_second": round(args.timesteps / seconds, 1), "size_bytes": path.stat().st_size}
+    meta = {
+        "obs": args.obs,
+        "policy": policy,
+        "env": "pistonball_v6 (raw pixels)" if args.obs == "pixels" else "lang_pz text, HashedBagOfWords()",
+        "lang_pz_env": "butterfly/pistonball-v0",
+        "env_kwargs": {"n_pistons": args.n_pistons, "hold": args.hold, "max_cycles": args.max_cycles},
+        "preprocess": "SuperSuitPixels(size=42, color='B', stack=3)" if args.obs == "pixels" else "HashedBagOfWords()",
+        "timesteps": args.timesteps,
+        "n_envs": args.n_envs,
+        "seed": args.seed,
+        "train_seconds": round(seconds, 1),
+        "agent_steps_per_second": round(args.timesteps / seconds, 1),
+        "size_bytes": path.stat().st_size,
+    }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     print(json.dumps(meta))
     print(f"weights: {path}")

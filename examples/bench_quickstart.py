@@ -21,12 +21,15 @@ from lang_pz.bench import EnvCase, markdown_table, parse_team, run_bench, summar
 
 
 def main(out: str, llm: bool = False, seeds: int = 6) -> str:
-    teams = [parse_team("random"), parse_team("constant:down", name="all down"), parse_team("heuristic"),
-             parse_team("piston_0=constant:up;*=heuristic", name="one piston always up + 4 heuristic")]
+    teams = [
+        parse_team("random"),
+        parse_team("constant:down", name="all down"),
+        parse_team("heuristic"),
+        parse_team("piston_0=constant:up;*=heuristic", name="one piston always up + 4 heuristic"),
+    ]
     if llm:
         teams.append(parse_team("piston_0=llm;*=heuristic", name="LLM piston_0 + 4 heuristic"))
-    case = EnvCase("butterfly/pistonball-v0", kwargs={"n_pistons": 5, "hold": 5}, seeds=range(100, 100 + seeds),
-                   teams=teams)
+    case = EnvCase("butterfly/pistonball-v0", kwargs={"n_pistons": 5, "hold": 5}, seeds=range(100, 100 + seeds), teams=teams)
     records = run_bench([case], out, backend="embedded")
     rows = summaries([case], records)
     write_results(rows, out)

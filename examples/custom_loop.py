@@ -43,8 +43,14 @@ if __name__ == "__main__":
     parser.add_argument("--backend", default="embedded", help="'embedded' or 'openai:<model>'")
     parser.add_argument("--margin", type=float, default=1.0, help="least re-run gain that earns an edit")
     args = parser.parse_args()
-    config = TrainConfig(env_kwargs={"n_pistons": 5, "hold": 25}, iterations=1, validation_seeds=[1000],
-                         counterfactual=["alternatives"], initial_policy="Always push up.",
-                         actor_backend=args.backend, run_dir=args.run_dir)
+    config = TrainConfig(
+        env_kwargs={"n_pistons": 5, "hold": 25},
+        iterations=1,
+        validation_seeds=[1000],
+        counterfactual=["alternatives"],
+        initial_policy="Always push up.",
+        actor_backend=args.backend,
+        run_dir=args.run_dir,
+    )
     result = custom_train(config, margin=args.margin)
     print(f"accepted per iteration: {[m.accepted_agents for m in result.metrics]}")

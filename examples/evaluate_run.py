@@ -42,7 +42,9 @@ def main(run_dir: str, seeds: list[int], backend=None) -> dict[str, list[float]]
     for name, folder in (("initial", run.iteration(0).policies), ("final", run.final_policies)):
         values = evaluate(env, make_actors(read_policies(folder), llm), seeds, objective=objective)
         lo, hi = interval(values)
-        print(f"{name:8s} {objective.spec}: mean {np.mean(values):8.1f}  95% CI [{lo:.1f}, {hi:.1f}]  over {len(seeds)} seeds")
+        print(
+            f"{name:8s} {objective.spec}: mean {np.mean(values):8.1f}  95% CI [{lo:.1f}, {hi:.1f}]  over {len(seeds)} seeds"
+        )
         out[name] = values
     return out
 

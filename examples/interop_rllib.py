@@ -40,8 +40,10 @@ def main() -> None:
     for i in range(args.iterations):
         result = algo.train()
         env_runners = result.get("env_runners", {})
-        print(f"iteration {i}: env steps sampled {result.get('num_env_steps_sampled_lifetime', env_runners.get('num_env_steps_sampled_lifetime'))}, "
-              f"episode return mean {env_runners.get('episode_return_mean')}")
+        print(
+            f"iteration {i}: env steps sampled {result.get('num_env_steps_sampled_lifetime', env_runners.get('num_env_steps_sampled_lifetime'))}, "
+            f"episode return mean {env_runners.get('episode_return_mean')}"
+        )
     print(f"RLlib PPO trained {args.iterations} iterations in {time.perf_counter() - t0:.1f} s")
     algo.stop()
     ray.shutdown()

@@ -22,8 +22,9 @@ def main() -> None:
     register_text_spaces()
 
     # SuperSuit: every piston of two Pistonball copies is one sub-env; observations stay text.
-    vec = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(
-        lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=5)), 2, num_cpus=0)
+    vec = ss.concat_vec_envs_v1(
+        ss.pettingzoo_env_to_vec_env_v1(lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=5)), 2, num_cpus=0
+    )
     obs, _ = vec.reset(seed=0)
     for _ in range(20):
         obs, rewards, terms, truncs, _ = vec.step(("down", "down", "stay", "up", "up") * 2)

@@ -34,18 +34,36 @@ def train(frames: int = 600, frames_per_batch: int = 100, seed: int = 0) -> list
     n_actions = env.full_action_spec[group, "action"].space.n
 
     def mlp(out: int, centralised: bool) -> MultiAgentMLP:
-        return MultiAgentMLP(n_agent_inputs=obs_dim, n_agent_outputs=out, n_agents=n_agents,
-                             centralised=centralised, share_params=True, depth=1, num_cells=64, activation_class=nn.Tanh)
+        return MultiAgentMLP(
+            n_agent_inputs=obs_dim,
+            n_agent_outputs=out,
+            n_agents=n_agents,
+            centralised=centralised,
+            share_params=True,
+            depth=1,
+            num_cells=64,
+            activation_class=nn.Tanh,
+        )
 
     actor = ProbabilisticActor(
         TensorDictModule(mlp(n_actions, False), in_keys=[(group, "observation")], out_keys=[(group, "logits")]),
-        in_keys=[(group, "logits")], out_keys=[(group, "action")], spec=env.full_action_spec[group, "action"],
-        distribution_class=torch.distributions.Categorical, return_log_prob=True,
-        log_prob_key=(group, "sample_log_prob"))
+        in_keys=[(group, "logits")],
+        out_keys=[(group, "action")],
+        spec=env.full_action_spec[group, "action"],
+        distribution_class=torch.distributions.Categorical,
+        return_log_prob=True,
+        log_prob_key=(group, "sample_log_prob"),
+    )
     critic = TensorDictModule(mlp(1, True), in_keys=[(group, "observation")], out_keys=[(group, "state_value")])
     loss = ClipPPOLoss(actor_network=actor, critic_network=critic, entropy_coeff=0.01, normalize_advantage=False)
-    loss.set_keys(reward=(group, "reward"), action=(group, "action"), value=(group, "state_value"),
-                  sample_log_prob=(group, "sample_log_prob"), done=(group, "done"), terminated=(group, "terminated"))
+    loss.set_keys(
+        reward=(group, "reward"),
+        action=(group, "action"),
+        value=(group, "state_value"),
+        sample_log_prob=(group, "sample_log_prob"),
+        done=(group, "done"),
+        terminated=(group, "terminated"),
+    )
     loss.make_value_estimator(ValueEstimators.GAE, gamma=0.99, lmbda=0.95)
     optim = torch.optim.Adam(loss.parameters(), lr=3e-4)
     collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=frames)
@@ -53,8 +71,10 @@ def train(frames: int = 600, frames_per_batch: int = 100, seed: int = 0) -> list
     for batch in collector:
         # the group's done flags, from the env-level ones (TorchRL's MARL recipe)
         for key in ("done", "terminated"):
-            batch.set(("next", group, key), batch.get(("next", key)).unsqueeze(-1).expand(
-                batch.get_item_shape(("next", group, "reward"))))
+            batch.set(
+                ("next", group, key),
+                batch.get(("next", key)).unsqueeze(-1).expand(batch.get_item_shape(("next", group, "reward"))),
+            )
         with torch.no_grad():
             loss.value_estimator(batch, params=loss.critic_network_params, target_params=loss.target_critic_network_params)
         out = loss(batch.reshape(-1))

@@ -32,8 +32,14 @@ class Executor(Protocol):
 
     workers: int
 
-    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None,
-            remote: bool = False) -> list[R]:
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        *,
+        on_result: Callable[[int, R], None] | None = None,
+        remote: bool = False,
+    ) -> list[R]:
         """``[fn(x) for x in items]``, computed by up to ``workers`` tasks at once.
 
         ``on_result(i, result)`` is called (in the caller's thread) as each task finishes, in
@@ -61,8 +67,14 @@ class LocalExecutor:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.workers = workers
 
-    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None,
-            remote: bool = False) -> list[R]:
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        *,
+        on_result: Callable[[int, R], None] | None = None,
+        remote: bool = False,
+    ) -> list[R]:
         """See :meth:`Executor.map` (``remote`` makes no difference here)."""
         items = list(items)
         if self.workers == 1 or len(items) <= 1:

@@ -152,9 +152,17 @@ class RayExecutor:
         ConnectionError: the cluster at ``address`` cannot be reached (raised by Ray).
     """
 
-    def __init__(self, workers: int = 2, address: str | None = None, *, backend: WorkerBackend | None = None,
-                 usage: LLMBackend | None = None, task_cpus: float = 1.0, max_retries: int = 3,
-                 init_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        workers: int = 2,
+        address: str | None = None,
+        *,
+        backend: WorkerBackend | None = None,
+        usage: LLMBackend | None = None,
+        task_cpus: float = 1.0,
+        max_retries: int = 3,
+        init_options: Mapping[str, Any] | None = None,
+    ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         if task_cpus <= 0:
@@ -175,8 +183,17 @@ class RayExecutor:
         self._task = ray.remote(_run_task).options(num_cpus=self.task_cpus, max_retries=max_retries)
 
     @classmethod
-    def for_actor(cls, spec: str, options: Mapping[str, Any], price_per_mtok: Sequence[float] | None, workers: int,
-                  usage: LLMBackend | None = None, *, actor_given: bool = False, **kwargs: Any) -> RayExecutor:
+    def for_actor(
+        cls,
+        spec: str,
+        options: Mapping[str, Any],
+        price_per_mtok: Sequence[float] | None,
+        workers: int,
+        usage: LLMBackend | None = None,
+        *,
+        actor_given: bool = False,
+        **kwargs: Any,
+    ) -> RayExecutor:
         """The executor of a run whose actors use the backend ``spec``: workers build it (or the
         factory registered for it) and report their usage to ``usage``.
 
@@ -198,13 +215,20 @@ class RayExecutor:
             raise InvalidKwargError(
                 f"the actor backend was passed as an object, but Ray workers build their own from the spec "
                 f"{spec!r}: give a spec that builds it (e.g. 'openai:<model>' with backend_options), or register "
-                f"a picklable factory with lang_pz.executor_ray.register_worker_backend({spec!r}, factory)")
+                f"a picklable factory with lang_pz.executor_ray.register_worker_backend({spec!r}, factory)"
+            )
         price = (float(price_per_mtok[0]), float(price_per_mtok[1])) if price_per_mtok else (0.0, 0.0)
         recipe = WorkerBackend(spec, dict(options), price, factory)
         return cls(workers, backend=recipe, usage=usage, **kwargs)
 
-    def map(self, fn: Callable[[T], R], items: Sequence[T], *, on_result: Callable[[int, R], None] | None = None,
-            remote: bool = False) -> list[R]:
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        *,
+        on_result: Callable[[int, R], None] | None = None,
+        remote: bool = False,
+    ) -> list[R]:
         """See :meth:`lang_pz.executor.Executor.map`.
 
         With ``remote=True``, ``fn`` (pickled once, to Ray's object store) and each item go to

@@ -89,12 +89,15 @@ def make_objective(spec: str, agents: Sequence[str], env_id: str = "") -> Object
             raise InvalidKwargError(
                 f"{env_id} is a zero-sum game: its team return is 0 in every episode, so there is nothing "
                 f"to optimise; name one seat's objective against a fixed opponent instead, e.g. {seats} "
-                f"(or 'return:AGENT'), and make the other seat a fixed partner")
+                f"(or 'return:AGENT'), and make the other seat a fixed partner"
+            )
         return Objective(spec, "team return (sum of every agent's return)", lambda t: t.team_return)
     if kind == "soups" and not sep:
         if env_id and not env_id.startswith("overcooked/"):
-            raise InvalidKwargError(f"objective 'soups' counts Overcooked soups (the team return / 20 per player); "
-                                    f"{env_id} is not Overcooked: use 'team_return' or 'return:AGENT'")
+            raise InvalidKwargError(
+                f"objective 'soups' counts Overcooked soups (the team return / 20 per player); "
+                f"{env_id} is not Overcooked: use 'team_return' or 'return:AGENT'"
+            )
         n = max(1, len(agents))
         return Objective(spec, "soups delivered", lambda t: t.team_return / (SOUP_REWARD * n))
     if kind in ("return", "win") and sep:

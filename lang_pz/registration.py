@@ -122,20 +122,25 @@ def spec(env_id: str) -> EnvSpec:
         UnknownEnvironmentError: not registered; the message suggests close ids.
     """
     if not isinstance(env_id, str):
-        raise UnknownEnvironmentError(f"an environment id is a str such as 'butterfly/pistonball-v0', got {env_id!r}; "
-                                      "`lang-pz envs` lists them")
+        raise UnknownEnvironmentError(
+            f"an environment id is a str such as 'butterfly/pistonball-v0', got {env_id!r}; `lang-pz envs` lists them"
+        )
     if env_id in registry:
         return registry[env_id]
     family, sep, name = env_id.partition("/")
     if sep and name and family in families:
         template = families[family]
-        return EnvSpec(id=env_id, entry_point=template.entry_point, description=template.description,
-                       apis=template.apis, extra=template.extra, kwargs={**template.kwargs, "game": name})
+        return EnvSpec(
+            id=env_id,
+            entry_point=template.entry_point,
+            description=template.description,
+            apis=template.apis,
+            extra=template.extra,
+            kwargs={**template.kwargs, "game": name},
+        )
     close = _close_ids(env_id)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise UnknownEnvironmentError(
-        f"no environment {env_id!r} is registered.{hint} `lang-pz envs` lists them."
-    )
+    raise UnknownEnvironmentError(f"no environment {env_id!r} is registered.{hint} `lang-pz envs` lists them.")
 
 
 def _close_ids(env_id: str) -> list[str]:
@@ -182,9 +187,7 @@ def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
         if key not in valid and not open_ended:
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InvalidKwargError(
-                f"{env_id} got an unexpected keyword argument {key!r}.{hint} Valid: {', '.join(valid)}"
-            )
+            raise InvalidKwargError(f"{env_id} got an unexpected keyword argument {key!r}.{hint} Valid: {', '.join(valid)}")
     return fn(api=chosen, **{**s.kwargs, **kwargs})
 
 

@@ -102,8 +102,10 @@ def _read_metrics(path: Path) -> list[IterationRecord]:
             err = exc.errors()[0]
             field = ".".join(str(x) for x in err["loc"]) or "(line)"
             got = "" if err["type"] == "missing" else f" (got {err.get('input')!r})"
-            raise RunDirError(f"{path} line {n}, field {field!r}: {err['msg']}{got}; the run was "
-                              "written by an incompatible lang_pz version or the line is corrupt") from exc
+            raise RunDirError(
+                f"{path} line {n}, field {field!r}: {err['msg']}{got}; the run was "
+                "written by an incompatible lang_pz version or the line is corrupt"
+            ) from exc
     return records
 
 
@@ -183,10 +185,15 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
     val = [(m.iteration, m.val_return) for m in ms if m.val_return is not None]
     if val:
         ax.plot(*zip(*val), "s--", color="tab:orange", label="validation")
-    for ok, marker, color, label in ((True, "^", "tab:green", "update accepted"),
-                                     (False, "x", "tab:red", "update rejected")):
-        sel = [(m.iteration, m.train_return if m.candidate_val_return is None else m.candidate_val_return)
-               for m in ms if m.accepted is ok]
+    for ok, marker, color, label in (
+        (True, "^", "tab:green", "update accepted"),
+        (False, "x", "tab:red", "update rejected"),
+    ):
+        sel = [
+            (m.iteration, m.train_return if m.candidate_val_return is None else m.candidate_val_return)
+            for m in ms
+            if m.accepted is ok
+        ]
         if sel:
             sx, sy = zip(*sel)
             ax.scatter(sx, sy, marker=marker, s=70, color=color, zorder=3, label=f"{label} (candidate val.)")
@@ -194,10 +201,10 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
         ax.text(0.5, 0.5, "no completed iteration yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("iteration")
     ax.set_ylabel(str(run.config.get("objective") or "team return (sum of agents' rewards)"))
-    method = ("MASkills: skill library" if run.config.get("method") == "maskills"
-              else f"critic mode: {_critic_mode(run.config)}")
-    ax.set_title(f"{run.config.get('env_id', '?')} - {method}"
-                 + ("" if run.finished else " (unfinished)"))
+    method = (
+        "MASkills: skill library" if run.config.get("method") == "maskills" else f"critic mode: {_critic_mode(run.config)}"
+    )
+    ax.set_title(f"{run.config.get('env_id', '?')} - {method}" + ("" if run.finished else " (unfinished)"))
     if xs:
         final = tested and run.final_test_return is not None
         ax.set_xticks(xs + ([len(ms)] if final else []), [str(x) for x in xs] + (["final"] if final else []))
@@ -269,8 +276,10 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
         for d in _jsonl(files.log("acceptance")):
             verdict = "accepted" if d["accepted"] else "rejected"
-            parts.append(f"{'+'.join(d['agents'])} changed, validation {_num(d['val_return'], '.1f').strip()} -> "
-                         f"{_num(d['candidate_val_return'], '.1f').strip()}: {verdict}")
+            parts.append(
+                f"{'+'.join(d['agents'])} changed, validation {_num(d['val_return'], '.1f').strip()} -> "
+                f"{_num(d['candidate_val_return'], '.1f').strip()}: {verdict}"
+            )
         if not m.changed_agents:
             parts.append("no policy changed")
         out.append((m.iteration, "; ".join(parts)))
@@ -319,20 +328,30 @@ def _critic_mode(config: dict[str, Any]) -> str:
 def summary_text(run: RunSummary) -> str:
     """A terminal-readable summary: run, per-iteration table, totals, policy diffs."""
     c, ms = run.config, run.metrics
-    lines = [f"run: {run.run_dir}",
-             f"env: {c.get('env_id', '?')} {json.dumps(c.get('env_kwargs', {}))}",
-             ("method: maskills (a skill library is trained)" if c.get("method") == "maskills"
-              else f"critic mode: {_critic_mode(c)}"),
-             f"iterations done: {len(ms)} of {c.get('iterations', '?')}"
-             + ("" if run.finished else " (unfinished: no final/policies)"), ""]
-    head = (f"{'iter':>4} {'test':>9} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} "
-            f"{'calls':>6} " + " ".join(f"{r + ' tok/$':>17}" for r in ROLES))
+    lines = [
+        f"run: {run.run_dir}",
+        f"env: {c.get('env_id', '?')} {json.dumps(c.get('env_kwargs', {}))}",
+        (
+            "method: maskills (a skill library is trained)"
+            if c.get("method") == "maskills"
+            else f"critic mode: {_critic_mode(c)}"
+        ),
+        f"iterations done: {len(ms)} of {c.get('iterations', '?')}"
+        + ("" if run.finished else " (unfinished: no final/policies)"),
+        "",
+    ]
+    head = (
+        f"{'iter':>4} {'test':>9} {'train':>9} {'val':>9} {'cand val':>9} {'update':>8} {'changed':>7} "
+        f"{'calls':>6} " + " ".join(f"{r + ' tok/$':>17}" for r in ROLES)
+    )
     lines += [head, "-" * len(head)]
     for m in ms:
         update = {True: "accepted", False: "rejected", None: "none"}[m.accepted]
-        lines.append(f"{m.iteration:>4} {_num(m.test_return)} {_num(m.train_return)} {_num(m.val_return)} "
-                     f"{_num(m.candidate_val_return)} {update:>8} {len(m.changed_agents):>7} {m.llm_calls:>6} "
-                     + " ".join(_role_cell(m.usage.get(r)) for r in ROLES))
+        lines.append(
+            f"{m.iteration:>4} {_num(m.test_return)} {_num(m.train_return)} {_num(m.val_return)} "
+            f"{_num(m.candidate_val_return)} {update:>8} {len(m.changed_agents):>7} {m.llm_calls:>6} "
+            + " ".join(_role_cell(m.usage.get(r)) for r in ROLES)
+        )
     if run.final_test_return is not None:
         lines.append(f"{'end':>4} {_num(run.final_test_return)}   (held-out test of the final policies)")
     lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
@@ -340,20 +359,24 @@ def summary_text(run: RunSummary) -> str:
     lost = sum(u.calls for m in ms for u in m.interrupted_usage.values())
     known = all(m.accepted_agents is not None for m in ms)  # records of older versions do not list them
     changed = f" ({sum(len(m.accepted_agents or []) for m in ms)} agent policies changed)" if known else ""
-    totals = (f"totals: {sum(m.llm_calls for m in ms)} LLM calls"
-              f"{f' (+{lost} in interrupted attempts)' if lost else ''}, {sum(m.seconds for m in ms):.1f} s, "
-              f"{sum(m.accepted is True for m in ms)} update(s) accepted{changed}, "
-              f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
-              f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)")
+    totals = (
+        f"totals: {sum(m.llm_calls for m in ms)} LLM calls"
+        f"{f' (+{lost} in interrupted attempts)' if lost else ''}, {sum(m.seconds for m in ms):.1f} s, "
+        f"{sum(m.accepted is True for m in ms)} update(s) accepted{changed}, "
+        f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
+        f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)"
+    )
     lines += ["", totals]
     for r in ROLES:  # what was spent: completed and interrupted attempts
         us = [u[r] for m in ms for u in (m.usage, m.interrupted_usage) if r in u]
         if us:
             costs = [u.cost_usd for u in us if u.cost_usd is not None]
             cost = f"${sum(costs):.4f}" if costs else "cost unknown"
-            lines.append(f"  {r:<9} {sum(u.calls for u in us)} calls ({sum(u.cached_calls for u in us)} cached), "
-                         f"{sum(u.prompt_tokens for u in us)} prompt + {sum(u.completion_tokens for u in us)} "
-                         f"completion tokens, {cost}")
+            lines.append(
+                f"  {r:<9} {sum(u.calls for u in us)} calls ({sum(u.cached_calls for u in us)} cached), "
+                f"{sum(u.prompt_tokens for u in us)} prompt + {sum(u.completion_tokens for u in us)} "
+                f"completion tokens, {cost}"
+            )
     if c.get("method") == "maskills":
         lines += ["", *skill_lines(run)]
     lines += ["", "policies, initial -> final ([-removed-] {+added+}):"]

@@ -48,26 +48,36 @@ def raw_observation(env: Any, agent: str) -> Any:
     observe = getattr(getattr(env, "unwrapped", None), "observe", None)
     if callable(observe):
         return observe(agent)
-    raise LangPZError(f"{type(env).__name__} exposes no raw observation for {agent}; a policy with "
-                      "reads_raw_observation=True needs a lang_pz language wrapper or an env with observe()")
+    raise LangPZError(
+        f"{type(env).__name__} exposes no raw observation for {agent}; a policy with "
+        "reads_raw_observation=True needs a lang_pz language wrapper or an env with observe()"
+    )
 
 
 def _decide(env: Any, policy: Policy, agent: str, obs: Any, info: Any) -> Decision:
     if policy.reads_raw_observation:
         d = policy.decide(obs, {**(info or {}), "raw_observation": raw_observation(env, agent)})
-        return Decision(d.action, d.raw_output, d.prompt_tokens, d.completion_tokens, d.latency_s,
-                        {**d.meta, "raw_observation": True})
+        return Decision(
+            d.action, d.raw_output, d.prompt_tokens, d.completion_tokens, d.latency_s, {**d.meta, "raw_observation": True}
+        )
     return policy.decide(obs, info)
 
 
-def _step(traj: Trajectory, t: int, agent: str, obs: Any, info: Any, d: Decision, applied: Any,
-          reward: float) -> AgentStep:
+def _step(traj: Trajectory, t: int, agent: str, obs: Any, info: Any, d: Decision, applied: Any, reward: float) -> AgentStep:
     legal = (info or {}).get("legal_actions")
     return AgentStep(
-        episode=traj.episode, step=t, agent=agent, observation=obs["text"], raw_output=d.raw_output,
-        action=applied.get("action", d.action), parse_error=applied.get("parse_error"), reward=reward,
-        prompt_tokens=d.prompt_tokens, completion_tokens=d.completion_tokens,
-        latency_s=round(d.latency_s, 4), meta=dict(d.meta),
+        episode=traj.episode,
+        step=t,
+        agent=agent,
+        observation=obs["text"],
+        raw_output=d.raw_output,
+        action=applied.get("action", d.action),
+        parse_error=applied.get("parse_error"),
+        reward=reward,
+        prompt_tokens=d.prompt_tokens,
+        completion_tokens=d.completion_tokens,
+        latency_s=round(d.latency_s, 4),
+        meta=dict(d.meta),
         legal_actions=None if legal is None else [str(w) for w in legal],
     )
 
@@ -133,14 +143,22 @@ def decision_threads(policies: Mapping[str, Policy]) -> int:
     """Threads for the concurrent decisions of one parallel step: one per agent, but no more
     than the LLM backends serve at once (``backend.max_concurrency``; the embedded model serves
     one request at a time, so more threads would only wait on its lock and cost memory)."""
-    bounds = [b.max_concurrency for p in policies.values()
-              if (b := getattr(p, "backend", None)) is not None and getattr(b, "max_concurrency", None)]
+    bounds = [
+        b.max_concurrency
+        for p in policies.values()
+        if (b := getattr(p, "backend", None)) is not None and getattr(b, "max_concurrency", None)
+    ]
     return max(1, min([len(policies), *bounds]))
 
 
-def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Trajectory,
-                      writer: TrajectoryWriter | None, max_workers: int | None,
-                      on_step: Callable[[], None] | None) -> None:
+def _rollout_parallel(
+    env: ParallelEnv,
+    policies: Mapping[str, Policy],
+    traj: Trajectory,
+    writer: TrajectoryWriter | None,
+    max_workers: int | None,
+    on_step: Callable[[], None] | None,
+) -> None:
     obs, infos = env.reset(seed=traj.seed)
     t = 0
     with ThreadPoolExecutor(max_workers=max_workers or decision_threads(policies)) as pool:
@@ -151,16 +169,24 @@ def _rollout_parallel(env: ParallelEnv, policies: Mapping[str, Policy], traj: Tr
             decisions: dict[str, Decision] = {a: f.result() for a, f in futures.items()}
             next_obs, rewards, _, _, next_infos = env.step({a: d.action for a, d in decisions.items()})
             for a in agents:
-                _record(traj, writer, _step(traj, t, a, obs[a], infos[a], decisions[a], next_infos.get(a, {}),
-                                            float(rewards.get(a, 0.0))))
+                _record(
+                    traj,
+                    writer,
+                    _step(traj, t, a, obs[a], infos[a], decisions[a], next_infos.get(a, {}), float(rewards.get(a, 0.0))),
+                )
             obs, infos = next_obs, next_infos
             t += 1
             if on_step is not None:
                 on_step()
 
 
-def _rollout_aec(env: AECEnv, policies: Mapping[str, Policy], traj: Trajectory,
-                 writer: TrajectoryWriter | None, on_step: Callable[[], None] | None) -> None:
+def _rollout_aec(
+    env: AECEnv,
+    policies: Mapping[str, Policy],
+    traj: Trajectory,
+    writer: TrajectoryWriter | None,
+    on_step: Callable[[], None] | None,
+) -> None:
     env.reset(seed=traj.seed)
     # An AEC agent's reward for its action arrives by its next turn: its step waits until then,
     # and steps are recorded in time order (a step waits for every earlier one).

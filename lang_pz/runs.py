@@ -54,8 +54,17 @@ from lang_pz.error import RunDirError
 from lang_pz.trajectory import Trajectory, TrajectoryWriter, read_trajectories
 
 #: The JSONL logs of an iteration (``IterationLog.log(kind, record)`` appends to ``KIND.jsonl``).
-LOGS = ("counterfactuals", "credits", "critic_errors", "gated", "gradients", "optimiser_errors", "validation",
-        "acceptance", "test")
+LOGS = (
+    "counterfactuals",
+    "credits",
+    "critic_errors",
+    "gated",
+    "gradients",
+    "optimiser_errors",
+    "validation",
+    "acceptance",
+    "test",
+)
 
 
 def write_policies(folder: Path, policies: dict[str, str]) -> None:
@@ -74,8 +83,10 @@ def read_policies(folder: Path) -> dict[str, str]:
     out = {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(Path(folder).glob("*.txt"))}
     empty = [a for a, text in out.items() if not text.strip()]
     if empty:
-        raise RunDirError(f"{Path(folder) / (empty[0] + '.txt')} is empty: a policy file holds the agent's instruction "
-                          "text; write one or delete the file")
+        raise RunDirError(
+            f"{Path(folder) / (empty[0] + '.txt')} is empty: a policy file holds the agent's instruction "
+            "text; write one or delete the file"
+        )
     return out
 
 
@@ -89,9 +100,13 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 def add_usage(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """Role -> usage of ``a`` and ``b`` summed field by field."""
-    return {role: {k: a.get(role, {}).get(k, 0) + b.get(role, {}).get(k, 0)
-                   for k in dict.fromkeys([*a.get(role, {}), *b.get(role, {})])}
-            for role in dict.fromkeys([*a, *b])}
+    return {
+        role: {
+            k: a.get(role, {}).get(k, 0) + b.get(role, {}).get(k, 0)
+            for k in dict.fromkeys([*a.get(role, {}), *b.get(role, {})])
+        }
+        for role in dict.fromkeys([*a, *b])
+    }
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -292,8 +307,10 @@ class IterationLog:
             saved = json.loads(self.files.usage.read_text(encoding="utf-8"))
             return add_usage(saved.get("interrupted", {}), saved.get("attempt", {}))
         except (json.JSONDecodeError, AttributeError, TypeError) as exc:
-            raise RunDirError(f"{self.files.usage} is not the usage record lang_pz writes ({exc}); delete it "
-                              "(the interrupted attempts' usage is then not counted) and resume again") from exc
+            raise RunDirError(
+                f"{self.files.usage} is not the usage record lang_pz writes ({exc}); delete it "
+                "(the interrupted attempts' usage is then not counted) and resume again"
+            ) from exc
 
     def save_usage(self) -> None:
         """Write ``usage.json``: this attempt's usage so far (from :attr:`usage_source`; nothing to

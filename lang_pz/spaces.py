@@ -76,8 +76,10 @@ def check_action_text(action: Any, max_length: int = ACTION_MAX_LENGTH) -> str:
         raise ActionParseError(action, f"the action must be a str (text), got {type(action).__name__}")
     if len(action) > max_length:
         raise ActionParseError(
-            action, f"the action has {len(action)} characters, more than the action space's "
-                          f"max_length={max_length}; reply with shorter text")
+            action,
+            f"the action has {len(action)} characters, more than the action space's "
+            f"max_length={max_length}; reply with shorter text",
+        )
     return action
 
 

@@ -142,7 +142,6 @@ def ask_structured(
     raise SchemaValidationError(what, raw, errors)
 
 
-
 def repeated_phrase(text: str, n: int = 4, times: int = 3) -> str | None:
     """The first ``n``-word phrase occurring at least ``times`` times in ``text``, else ``None``.
 

@@ -129,9 +129,7 @@ class TrajectoryWriter:
         self._write({"type": "agent_step", **asdict(s)})
 
     def episode_end(self, episode: int, seed: int | None, returns: dict[str, float], steps: int) -> None:
-        self._write(
-            {"type": "episode_end", "episode": episode, "seed": seed, "returns": returns, "steps": steps}
-        )
+        self._write({"type": "episode_end", "episode": episode, "seed": seed, "returns": returns, "steps": steps})
 
     def close(self) -> None:
         self._f.close()

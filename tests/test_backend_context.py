@@ -109,8 +109,10 @@ def small_ctx():
 def test_embedded_counts_tokens_as_llama_cpp_does(small_ctx):
     from lang_pz.backends import Message
 
-    for req in (GenerationRequest(prompt="The ball is far left. Action:", max_tokens=1),
-                GenerationRequest(messages=(Message("system", "Be brief."), Message("user", "Hi there")), max_tokens=1)):
+    for req in (
+        GenerationRequest(prompt="The ball is far left. Action:", max_tokens=1),
+        GenerationRequest(messages=(Message("system", "Be brief."), Message("user", "Hi there")), max_tokens=1),
+    ):
         assert small_ctx.generate(req).prompt_tokens == small_ctx.count_tokens(req)
 
 
@@ -135,8 +137,7 @@ def test_embedded_llm_policy_plays_a_hotpotqa_item_longer_than_the_context(small
     env.reset(seed=0)
     whole = LLMPolicy("Name the evidence.", small_ctx).build_request(env.observe("finder"), env.infos["finder"])
     assert small_ctx.count_tokens(whole) > 1024
-    traj = rollout(env, {a: LLMPolicy("Name the evidence, then answer.", small_ctx) for a in env.possible_agents},
-                   seed=0)
+    traj = rollout(env, {a: LLMPolicy("Name the evidence, then answer.", small_ctx) for a in env.possible_agents}, seed=0)
     finder = [s for s in traj.steps if s.agent == "finder"]
     assert finder and finder[0].meta["observation_chars_left_out"] > 5000
     assert len(traj.steps) == len(env.possible_agents)  # the episode was played to its end

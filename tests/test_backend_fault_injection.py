@@ -43,11 +43,19 @@ def test_training_survives_30_percent_faults_of_every_kind(tmp_path, monkeypatch
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         monkeypatch.setenv("LANG_PZ_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", json.dumps(
-            {"openai": {"timeout_s": 0.5, "backoff_s": 0.001, "max_backoff_s": 0.01, "max_attempts": 10}}))
+        monkeypatch.setenv(
+            "LANG_PZ_BACKEND_OPTIONS",
+            json.dumps({"openai": {"timeout_s": 0.5, "backoff_s": 0.001, "max_backoff_s": 0.01, "max_attempts": 10}}),
+        )
         run_dir = tmp_path / "run"
-        config = TrainConfig(env_kwargs={"n_pistons": 5, "hold": 25}, iterations=1, validation_seeds=[1000],
-                             actor_backend="openai:fake", max_rewrite=1.0, run_dir=str(run_dir))
+        config = TrainConfig(
+            env_kwargs={"n_pistons": 5, "hold": 25},
+            iterations=1,
+            validation_seeds=[1000],
+            actor_backend="openai:fake",
+            max_rewrite=1.0,
+            run_dir=str(run_dir),
+        )
         result = train(config)
     assert set(server.faults) == set(FAULT_KINDS)
     assert len(result.metrics) == 1
@@ -63,8 +71,12 @@ def test_training_survives_30_percent_faults_of_every_kind(tmp_path, monkeypatch
     validation = [json.loads(line) for line in (d / "validation.jsonl").read_text().splitlines()]
     assert [v["episode"] for v in validation] == list(range(len(validation)))
     check_episodes(d / "validation_trajectories.jsonl", list(range(len(validation))))
-    critic = [json.loads(line)["episode"] for name in ("credits.jsonl", "critic_errors.jsonl")
-              if (d / name).exists() for line in (d / name).read_text().splitlines()]
+    critic = [
+        json.loads(line)["episode"]
+        for name in ("credits.jsonl", "critic_errors.jsonl")
+        if (d / name).exists()
+        for line in (d / name).read_text().splitlines()
+    ]
     assert critic == [0]
     for f in [*run_dir.rglob("*"), *(tmp_path / "cache").rglob("*")]:
         if f.is_file():

@@ -32,8 +32,9 @@ TRANSPORT = {"timeout", "http_429", "http_500", "http_503", "reset", "truncated"
 
 def fast(url: str, **kw: Any) -> OpenAIBackend:
     """A backend with tiny timeouts and waits (the faults are injected, not waited out)."""
-    opts: dict[str, Any] = dict(api_key=SECRET, cache=False, timeout_s=0.3, connect_timeout_s=0.3,
-                                backoff_s=0.001, max_backoff_s=0.001, jitter=0.0)
+    opts: dict[str, Any] = dict(
+        api_key=SECRET, cache=False, timeout_s=0.3, connect_timeout_s=0.3, backoff_s=0.001, max_backoff_s=0.001, jitter=0.0
+    )
     return OpenAIBackend("fake", base_url=url, **{**opts, **kw})
 
 
@@ -171,7 +172,7 @@ def test_backoff_doubles_is_capped_and_its_jitter_is_seeded():
     seq_a, seq_b, seq_c = ([x.delay(n) for n in range(1, 6)] for x in (a, b, c))
     assert seq_a == seq_b and seq_a != seq_c
     assert all(0.5 * 0.5 * 2 ** (n - 1) <= w <= 1.5 * 0.5 * 2 ** (n - 1) for n, w in enumerate(seq_a, 1))
-    assert len({round(w / 2 ** n, 9) for n, w in enumerate(seq_a)}) > 1  # jittered, not plain doubling
+    assert len({round(w / 2**n, 9) for n, w in enumerate(seq_a)}) > 1  # jittered, not plain doubling
 
 
 def test_same_retry_seed_same_waits_against_a_server(servers):
@@ -190,8 +191,18 @@ LOCAL = "http://127.0.0.1:9/v1"  # a local endpoint (needs no key); never reache
 
 def test_timeouts_and_retries_are_options_of_make_backend(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", LOCAL)
-    b = make_backend("openai:m", timeout_s=2.5, connect_timeout_s=1.0, max_attempts=3, backoff_s=0.1,
-                     max_backoff_s=2.0, jitter=0.1, max_retry_after_s=5.0, retry_seed=4, cache=False)
+    b = make_backend(
+        "openai:m",
+        timeout_s=2.5,
+        connect_timeout_s=1.0,
+        max_attempts=3,
+        backoff_s=0.1,
+        max_backoff_s=2.0,
+        jitter=0.1,
+        max_retry_after_s=5.0,
+        retry_seed=4,
+        cache=False,
+    )
     assert (b._client.timeout.read, b._client.timeout.connect) == (2.5, 1.0)
     assert b.schedule == RetrySchedule(3, 0.1, 2.0, 0.1, 5.0, 4)
     with pytest.raises(ValueError, match="did you mean 'max_attempts'"):
@@ -270,4 +281,3 @@ def test_fake_server_minimal_instances_validate():
     Credit.model_validate(minimal_instance(schema))
     assert minimal_instance({"type": "array", "items": {"type": "string", "minLength": 3}, "minItems": 2}) == ["okk", "okk"]
     assert minimal_instance({"anyOf": [{"type": "null"}, {"type": "integer"}]}) is None
-

@@ -30,8 +30,11 @@ def test_misspelt_embedded_option_gets_a_did_you_mean():
 def test_a_bad_option_from_the_environment_variable_names_it(monkeypatch):
     pytest.importorskip("llama_cpp")
     monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", '{"embedded": {"n_thread": 1}}')
-    with pytest.raises(ValueError, match=r"^\$LANG_PZ_BACKEND_OPTIONS \('embedded'\): LlamaCppBackend has no option "
-                                         r"'n_thread'; did you mean 'n_threads'"):
+    with pytest.raises(
+        ValueError,
+        match=r"^\$LANG_PZ_BACKEND_OPTIONS \('embedded'\): LlamaCppBackend has no option "
+        r"'n_thread'; did you mean 'n_threads'",
+    ):
         make_backend("embedded", cache=False)
     monkeypatch.setenv("LANG_PZ_BACKEND_OPTIONS", "{}")
     with pytest.raises(ValueError, match="^LlamaCppBackend has no option 'n_thread'"):  # an argument: no source
@@ -56,8 +59,17 @@ def test_n_threads_reaches_llama_cpp(monkeypatch):
         backend.close()
 
 
-@pytest.mark.parametrize("bad", [{"temperature": float("nan")}, {"temperature": -0.1}, {"temperature": float("inf")},
-                                 {"max_tokens": 2.5}, {"max_tokens": True}, {"temperature": "0"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"temperature": float("nan")},
+        {"temperature": -0.1},
+        {"temperature": float("inf")},
+        {"max_tokens": 2.5},
+        {"max_tokens": True},
+        {"temperature": "0"},
+    ],
+)
 def test_requests_with_unusable_sampling_values_are_refused(bad):
     """A NaN temperature used to reach llama.cpp and sample garbage."""
     from lang_pz.backends import GenerationRequest
@@ -97,8 +109,9 @@ def test_two_instances_serve_two_requests_at_once_with_the_same_replies():
     from lang_pz.error import BackendError
 
     pytest.importorskip("llama_cpp")
-    reqs = [GenerationRequest(prompt=f"Question: what comes after {n}?\nAnswer:", max_tokens=6, choices=None)
-            for n in range(6)]
+    reqs = [
+        GenerationRequest(prompt=f"Question: what comes after {n}?\nAnswer:", max_tokens=6, choices=None) for n in range(6)
+    ]
     one = make_backend("embedded", n_threads=1, cache=False)
     try:
         expected = [one.generate(r).text for r in reqs]

@@ -21,7 +21,8 @@ def test_deeply_nested_reply_is_a_value_error():
 
 def test_deeply_nested_reply_is_retried_with_the_error_shown():
     backend = ScriptedBackend(["[" * 3000, '{"action": "up"}'])
-    move, gens = ask_structured(backend, lambda errors: GenerationRequest(prompt="move? " + " ".join(errors)),
-                                Move, what="move")
+    move, gens = ask_structured(
+        backend, lambda errors: GenerationRequest(prompt="move? " + " ".join(errors)), Move, what="move"
+    )
     assert move.action == "up" and len(gens) == 2
     assert "too deeply" in backend.requests[1].prompt

@@ -94,9 +94,7 @@ def test_cache_key_changes_with_backend_identity(cache):
 
 
 def test_cache_hit_on_identical_request(cache):
-    stored = Generation(
-        text="down", prompt_tokens=7, completion_tokens=1, latency_s=0.4, model="m1"
-    )
+    stored = Generation(text="down", prompt_tokens=7, completion_tokens=1, latency_s=0.4, model="m1")
     assert cache.put(IDENTITY, BASE, stored)
     same = GenerationRequest(
         prompt="The ball is left. Action:",
@@ -106,9 +104,7 @@ def test_cache_hit_on_identical_request(cache):
         choices=("up", "down"),
     )  # int temperature 0 is the same request as 0.0
     hit = cache.get(dict(reversed(list(IDENTITY.items()))), same)  # key order irrelevant
-    assert hit == Generation(
-        text="down", prompt_tokens=7, completion_tokens=1, latency_s=0.0, cached=True, model="m1"
-    )
+    assert hit == Generation(text="down", prompt_tokens=7, completion_tokens=1, latency_s=0.0, cached=True, model="m1")
     assert len(cache) == 1
 
 
@@ -223,8 +219,10 @@ def test_openai_without_a_key_is_refused_at_construction(monkeypatch):
     never mentioned the missing key."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    for build in (lambda: make_backend("openai:gpt-4o", cache=False),
-                  lambda: _openai(model="gpt-4o", base_url="https://api.openai.com/v1")):
+    for build in (
+        lambda: make_backend("openai:gpt-4o", cache=False),
+        lambda: _openai(model="gpt-4o", base_url="https://api.openai.com/v1"),
+    ):
         with pytest.raises(BackendError, match=r"'gpt-4o'.*api\.openai\.com.*OPENAI_API_KEY.*OPENAI_BASE_URL"):
             build()
     # a local endpoint needs no key (the placeholder is sent), from the argument or the environment
@@ -307,9 +305,7 @@ class FakeOpenAI:
                         "auth": self.headers.get("Authorization"),
                     }
                 )
-                status, payload = (
-                    fake.script.pop(0) if fake.script else (500, {"error": {"message": "empty"}})
-                )
+                status, payload = fake.script.pop(0) if fake.script else (500, {"error": {"message": "empty"}})
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -323,9 +319,7 @@ class FakeOpenAI:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.timeout = 5
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     def close(self) -> None:
@@ -408,9 +402,7 @@ def test_openai_retries_500_then_succeeds(fake):
 
 
 def test_openai_5xx_exhausts_retries(fake):
-    fake.script = [(503, {"error": {"message": "down"}})] * 2 + [
-        (429, {"error": {"message": "slow"}})
-    ]
+    fake.script = [(503, {"error": {"message": "down"}})] * 2 + [(429, {"error": {"message": "slow"}})]
     backend = _openai(model="m", base_url=fake.url, max_attempts=3)
     with pytest.raises(BackendUnavailableError, match=r"3 attempt.*HTTP 429"):
         backend.generate(CHAT)
@@ -441,8 +433,10 @@ def test_openai_404_is_immediate_backend_error(fake):
 
 
 def test_openai_context_length_exceeded_is_prompt_too_long_not_retried(fake):
-    msg = ("This model's maximum context length is 2048 tokens. However, you requested 4450 tokens "
-           "(4434 in the messages, 16 in the completion). Please reduce the length of the messages or completion.")
+    msg = (
+        "This model's maximum context length is 2048 tokens. However, you requested 4450 tokens "
+        "(4434 in the messages, 16 in the completion). Please reduce the length of the messages or completion."
+    )
     fake.script = [(400, {"error": {"message": msg, "type": "invalid_request_error", "code": "context_length_exceeded"}})]
     backend = _openai(model="m", base_url=fake.url, max_attempts=4)
     with pytest.raises(PromptTooLongError, match="does not fit the model's context") as info:
@@ -467,8 +461,12 @@ def test_openai_deeply_nested_json_is_a_retried_reply_error(fake):
 
 
 def test_openai_reply_of_the_wrong_shape_is_retried(fake):
-    fake.script = [(200, {"choices": [{"message": None}]}), (200, ["not", "an", "object"]),
-                   (200, {"choices": [{"message": {"content": 3}}]}), (200, chat_reply("fine"))]
+    fake.script = [
+        (200, {"choices": [{"message": None}]}),
+        (200, ["not", "an", "object"]),
+        (200, {"choices": [{"message": {"content": 3}}]}),
+        (200, chat_reply("fine")),
+    ]
     backend = _openai(model="m", base_url=fake.url, max_attempts=4)
     gen = backend.generate(CHAT)
     assert gen.text == "fine" and gen.retries == 3 and backend.retries == {"malformed reply": 3}
@@ -510,9 +508,7 @@ def test_openai_rejects_reply_outside_choices(fake):
 
 def test_openai_completion_format(fake):
     fake.script = [(200, completion_reply("stay")), (200, completion_reply(" free text"))]
-    backend = _openai(
-        model="m", base_url=fake.url, prompt_format="completion", structured_output="json_object"
-    )
+    backend = _openai(model="m", base_url=fake.url, prompt_format="completion", structured_output="json_object")
     req = GenerationRequest(prompt="Action:", choices=("up", "stay"), stop=("\n",))
     assert backend.generate(req).text == "stay"
     assert backend.generate(GenerationRequest(prompt="Say:")).text == " free text"
@@ -570,17 +566,13 @@ class Move(BaseModel):
 @pytest_integration
 def test_embedded_choices(embedded):
     choices = ("up", "down", "stay")
-    g = embedded.generate(
-        GenerationRequest(prompt=" " + PISTON_PROMPT, choices=choices, max_tokens=4)
-    )
+    g = embedded.generate(GenerationRequest(prompt=" " + PISTON_PROMPT, choices=choices, max_tokens=4))
     assert g.text in choices
     assert g.prompt_tokens > 20 and g.completion_tokens > 0 and g.latency_s > 0
     odd = ('say "hi"', "back\\slash", "ünï ☃", "[x]|y")
     g = embedded.generate(GenerationRequest(prompt="Pick one:", choices=odd, max_tokens=16))
     assert g.text in odd
-    chat = GenerationRequest(
-        messages=(Message("user", PISTON_PROMPT),), choices=choices, max_tokens=8
-    )
+    chat = GenerationRequest(messages=(Message("user", PISTON_PROMPT),), choices=choices, max_tokens=8)
     assert embedded.generate(chat).text in choices
 
 
@@ -589,9 +581,7 @@ def test_embedded_choices(embedded):
 def test_embedded_json_schema(embedded, form):
     text = "Move the piston. Reply with a JSON object with an action and a short reason.\n"
     kw = dict(prompt=text) if form == "completion" else dict(messages=(Message("user", text),))
-    g = embedded.generate(
-        GenerationRequest(json_schema=Move.model_json_schema(), max_tokens=48, **kw)
-    )
+    g = embedded.generate(GenerationRequest(json_schema=Move.model_json_schema(), max_tokens=48, **kw))
     move = Move.model_validate_json(g.text)  # parses and validates
     assert move.action in ("up", "down", "stay")
     assert g.completion_tokens > 0
@@ -611,10 +601,7 @@ def test_embedded_greedy_is_deterministic_and_seed_matters(embedded):
 @pytest_integration
 def test_embedded_concurrent_calls_are_serialised(embedded):
     reqs = [
-        GenerationRequest(
-            prompt=f"Observation {i}: the ball is left. Action:", choices=("up", "down")
-        )
-        for i in range(3)
+        GenerationRequest(prompt=f"Observation {i}: the ball is left. Action:", choices=("up", "down")) for i in range(3)
     ]
     sequential = [embedded.generate(r).text for r in reqs]
     with ThreadPoolExecutor(3) as pool:
@@ -644,10 +631,6 @@ def test_embedded_cache_roundtrip(tmp_path):
 @pytest_integration
 def test_embedded_errors(embedded):
     with pytest.raises(BackendError, match="max_tokens=1"):
-        embedded.generate(
-            GenerationRequest(
-                prompt="Pick:", choices=("alphabetagamma", "deltaepsilon"), max_tokens=1
-            )
-        )
+        embedded.generate(GenerationRequest(prompt="Pick:", choices=("alphabetagamma", "deltaepsilon"), max_tokens=1))
     with pytest.raises(BackendError, match="context window"):
         embedded.generate(GenerationRequest(prompt="word " * 1500, max_tokens=4))

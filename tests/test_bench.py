@@ -30,8 +30,9 @@ PB = {"n_pistons": 5, "hold": 5, "max_cycles": 50}
 
 
 def pistonball_case(teams, seeds=(0, 1, 2)) -> EnvCase:
-    return EnvCase("butterfly/pistonball-v0", teams=[parse_team(s, n) for n, s in teams.items()], seeds=list(seeds),
-                   kwargs=PB)
+    return EnvCase(
+        "butterfly/pistonball-v0", teams=[parse_team(s, n) for n, s in teams.items()], seeds=list(seeds), kwargs=PB
+    )
 
 
 # -- specs ------------------------------------------------------------------------------------
@@ -125,8 +126,10 @@ def test_objective_per_env_zero_sum_refused_and_win_rate(tmp_path):
     teams = [parse_team("player_0=constant:rock;player_1=constant:scissors", "rock vs scissors")]
     with pytest.raises(InvalidKwargError, match="zero-sum"):
         run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0], kwargs={"max_cycles": 3})], tmp_path / "a")
-    records = run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0, 1], kwargs={"max_cycles": 3},
-                                 objective="win:player_0")], tmp_path / "b")
+    records = run_bench(
+        [EnvCase("classic/rps-v0", teams=teams, seeds=[0, 1], kwargs={"max_cycles": 3}, objective="win:player_0")],
+        tmp_path / "b",
+    )
     assert [r["value"] for r in records] == [1.0, 1.0]
 
 
@@ -150,8 +153,10 @@ def test_write_results(tmp_path):
 
 def test_load_config(tmp_path):
     cfg = tmp_path / "bench.yaml"
-    cfg.write_text("backend: embedded\nenvs:\n  - id: tasks/gsm8k-v0\n    seeds: 0-1\n"
-                   "    teams: {oracle: oracle, zero: 'constant:#### 0'}\n")
+    cfg.write_text(
+        "backend: embedded\nenvs:\n  - id: tasks/gsm8k-v0\n    seeds: 0-1\n"
+        "    teams: {oracle: oracle, zero: 'constant:#### 0'}\n"
+    )
     cases, settings = load_config(cfg, data_dir="/data")
     assert settings == {"backend": "embedded"}
     assert cases[0].kwargs == {"data_dir": "/data"} and cases[0].seeds == [0, 1]
@@ -166,8 +171,23 @@ def test_cli_bench(tmp_path):
     from lang_pz.cli import app
 
     runner = CliRunner()
-    args = ["bench", "--out", str(tmp_path), "--env", "butterfly/pistonball-v0", "--kw", "n_pistons=5",
-            "--kw", "max_cycles=50", "--team", "random", "--team", "mix=:piston_0=constant:up;*=heuristic", "--seeds", "0-1"]
+    args = [
+        "bench",
+        "--out",
+        str(tmp_path),
+        "--env",
+        "butterfly/pistonball-v0",
+        "--kw",
+        "n_pistons=5",
+        "--kw",
+        "max_cycles=50",
+        "--team",
+        "random",
+        "--team",
+        "mix=:piston_0=constant:up;*=heuristic",
+        "--seeds",
+        "0-1",
+    ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     assert "| mix | team_return |" in res.output and (tmp_path / "summary.csv").exists()
@@ -187,15 +207,20 @@ def test_cli_bench_out_that_is_a_file_is_named(tmp_path):
     assert f"error: --out {f} is a file; bench writes a results folder" in res.output
 
 
-@pytest.mark.parametrize("env_args, word, legal", [
-    (["--env", "butterfly/pistonball-v0", "--kw", "n_pistons=5"], "sideways", "down, stay, up"),
-    (["--env", "classic/tictactoe-v0", "--objective", "win:player_1"], "sideways", "1, 2, 3"),
-])
+@pytest.mark.parametrize(
+    "env_args, word, legal",
+    [
+        (["--env", "butterfly/pistonball-v0", "--kw", "n_pistons=5"], "sideways", "down, stay, up"),
+        (["--env", "classic/tictactoe-v0", "--objective", "win:player_1"], "sideways", "1, 2, 3"),
+    ],
+)
 def test_cli_bench_refuses_a_constant_word_the_env_does_not_read(tmp_path, env_args, word, legal):
     from lang_pz.cli import app
 
-    res = CliRunner().invoke(app, ["bench", "--out", str(tmp_path / "b"), *env_args, "--team", "random",
-                                   "--team", f"constant:{word}", "--seeds", "0"])
+    res = CliRunner().invoke(
+        app,
+        ["bench", "--out", str(tmp_path / "b"), *env_args, "--team", "random", "--team", f"constant:{word}", "--seeds", "0"],
+    )
     assert res.exit_code == 2, res.output
     line = next(x for x in res.output.splitlines() if x.startswith("error: "))
     assert f"'constant:{word}'" in line and f"{word!r} is not an action word" in line and legal in line
@@ -206,45 +231,91 @@ def test_cli_bench_takes_action_words_in_any_case_and_other_forms(tmp_path):
     from lang_pz.cli import app
 
     runner = CliRunner()
-    res = runner.invoke(app, ["bench", "--out", str(tmp_path / "a"), "--env", "butterfly/pistonball-v0",
-                              "--kw", "n_pistons=5", "--kw", "max_cycles=10", "--team", "piston_0=constant:UP;*=random",
-                              "--seeds", "0", "--no-plot"])
+    res = runner.invoke(
+        app,
+        [
+            "bench",
+            "--out",
+            str(tmp_path / "a"),
+            "--env",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=5",
+            "--kw",
+            "max_cycles=10",
+            "--team",
+            "piston_0=constant:UP;*=random",
+            "--seeds",
+            "0",
+            "--no-plot",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["bench", "--out", str(tmp_path / "b"), "--env", "classic/tictactoe-v0", "--objective",
-                              "win:player_1", "--team", "constant:top-left", "--seeds", "0", "--no-plot"])
+    res = runner.invoke(
+        app,
+        [
+            "bench",
+            "--out",
+            str(tmp_path / "b"),
+            "--env",
+            "classic/tictactoe-v0",
+            "--objective",
+            "win:player_1",
+            "--team",
+            "constant:top-left",
+            "--seeds",
+            "0",
+            "--no-plot",
+        ],
+    )
     assert res.exit_code == 0, res.output  # not a legal word, but the env reads it as square 1
 
 
 def test_the_python_api_refuses_a_constant_word_the_env_cannot_read(tmp_path):
     teams = [parse_team("player_0=constant:rokc;player_1=constant:scissors", "typo")]
     with pytest.raises(InvalidKwargError, match=r"'rokc' is not an action word of classic/rps-v0 \(legal: "):
-        run_bench([EnvCase("classic/rps-v0", teams=teams, seeds=[0], kwargs={"max_cycles": 3},
-                           objective="win:player_0")], tmp_path / "out")
+        run_bench(
+            [EnvCase("classic/rps-v0", teams=teams, seeds=[0], kwargs={"max_cycles": 3}, objective="win:player_0")],
+            tmp_path / "out",
+        )
     assert not (tmp_path / "out").exists()  # refused before anything was played or written
 
 
-@pytest.mark.parametrize("bad, message", [("", "name no seed"), (",", "name no seed"), ([], "name no seed"),
-                                          ("-1", r"\[-1\] are negative"), ([3, -2], r"\[-2\] are negative")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("", "name no seed"),
+        (",", "name no seed"),
+        ([], "name no seed"),
+        ("-1", r"\[-1\] are negative"),
+        ([3, -2], r"\[-2\] are negative"),
+    ],
+)
 def test_seeds_that_name_nothing_or_are_negative_are_refused(bad, message):
     with pytest.raises(InvalidKwargError, match=message):
         parse_seeds(bad)
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"teams": [parse_team("random", name="x"), parse_team("heuristic", name="x")]}, r"\['x'\] used twice"),
-    ({"seeds": [1, 1, 2]}, r"repeat \[1\]"),
-    ({"seeds": [1.7]}, "non-empty list of ints"),
-    ({"seeds": []}, "non-empty list of ints"),
-    ({"seeds": [-1]}, r"\[-1\] are negative"),
-    ({"teams": ["random"]}, "must be Team objects"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"teams": [parse_team("random", name="x"), parse_team("heuristic", name="x")]}, r"\['x'\] used twice"),
+        ({"seeds": [1, 1, 2]}, r"repeat \[1\]"),
+        ({"seeds": [1.7]}, "non-empty list of ints"),
+        ({"seeds": []}, "non-empty list of ints"),
+        ({"seeds": [-1]}, r"\[-1\] are negative"),
+        ({"teams": ["random"]}, "must be Team objects"),
+    ],
+)
 def test_a_case_that_would_pool_or_miscount_episodes_is_refused(kw, message):
     with pytest.raises(InvalidKwargError, match=message):
         EnvCase("butterfly/pistonball-v0", **{"teams": [parse_team("random")], "seeds": [0], "kwargs": PB, **kw})
 
 
-@pytest.mark.parametrize("spec, message", [("piston_O=constant:up;*=heuristic", r"names \['piston_O'\], not agents"),
-                                           ("constant:", "names no word")])
+@pytest.mark.parametrize(
+    "spec, message",
+    [("piston_O=constant:up;*=heuristic", r"names \['piston_O'\], not agents"), ("constant:", "names no word")],
+)
 def test_a_team_with_a_typo_agent_or_an_empty_constant_is_refused(tmp_path, spec, message):
     with pytest.raises(InvalidKwargError, match=message):
         run_bench([pistonball_case({"t": spec}, seeds=[0])], tmp_path / "out")

@@ -11,8 +11,12 @@ pytestmark = pytest.mark.integration
 
 
 def test_bench_episode_with_the_embedded_model(embedded, tmp_path):
-    case = EnvCase("butterfly/pistonball-v0", kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 25}, seeds=[0],
-                   teams=[parse_team("piston_0=llm:Always go down.;*=heuristic", "llm + heuristic")])
+    case = EnvCase(
+        "butterfly/pistonball-v0",
+        kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 25},
+        seeds=[0],
+        teams=[parse_team("piston_0=llm:Always go down.;*=heuristic", "llm + heuristic")],
+    )
     (record,) = run_bench([case], tmp_path, backend=embedded)
     assert 0 < record["steps"] <= 5
     # one real call per piston_0 decision (a fresh cache: none served from it)

@@ -20,8 +20,23 @@ def test_envs_lists_every_registered_id():
 
 def test_play_heuristic_prints_returns(tmp_path):
     out_file = tmp_path / "t.jsonl"
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "hold=5",
-                              "--policy", "heuristic", "--episodes", "2", "--out", str(out_file)])
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=5",
+            "--kw",
+            "hold=5",
+            "--policy",
+            "heuristic",
+            "--episodes",
+            "2",
+            "--out",
+            str(out_file),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert res.output.count("team return") == 2
     assert out_file.read_text().count('"episode_end"') == 2
@@ -91,9 +106,11 @@ def test_heuristic_refuses_text_it_cannot_read():
 
 
 def test_a_value_that_is_not_yaml_is_a_clear_error(tmp_path):
-    for args in (["play", "classic/rps-v0", "--kw", "max_cycles=[1"],
-                 ["train", "--kw", "n_pistons=[1", "--run-dir", str(tmp_path / "a")],
-                 ["train", "--set", "tolerance=[1", "--run-dir", str(tmp_path / "b")]):
+    for args in (
+        ["play", "classic/rps-v0", "--kw", "max_cycles=[1"],
+        ["train", "--kw", "n_pistons=[1", "--run-dir", str(tmp_path / "a")],
+        ["train", "--set", "tolerance=[1", "--run-dir", str(tmp_path / "b")],
+    ):
         res = runner.invoke(app, args)
         assert res.exit_code == 2 and "not a valid YAML value" in res.output, args
         assert res.exception is None or isinstance(res.exception, SystemExit)
@@ -133,8 +150,9 @@ def test_a_typo_in_a_config_file_suggests_the_field(tmp_path):
 
 
 def test_out_in_a_missing_folder_is_refused(tmp_path):
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--policy", "random",
-                              "--out", str(tmp_path / "no" / "such" / "t.jsonl")])
+    res = runner.invoke(
+        app, ["play", "butterfly/pistonball-v0", "--policy", "random", "--out", str(tmp_path / "no" / "such" / "t.jsonl")]
+    )
     assert res.exit_code == 2 and "does not exist; create it first" in _out(res)
     assert not (tmp_path / "no").exists()
 
@@ -147,8 +165,9 @@ def test_random_policy_on_a_free_text_env_points_to_llm():
 def test_play_policies_must_name_agents_of_the_env(tmp_path):
     (tmp_path / "pols").mkdir()
     (tmp_path / "pols" / "piston_9.txt").write_text("Always push up.\n")
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--policies",
-                              str(tmp_path / "pols")])
+    res = runner.invoke(
+        app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--policies", str(tmp_path / "pols")]
+    )
     assert res.exit_code == 2 and "['piston_9'], which are not agents" in _out(res)
     res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--policy", "random", "--policies", str(tmp_path / "pols")])
     assert res.exit_code == 2 and "need --policy llm" in _out(res)
@@ -161,10 +180,32 @@ def test_play_a_runs_final_per_agent_policies(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text("{}")
-    write_policies(run / "final" / "policies", {"piston_0": "Always push down.", "piston_1": "Always stay.",
-                                                 "piston_2": "Always push up.", "piston_3": "Always push up."})
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4", "--kw", "hold=25",
-                              "--policies", str(run), "--policy-text", "Always push up.", "--show", "0"])
+    write_policies(
+        run / "final" / "policies",
+        {
+            "piston_0": "Always push down.",
+            "piston_1": "Always stay.",
+            "piston_2": "Always push up.",
+            "piston_3": "Always push up.",
+        },
+    )
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=4",
+            "--kw",
+            "hold=25",
+            "--policies",
+            str(run),
+            "--policy-text",
+            "Always push up.",
+            "--show",
+            "0",
+        ],
+    )
     assert res.exit_code == 0, _out(res)
     assert "team return" in res.output
 
@@ -187,8 +228,23 @@ def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch)
 
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(reply))
     out = tmp_path / "t.jsonl"
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4", "--kw", "hold=25",
-                              "--episodes", "2", "--out", str(out), "--show", "0"])
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=4",
+            "--kw",
+            "hold=25",
+            "--episodes",
+            "2",
+            "--out",
+            str(out),
+            "--show",
+            "0",
+        ],
+    )
     assert res.exit_code == 0, _out(res)
     assert "episode 0 (seed 0): failed, not scored" in _out(res) and "episode 1 (seed 1): team return" in res.output
     records = [json.loads(x) for x in out.read_text().splitlines()]
@@ -214,11 +270,14 @@ def test_train_run_dir_that_is_a_file_names_it(tmp_path):
     assert f"--run-dir {f} is a file" in line and "folder" in line
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--iterations", "0"], "error: iterations: Input should be greater than or equal to 1 (got 0)"),
-    (["--executor", "foo"], "error: executor: Input should be 'local' or 'ray' (got 'foo')"),
-    (["--set", "momentum=2"], "error: momentum: Input should be less than 1 (got 2)"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--iterations", "0"], "error: iterations: Input should be greater than or equal to 1 (got 0)"),
+        (["--executor", "foo"], "error: executor: Input should be 'local' or 'ray' (got 'foo')"),
+        (["--set", "momentum=2"], "error: momentum: Input should be less than 1 (got 2)"),
+    ],
+)
 def test_config_value_errors_are_one_line_per_field(tmp_path, args, expected):
     line = _one_error(runner.invoke(app, ["train", *args, "--run-dir", str(tmp_path / "r")]))
     assert line == expected
@@ -256,20 +315,19 @@ def _trained_run(tmp_path, n_pistons: int = 5):
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "config.json").write_text(json.dumps({"env_id": "butterfly/pistonball-v0",
-                                                 "env_kwargs": {"n_pistons": n_pistons, "hold": 25}}))
+    (run / "config.json").write_text(
+        json.dumps({"env_id": "butterfly/pistonball-v0", "env_kwargs": {"n_pistons": n_pistons, "hold": 25}})
+    )
     write_policies(run / "final" / "policies", {f"piston_{i}": f"Policy {i}: always push up." for i in range(n_pistons)})
     return run
 
 
 def test_play_refuses_a_run_whose_policies_do_not_cover_the_env(tmp_path):
     run = _trained_run(tmp_path)
-    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=8",
-                                          "--policies", str(run)]))
+    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=8", "--policies", str(run)]))
     assert "no policy for ['piston_5', 'piston_6', 'piston_7']" in line
     assert "trained on butterfly/pistonball-v0 with --kw n_pistons=5 --kw hold=25" in line
-    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4",
-                                          "--policies", str(run)]))
+    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=4", "--policies", str(run)]))
     assert "['piston_4'], which are not agents" in line and "--kw n_pistons=5" in line
 
 
@@ -297,28 +355,64 @@ def test_set_takes_text_as_written_and_null_unsets_an_optional_text_field():
     from lang_pz.cli.train import set_fields
 
     assert set_fields(["initial_policy=No", "objective=null", "critic_backend=~", "run_dir=", "iterations=3"]) == {
-        "initial_policy": "No", "objective": None, "critic_backend": None, "run_dir": None, "iterations": 3}
+        "initial_policy": "No",
+        "objective": None,
+        "critic_backend": None,
+        "run_dir": None,
+        "iterations": 3,
+    }
     assert set_fields(["initial_policy=null"]) == {"initial_policy": "null"}  # a required text: the words as written
     with pytest.raises(ValueError, match="did you mean 'iterations'"):
         set_fields(["iteration=2"])
     # a method's setting, flat or in its section (a text field of a section also stays text)
     assert set_fields(["maskills.skill_reruns=2", "maskills.skills=No", "skill_credit=episode"]) == {
-        "maskills": {"skill_reruns": 2, "skills": "No"}, "skill_credit": "episode"}
+        "maskills": {"skill_reruns": 2, "skills": "No"},
+        "skill_credit": "episode",
+    }
 
 
 def test_play_says_how_many_actions_the_env_could_not_read():
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "max_cycles=10",
-                              "--kw", "continuous=true", "--policy", "heuristic", "--show", "0"])
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=5",
+            "--kw",
+            "max_cycles=10",
+            "--kw",
+            "continuous=true",
+            "--policy",
+            "heuristic",
+            "--show",
+            "0",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "of 50 actions unparsed, the env's fallback played" in res.output  # "down" is not a number
-    res = runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--kw", "max_cycles=10",
-                              "--policy", "heuristic", "--show", "0"])
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=5",
+            "--kw",
+            "max_cycles=10",
+            "--policy",
+            "heuristic",
+            "--show",
+            "0",
+        ],
+    )
     assert res.exit_code == 0 and "unparsed" not in res.output
 
 
 def test_an_empty_policy_file_is_named(tmp_path):
     (tmp_path / "pols").mkdir()
     (tmp_path / "pols" / "piston_0.txt").write_text("\n")
-    line = _one_error(runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5",
-                                          "--policies", str(tmp_path / "pols")]))
+    line = _one_error(
+        runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--policies", str(tmp_path / "pols")])
+    )
     assert f"{tmp_path / 'pols' / 'piston_0.txt'} is empty" in line

@@ -64,8 +64,13 @@ json_values = st.recursive(
     max_leaves=12,
 )
 json_text = st.builds(lambda v, wrap: json.dumps({"action": v} if wrap else v), json_values, st.booleans())
-anything = st.one_of(st.text(), st.text(alphabet=st.characters(codec="utf-8")), huge_text, json_text,
-                     st.from_regex(r"(action:\s*)?[-+]?\d{0,400}(\.\d*)?(e[-+]?\d{1,4})?", fullmatch=True))
+anything = st.one_of(
+    st.text(),
+    st.text(alphabet=st.characters(codec="utf-8")),
+    huge_text,
+    json_text,
+    st.from_regex(r"(action:\s*)?[-+]?\d{0,400}(\.\d*)?(e[-+]?\d{1,4})?", fullmatch=True),
+)
 
 
 @pytest.mark.parametrize("key", SPACE_IDS)
@@ -85,9 +90,19 @@ def test_parse_respects_mask(text, mask):
         assert mask[value] == 1
 
 
-@pytest.mark.parametrize("text", ["7" * 1_000_000, "1 " * 300_000, "\U0001f600" * 200_000,
-                                  "{" * 100_000 + "}", '{"action": ' + "[" * 50_000 + "]" * 50_000 + "}",
-                                  "-" * 500_000, "1e999999", "\x00" * 100_000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "7" * 1_000_000,
+        "1 " * 300_000,
+        "\U0001f600" * 200_000,
+        "{" * 100_000 + "}",
+        '{"action": ' + "[" * 50_000 + "]" * 50_000 + "}",
+        "-" * 500_000,
+        "1e999999",
+        "\x00" * 100_000,
+    ],
+)
 @pytest.mark.parametrize("key", SPACE_IDS)
 def test_parse_pathological_strings(key, text):
     space, names = SPACES[key]
@@ -109,8 +124,16 @@ def test_every_action_word_round_trips(key):
     space, names = SPACES[key]
     for i, word in enumerate(action_vocabulary(space, names)):
         action = int(space.start) + i
-        for text in (word, word.upper(), f"  {word}. ", f'"{word}"', f"action: {word}",
-                     f"I think {word} is best.", json.dumps({"action": word}), f"**{word}**"):
+        for text in (
+            word,
+            word.upper(),
+            f"  {word}. ",
+            f'"{word}"',
+            f"action: {word}",
+            f"I think {word} is best.",
+            json.dumps({"action": word}),
+            f"**{word}**",
+        ):
             assert parse_action(space, text, names=names) == action, text
         if names is None:
             assert parse_action(space, render_value(space, action)) == action
@@ -161,27 +184,30 @@ def test_describe_action_space_lists_words_and_ranges():
 # -- rejections with a reason -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("key", "text", "reason"), [
-    ("discrete", "7", "no action word"),
-    ("discrete", "-1", "no action word"),
-    ("discrete", "3.0 or so", "no action word"),   # a decimal is not the word "0"
-    ("discrete", "2.5", "no action word"),
-    ("discrete_named", "sideways", "no action word"),
-    ("box_scalar", "2", "out of range"),
-    ("box_scalar", "-1.5", "out of range"),
-    ("box_vector", "[0, 0, 9]", "out of range"),
-    ("box_vector", "[0, 0]", "expected 3 number"),
-    ("multidiscrete", "[3, 0, 0]", "out of range"),
-    ("multidiscrete", "[1.5, 0, 0]", "integers"),
-    ("box_scalar", "1e999", "finite"),
-    ("box_scalar", "-1e999", "finite"),
-    ("box_scalar", "nan", "expected 1 number"),
-    ("box_scalar", '{"action": NaN}', "expected 1 number"),
-    ("box_vector", "[nan, 0, 1]", "expected 3 number"),
-    ("dict", '{"move": 1}', "keys"),
-    ("dict", "move 1 force 0.5", "JSON object"),
-    ("dict", '{"move": 5, "force": 0.5}', "no action word"),
-])
+@pytest.mark.parametrize(
+    ("key", "text", "reason"),
+    [
+        ("discrete", "7", "no action word"),
+        ("discrete", "-1", "no action word"),
+        ("discrete", "3.0 or so", "no action word"),  # a decimal is not the word "0"
+        ("discrete", "2.5", "no action word"),
+        ("discrete_named", "sideways", "no action word"),
+        ("box_scalar", "2", "out of range"),
+        ("box_scalar", "-1.5", "out of range"),
+        ("box_vector", "[0, 0, 9]", "out of range"),
+        ("box_vector", "[0, 0]", "expected 3 number"),
+        ("multidiscrete", "[3, 0, 0]", "out of range"),
+        ("multidiscrete", "[1.5, 0, 0]", "integers"),
+        ("box_scalar", "1e999", "finite"),
+        ("box_scalar", "-1e999", "finite"),
+        ("box_scalar", "nan", "expected 1 number"),
+        ("box_scalar", '{"action": NaN}', "expected 1 number"),
+        ("box_vector", "[nan, 0, 1]", "expected 3 number"),
+        ("dict", '{"move": 1}', "keys"),
+        ("dict", "move 1 force 0.5", "JSON object"),
+        ("dict", '{"move": 5, "force": 0.5}', "no action word"),
+    ],
+)
 def test_invalid_text_rejected_with_reason(key, text, reason):
     space, names = SPACES[key]
     with pytest.raises(ActionParseError) as info:
@@ -231,12 +257,27 @@ def test_tictactoe_square_numbering_matches_pettingzoo():
     assert all(tictactoe_square(tictactoe_action(s)) == s for s in range(1, 10))
 
 
-@pytest.mark.parametrize(("text", "square"), [
-    ("5", 5), ("center", 5), ("Centre!", 5), ("middle", 5), ("top-left", 1), ("top left", 1),
-    ("TOP_LEFT", 1), ("upper right", 3), ("bottom", 8), ("I'll take the bottom-right corner", 9),
-    ("square 7", 7), ('{"action": "left"}', 4), ('{"action": 6}', 6), ("move: 2", 2),
-    ("top-left is taken, so move: center", 5), ("5 (center)", 5),
-])
+@pytest.mark.parametrize(
+    ("text", "square"),
+    [
+        ("5", 5),
+        ("center", 5),
+        ("Centre!", 5),
+        ("middle", 5),
+        ("top-left", 1),
+        ("top left", 1),
+        ("TOP_LEFT", 1),
+        ("upper right", 3),
+        ("bottom", 8),
+        ("I'll take the bottom-right corner", 9),
+        ("square 7", 7),
+        ('{"action": "left"}', 4),
+        ('{"action": 6}', 6),
+        ("move: 2", 2),
+        ("top-left is taken, so move: center", 5),
+        ("5 (center)", 5),
+    ],
+)
 def test_tictactoe_grammar(text, square):
     assert tictactoe_square(parse_phrases(text, tictactoe_phrases(), "square")) == square
 
@@ -283,9 +324,11 @@ def test_huge_bounds_and_values_render_short():
 @pytest.mark.parametrize("depth", [100, 900, 990, 5000])
 def test_deeply_nested_json_never_crashes(depth):
     nested = spaces.Dict({"a": spaces.Dict({"x": spaces.Discrete(2)}), "b": spaces.Box(0.0, 1.0, shape=(1,))})
-    for text in ('{"action": ' + "[" * depth + "]" * depth + "}",
-                 '{"a": {"x": ' + "[" * depth + "]" * depth + '}, "b": 0}',
-                 '{"a": ' + '{"x": ' * depth + "1" + "}" * depth + ', "b": 0}'):
+    for text in (
+        '{"action": ' + "[" * depth + "]" * depth + "}",
+        '{"a": {"x": ' + "[" * depth + "]" * depth + '}, "b": 0}',
+        '{"a": ' + '{"x": ' * depth + "1" + "}" * depth + ', "b": 0}',
+    ):
         for space in (nested, spaces.Discrete(3), spaces.Box(0.0, 1.0, shape=(1,))):
             _parses_or_rejects(space, text)
 

@@ -45,8 +45,7 @@ def test_pistonball_3_pistons():
 
 
 def test_pistonball_continuous_and_hold():
-    language_api_test("butterfly/pistonball-v0", kwargs={"n_pistons": 4, "continuous": True, "hold": 2},
-                      num_cycles=20)
+    language_api_test("butterfly/pistonball-v0", kwargs={"n_pistons": 4, "continuous": True, "hold": 2}, num_cycles=20)
 
 
 def test_rps_five_moves():
@@ -90,11 +89,14 @@ class RoundTripBroken(LanguageAdapter):
         return "0"
 
 
-@pytest.mark.parametrize(("adapter", "message"), [
-    (AcceptsAnything, "did not set info['parse_error']"),
-    (ListsAnIllegalWord, "legal action 'lizard' does not parse"),
-    (RoundTripBroken, "parses to 0, not back to"),
-])
+@pytest.mark.parametrize(
+    ("adapter", "message"),
+    [
+        (AcceptsAnything, "did not set info['parse_error']"),
+        (ListsAnIllegalWord, "legal action 'lizard' does not parse"),
+        (RoundTripBroken, "parses to 0, not back to"),
+    ],
+)
 @pytest.mark.parametrize("api", ["aec", "parallel"])
 def test_broken_adapters_are_caught(adapter, message, api):
     wrapper = LanguageParallelWrapper if api == "parallel" else LanguageAECWrapper
@@ -143,4 +145,3 @@ def test_parallel_env_through_parallel_to_aec_complies(env_id):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pistonball's few-pistons warning
         assert language_api_test(aec_of_parallel, num_cycles=20) == ["aec"]
-

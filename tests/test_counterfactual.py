@@ -81,8 +81,9 @@ def test_alternatives_probe_every_other_legal_action(env):
     probes = counterfactuals(env, pols, traj, [["piston_0"], ["piston_4"]], ["alternatives"])
     words = [w for w in legal(env, "piston_0") if w != "up"]
     assert len(words) == 2
-    assert [(p.agents, p.replacement) for p in probes] == [
-        (("piston_0",), w) for w in words] + [(("piston_4",), w) for w in words]
+    assert [(p.agents, p.replacement) for p in probes] == [(("piston_0",), w) for w in words] + [
+        (("piston_4",), w) for w in words
+    ]
     # each probe is the episode replayed with that one agent playing the word at every step
     p = probes[-1]
     direct = rollout(env, {**pols, "piston_4": ConstantPolicy(p.replacement)}, seed=SEED)
@@ -120,7 +121,8 @@ def test_default_is_the_envs_fallback_action(env):
     errs = [s.parse_error for s in direct.agent_steps("piston_2")]
     assert errs and all(e is not None for e in errs)  # the empty text is recorded as unparsable
     assert [s.action for s in direct.agent_steps("piston_2")] == [
-        s.action for s in rollout(env, {**pols, "piston_2": ConstantPolicy("stay")}, seed=SEED).agent_steps("piston_2")]
+        s.action for s in rollout(env, {**pols, "piston_2": ConstantPolicy("stay")}, seed=SEED).agent_steps("piston_2")
+    ]
 
 
 def test_random_replacement_is_seeded(env):
@@ -134,8 +136,9 @@ def test_random_replacement_is_seeded(env):
 def test_previous_replacement_plays_the_previous_policies(env):
     pols = heuristic(env)
     traj = rollout(env, pols, seed=SEED)
-    prev, up = counterfactuals(env, pols, traj, [["piston_2"]], ["previous", "up"],
-                               previous={"piston_2": ConstantPolicy("up")})
+    prev, up = counterfactuals(
+        env, pols, traj, [["piston_2"]], ["previous", "up"], previous={"piston_2": ConstantPolicy("up")}
+    )
     assert prev.replacement == "previous" and prev.value == up.value
 
 
@@ -181,6 +184,7 @@ def test_describe_and_as_dict():
     better = Counterfactual(agents=("piston_0", "piston_1"), replacement="random", value=1.0, delta=0.0, steps=2)
     assert better.describe(agents) == "if every agent had played random actions at every step: team return 1.0 (+0.0)"
     assert better.describe(["piston_0", "piston_1", "piston_2"]).startswith("if piston_0 and piston_1 had played")
+
     def probe(word):
         return Counterfactual(agents=("a",), replacement=word, value=0.0, delta=1.0, steps=1)
 
@@ -239,8 +243,7 @@ def test_role_meters_count_separately_over_one_backend(tmp_path):
     assert actor.report()["calls"] == 1 and critic.report()["calls"] == 2
     assert critic.report()["prompt_tokens"] == g2.prompt_tokens + g3.prompt_tokens
     assert actor.cost_usd == pytest.approx((g1.prompt_tokens * 1.0 + g1.completion_tokens * 2.0) / 1e6)
-    assert critic.cost_usd == pytest.approx(
-        sum(g.prompt_tokens * 3.0 + g.completion_tokens * 5.0 for g in (g2, g3)) / 1e6)
+    assert critic.cost_usd == pytest.approx(sum(g.prompt_tokens * 3.0 + g.completion_tokens * 5.0 for g in (g2, g3)) / 1e6)
     assert inner.usage.calls == 3 and len(inner.requests) == 3  # the shared backend sees every call
 
 
@@ -275,6 +278,7 @@ def test_replacement_at_chosen_steps_only(env):
     traj = rollout(env, pols, seed=SEED)
     probe = counterfactuals(env, pols, traj, [["piston_3"]], ["down"], steps=[0, 1])[0]
     assert probe.at_steps == (0, 1) and "at steps [0, 1]" in probe.describe(env.possible_agents)
+
     # the same re-run played directly: piston_3 plays down at its decisions 0 and 1, up after
     class DownThenUp(ConstantPolicy):
         def __init__(self):

@@ -43,8 +43,16 @@ def make_trajectory(n_steps: int = 4, agents=AGENTS, episode: int = 3) -> Trajec
         traj.states[t] = f"STATE-{t}: ball x={40 + 12 * t} px, moving right"
         for a in agents:
             traj.steps.append(
-                AgentStep(episode=episode, step=t, agent=a, observation=f"OBS-{a}-{t}", raw_output=acts[a],
-                          action=acts[a], parse_error=None, reward=rewards[a])
+                AgentStep(
+                    episode=episode,
+                    step=t,
+                    agent=a,
+                    observation=f"OBS-{a}-{t}",
+                    raw_output=acts[a],
+                    action=acts[a],
+                    parse_error=None,
+                    reward=rewards[a],
+                )
             )
     traj.returns = {a: rewards[a] * n_steps for a in agents}
     return traj
@@ -52,8 +60,7 @@ def make_trajectory(n_steps: int = 4, agents=AGENTS, episode: int = 3) -> Trajec
 
 def reply(agents=AGENTS, credits=(0.5, 0.0, -0.5), steps=((1,), (0, 2), (3,)), extra=None) -> str:
     body = {
-        a: {"credit": c, "steps": list(s), "explanation": f"{a} did its part"}
-        for a, c, s in zip(agents, credits, steps)
+        a: {"credit": c, "steps": list(s), "explanation": f"{a} did its part"} for a, c, s in zip(agents, credits, steps)
     }
     body.update(extra or {})
     return json.dumps(body)
@@ -182,8 +189,7 @@ BAD_REPLIES = {
     "unknown agent": (reply(extra={"piston_9": {"credit": 0, "steps": [], "explanation": "x"}}), "piston_9"),
     "credit out of range": (reply(credits=(1.5, 0.0, 0.0)), "outside [-1, 1]"),
     "non-existent step": (reply(steps=((1,), (7,), (3,))), "step(s) [7]"),
-    "duplicate agent": ('{"piston_0": {"credit": 0, "steps": [], "explanation": "a"}, '
-                        + reply()[1:], "duplicate key"),
+    "duplicate agent": ('{"piston_0": {"credit": 0, "steps": [], "explanation": "a"}, ' + reply()[1:], "duplicate key"),
     "not json": ("The pistons did well.", "not valid JSON"),
     "empty explanation": (reply().replace("piston_1 did its part", "   "), "explanation is empty"),
 }
@@ -266,8 +272,12 @@ def test_ask_structured_runs_the_semantic_check_and_refuses_other_schemas():
         ask_structured(llm, lambda e: GenerationRequest(prompt="p"), _Answer, what="odd", max_attempts=2, validate=odd)
     assert info.value.errors == ["n=2 is even", "n=4 is even"]
     with pytest.raises(ValueError, match="json_schema"):
-        ask_structured(ScriptedBackend(["{}"]), lambda e: GenerationRequest(prompt="p", json_schema={"type": "object"}),
-                       _Answer, what="x")
+        ask_structured(
+            ScriptedBackend(["{}"]),
+            lambda e: GenerationRequest(prompt="p", json_schema={"type": "object"}),
+            _Answer,
+            what="x",
+        )
     with pytest.raises(ValueError, match="max_attempts"):
         ask_structured(ScriptedBackend([]), lambda e: GenerationRequest(prompt="p"), _Answer, what="x", max_attempts=0)
 
@@ -283,8 +293,9 @@ def test_repeated_phrase():
 @pytest.mark.integration
 def test_embedded_critic_returns_a_validated_report(embedded):
     traj = make_trajectory(n_steps=6)
-    report = CentralCritic(embedded).assess(traj, {"piston_0": "Always go down.", "piston_1": "Always stay.",
-                                                   "piston_2": "Always push up."})
+    report = CentralCritic(embedded).assess(
+        traj, {"piston_0": "Always go down.", "piston_1": "Always stay.", "piston_2": "Always push up."}
+    )
     assert set(report.credits) == set(AGENTS)
     for a, c in report.credits.items():
         assert c.agent == a and -1 <= c.credit <= 1 and 0 < len(c.explanation) <= 80

@@ -63,15 +63,16 @@ def acting(prompt: str) -> dict[str, dict[int, str]]:
         if m:
             step = int(m.group(1))
         elif line.startswith("  actions: ") and step is not None:
-            for part in line[len("  actions: "):].split("; "):
+            for part in line[len("  actions: ") :].split("; "):
                 agent, _, act = part.partition(" ")
                 out.setdefault(agent, {})[step] = act
     return out
 
 
 def credit_reply(credits: dict[str, float], steps: dict[str, list[int]]) -> str:
-    return json.dumps({a: {"credit": c, "steps": steps.get(a, [])[:3], "explanation": "scripted"}
-                       for a, c in credits.items()})
+    return json.dumps(
+        {a: {"credit": c, "steps": steps.get(a, [])[:3], "explanation": "scripted"} for a, c in credits.items()}
+    )
 
 
 def stay_blamer(req: GenerationRequest) -> str:
@@ -95,8 +96,11 @@ def flat(req: GenerationRequest) -> str:
 
 def report(credits: dict[str, float], steps: dict[str, list[int]] | None = None) -> CriticReport:
     steps = steps or {}
-    return CriticReport(episode=0, team_return=0.0, credits={
-        a: Credit(agent=a, credit=c, explanation="x", steps=steps.get(a, [])) for a, c in credits.items()})
+    return CriticReport(
+        episode=0,
+        team_return=0.0,
+        credits={a: Credit(agent=a, credit=c, explanation="x", steps=steps.get(a, [])) for a, c in credits.items()},
+    )
 
 
 # -- FaultyPolicy ------------------------------------------------------------------------
@@ -203,8 +207,7 @@ def test_critic_that_finds_the_idle_agent_scores_one(tmp_path):
     critic = CentralCritic(ScriptedBackend(stay_blamer))
     out = tmp_path / "cases.jsonl"
     lines: list[str] = []
-    [s] = run_fault_benchmark(PISTONBALL, critic, cases=4, fault="idle", env_kwargs=PB_KW, out=out,
-                              progress=lines.append)
+    [s] = run_fault_benchmark(PISTONBALL, critic, cases=4, fault="idle", env_kwargs=PB_KW, out=out, progress=lines.append)
     assert (s.cases, s.agent.value, s.step.value, s.joint.value) == (4, 1.0, 1.0, 1.0)
     assert s.critic_failures == 0 and len(lines) == s.drawn >= 4
     records = [json.loads(x) for x in out.read_text().splitlines()]
@@ -256,8 +259,9 @@ def test_seeds_without_a_hurting_fault_are_dropped_and_counted():
 
 
 def test_critic_that_blames_another_agent_scores_zero():
-    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(other_blamer)), cases=3, fault="idle",
-                              env_kwargs=PB_KW)
+    [s] = run_fault_benchmark(
+        PISTONBALL, CentralCritic(ScriptedBackend(other_blamer)), cases=3, fault="idle", env_kwargs=PB_KW
+    )
     assert s.agent.value == 0.0 and s.joint.value == 0.0
 
 
@@ -268,8 +272,9 @@ def test_uniform_credits_are_strict_misses_and_one_in_n_at_random():
 
 
 def test_a_failing_critic_is_a_counted_miss():
-    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(ScriptedBackend(lambda r: "not json"), max_attempts=1),
-                              cases=2, env_kwargs=PB_KW)
+    [s] = run_fault_benchmark(
+        PISTONBALL, CentralCritic(ScriptedBackend(lambda r: "not json"), max_attempts=1), cases=2, env_kwargs=PB_KW
+    )
     assert s.critic_failures == 2 and s.agent.value == 0.0 and s.cases == 2
 
 
@@ -283,14 +288,20 @@ def test_harmful_fault_plays_the_opposite_move(tmp_path):
 
 def test_several_critics_read_the_same_cases(tmp_path):
     out = tmp_path / "two.jsonl"
-    specs = [CriticSpec("stay", CentralCritic(ScriptedBackend(stay_blamer))),
-             CriticSpec("random", RandomCritic(1))]
+    specs = [CriticSpec("stay", CentralCritic(ScriptedBackend(stay_blamer))), CriticSpec("random", RandomCritic(1))]
     a, b = run_fault_benchmark(PISTONBALL, specs, cases=3, fault="idle", env_kwargs=PB_KW, out=out)
     assert (a.critic, b.critic, a.cases, b.cases) == ("stay", "random", 3, 3) and a.agent.value == 1.0
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(records) == 3 and all(set(r["critics"]) == {"stay", "random"} for r in records)
-    assert set(records[0]["baselines"]) == {"random", "unusual_actions", "histogram_outlier", "action_switches",
-                                            "first_speaker", "last_speaker", "lowest_return"}
+    assert set(records[0]["baselines"]) == {
+        "random",
+        "unusual_actions",
+        "histogram_outlier",
+        "action_switches",
+        "first_speaker",
+        "last_speaker",
+        "lowest_return",
+    }
     with pytest.raises(InvalidKwargError, match="names must differ"):
         run_fault_benchmark(PISTONBALL, [specs[0], specs[0]], cases=1, env_kwargs=PB_KW)
 
@@ -316,9 +327,30 @@ def test_cli_runs_several_critic_modes_and_writes_results(tmp_path, monkeypatch)
 
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(stay_blamer))
     out = tmp_path / "res"
-    res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--kw", "n_pistons=5", "--kw", "hold=1",
-                              "--fault", "idle", "--cases", "2", "--critic-mode", "central_credit",
-                              "--critic-mode", "counterfactual", "--evidence", "reference", "--out", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "eval-critic",
+            "--env",
+            PISTONBALL,
+            "--kw",
+            "n_pistons=5",
+            "--kw",
+            "hold=1",
+            "--fault",
+            "idle",
+            "--cases",
+            "2",
+            "--critic-mode",
+            "central_credit",
+            "--critic-mode",
+            "counterfactual",
+            "--evidence",
+            "reference",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "agent acc" in res.output and PISTONBALL in res.output and "unusual_actions" in res.output
     summary = json.loads((out / "summary.json").read_text())
@@ -336,13 +368,15 @@ def test_cli_refuses_used_out_and_bad_arguments(tmp_path):
     assert res.exit_code == 2 and "--env" in res.output and "--whowhen" in res.output
     res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--fault", "idel", "--out", str(tmp_path / "n")])
     assert res.exit_code == 2 and "'idle'" in res.output
-    res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--critic-mode", "counterfactal",
-                              "--out", str(tmp_path / "n")])
+    res = runner.invoke(
+        app, ["eval-critic", "--env", PISTONBALL, "--critic-mode", "counterfactal", "--out", str(tmp_path / "n")]
+    )
     assert res.exit_code == 2 and "'counterfactual'" in res.output
     res = runner.invoke(app, ["eval-critic", "--whowhen", str(tmp_path / "nope"), "--out", str(tmp_path / "n")])
     assert res.exit_code == 2 and "not a folder" in res.output
-    res = runner.invoke(app, ["eval-critic", "--env", "butterfly/pistonbal-v0", "--backend", "nope",
-                              "--out", str(tmp_path / "n")])
+    res = runner.invoke(
+        app, ["eval-critic", "--env", "butterfly/pistonbal-v0", "--backend", "nope", "--out", str(tmp_path / "n")]
+    )
     assert res.exit_code == 2 and "butterfly/pistonball-v0" in res.output
     # ties are never broken toward the first speaker: the option is gone
     res = runner.invoke(app, ["eval-critic", "--env", PISTONBALL, "--tie", "first", "--out", str(tmp_path / "n")])
@@ -521,21 +555,54 @@ def test_cli_eval_critic_on_overcooked_and_gsm8k(tmp_path, monkeypatch):
 
     gold = demo_items("gsm8k")[0].answer
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(gold_blamer(gold)))
-    res = runner.invoke(app, ["eval-critic", "--env", GSM8K, "--kw", "source=demo", "--kw", "index=0",
-                              "--fault", "harmful", "--cases", "2", "--out", str(tmp_path / "t")])
+    res = runner.invoke(
+        app,
+        [
+            "eval-critic",
+            "--env",
+            GSM8K,
+            "--kw",
+            "source=demo",
+            "--kw",
+            "index=0",
+            "--fault",
+            "harmful",
+            "--cases",
+            "2",
+            "--out",
+            str(tmp_path / "t"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())["summaries"][0]
     assert summary["agent"]["value"] == 1.0 and summary["settings"]["base"] == "oracle"
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(flat))
-    res = runner.invoke(app, ["eval-critic", "--env", OVERCOOKED, "--kw", "actions=skills", "--kw", "horizon=38",
-                              "--base", "greedy", "--cases", "1", "--out", str(tmp_path / "o")])
+    res = runner.invoke(
+        app,
+        [
+            "eval-critic",
+            "--env",
+            OVERCOOKED,
+            "--kw",
+            "actions=skills",
+            "--kw",
+            "horizon=38",
+            "--base",
+            "greedy",
+            "--cases",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())["summaries"][0]
     assert summary["cases"] == 1 and summary["ties"] == 1 and summary["settings"]["base"] == "greedy"
     res = runner.invoke(app, ["eval-critic", "--env", OVERCOOKED, "--base", "gredy", "--out", str(tmp_path / "n")])
     assert res.exit_code == 2 and "did you mean 'greedy'" in res.output
-    res = runner.invoke(app, ["eval-critic", "--env", GSM8K, "--kw", "source=demo", "--fault", "random",
-                              "--out", str(tmp_path / "n2")])
+    res = runner.invoke(
+        app, ["eval-critic", "--env", GSM8K, "--kw", "source=demo", "--fault", "random", "--out", str(tmp_path / "n2")]
+    )
     assert res.exit_code == 2 and "free-text" in res.output
     help_text = " ".join(runner.invoke(app, ["eval-critic", "--help"]).output.split())
     assert "--base" in help_text and "Overcooked greedy" in help_text

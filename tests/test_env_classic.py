@@ -34,10 +34,13 @@ def test_connect_four_fallback_skips_a_full_column():
     assert env.infos["player_0"]["action"] == 1  # column 2: the leftmost with room
 
 
-@pytest.mark.parametrize(("env_id", "moves"), [
-    ("classic/tictactoe-v0", ["1", "4", "2", "5", "3"]),        # X wins the top row
-    ("classic/connect_four-v0", ["1", "2", "1", "2", "1", "2", "1"]),  # player_0 wins column 1
-])
+@pytest.mark.parametrize(
+    ("env_id", "moves"),
+    [
+        ("classic/tictactoe-v0", ["1", "4", "2", "5", "3"]),  # X wins the top row
+        ("classic/connect_four-v0", ["1", "2", "1", "2", "1", "2", "1"]),  # player_0 wins column 1
+    ],
+)
 def test_no_one_is_offered_moves_once_the_game_is_over(env_id, moves):
     env = lang_pz.make(env_id)
     env.reset(seed=0)
@@ -87,8 +90,8 @@ def test_old_import_paths_still_work():
         tictactoe_phrases,
         tictactoe_square,
     )
-    assert lang_pz.registry["classic/tictactoe-v0"].load() is make_tictactoe
 
+    assert lang_pz.registry["classic/tictactoe-v0"].load() is make_tictactoe
 
 
 def test_tictactoe_unreadable_reply_is_told_the_free_squares():

@@ -23,11 +23,11 @@ def test_spread_text_has_each_landmark_and_teammate_from_the_agents_own_observat
     text = obs["agent_0"]["text"]
     assert f"You are at ({raw[2]:+.2f}, {raw[3]:+.2f})" in text
     for i in range(3):
-        dx, dy = raw[4 + 2 * i:6 + 2 * i]
+        dx, dy = raw[4 + 2 * i : 6 + 2 * i]
         want = f"landmark {i}: {abs(dx):.2f} {'right' if dx >= 0 else 'left'}, {abs(dy):.2f} {'up' if dy >= 0 else 'down'}"
         assert want in text, (want, text)
     for j, name in enumerate(["agent_1", "agent_2"]):
-        dx, dy = raw[10 + 2 * j:12 + 2 * j]
+        dx, dy = raw[10 + 2 * j : 12 + 2 * j]
         assert f"{name}: {abs(dx):.2f} {'right' if dx >= 0 else 'left'}" in text
     free = re.findall(r"landmark (\d): .*; free", text)
     assert free  # at least the landmark nearest to me among those no one is closer to
@@ -61,8 +61,12 @@ def test_continuous_actions_are_named_components_with_reasons():
     _, _, _, _, infos = env.step({"agent_0": "right=0.8 up=0.3", "agent_1": "0 0 1 0 0", "agent_2": "left: 1"})
     assert infos["agent_0"]["action"] == pytest.approx([0, 0, 0.8, 0, 0.3])
     assert infos["agent_2"]["action"] == pytest.approx([0, 1, 0, 0, 0])
-    for reply, reason in [("jump=1", "unknown component(s) ['jump']"), ("right=1.5", "right=1.5 is outside"),
-                          ("right=1 right=0", "given twice"), ("go right", "found 0 number(s)")]:
+    for reply, reason in [
+        ("jump=1", "unknown component(s) ['jump']"),
+        ("right=1.5", "right=1.5 is outside"),
+        ("right=1 right=0", "given twice"),
+        ("go right", "found 0 number(s)"),
+    ]:
         with pytest.raises(ActionParseError) as exc:
             env.step({"agent_0": reply, "agent_1": "up=1", "agent_2": "up=1"})
         assert reason in exc.value.reason, exc.value.reason
@@ -95,8 +99,12 @@ def test_scripted_team_beats_random_on_every_scenario():
     from lang_pz.policies.mpe import MPEScriptedPolicy
     from lang_pz.rollout import rollout
 
-    for env_id, kwargs in [("mpe/simple_spread-v0", {}), ("mpe/simple_spread-v0", {"continuous_actions": True}),
-                           ("mpe/simple_speaker_listener-v0", {}), ("mpe/simple_reference-v0", {})]:
+    for env_id, kwargs in [
+        ("mpe/simple_spread-v0", {}),
+        ("mpe/simple_spread-v0", {"continuous_actions": True}),
+        ("mpe/simple_speaker_listener-v0", {}),
+        ("mpe/simple_reference-v0", {}),
+    ]:
         env = lang_pz.make(env_id, max_cycles=25, **kwargs)
         totals = {}
         for name, make in (("scripted", MPEScriptedPolicy), ("random", lambda: RandomPolicy(seed=0))):

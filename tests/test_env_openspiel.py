@@ -72,8 +72,9 @@ def test_hanabi_is_cooperative_and_hides_the_own_hand():
     own_hand = text.split("Cur player\n")[1].split("-----")[0]
     assert set(own_hand.split()) - {"||"} <= {w for w in own_hand.split() if w.startswith("XX")}
     assert "Play 0" in env.infos["player_0"]["legal_actions"]
-    env.step("Reveal player +1 color R" if "Reveal player +1 color R" in env.infos["player_0"]["legal_actions"]
-             else "Play 0")
+    env.step(
+        "Reveal player +1 color R" if "Reveal player +1 color R" in env.infos["player_0"]["legal_actions"] else "Play 0"
+    )
     while env.agents:
         assert len(set(env.rewards.values())) == 1, env.rewards  # one shared score
         _, _, term, trunc, info = env.last()
@@ -100,12 +101,15 @@ def test_any_openspiel_game_through_the_generic_path():
         lang_pz.make("openspiel/liars_dic")
 
 
-@pytest.mark.parametrize(("raw", "words"), [
-    (["[P0]Bid: 1", "[P0]Bid: 2"], ["Bid: 1", "Bid: 2"]),
-    (["(Play 0)", "(Discard 0)"], ["Play 0", "Discard 0"]),
-    (["[P0]x", "[P1]x"], ["[P0]x", "[P1]x"]),  # cleaning would merge them
-    (["a", "A"], ["a #0", "A #1"]),
-])
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (["[P0]Bid: 1", "[P0]Bid: 2"], ["Bid: 1", "Bid: 2"]),
+        (["(Play 0)", "(Discard 0)"], ["Play 0", "Discard 0"]),
+        (["[P0]x", "[P1]x"], ["[P0]x", "[P1]x"]),  # cleaning would merge them
+        (["a", "A"], ["a #0", "A #1"]),
+    ],
+)
 def test_move_words_stay_distinct(raw, words):
     assert move_words(raw) == words
 
@@ -162,8 +166,7 @@ def test_spiel_seats_in_bench_teams():
     from lang_pz.bench.teams import build_team, parse_team
 
     env = lang_pz.make("openspiel/kuhn_poker-v0")  # as the bench builds teams: before the first reset
-    team = build_team(parse_team("player_0=spiel:cfr:50;*=spiel:random"), env, "openspiel/kuhn_poker-v0",
-                      llm=lambda: None)
+    team = build_team(parse_team("player_0=spiel:cfr:50;*=spiel:random"), env, "openspiel/kuhn_poker-v0", llm=lambda: None)
     assert (team["player_0"].kind, team["player_0"].iterations, team["player_1"].kind) == ("cfr", 50, "random")
     with pytest.raises(InvalidKwargError, match="not an openspiel"):
         build_team(parse_team("spiel:cfr"), lang_pz.make("classic/rps-v0"), "classic/rps-v0", llm=lambda: None)
@@ -171,8 +174,9 @@ def test_spiel_seats_in_bench_teams():
         build_team(parse_team("spiel:cfr:x"), env, "openspiel/kuhn_poker-v0", llm=lambda: None)
 
 
-@pytest.mark.parametrize("env_id", ["openspiel/kuhn_poker-v0", "openspiel/leduc_poker-v0", "openspiel/hanabi-v0",
-                                    "openspiel/goofspiel-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["openspiel/kuhn_poker-v0", "openspiel/leduc_poker-v0", "openspiel/hanabi-v0", "openspiel/goofspiel-v0"]
+)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_each_agents_collected_rewards_are_its_openspiel_return(env_id, seed):
     env = _first(env_id, seed=seed)

@@ -36,18 +36,22 @@ def test_two_pistons_really_end_after_one_step_in_pettingzoo():
             assert not env.agents and env.unwrapped.distance_to_wall_at_game_start == 1
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"n_pistons": 3}, "3 pistons"),
-    ({"n_pistons": 4, "hold": 3}, "4 pistons and hold=3"),
-    ({"n_pistons": 6, "hold": 5, "max_cycles": 4}, "max_cycles=4 < hold=5"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_pistons": 3}, "3 pistons"),
+        ({"n_pistons": 4, "hold": 3}, "4 pistons and hold=3"),
+        ({"n_pistons": 6, "hold": 5, "max_cycles": 4}, "max_cycles=4 < hold=5"),
+    ],
+)
 def test_degenerate_configurations_warn(kwargs, match):
     with pytest.warns(UserWarning, match=match):
         lang_pz.make(PB, **kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [{"n_pistons": 4}, {"n_pistons": 4, "hold": 2}, {"n_pistons": 5, "hold": 5},
-                                    {"n_pistons": 20}])
+@pytest.mark.parametrize(
+    "kwargs", [{"n_pistons": 4}, {"n_pistons": 4, "hold": 2}, {"n_pistons": 5, "hold": 5}, {"n_pistons": 20}]
+)
 def test_meaningful_configurations_do_not_warn(kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)

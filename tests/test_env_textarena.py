@@ -62,8 +62,7 @@ def test_same_seed_same_game_even_with_two_games_side_by_side():
                 continue
             agent = env.agent_selection
             seen.append(env.observe(agent)["text"])
-            env.step(None if env.terminations[agent] or env.truncations[agent]
-                     else env.infos[agent]["legal_actions"][-1])
+            env.step(None if env.terminations[agent] or env.truncations[agent] else env.infos[agent]["legal_actions"][-1])
     assert texts[0] == texts[1]
     alone = lang_pz.make("textarena/kuhn_poker-v0")
     alone.reset(seed=3)
@@ -78,11 +77,14 @@ def test_any_textarena_game_by_id_and_typos():
         lang_pz.make("textarena/ConectFour-v0")
 
 
-@pytest.mark.parametrize(("message", "moves"), [
-    ("Available Moves: '[0]', '[1]', '[8]'", ["[0]", "[1]", "[8]"]),
-    ("Your available actions are: '[check]', '[bet]'", ["[check]", "[bet]"]),
-    ("Valid moves: '[e2e4]', '[g1f3]'\nBoard:", ["[e2e4]", "[g1f3]"]),
-    ("Remove objects with the format '[pile quantity]'", None),
-])
+@pytest.mark.parametrize(
+    ("message", "moves"),
+    [
+        ("Available Moves: '[0]', '[1]', '[8]'", ["[0]", "[1]", "[8]"]),
+        ("Your available actions are: '[check]', '[bet]'", ["[check]", "[bet]"]),
+        ("Valid moves: '[e2e4]', '[g1f3]'\nBoard:", ["[e2e4]", "[g1f3]"]),
+        ("Remove objects with the format '[pile quantity]'", None),
+    ],
+)
 def test_listed_moves(message, moves):
     assert listed_moves(message) == moves

@@ -31,13 +31,17 @@ def traj_aec() -> Trajectory:
 
 
 def cf(agent: str, delta: float, at=None, word="up") -> Counterfactual:
-    return Counterfactual(agents=(agent,), replacement=word, value=10 + delta, delta=delta, steps=6,
-                          at_steps=at)
+    return Counterfactual(agents=(agent,), replacement=word, value=10 + delta, delta=delta, steps=6, at_steps=at)
 
 
 def test_credit_is_the_negated_best_gain_and_cites_its_window():
-    probes = [cf("a", 2.0, (0,)), cf("a", -1.0, (1,)), cf("b", 8.0, (1, 2)), cf("b", 0.0, (0,)),
-              Counterfactual(agents=("a", "b"), replacement="down", value=0.0, delta=-10.0, steps=6)]  # a group probe: not attributed
+    probes = [
+        cf("a", 2.0, (0,)),
+        cf("a", -1.0, (1,)),
+        cf("b", 8.0, (1, 2)),
+        cf("b", 0.0, (0,)),
+        Counterfactual(agents=("a", "b"), replacement="down", value=0.0, delta=-10.0, steps=6),
+    ]  # a group probe: not attributed
     d = differences(traj_aec(), probes)
     assert (d["a"].gain, d["b"].gain) == (2.0, 8.0) and d["b"].steps == (3, 5)  # decisions 1, 2 of b
     report = DifferenceCritic().assess(traj_aec(), None, probes)
@@ -75,8 +79,9 @@ def test_the_llms_words_cannot_change_the_numbers():
     assert worded.credits["b"].explanation.startswith("b was perfect (") and "team +8.0" in worded.credits["b"].explanation
     assert "credit -1.0 (blamed)" in asked[0] and worded.attempts == 1
     # digits are refused (the numbers are computed): after the retries, only the computed fact
-    digits = DifferenceCritic(ScriptedBackend(lambda r: json.dumps({"a": {"explanation": "gained 2"},
-                                                                    "b": {"explanation": "gained 8"}})))
+    digits = DifferenceCritic(
+        ScriptedBackend(lambda r: json.dumps({"a": {"explanation": "gained 2"}, "b": {"explanation": "gained 8"}}))
+    )
     r = digits.assess(traj_aec(), None, probes)
     assert r.credits["b"].explanation == plain.credits["b"].explanation and len(r.errors) == 2
     assert {a: c.credit for a, c in r.credits.items()} == {a: c.credit for a, c in plain.credits.items()}
@@ -133,7 +138,10 @@ def test_benchmark_counterfactual_critic_with_reference_and_with_default_on_gsm8
     [pb] = run_fault_benchmark(PISTONBALL, spec, cases=3, env_kwargs=PB_KW)
     assert pb.agent.value == 1.0 and pb.step.value == 1.0 and pb.visible == 1.0
     kw = {"source": "demo", "index": 0}
-    specs = [CriticSpec("reference", DifferenceCritic(), ("reference",)), CriticSpec("default", DifferenceCritic(), ("default",))]
+    specs = [
+        CriticSpec("reference", DifferenceCritic(), ("reference",)),
+        CriticSpec("default", DifferenceCritic(), ("default",)),
+    ]
     ref, dflt = run_fault_benchmark("tasks/gsm8k-v0", specs, cases=6, env_kwargs=kw, out=None)
     assert ref.agent.value == 1.0
     # "default" (an empty reply) finds a verifier that overwrote a right answer, never a wrong

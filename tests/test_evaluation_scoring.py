@@ -15,8 +15,12 @@ from lang_pz.trajectory import AgentStep, Trajectory
 
 def report(credits: dict[str, float], steps: dict[str, list[int]] | None = None, shown=()) -> CriticReport:
     steps = steps or {}
-    return CriticReport(episode=0, team_return=0.0, shown_steps=list(shown), credits={
-        a: Credit(agent=a, credit=c, explanation="x", steps=steps.get(a, [])) for a, c in credits.items()})
+    return CriticReport(
+        episode=0,
+        team_return=0.0,
+        shown_steps=list(shown),
+        credits={a: Credit(agent=a, credit=c, explanation="x", steps=steps.get(a, [])) for a, c in credits.items()},
+    )
 
 
 def traj_of(actions: dict[str, str], rewards: dict[str, float] | None = None) -> Trajectory:
@@ -110,10 +114,23 @@ def test_action_leakage_flags_a_statistic_that_finds_the_faulty_agent():
 
 def test_summarise_counts_labels_drops_and_baselines():
     def rec(hit: bool, truth: str, err=None):
-        score = {"agent_hit": hit, "step_hit": False, "joint_hit": False, "agent_expected": float(hit),
-                 "step_expected": 0.0, "tied": ["a"], "error": err, "visible": True}
-        return {"chance_agent": 0.5, "chance_step": 0.25, "truth_agent": truth, "critic": score,
-                "baselines": {"random": {**score, "agent_expected": 0.5}}}
+        score = {
+            "agent_hit": hit,
+            "step_hit": False,
+            "joint_hit": False,
+            "agent_expected": float(hit),
+            "step_expected": 0.0,
+            "tied": ["a"],
+            "error": err,
+            "visible": True,
+        }
+        return {
+            "chance_agent": 0.5,
+            "chance_step": 0.25,
+            "truth_agent": truth,
+            "critic": score,
+            "baselines": {"random": {**score, "agent_expected": 0.5}},
+        }
 
     s = summarise("x", "c", [rec(True, "a"), rec(False, "a", "E"), rec(False, "b")], drawn=5)
     assert (s.cases, s.drawn, s.dropped, s.critic_failures) == (3, 5, 2, 1)

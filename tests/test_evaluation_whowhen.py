@@ -48,8 +48,9 @@ def steps_in(prompt: str) -> list[int]:
 
 
 def reply(credits: dict[str, float], steps: dict[str, list[int]]) -> str:
-    return json.dumps({a: {"credit": c, "steps": steps.get(a, [])[:3], "explanation": "scripted"}
-                       for a, c in credits.items()})
+    return json.dumps(
+        {a: {"credit": c, "steps": steps.get(a, [])[:3], "explanation": "scripted"} for a, c in credits.items()}
+    )
 
 
 def flat(req: GenerationRequest) -> str:
@@ -63,11 +64,20 @@ def case(name: str):
 
 def test_reader_reports_every_malformed_file():
     data = read_whowhen(WHOWHEN)
-    assert sorted(c.name for c in data.cases) == ["Algorithm-Generated/1.json", "Algorithm-Generated/2.json",
-                                                  "Hand-Crafted/1.json", "Hand-Crafted/2.json"]
+    assert sorted(c.name for c in data.cases) == [
+        "Algorithm-Generated/1.json",
+        "Algorithm-Generated/2.json",
+        "Hand-Crafted/1.json",
+        "Hand-Crafted/2.json",
+    ]
     reasons = {m.name: m.reason for m in data.malformed}
-    assert set(reasons) == {"bad_not_json.json", "bad_missing_key.json", "bad_step_out_of_range.json",
-                            "bad_unknown_agent.json", "bad_poser_blamed.json"}
+    assert set(reasons) == {
+        "bad_not_json.json",
+        "bad_missing_key.json",
+        "bad_step_out_of_range.json",
+        "bad_unknown_agent.json",
+        "bad_poser_blamed.json",
+    }
     assert "not JSON" in reasons["bad_not_json.json"]
     assert "mistake_step" in reasons["bad_missing_key.json"]
     assert "outside history" in reasons["bad_step_out_of_range.json"]
@@ -140,8 +150,10 @@ def test_chunked_credit_is_the_mean_over_chunks_citing_the_lowest_chunk():
     def oracle(req: GenerationRequest) -> str:  # blames the mistake agent only where the step is shown
         p = prompt_of(req)
         here = c.mistake_step in steps_in(p)
-        return reply({a: (-1.0 if here and a == c.mistake_agent else 0.5) for a in agents_in(p)},
-                     {c.mistake_agent: [c.mistake_step]} if here else {})
+        return reply(
+            {a: (-1.0 if here and a == c.mistake_agent else 0.5) for a in agents_in(p)},
+            {c.mistake_agent: [c.mistake_step]} if here else {},
+        )
 
     report = ChunkedCritic(CentralCritic(ScriptedBackend(oracle)), task_text(c)).assess(to_trajectory(c))
     n = report.attempts
@@ -158,8 +170,10 @@ def test_a_critic_that_knows_the_answer_scores_one(tmp_path):
         p = prompt_of(req)
         c = next(x for x in truth.values() if " ".join(x.question.split())[:50] in p)  # every chunk has the task
         here = c.mistake_step in steps_in(p)
-        return reply({a: (-1.0 if here and a == c.mistake_agent else 0.5) for a in agents_in(p)},
-                     {c.mistake_agent: [c.mistake_step]} if here else {})
+        return reply(
+            {a: (-1.0 if here and a == c.mistake_agent else 0.5) for a in agents_in(p)},
+            {c.mistake_agent: [c.mistake_step]} if here else {},
+        )
 
     s, malformed = run_whowhen_benchmark(WHOWHEN, CentralCritic(ScriptedBackend(oracle)), out=tmp_path / "o.jsonl")
     assert (s.cases, s.agent.value, s.step.value, s.dropped, len(malformed)) == (4, 1.0, 1.0, 5, 5)
@@ -179,8 +193,24 @@ def test_cli_whowhen_options_and_the_visible_share(tmp_path, monkeypatch):
 
     monkeypatch.setattr(lang_pz.backends, "make_backend", make)
     out = tmp_path / "r"
-    res = runner.invoke(app, ["eval-critic", "--whowhen", str(WHOWHEN), "--limit", "3", "--max-chars", "120",
-                              "--prompt-chars", "3000", "--threads", "1", "--out", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "eval-critic",
+            "--whowhen",
+            str(WHOWHEN),
+            "--limit",
+            "3",
+            "--max-chars",
+            "120",
+            "--prompt-chars",
+            "3000",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "labelled step was shown to the critic in 3 of 3 cases (100%)" in res.output
     assert made == [{"n_threads": 1}]
@@ -189,6 +219,7 @@ def test_cli_whowhen_options_and_the_visible_share(tmp_path, monkeypatch):
     res = runner.invoke(app, ["eval-critic", "--whowhen", str(WHOWHEN), "--one-call", "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
     assert "in 3 of 4 cases (75%)" in res.output
-    res = runner.invoke(app, ["eval-critic", "--whowhen", str(WHOWHEN), "--critic-mode", "counterfactual",
-                              "--out", str(tmp_path / "c")])
+    res = runner.invoke(
+        app, ["eval-critic", "--whowhen", str(WHOWHEN), "--critic-mode", "counterfactual", "--out", str(tmp_path / "c")]
+    )
     assert res.exit_code == 2 and "cannot be re-run" in res.output

@@ -26,6 +26,7 @@ def load_example(name: str):
 
 def _contents(root: Path) -> dict[str, object]:
     """Every file of a run folder, parsed, without wall-clock fields (latencies, seconds, run_dir)."""
+
     def clean(x):
         if isinstance(x, dict):
             return {k: clean(v) for k, v in x.items() if k not in ("latency_s", "seconds", "run_dir")}
@@ -50,11 +51,18 @@ def _contents(root: Path) -> dict[str, object]:
 
 def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
     custom = load_example("custom_loop")
-    base = dict(env_kwargs=ENV, iterations=2, episodes_per_iteration=1, validation_seeds=[1001],
-                counterfactual=["alternatives"], initial_policy="Always push up.")
+    base = dict(
+        env_kwargs=ENV,
+        iterations=2,
+        episodes_per_iteration=1,
+        validation_seeds=[1001],
+        counterfactual=["alternatives"],
+        initial_policy="Always push up.",
+    )
     flips = AGENTS  # every piston's optimiser flips its policy; validation and the gate decide
-    ours = custom.custom_train(TrainConfig(**base, run_dir=str(tmp_path / "custom")), backends=StandIn(flips).backend,
-                               margin=0.0)  # at margin 0 the variant's gate decides as the stock one
+    ours = custom.custom_train(
+        TrainConfig(**base, run_dir=str(tmp_path / "custom")), backends=StandIn(flips).backend, margin=0.0
+    )  # at margin 0 the variant's gate decides as the stock one
     theirs = train(TrainConfig(**base, run_dir=str(tmp_path / "train")), backends=StandIn(flips).backend)
     a, b = _contents(tmp_path / "custom"), _contents(tmp_path / "train")
     assert sorted(a) == sorted(b)
@@ -62,11 +70,13 @@ def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
         assert a[name] == b[name], name
     assert ours.final_policies == theirs.final_policies
     assert any(name.endswith("gated.jsonl") for name in a) and any(name.endswith("acceptance.jsonl") for name in a)
-    strict = custom.custom_train(TrainConfig(**base, run_dir=str(tmp_path / "strict")), backends=StandIn(flips).backend,
-                                 margin=1e9)  # no re-run gains that much: every agent is gated, none changes
+    strict = custom.custom_train(
+        TrainConfig(**base, run_dir=str(tmp_path / "strict")), backends=StandIn(flips).backend, margin=1e9
+    )  # no re-run gains that much: every agent is gated, none changes
     assert all(m.changed_agents == [] for m in strict.metrics) and strict.final_policies == ours.initial_policies
-    reasons = [json.loads(line)["reason"] for f in (tmp_path / "strict").rglob("gated.jsonl")
-               for line in f.read_text().splitlines()]
+    reasons = [
+        json.loads(line)["reason"] for f in (tmp_path / "strict").rglob("gated.jsonl") for line in f.read_text().splitlines()
+    ]
     assert any(r.startswith("gain within margin") for r in reasons)  # agents the stock gate let through
 
 
@@ -77,8 +87,12 @@ def test_wrap_your_env():
 
 def test_evaluate_a_finished_run(tmp_path):
     run = tmp_path / "run"
-    train(TrainConfig(env_kwargs=ENV, iterations=1, validation_seeds=[1001], initial_policy="Always push up.",
-                      run_dir=str(run)), backends=StandIn(AGENTS).backend)
+    train(
+        TrainConfig(
+            env_kwargs=ENV, iterations=1, validation_seeds=[1001], initial_policy="Always push up.", run_dir=str(run)
+        ),
+        backends=StandIn(AGENTS).backend,
+    )
     out = load_example("evaluate_run").main(str(run), [3000, 3001], backend=StandIn().backend)
     assert set(out) == {"initial", "final"} and all(len(v) == 2 for v in out.values())
     with pytest.raises(SystemExit, match="used for training or validation"):
@@ -100,8 +114,9 @@ def test_example_scripts_run_as_written(name, tmp_path):
     import subprocess
 
     env = {**os.environ, "LANG_PZ_CACHE_DIR": str(tmp_path / "cache")}
-    res = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True,
-                         timeout=900, env=env, check=False)
+    res = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True, timeout=900, env=env, check=False
+    )
     assert res.returncode == 0, res.stderr[-2000:]
 
 
@@ -110,8 +125,15 @@ def _run_example(name: str, *args: str, tmp_path: Path, timeout: int = 900) -> s
     import subprocess
 
     env = {**os.environ, "LANG_PZ_CACHE_DIR": str(tmp_path / "cache")}
-    res = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *args], capture_output=True, text=True,
-                         timeout=timeout, env=env, cwd=tmp_path, check=False)
+    res = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     return res.stdout
 

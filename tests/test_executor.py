@@ -72,8 +72,14 @@ def test_env_pool_makes_one_more_instance_only_when_all_are_busy():
 
 def test_concurrent_training_writes_what_serial_training_writes(tmp_path):
     """Episodes, re-runs, validation, critic and optimiser calls at once: same files as one by one."""
-    kw = dict(iterations=2, episodes_per_iteration=3, partners={"piston_4": "random"}, counterfactual=["alternatives"],
-              validation_seeds=[1001, 1002], test_seeds=[2000])
+    kw = dict(
+        iterations=2,
+        episodes_per_iteration=3,
+        partners={"piston_4": "random"},
+        counterfactual=["alternatives"],
+        validation_seeds=[1001, 1002],
+        test_seeds=[2000],
+    )
     from lang_pz.training import train
 
     train(config(tmp_path / "serial", workers=1, **kw), backends=StandIn(AGENTS[:3]).backend)

@@ -28,8 +28,16 @@ from test_training import AGENTS, StandIn, config, prompt_of, role_of
 
 HERE = Path(__file__).parent
 STAND_IN_SPEC = "openai:scripted-stand-in"  # never built: the test gives objects here, a factory to workers
-TRAIN = dict(iterations=1, episodes_per_iteration=3, partners={"piston_4": "random"}, counterfactual=["alternatives"],
-             validation_seeds=[1001, 1002], test_seeds=[2000], workers=2, actor_backend=STAND_IN_SPEC)
+TRAIN = dict(
+    iterations=1,
+    episodes_per_iteration=3,
+    partners={"piston_4": "random"},
+    counterfactual=["alternatives"],
+    validation_seeds=[1001, 1002],
+    test_seeds=[2000],
+    workers=2,
+    actor_backend=STAND_IN_SPEC,
+)
 
 _requests_here = [0]  # actor requests answered by this process
 
@@ -100,7 +108,9 @@ def stand_in_on_workers():
     from lang_pz.executor_ray import register_worker_backend
 
     def register(kill_mark: Path | None = None) -> None:
-        register_worker_backend(STAND_IN_SPEC, functools.partial(stand_in_backend, None if kill_mark is None else str(kill_mark)))
+        register_worker_backend(
+            STAND_IN_SPEC, functools.partial(stand_in_backend, None if kill_mark is None else str(kill_mark))
+        )
 
     yield register
     register_worker_backend(STAND_IN_SPEC, None)
@@ -194,8 +204,9 @@ def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, stand
     train_on_ray(tmp_path / "ray")
     assert mark.exists() and int(mark.read_text()) != os.getpid()  # a worker process really died
     assert_same_run(tmp_path / "local", tmp_path / "ray")
-    episodes = [json.loads(x)["episode"] for x in (tmp_path / "ray" / "iter_000" / "trajectories.jsonl")
-                .read_text().splitlines()]
+    episodes = [
+        json.loads(x)["episode"] for x in (tmp_path / "ray" / "iter_000" / "trajectories.jsonl").read_text().splitlines()
+    ]
     assert sorted(set(episodes)) == [0, 1, 2] and episodes == sorted(episodes)
 
 
@@ -209,10 +220,34 @@ def test_workers_build_an_openai_backend_from_the_spec(cluster, tmp_path):
 
     with FakeOpenAIServer() as server:
         options = json.dumps({"openai:fake": {"base_url": server.url, "cache": False}})
-        res = CliRunner().invoke(app, [
-            "train", "--executor", "ray", "--backend", "openai:fake", "--iterations", "1", "--episodes", "2",
-            "--kw", "n_pistons=3", "--kw", "hold=5", "--kw", "max_cycles=25", "--run-dir", str(tmp_path / "run"),
-            "--set", f"backend_options={options}", "--set", "workers=2", "--set", "validation_seeds=[1001]"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "train",
+                "--executor",
+                "ray",
+                "--backend",
+                "openai:fake",
+                "--iterations",
+                "1",
+                "--episodes",
+                "2",
+                "--kw",
+                "n_pistons=3",
+                "--kw",
+                "hold=5",
+                "--kw",
+                "max_cycles=25",
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--set",
+                f"backend_options={options}",
+                "--set",
+                "workers=2",
+                "--set",
+                "validation_seeds=[1001]",
+            ],
+        )
         kinds = [kind for _path, _fault, kind in server.log]
     assert res.exit_code == 0, res.output
     m = json.loads((tmp_path / "run" / "metrics.jsonl").read_text())

@@ -29,9 +29,10 @@ def test_embedded_model_plays_a_short_episode(embedded):
 
 def test_one_training_iteration_writes_a_complete_run_folder(tmp_path, embedded):
     run = tmp_path / "run"
-    result = train(TrainConfig(env_kwargs={"n_pistons": 5, "hold": 25}, iterations=1,
-                               episodes_per_iteration=1, run_dir=str(run)),
-                   backends=embedded)  # the loaded model, passed as an object (no monkeypatching)
+    result = train(
+        TrainConfig(env_kwargs={"n_pistons": 5, "hold": 25}, iterations=1, episodes_per_iteration=1, run_dir=str(run)),
+        backends=embedded,
+    )  # the loaded model, passed as an object (no monkeypatching)
     it = run / "iter_000"
     assert json.loads((run / "config.json").read_text())["iterations"] == 1
     assert len((it / "trajectories.jsonl").read_text().splitlines()) == 5 * 5 + 5 + 1

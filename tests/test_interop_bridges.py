@@ -38,8 +38,10 @@ def pistonball(**kw):
 def test_hashed_bag_of_words_is_deterministic_across_processes():
     text = "You are piston_1. Your height: 24 of 64 px. Ball: 50 px to your right."
     here = HashedBagOfWords()(text)
-    code = ("import sys, numpy as np; from lang_pz.interop import HashedBagOfWords; "
-            f"np.save(sys.stdout.buffer, HashedBagOfWords()({text!r}))")
+    code = (
+        "import sys, numpy as np; from lang_pz.interop import HashedBagOfWords; "
+        f"np.save(sys.stdout.buffer, HashedBagOfWords()({text!r}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, cwd=ROOT)
     import io
 
@@ -155,8 +157,9 @@ ASYNC = textwrap.dedent("""
 
 def _async(registered: bool, shared: bool) -> str:
     args = ["registered" if registered else "plain", "shared" if shared else "copy"]
-    return subprocess.run([sys.executable, "-c", ASYNC, *args], capture_output=True, text=True, check=True,
-                          cwd=ROOT).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", ASYNC, *args], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.strip()
 
 
 def test_async_vector_env_shared_memory_is_refused_loudly():
@@ -183,9 +186,11 @@ def test_supersuit_vector_env_on_text_env():
 
 
 def test_supersuit_vector_envs_work_after_a_plain_import_of_lang_pz():
-    code = ("import lang_pz, supersuit as ss; "
-            "env = lang_pz.make('butterfly/pistonball-v0', n_pistons=5, max_cycles=20); "
-            "print(ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(env), 1, num_cpus=0).reset(seed=0)[0]['text'][0][:15])")
+    code = (
+        "import lang_pz, supersuit as ss; "
+        "env = lang_pz.make('butterfly/pistonball-v0', n_pistons=5, max_cycles=20); "
+        "print(ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(env), 1, num_cpus=0).reset(seed=0)[0]['text'][0][:15])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-800:]
     assert out.stdout.startswith("You are piston_")
@@ -307,8 +312,15 @@ def test_box_actions_send_vectors_as_text_that_parses_back():
     parallel_api_test(to_vector_env(pistonball(n_pistons=5, continuous=True)), num_cycles=10)
     assert env.action_space("piston_0") == spaces.Box(-1.0, 1.0, (1,), np.float32)
     env.reset(seed=0)
-    _, _, _, _, infos = env.step({"piston_0": np.float32(0.123456789), "piston_1": [5.0], "piston_2": np.array([-0.5]),
-                                  "piston_3": 0, "piston_4": np.array([[1e-9]])})
+    _, _, _, _, infos = env.step(
+        {
+            "piston_0": np.float32(0.123456789),
+            "piston_1": [5.0],
+            "piston_2": np.array([-0.5]),
+            "piston_3": 0,
+            "piston_4": np.array([[1e-9]]),
+        }
+    )
     assert infos["piston_0"]["action"] == [float(np.float32(0.123456789))]  # exactly, not 3 digits
     assert infos["piston_1"]["action"] == [1.0] and not infos["piston_1"]["fallback"]  # clipped into the bounds
     assert not any(infos[a]["fallback"] for a in infos)

@@ -14,8 +14,10 @@ from lang_pz.error import LangPZError
 from lang_pz.policies.learned import SB3Policy, SuperSuitPixels
 from lang_pz.rollout import rollout
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None,
-                                reason="stable-baselines3 not installed: pip install 'lang_pz[sb3]'")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("stable_baselines3") is None,
+    reason="stable-baselines3 not installed: pip install 'lang_pz[sb3]'",
+)
 
 KW = {"n_pistons": 5, "hold": 5, "max_cycles": 125}
 
@@ -53,8 +55,7 @@ def model_path(tmp_path_factory):
 
     from lang_pz.interop import sb3_vec_env
 
-    model = PPO("CnnPolicy", sb3_vec_env(SuperSuitPixels().wrap(raw_env())), n_steps=16, batch_size=80, seed=1,
-                device="cpu")
+    model = PPO("CnnPolicy", sb3_vec_env(SuperSuitPixels().wrap(raw_env())), n_steps=16, batch_size=80, seed=1, device="cpu")
     model.learn(80)
     path = tmp_path_factory.mktemp("sb3") / "ppo.zip"
     model.save(str(path))

@@ -24,8 +24,9 @@ def _missing(module: str) -> bool:
         return True
 
 
-needs_sb3 = pytest.mark.skipif(_missing("stable_baselines3"),
-                               reason="stable-baselines3 not installed: pip install 'lang_pz[sb3]'")
+needs_sb3 = pytest.mark.skipif(
+    _missing("stable_baselines3"), reason="stable-baselines3 not installed: pip install 'lang_pz[sb3]'"
+)
 needs_torchrl = pytest.mark.skipif(_missing("torchrl"), reason="torchrl not installed: pip install 'lang_pz[torchrl]'")
 
 
@@ -35,8 +36,16 @@ def _sb3_ppo(seed: int, steps: int = 240):
     from lang_pz.interop import sb3_vec_env, to_vector_env
 
     env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=3, hold=5, max_cycles=50))
-    model = PPO("MlpPolicy", sb3_vec_env(env, n_envs=2), n_steps=40, batch_size=60, n_epochs=2, seed=seed,
-                policy_kwargs={"net_arch": [32]}, device="cpu")
+    model = PPO(
+        "MlpPolicy",
+        sb3_vec_env(env, n_envs=2),
+        n_steps=40,
+        batch_size=60,
+        n_epochs=2,
+        seed=seed,
+        policy_kwargs={"net_arch": [32]},
+        device="cpu",
+    )
     return model.learn(steps)
 
 
@@ -85,14 +94,17 @@ def test_torchrl_env_specs_and_rollout():
 def test_rllib_registration():
     try:
         import ray.rllib  # noqa: F401
+
         has_rllib = True
     except ImportError:
         has_rllib = False
     if not has_rllib:
         with pytest.raises(DependencyNotInstalled, match="venv of its own"):
             lang_pz.interop.register_rllib_env("x", "butterfly/pistonball-v0")
-        pytest.skip("ray[rllib] is not installed in this venv: it pins gymnasium==1.2.2 and numpy>=2, which this venv "
-                    "cannot hold; `bash benchmarks/rllib_venv.sh` trains RLlib PPO through lang_pz.interop in a venv of its own")
+        pytest.skip(
+            "ray[rllib] is not installed in this venv: it pins gymnasium==1.2.2 and numpy>=2, which this venv "
+            "cannot hold; `bash benchmarks/rllib_venv.sh` trains RLlib PPO through lang_pz.interop in a venv of its own"
+        )
     name = lang_pz.interop.register_rllib_env("lang_pz_test_pistonball", "butterfly/pistonball-v0", n_pistons=3)
     assert name == "lang_pz_test_pistonball"
 
@@ -106,10 +118,17 @@ def test_sb3_ppo_trains_with_box_actions_on_continuous_pistonball():
     from lang_pz.interop import sb3_vec_env, to_vector_env
 
     def run():
-        env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=5, continuous=True, hold=5,
-                                         max_cycles=50))
-        model = PPO("MlpPolicy", sb3_vec_env(env), n_steps=40, batch_size=100, n_epochs=1, seed=0,
-                    policy_kwargs={"net_arch": [32]}, device="cpu")
+        env = to_vector_env(lang_pz.make("butterfly/pistonball-v0", n_pistons=5, continuous=True, hold=5, max_cycles=50))
+        model = PPO(
+            "MlpPolicy",
+            sb3_vec_env(env),
+            n_steps=40,
+            batch_size=100,
+            n_epochs=1,
+            seed=0,
+            policy_kwargs={"net_arch": [32]},
+            device="cpu",
+        )
         return model, model.learn(200)
 
     (model, _), (again, _) = run(), run()
@@ -136,8 +155,9 @@ def test_sb3_sac_on_a_gymnasium_box_text_env():
             seen.append(out[-1])
             return out
 
-    model = SAC("MlpPolicy", Record(env), learning_starts=60, batch_size=32, seed=0, device="cpu",
-                policy_kwargs={"net_arch": [32]}).learn(100)
+    model = SAC(
+        "MlpPolicy", Record(env), learning_starts=60, batch_size=32, seed=0, device="cpu", policy_kwargs={"net_arch": [32]}
+    ).learn(100)
     assert model.num_timesteps >= 100 and len(seen) >= 100
     assert not any(i["fallback"] for i in seen)  # every vector reached Pendulum as a parsed number
     assert len({i["action_text"] for i in seen}) > 40

@@ -68,8 +68,13 @@ class MaskedSelfPlay(BaseWrapper, gym.Env):
     def step(self, action):
         mover = self.agent_selection
         super().step(action)
-        return (self.observe(self.agent_selection), self._cumulative_rewards[mover], self.terminations[mover],
-                self.truncations[mover], self.infos[mover])
+        return (
+            self.observe(self.agent_selection),
+            self._cumulative_rewards[mover],
+            self.terminations[mover],
+            self.truncations[mover],
+            self.infos[mover],
+        )
 
     def observe(self, agent):
         return super().observe(agent)["observation"]
@@ -115,8 +120,7 @@ def test_sb3_maskable_ppo_connect_four_tutorial():
 
 
 # -- Tianshou 0.5: PettingZoo's tutorials/Tianshou ---------------------------------------------------
-needs_tianshou = pytest.mark.skipif(_missing("tianshou"),
-                                    reason="tianshou not installed: pip install 'lang_pz[tianshou]'")
+needs_tianshou = pytest.mark.skipif(_missing("tianshou"), reason="tianshou not installed: pip install 'lang_pz[tianshou]'")
 
 
 @needs_tianshou
@@ -151,10 +155,19 @@ def test_tianshou_dqn_trains_on_tictactoe():
 
     env = make_env()
     torch.manual_seed(0)
-    net = Net(state_shape=env.observation_space["observation"].shape, action_shape=env.action_space.n,
-              hidden_sizes=[64, 64], device="cpu")
-    learner = DQNPolicy(model=net, optim=torch.optim.Adam(net.parameters(), lr=1e-3), discount_factor=0.9,
-                        estimation_step=3, target_update_freq=50)
+    net = Net(
+        state_shape=env.observation_space["observation"].shape,
+        action_shape=env.action_space.n,
+        hidden_sizes=[64, 64],
+        device="cpu",
+    )
+    learner = DQNPolicy(
+        model=net,
+        optim=torch.optim.Adam(net.parameters(), lr=1e-3),
+        discount_factor=0.9,
+        estimation_step=3,
+        target_update_freq=50,
+    )
     policy = MultiAgentPolicyManager([TianshouRandom(), learner], env)
     train_envs, test_envs = DummyVectorEnv([make_env] * 2), DummyVectorEnv([make_env] * 2)
     train_envs.seed(1)
@@ -162,10 +175,19 @@ def test_tianshou_dqn_trains_on_tictactoe():
     train = Collector(policy, train_envs, VectorReplayBuffer(2_000, 2), exploration_noise=True)
     train.collect(n_step=64)
     before = [p.detach().clone() for p in net.parameters()]
-    result = offpolicy_trainer(policy=policy, train_collector=train, test_collector=Collector(policy, test_envs),
-                               max_epoch=1, step_per_epoch=100, step_per_collect=20, episode_per_test=2,
-                               batch_size=32, update_per_step=0.2, test_in_train=False,
-                               reward_metric=lambda rews: rews[:, 1])
+    result = offpolicy_trainer(
+        policy=policy,
+        train_collector=train,
+        test_collector=Collector(policy, test_envs),
+        max_epoch=1,
+        step_per_epoch=100,
+        step_per_collect=20,
+        episode_per_test=2,
+        batch_size=32,
+        update_per_step=0.2,
+        test_in_train=False,
+        reward_metric=lambda rews: rews[:, 1],
+    )
     assert result["train_step"] >= 100
     assert any(not torch.equal(a, b) for a, b in zip(before, net.parameters()))  # DQN really updated
 

@@ -33,9 +33,21 @@ def server_url():
 
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(default_model_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -57,17 +69,28 @@ def server_url():
 
 @pytest.fixture
 def backend(server_url):
-    return OpenAIBackend("smollm2", base_url=server_url, api_key="sk-local-test-KEY",
-                         structured_output="json_object", cache=False, max_attempts=2, backoff_s=0.1)
+    return OpenAIBackend(
+        "smollm2",
+        base_url=server_url,
+        api_key="sk-local-test-KEY",
+        structured_output="json_object",
+        cache=False,
+        max_attempts=2,
+        backoff_s=0.1,
+    )
 
 
 def test_choices_and_json_schema_through_a_real_server(backend):
-    g = backend.generate(GenerationRequest(messages=(Message("user", "Pick one: up or down?"),),
-                                           choices=("up", "down", "stay"), max_tokens=16))
+    g = backend.generate(
+        GenerationRequest(
+            messages=(Message("user", "Pick one: up or down?"),), choices=("up", "down", "stay"), max_tokens=16
+        )
+    )
     assert g.text in ("up", "down", "stay") and g.prompt_tokens > 0
     schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
-    g = backend.generate(GenerationRequest(messages=(Message("user", "Give x=3 as JSON"),),
-                                           json_schema=schema, max_tokens=24))
+    g = backend.generate(
+        GenerationRequest(messages=(Message("user", "Give x=3 as JSON"),), json_schema=schema, max_tokens=24)
+    )
     assert isinstance(json.loads(g.text)["x"], int)
     assert "KEY" not in repr(backend)
 

@@ -119,8 +119,7 @@ def test_gradient_prompt_shows_policy_credits_and_evidence():
     llm = ScriptedBackend([grad_reply(keep="stay low", change="go down more", drop="pushing up", steps=(2, 1))])
     credits = [r.credits["piston_0"] for r in REPORTS]
     g = TextualPolicyOptimiser(llm).gradient("piston_0", "Always push up.", credits, evidence=["EVIDENCE-LINE"])
-    assert g == Gradient(agent="piston_0", keep="stay low", change="go down more", drop="pushing up",
-                         evidence_steps=[2, 1])
+    assert g == Gradient(agent="piston_0", keep="stay low", change="go down more", drop="pushing up", evidence_steps=[2, 1])
     task = task_of(llm.requests[0])
     assert "Current policy: Always push up." in task and "ZERO-A" in task and "ZERO-B" in task
     assert "Computed re-runs of piston_0's episodes:\n- EVIDENCE-LINE" in task
@@ -161,14 +160,16 @@ def test_worked_examples_are_valid_replies_within_the_rewrite_limit():
 
 
 def full_script():
-    return routed({
-        "piston_0/grad": [grad_reply("go down more", (1, 2)), grad_reply("go down", (2,))],
-        "piston_0/agg": [grad_reply("go down more", (2,), drop="pushing up")],
-        "piston_0/apply": [policy_reply("Always go down.")],
-        "piston_1/grad": [grad_reply("keep still", (0,)), grad_reply("keep still", (4,))],
-        "piston_1/agg": [grad_reply("keep still", (0, 4))],
-        "piston_1/apply": [policy_reply("Always stay where you are.")],
-    })
+    return routed(
+        {
+            "piston_0/grad": [grad_reply("go down more", (1, 2)), grad_reply("go down", (2,))],
+            "piston_0/agg": [grad_reply("go down more", (2,), drop="pushing up")],
+            "piston_0/apply": [policy_reply("Always go down.")],
+            "piston_1/grad": [grad_reply("keep still", (0,)), grad_reply("keep still", (4,))],
+            "piston_1/agg": [grad_reply("keep still", (0, 4))],
+            "piston_1/apply": [policy_reply("Always stay where you are.")],
+        }
+    )
 
 
 def _step(optimiser, policies, reports):
@@ -245,8 +246,7 @@ def test_aggregation_merges_the_batch_with_the_momentum_lines():
 def test_one_gradient_with_momentum_is_still_aggregated():
     momentum = Momentum()
     momentum.push("piston_0", Gradient(agent="piston_0", change="OLD-CHANGE"))
-    llm = ScriptedBackend([grad_reply("go down", (1,)), grad_reply("go down more", (1,)),
-                           policy_reply("Always go down.")])
+    llm = ScriptedBackend([grad_reply("go down", (1,)), grad_reply("go down more", (1,)), policy_reply("Always go down.")])
     upd = TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", REPORTS[:1], momentum)
     assert [stage_of(r) for r in llm.requests] == ["grad", "agg", "apply"]
     assert "OLD-CHANGE" in task_of(llm.requests[1]) and upd.gradient.change == "go down more"
@@ -427,10 +427,16 @@ def test_evidence_for_picks_only_the_probes_that_replaced_the_agent():
 
 def test_update_shows_each_agent_only_its_own_probes():
     r = report(0, {"piston_0": (0.5, "ok", [1]), "piston_1": (-0.5, "bad", [0])}, PROBES)
-    llm = ScriptedBackend(routed({
-        "piston_0/grad": [grad_reply(steps=(1,))], "piston_0/apply": [policy_reply("Always push down.")],
-        "piston_1/grad": [grad_reply(steps=(0,))], "piston_1/apply": [policy_reply("Always stay where you are.")],
-    }))
+    llm = ScriptedBackend(
+        routed(
+            {
+                "piston_0/grad": [grad_reply(steps=(1,))],
+                "piston_0/apply": [policy_reply("Always push down.")],
+                "piston_1/grad": [grad_reply(steps=(0,))],
+                "piston_1/apply": [policy_reply("Always stay where you are.")],
+            }
+        )
+    )
     _step(TextualPolicyOptimiser(llm, directions="free"), POLICIES, [r])
     grads = {a: task_of(q) for q in llm.requests if stage_of(q) == "grad" for a in POLICIES if f"Agent: {a}" in task_of(q)}
     agents = ["piston_0", "piston_1"]
@@ -484,8 +490,15 @@ def test_momentum_json_round_trip():
     assert back.get("piston_0") == m.get("piston_0")  # the restored memory decays the same way
 
 
-@pytest.mark.parametrize("kw,needle", [({"beta": 1.0}, "beta"), ({"beta": -0.1}, "beta"),
-                                       ({"min_weight": 0.0}, "min_weight"), ({"min_weight": 1.5}, "min_weight")])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        ({"beta": 1.0}, "beta"),
+        ({"beta": -0.1}, "beta"),
+        ({"min_weight": 0.0}, "min_weight"),
+        ({"min_weight": 1.5}, "min_weight"),
+    ],
+)
 def test_momentum_bad_settings(kw, needle):
     with pytest.raises(ValueError, match=needle):
         Momentum(**kw)
@@ -495,9 +508,15 @@ def test_momentum_bad_settings(kw, needle):
 
 
 def test_evidence_changes_are_the_actions_re_runs_found_better():
-    r = report(0, {"piston_0": (0.5, "ok", [1]), "piston_1": (-0.5, "bad", [0])}, PROBES + [
-        Counterfactual(agents=("piston_0",), replacement="stay", value=20.0, delta=15.0, steps=3, at_steps=(1, 2)),
-        Counterfactual(agents=("piston_0",), replacement="default", value=30.0, delta=25.0, steps=3)])
+    r = report(
+        0,
+        {"piston_0": (0.5, "ok", [1]), "piston_1": (-0.5, "bad", [0])},
+        PROBES
+        + [
+            Counterfactual(agents=("piston_0",), replacement="stay", value=20.0, delta=15.0, steps=3, at_steps=(1, 2)),
+            Counterfactual(agents=("piston_0",), replacement="default", value=30.0, delta=25.0, steps=3),
+        ],
+    )
     assert evidence_changes("piston_0", r) == ["play stay at steps [1, 2]", "play down at every step"]
     assert evidence_changes("piston_1", r) == []  # its only single-agent re-run lost; group probes do not count
 
@@ -505,10 +524,16 @@ def test_evidence_changes_are_the_actions_re_runs_found_better():
 def test_a_supported_change_is_chosen_among_the_evidence_and_merged_among_them():
     r0 = report(0, {"piston_0": (0.5, "ok", [1])}, PROBES[:1])
     r1 = report(1, {"piston_0": (-0.5, "bad", [2])}, PROBES[:1])
-    llm = ScriptedBackend([grad_reply("go down more", (1,)),  # not a supported change: rejected, asked again
-                           grad_reply("play down at every step", (1,)), grad_reply("play down at every step", (2,)),
-                           grad_reply("something new", (2,)), grad_reply("play down at every step", (2,)),
-                           policy_reply("Always push down.")])
+    llm = ScriptedBackend(
+        [
+            grad_reply("go down more", (1,)),  # not a supported change: rejected, asked again
+            grad_reply("play down at every step", (1,)),
+            grad_reply("play down at every step", (2,)),
+            grad_reply("something new", (2,)),
+            grad_reply("play down at every step", (2,)),
+            policy_reply("Always push down."),
+        ]
+    )
     upd = TextualPolicyOptimiser(llm).update("piston_0", "Always push up.", [r0, r1])
     grad_schema = llm.requests[0].json_schema["properties"]["change"]
     assert grad_schema["enum"] == ["play down at every step"]

@@ -75,8 +75,7 @@ def test_text_shows_map_players_pots_orders_time():
     me, mate = game.game_state.players
     text = obs["player_0"]["text"]
     for y, row in enumerate(game.mdp.terrain_mtx):
-        drawn = "".join("A" if (x, y) == me.position else "B" if (x, y) == mate.position else t
-                        for x, t in enumerate(row))
+        drawn = "".join("A" if (x, y) == me.position else "B" if (x, y) == mate.position else t for x, t in enumerate(row))
         assert f"{y} {drawn}" in text
     assert f"You (A): at ({me.position[0]},{me.position[1]})" in text
     assert f"Teammate (B): at ({mate.position[0]},{mate.position[1]})" in text
@@ -117,7 +116,7 @@ def test_text_tracks_held_objects_pot_progress_and_counters():
     assert "Teammate (B):" in obs["player_1"]["text"] and "holding an onion." in obs["player_1"]["text"]
     _, _, obs, _ = run_skill(env, "player_0", "place on counter")
     game = env.unwrapped
-    (pos, obj), = game.game_state.objects.items()
+    ((pos, obj),) = game.game_state.objects.items()
     assert obj.name == "onion"
     assert f"On counters: onion ({pos[0]},{pos[1]})." in obs["player_0"]["text"]
     row = obs["player_0"]["text"].splitlines()[3 + pos[1]]
@@ -234,8 +233,10 @@ def test_impossible_skill_is_reported_in_info_and_next_observation():
     info = infos["player_0"]
     assert info["fallback"] is True and "impossible" in info["parse_error"]
     assert "you must hold a soup, but you hold nothing" in info["parse_error"]
-    assert "'deliver soup' was impossible: you must hold a soup, but you hold nothing, so you did 'wait 1' instead." \
+    assert (
+        "'deliver soup' was impossible: you must hold a soup, but you hold nothing, so you did 'wait 1' instead."
         in obs["player_0"]["text"]
+    )
     assert env.unwrapped.game_state.timestep == 1  # it cost one tick, standing still
 
 
@@ -278,23 +279,28 @@ def test_skill_that_becomes_impossible_midway_ends_with_a_reason():
     next_action(game.planners, game.game_state, 1, run)  # the pot is full now
     assert run.status == "impossible" and run.reason == "there is no pot with room for an onion you can reach"
     assert skill_targets(game.planners, game.game_state, 0, "deliver soup") == (
-        [], "you must hold a soup, but you hold nothing")
+        [],
+        "you must hold a soup, but you hold nothing",
+    )
 
 
 # -- kwargs and dependencies --------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kwargs", "names"), [
-    ({"actions": "macro"}, ["actions", "'macro'", "primitive", "skills"]),
-    ({"horizon": 0}, ["horizon", "0", ">= 1"]),
-    ({"horizon": 12.5}, ["horizon", "12.5"]),
-    ({"shaping_factor": -1}, ["shaping_factor", "-1", ">= 0"]),
-    ({"shaping_factor": "1"}, ["shaping_factor", "'1'"]),
-    ({"strict": "yes"}, ["strict", "'yes'"]),
-    ({"render_mode": "human"}, ["render_mode", "'human'", "ansi"]),
-    ({"api": "gymnasium"}, ["api", "gymnasium", "parallel"]),
-    ({"layout": "kitchen"}, ["unexpected keyword argument 'layout'", "horizon"]),  # fixed by the id
-])
+@pytest.mark.parametrize(
+    ("kwargs", "names"),
+    [
+        ({"actions": "macro"}, ["actions", "'macro'", "primitive", "skills"]),
+        ({"horizon": 0}, ["horizon", "0", ">= 1"]),
+        ({"horizon": 12.5}, ["horizon", "12.5"]),
+        ({"shaping_factor": -1}, ["shaping_factor", "-1", ">= 0"]),
+        ({"shaping_factor": "1"}, ["shaping_factor", "'1'"]),
+        ({"strict": "yes"}, ["strict", "'yes'"]),
+        ({"render_mode": "human"}, ["render_mode", "'human'", "ansi"]),
+        ({"api": "gymnasium"}, ["api", "gymnasium", "parallel"]),
+        ({"layout": "kitchen"}, ["unexpected keyword argument 'layout'", "horizon"]),  # fixed by the id
+    ],
+)
 def test_bad_kwargs_raise_naming_value_and_fix(kwargs, names):
     with pytest.raises(InvalidKwargError) as exc:
         lang_pz.make("overcooked/cramped_room-v0", **kwargs)
@@ -377,8 +383,10 @@ def test_llm_and_greedy_team_with_a_scripted_model():
     llm = ScriptedBackend(lambda req: "pick up onion" if "pick up onion" in req.choices else req.choices[-1])
     env = make(actions="skills", horizon=60)
     obs, infos = env.reset(seed=0)
-    team = {"player_0": LLMPolicy("Always pick up onions.", llm),
-            "player_1": overcooked_partner("greedy", env, "player_1", seed=0)}
+    team = {
+        "player_0": LLMPolicy("Always pick up onions.", llm),
+        "player_1": overcooked_partner("greedy", env, "player_1", seed=0),
+    }
     while env.agents:
         obs, _, _, _, infos = env.step({a: team[a](obs[a], infos[a]) for a in env.agents})
         assert infos["player_0"]["parse_error"] is None
@@ -402,8 +410,21 @@ def test_cli_play_greedy():
 
     from lang_pz.cli import app
 
-    result = CliRunner().invoke(app, ["play", "overcooked/cramped_room-v0", "--policy", "greedy",
-                                      "--kw", "horizon=80", "--kw", "actions=skills", "--show", "1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "play",
+            "overcooked/cramped_room-v0",
+            "--policy",
+            "greedy",
+            "--kw",
+            "horizon=80",
+            "--kw",
+            "actions=skills",
+            "--show",
+            "1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "You are player_0 (A)" in result.output and "episode 0 (seed 0): team return" in result.output
     bad = CliRunner().invoke(app, ["play", "classic/rps-v0", "--policy", "greedy"])
@@ -435,8 +456,10 @@ def test_pygame_ce_still_serves_pistonball():
 def test_embedded_model_plays_a_few_skill_steps(embedded):
     env = make(actions="skills", horizon=400)
     obs, infos = env.reset(seed=0)
-    team = {"player_0": LLMPolicy("Always pick up an onion, then put it in the pot.", embedded),
-            "player_1": overcooked_partner("greedy", env, "player_1", seed=0)}
+    team = {
+        "player_0": LLMPolicy("Always pick up an onion, then put it in the pot.", embedded),
+        "player_1": overcooked_partner("greedy", env, "player_1", seed=0),
+    }
     for _ in range(3):
         actions = {a: team[a](obs[a], infos[a]) for a in env.agents}
         assert actions["player_0"] in infos["player_0"]["legal_actions"]
@@ -459,4 +482,5 @@ def test_overcooked_public_import_paths_still_work():
         make_cramped_room,
         make_env,
     )
+
     assert lang_pz.registry["overcooked/cramped_room-v0"].load() is make_cramped_room

@@ -154,7 +154,9 @@ def test_prompt_format_override_beats_the_backend():
 
 def test_continuous_asks_for_a_number_and_returns_the_text():
     llm = ScriptedBackend([" 0.5"])
-    d = LLMPolicy("Always push up half way.", llm, max_tokens=8)(OBS.replace("down, stay, up", "a number from -1 to 1"), CONTINUOUS)
+    d = LLMPolicy("Always push up half way.", llm, max_tokens=8)(
+        OBS.replace("down, stay, up", "a number from -1 to 1"), CONTINUOUS
+    )
     assert d == "0.5"
     req = llm.requests[0]
     assert req.choices is None and req.json_schema is None
@@ -230,9 +232,7 @@ def test_measure_adherence_with_a_scripted_stand_in():
         return next(a for a in req.choices if a in policy.lower())
 
     assert measure_adherence(ScriptedBackend(obedient), PISTON_POLICIES, OBSERVATIONS[:2], PISTON_ACTIONS) == 1.0
-    table = adherence_table(
-        ScriptedBackend(lambda req: "down"), PISTON_POLICIES, OBSERVATIONS[:2], PISTON_ACTIONS
-    )
+    table = adherence_table(ScriptedBackend(lambda req: "down"), PISTON_POLICIES, OBSERVATIONS[:2], PISTON_ACTIONS)
     assert table.rate == pytest.approx(1 / 3)
     assert table.per_policy["Always go down."] == 1.0 and table.per_policy["Always push up."] == 0.0
     with pytest.raises(ValueError, match="sideways"):
@@ -241,8 +241,14 @@ def test_measure_adherence_with_a_scripted_stand_in():
 
 @pytest.mark.integration
 def test_embedded_model_follows_unconditional_piston_policies(embedded):
-    names = ["Push up.", "Always go up.", "Always push down.", "Lower yourself all the time, going down.",
-             "Stay put.", "Hold your position: stay."]  # free phrasings the old fixed examples failed
+    names = [
+        "Push up.",
+        "Always go up.",
+        "Always push down.",
+        "Lower yourself all the time, going down.",
+        "Stay put.",
+        "Hold your position: stay.",
+    ]  # free phrasings the old fixed examples failed
     policies = {p: PISTON_POLICIES[p] for p in names}
     table = adherence_table(embedded, policies, pistonball_observations(4), PISTON_ACTIONS)
     assert table.rate >= 0.9, table.actions

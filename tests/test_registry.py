@@ -32,8 +32,14 @@ def temporary_spec():
 
 
 def test_builtin_ids_registered():
-    for env_id in ("butterfly/pistonball-v0", "classic/tictactoe-v0", "classic/connect_four-v0",
-                   "classic/rps-v0", "classic_control/cartpole-v0", "toy_text/frozen_lake-v0"):
+    for env_id in (
+        "butterfly/pistonball-v0",
+        "classic/tictactoe-v0",
+        "classic/connect_four-v0",
+        "classic/rps-v0",
+        "classic_control/cartpole-v0",
+        "toy_text/frozen_lake-v0",
+    ):
         assert env_id in registry
 
 
@@ -51,13 +57,16 @@ def test_spec_is_well_formed(env_id):
         assert key in accepted, f"{env_id}: test/default kwarg {key!r} is not accepted"
 
 
-@pytest.mark.parametrize(("typo", "expected"), [
-    ("butterfly/pistonbal-v0", "butterfly/pistonball-v0"),
-    ("classic/tictactoe-v3", "classic/tictactoe-v0"),
-    ("classic/connect4-v0", "classic/connect_four-v0"),
-    ("toy_text/frozenlake-v0", "toy_text/frozen_lake-v0"),
-    ("classic_control/CartPole-v1", "classic_control/cartpole-v0"),
-])
+@pytest.mark.parametrize(
+    ("typo", "expected"),
+    [
+        ("butterfly/pistonbal-v0", "butterfly/pistonball-v0"),
+        ("classic/tictactoe-v3", "classic/tictactoe-v0"),
+        ("classic/connect4-v0", "classic/connect_four-v0"),
+        ("toy_text/frozenlake-v0", "toy_text/frozen_lake-v0"),
+        ("classic_control/CartPole-v1", "classic_control/cartpole-v0"),
+    ],
+)
 def test_unknown_id_suggests_close_id(typo, expected):
     with pytest.raises(UnknownEnvironmentError) as info:
         lang_pz.make(typo)
@@ -72,14 +81,17 @@ def test_unknown_id_without_close_match():
     assert isinstance(info.value, KeyError)
 
 
-@pytest.mark.parametrize(("env_id", "kwargs", "suggestion"), [
-    ("butterfly/pistonball-v0", {"n_piston": 5}, "n_pistons"),
-    ("butterfly/pistonball-v0", {"max_cycle": 5}, "max_cycles"),
-    ("classic/rps-v0", {"num_action": 5}, "num_actions"),
-    ("classic/tictactoe-v0", {"stric": True}, "strict"),
-    ("toy_text/frozen_lake-v0", {"is_slipery": False}, "is_slippery"),
-    ("classic_control/cartpole-v0", {"max_episode_step": 10}, "max_episode_steps"),
-])
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "suggestion"),
+    [
+        ("butterfly/pistonball-v0", {"n_piston": 5}, "n_pistons"),
+        ("butterfly/pistonball-v0", {"max_cycle": 5}, "max_cycles"),
+        ("classic/rps-v0", {"num_action": 5}, "num_actions"),
+        ("classic/tictactoe-v0", {"stric": True}, "strict"),
+        ("toy_text/frozen_lake-v0", {"is_slipery": False}, "is_slippery"),
+        ("classic_control/cartpole-v0", {"max_episode_step": 10}, "max_episode_steps"),
+    ],
+)
 def test_unknown_kwarg_suggests_close_kwarg(env_id, kwargs, suggestion):
     with pytest.raises(InvalidKwargError) as info:
         lang_pz.make(env_id, **kwargs)
@@ -95,16 +107,19 @@ def test_bad_n_pistons_names_the_value(n_pistons):
     assert repr(n_pistons) in str(info.value) and "n_pistons" in str(info.value)
 
 
-@pytest.mark.parametrize(("env_id", "kwargs", "shown"), [
-    ("butterfly/pistonball-v0", {"hold": 0}, "0"),
-    ("classic/rps-v0", {"num_actions": 4}, "4"),
-    ("classic/rps-v0", {"num_actions": 1}, "1"),
-    ("classic/rps-v0", {"max_cycles": 0}, "0"),
-    ("classic/tictactoe-v0", {"strict": "yes"}, "'yes'"),
-    ("toy_text/frozen_lake-v0", {"map_name": "5x5"}, "'5x5'"),
-    ("toy_text/frozen_lake-v0", {"is_slippery": "no"}, "'no'"),
-    ("classic_control/cartpole-v0", {"max_episode_steps": -1}, "-1"),
-])
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "shown"),
+    [
+        ("butterfly/pistonball-v0", {"hold": 0}, "0"),
+        ("classic/rps-v0", {"num_actions": 4}, "4"),
+        ("classic/rps-v0", {"num_actions": 1}, "1"),
+        ("classic/rps-v0", {"max_cycles": 0}, "0"),
+        ("classic/tictactoe-v0", {"strict": "yes"}, "'yes'"),
+        ("toy_text/frozen_lake-v0", {"map_name": "5x5"}, "'5x5'"),
+        ("toy_text/frozen_lake-v0", {"is_slippery": "no"}, "'no'"),
+        ("classic_control/cartpole-v0", {"max_episode_steps": -1}, "-1"),
+    ],
+)
 def test_bad_values_name_the_value(env_id, kwargs, shown):
     with pytest.raises(InvalidKwargError) as info:
         lang_pz.make(env_id, **kwargs)
@@ -128,8 +143,14 @@ def test_default_api_is_the_first():
 
 
 def test_missing_entry_point_module_names_the_extra(temporary_spec):
-    temporary_spec(EnvSpec(id="test/missing-v0", entry_point="lang_pz_no_such_package.envs:make_env",
-                           description="needs a package that is not installed", extra="fancy"))
+    temporary_spec(
+        EnvSpec(
+            id="test/missing-v0",
+            entry_point="lang_pz_no_such_package.envs:make_env",
+            description="needs a package that is not installed",
+            extra="fancy",
+        )
+    )
     with pytest.raises(DependencyNotInstalled) as info:
         lang_pz.make("test/missing-v0")
     message = str(info.value)
@@ -139,15 +160,23 @@ def test_missing_entry_point_module_names_the_extra(temporary_spec):
 
 
 def test_entry_point_importing_a_missing_dependency(temporary_spec, tmp_path, monkeypatch):
-    (tmp_path / "lang_pz_tmp_envmod.py").write_text(textwrap.dedent("""
+    (tmp_path / "lang_pz_tmp_envmod.py").write_text(
+        textwrap.dedent("""
         import lang_pz_absent_dependency  # noqa: F401
 
         def make_env(api="parallel"):
             raise AssertionError("unreachable")
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    temporary_spec(EnvSpec(id="test/needs_dep-v0", entry_point="lang_pz_tmp_envmod:make_env",
-                           description="imports a missing dependency", extra="somegame"))
+    temporary_spec(
+        EnvSpec(
+            id="test/needs_dep-v0",
+            entry_point="lang_pz_tmp_envmod:make_env",
+            description="imports a missing dependency",
+            extra="somegame",
+        )
+    )
     try:
         with pytest.raises(DependencyNotInstalled) as info:
             lang_pz.make("test/needs_dep-v0")
@@ -166,11 +195,18 @@ def test_duplicate_registration_rejected():
         register(registry["classic/rps-v0"])
 
 
-@pytest.mark.parametrize("kwargs, named", [
-    ({"continuous": "false"}, "continuous"), ({"max_cycles": 0}, "max_cycles"),
-    ({"time_penalty": "abc"}, "time_penalty"), ({"render_mode": "foo"}, "render_mode"),
-    ({"strict": "no"}, "strict"), ({"n_pistons": True}, "n_pistons"), ({"hold": 2.5}, "hold"),
-])
+@pytest.mark.parametrize(
+    "kwargs, named",
+    [
+        ({"continuous": "false"}, "continuous"),
+        ({"max_cycles": 0}, "max_cycles"),
+        ({"time_penalty": "abc"}, "time_penalty"),
+        ({"render_mode": "foo"}, "render_mode"),
+        ({"strict": "no"}, "strict"),
+        ({"n_pistons": True}, "n_pistons"),
+        ({"hold": 2.5}, "hold"),
+    ],
+)
 def test_pistonball_rejects_wrong_types_naming_the_value(kwargs, named):
     with pytest.raises(InvalidKwargError, match=named):
         lang_pz.make("butterfly/pistonball-v0", **kwargs)
@@ -184,12 +220,15 @@ def test_numeric_kwargs_must_be_finite(bad):
         lang_pz.make("butterfly/pistonball-v0", n_pistons=3, time_penalty=bad)
 
 
-@pytest.mark.parametrize(("typo", "expected", "unrelated"), [
-    ("butterfly/pistonbal-v0", "butterfly/pistonball-v0", "tasks/humaneval-v0"),
-    ("classic/tictactoe-v3", "classic/tictactoe-v0", "classic/connect_four-v0"),
-    ("classic/connect4-v0", "classic/connect_four-v0", "classic/rps-v0"),
-    ("tictactoe", "classic/tictactoe-v0", "classic/rps-v0"),
-])
+@pytest.mark.parametrize(
+    ("typo", "expected", "unrelated"),
+    [
+        ("butterfly/pistonbal-v0", "butterfly/pistonball-v0", "tasks/humaneval-v0"),
+        ("classic/tictactoe-v3", "classic/tictactoe-v0", "classic/connect_four-v0"),
+        ("classic/connect4-v0", "classic/connect_four-v0", "classic/rps-v0"),
+        ("tictactoe", "classic/tictactoe-v0", "classic/rps-v0"),
+    ],
+)
 def test_unknown_id_suggests_only_close_ids(typo, expected, unrelated):
     """A typo's hint names the close id and no unrelated one (difflib's 0.4 cutoff suggested
     'tasks/humaneval-v0' for 'butterfly/pistonbal-v0')."""
@@ -232,8 +271,7 @@ def test_pettingzoo_make_builds_lang_pz_multi_agent_ids():
 def test_a_family_makes_any_name_and_says_which_extra_it_needs(temporary_spec):
     from lang_pz.registration import families, register_family
 
-    register_family(EnvSpec(id="zz_family", entry_point="lang_pz_no_such_module:make", description="x",
-                            extra="zz"))
+    register_family(EnvSpec(id="zz_family", entry_point="lang_pz_no_such_module:make", description="x", extra="zz"))
     try:
         with pytest.raises(DependencyNotInstalled, match=r"zz_family/anything needs .*lang_pz\[zz\]"):
             lang_pz.make("zz_family/anything")

@@ -44,8 +44,12 @@ def _formats() -> list[tuple[str, str, ReplyFormat]]:
 
 
 def test_parts_render_the_same_language_in_both_forms():
-    fmt = ReplyFormat.of(replies.sequence(replies.literal('Say "hi": '), replies.one_of(["a.b", "c"]),
-                                          replies.repeat(replies.literal("!"), 0, 2)), 'Say "hi": c!')
+    fmt = ReplyFormat.of(
+        replies.sequence(
+            replies.literal('Say "hi": '), replies.one_of(["a.b", "c"]), replies.repeat(replies.literal("!"), 0, 2)
+        ),
+        'Say "hi": c!',
+    )
     assert fmt.matches('Say "hi": a.b') and fmt.matches('Say "hi": c!!')
     assert not fmt.matches('Say "hi": aXb') and not fmt.matches('Say "hi": c!!!')  # "." is no wildcard
     assert fmt.max_chars == 10 + 3 + 2
@@ -91,8 +95,9 @@ def test_every_stated_grammar_compiles_in_llama_cpp():
     """)
     import json
 
-    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(grammars), capture_output=True, text=True,
-                         cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(grammars), capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr[-1500:]
 
 

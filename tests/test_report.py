@@ -17,17 +17,36 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _usage(k: int) -> dict:
-    return {role: {"calls": 10 * (k + 1) + j, "cached_calls": j, "prompt_tokens": 1000 * (j + 1) + k,
-                   "completion_tokens": 50 + k, "cost_usd": 0.001 * (j + 1), "model": "m"}
-            for j, role in enumerate(("actor", "critic", "optimiser"))}
+    return {
+        role: {
+            "calls": 10 * (k + 1) + j,
+            "cached_calls": j,
+            "prompt_tokens": 1000 * (j + 1) + k,
+            "completion_tokens": 50 + k,
+            "cost_usd": 0.001 * (j + 1),
+            "model": "m",
+        }
+        for j, role in enumerate(("actor", "critic", "optimiser"))
+    }
 
 
 def _metric(k: int, accepted: bool | None, returns: list[float]) -> dict:
-    return {"iteration": k, "train_return": sum(returns) / len(returns), "train_returns": returns,
-            "val_return": 10.0 * k - 5, "candidate_val_return": None if accepted is None else 10.0 * k + 3.5,
-            "accepted": accepted, "changed_agents": ["piston_1"] if accepted is not None else [],
-            "parse_error_rate": 0.0, "critic_failures": k, "optimiser_failures": 1,
-            "llm_calls": 61 + k, "usage": _usage(k), "seconds": 1.5, "a_future_field": {"x": 1}}
+    return {
+        "iteration": k,
+        "train_return": sum(returns) / len(returns),
+        "train_returns": returns,
+        "val_return": 10.0 * k - 5,
+        "candidate_val_return": None if accepted is None else 10.0 * k + 3.5,
+        "accepted": accepted,
+        "changed_agents": ["piston_1"] if accepted is not None else [],
+        "parse_error_rate": 0.0,
+        "critic_failures": k,
+        "optimiser_failures": 1,
+        "llm_calls": 61 + k,
+        "usage": _usage(k),
+        "seconds": 1.5,
+        "a_future_field": {"x": 1},
+    }
 
 
 def _policies(folder: Path, policies: dict[str, str]) -> None:
@@ -39,9 +58,16 @@ def _policies(folder: Path, policies: dict[str, str]) -> None:
 def make_run(root: Path, accepted: list[bool | None], finished: bool = True, started_next: bool = True) -> Path:
     """A run folder like training.py writes: iteration k's candidate gives piston_1 version k+1."""
     root.mkdir()
-    (root / "config.json").write_text(json.dumps({
-        "env_id": "butterfly/pistonball-v0", "env_kwargs": {"n_pistons": 2}, "iterations": 3,
-        "critic_mode": "counterfactual"}))
+    (root / "config.json").write_text(
+        json.dumps(
+            {
+                "env_id": "butterfly/pistonball-v0",
+                "env_kwargs": {"n_pistons": 2},
+                "iterations": 3,
+                "critic_mode": "counterfactual",
+            }
+        )
+    )
     policies = {"piston_0": "Always push up.", "piston_1": "Push up when the ball is left."}
     lines = []
     for k, acc in enumerate(accepted):
@@ -100,10 +126,13 @@ def test_unfinished_run_takes_the_next_iterations_policies(tmp_path):
     assert_png(plot_learning_curve(run, tmp_path / "c.png"))
 
 
-@pytest.mark.parametrize(("accepted", "expected"), [
-    ([True, True], "Push down when the ball is right, version 2."),   # candidates laid over
-    ([True, False], "Push down when the ball is right, version 1."),  # rejected: iteration's own
-])
+@pytest.mark.parametrize(
+    ("accepted", "expected"),
+    [
+        ([True, True], "Push down when the ball is right, version 2."),  # candidates laid over
+        ([True, False], "Push down when the ball is right, version 1."),  # rejected: iteration's own
+    ],
+)
 def test_unfinished_run_stopped_between_iterations(tmp_path, accepted, expected):
     run = load_run(make_run(tmp_path / "run", accepted, finished=False, started_next=False))
     assert run.final_policies["piston_1"] == expected
@@ -183,8 +212,9 @@ def test_a_credit_that_prints_as_zero_blames_no_one(tmp_path):
 
     run = make_run(tmp_path / "run", [True, False])
     for k, credits in enumerate(({"piston_0": 0.2, "piston_1": -0.001}, {"piston_0": 0.3, "piston_1": -0.4})):
-        (run / f"iter_{k:03d}" / "credits.jsonl").write_text(json.dumps(
-            {"episode": k, "credits": {a: {"credit": c} for a, c in credits.items()}}) + "\n")
+        (run / f"iter_{k:03d}" / "credits.jsonl").write_text(
+            json.dumps({"episode": k, "credits": {a: {"credit": c} for a, c in credits.items()}}) + "\n"
+        )
     lines = dict(decisions(load_run(run)))
     assert "no one blamed (lowest credit +0.00)" in lines[0] and "blamed" not in lines[0].replace("no one blamed", "")
     assert "blamed piston_1 (credit -0.40)" in lines[1]

@@ -19,8 +19,9 @@ from lang_pz.tasks.code_env import CodeTaskEnv
 from lang_pz.tasks.sandbox import SandboxConfig, resolve
 from lang_pz.tasks.sandbox.verdict import cast
 
-_spec = importlib.util.spec_from_file_location("reward_attacks", Path(__file__).resolve().parents[1] / "benchmarks" /
-                                               "reward_attacks.py")
+_spec = importlib.util.spec_from_file_location(
+    "reward_attacks", Path(__file__).resolve().parents[1] / "benchmarks" / "reward_attacks.py"
+)
 ra = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ra)  # type: ignore[union-attr]
 
@@ -40,8 +41,10 @@ def _bwrap() -> bool:
         return False
 
 
-pytestmark = [pytest.mark.skipif(not _bwrap(), reason="bubblewrap cannot run here"),
-              pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")]
+pytestmark = [
+    pytest.mark.skipif(not _bwrap(), reason="bubblewrap cannot run here"),
+    pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +55,7 @@ def items():
 
 def _play(items, attack: str, sandbox: SandboxConfig, tester: bool = False) -> list[tuple[str, float, bool]]:
     """``(task id, reward, told all passed)`` per item (one env and thread per item)."""
+
     def one(it):
         env = CodeTaskEnv([it], turns=("coder", "tester") if tester else ("coder",), sandbox=sandbox)
         reward, told = ra.play(env, 0, ra.ATTACKS[attack](it, ra.target_name(it)), ra.tester_text(it) if tester else None)
@@ -86,13 +90,25 @@ def test_the_reference_still_scores_and_is_told_its_tests_passed(items):
     assert [told for t, _, told in got if t in ("HumanEval/0", "MBPP/11")] == [True, True]
 
 
-@pytest.mark.parametrize("attack", ["os_exit_at_top", "systemexit_in_function", "always_equal", "atexit_exit",
-                                    "thread_exit", "read_program", "frame_peek", "forge_report"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "os_exit_at_top",
+        "systemexit_in_function",
+        "always_equal",
+        "atexit_exit",
+        "thread_exit",
+        "read_program",
+        "frame_peek",
+        "forge_report",
+    ],
+)
 def test_attacks_that_need_no_file_access_score_nothing_under_rlimits_either(items, attack):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scored = [(t, r) for t, r, _ in _play(items[:4], attack, SandboxConfig(timeout_s=10.0, bubblewrap=False))
-                  if r != 0.0]
+        scored = [
+            (t, r) for t, r, _ in _play(items[:4], attack, SandboxConfig(timeout_s=10.0, bubblewrap=False)) if r != 0.0
+        ]
     assert scored == []
 
 

@@ -10,8 +10,29 @@ import pytest
 from lang_pz.tasks.sandbox import plain
 
 
-@pytest.mark.parametrize("value", [None, True, 0, -3, 2**200, 1.5, -0.0, "é\x00", b"\x00\xff", 1 + 2j, [1, [2]], (1, (2,)),
-                                   {1, 2}, frozenset({"a"}), {"k": (1, 2), 3: None}, [], (), {}])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -3,
+        2**200,
+        1.5,
+        -0.0,
+        "é\x00",
+        b"\x00\xff",
+        1 + 2j,
+        [1, [2]],
+        (1, (2,)),
+        {1, 2},
+        frozenset({"a"}),
+        {"k": (1, 2), 3: None},
+        [],
+        (),
+        {},
+    ],
+)
 def test_plain_values_round_trip_with_their_types(value):
     back = plain.loads(plain.dumps(value))
     assert back == value and type(back) is type(value)
@@ -29,6 +50,7 @@ def test_subclasses_are_reduced_to_their_base_type_and_lose_their_methods():
     class Yes(int):
         def __eq__(self, other):
             return True
+
         __hash__ = int.__hash__
 
     class Words(str):
@@ -55,8 +77,22 @@ def test_nesting_past_the_limit_is_refused_both_ways():
         plain.loads('{"l":' * 5000 + "[]" + "}" * 5000)
 
 
-@pytest.mark.parametrize("text", ["[1, 2]", '{"x": 1}', '{"l": [1], "t": [2]}', "NaN", "Infinity", '{"f": "1e400"}',
-                                  '{"s": [{"l": []}]}', '{"d": [[1]]}', "{", "", '{"b": "zz"}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1, 2]",
+        '{"x": 1}',
+        '{"l": [1], "t": [2]}',
+        "NaN",
+        "Infinity",
+        '{"f": "1e400"}',
+        '{"s": [{"l": []}]}',
+        '{"d": [[1]]}',
+        "{",
+        "",
+        '{"b": "zz"}',
+    ],
+)
 def test_strict_decoding_refuses_everything_else(text):
     with pytest.raises(plain.NotPlain):
         plain.loads(text)

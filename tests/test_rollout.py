@@ -39,8 +39,7 @@ def test_trajectory_is_flushed_as_it_is_written(tmp_path):
     path = tmp_path / "t.jsonl"
     seen: list[int] = []
     with TrajectoryWriter(path) as w:
-        rollout(env, _team(env), seed=0, writer=w,
-                on_step=lambda: seen.append(len(path.read_text().splitlines())))
+        rollout(env, _team(env), seed=0, writer=w, on_step=lambda: seen.append(len(path.read_text().splitlines())))
     assert seen[0] >= 1 + 5  # one state line and 5 agent steps on disk after the first step
     assert seen == sorted(seen) and len(set(seen)) == len(seen)
     kinds = [json.loads(line)["type"] for line in path.read_text().splitlines()]
@@ -91,6 +90,7 @@ def test_garbage_output_is_recorded_not_fatal():
 
 # -- the episode lifecycle: same seed, same episode ---------------------------------------------
 
+
 def test_a_reused_random_team_replays_the_same_seed_exactly():
     """Policies carry no random state across episodes: rollout resets them from the episode seed."""
     env = lang_pz.make("butterfly/pistonball-v0", **KW)
@@ -138,8 +138,7 @@ def test_aec_records_are_written_in_time_order(tmp_path):
     path = tmp_path / "t.jsonl"
     with TrajectoryWriter(path) as w:
         traj = rollout(env, team, seed=0, writer=w)
-    steps = [json.loads(line)["step"] for line in path.read_text().splitlines()
-             if json.loads(line)["type"] == "agent_step"]
+    steps = [json.loads(line)["step"] for line in path.read_text().splitlines() if json.loads(line)["type"] == "agent_step"]
     assert steps == sorted(steps) and len(steps) == len(traj.steps) >= 2
     assert [s.step for s in traj.steps] == sorted(s.step for s in traj.steps)
 

@@ -129,7 +129,9 @@ def test_huge_allocation_hits_the_memory_limit(source):
 
 
 def test_output_flood_is_cut():
-    r = run_python("import sys\nwhile True:\n    sys.stdout.write('x' * 10000)", SandboxConfig(timeout_s=5.0, max_output_chars=100))
+    r = run_python(
+        "import sys\nwhile True:\n    sys.stdout.write('x' * 10000)", SandboxConfig(timeout_s=5.0, max_output_chars=100)
+    )
     assert r.status in ("output_limit", "timeout")
     assert len(r.stdout) == 100 and r.stdout_truncated
 
@@ -147,9 +149,11 @@ def test_parent_proc_environ_is_unreadable(monkeypatch, config):
     if run_python("pass", config).isolation["mode"] == "rlimits" and not ROOT:
         pytest.skip("as a normal user without bubblewrap the child can read its parent's /proc entries (documented)")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    src = ("import os\nfor p in [os.getppid(), 1, %d] + [int(x) for x in os.listdir('/proc') if x.isdigit()]:\n"
-           "    try:\n        print(open('/proc/%%d/environ' %% p, 'rb').read())\n"
-           "    except OSError as e:\n        print(p, type(e).__name__)\n") % os.getpid()
+    src = (
+        "import os\nfor p in [os.getppid(), 1, %d] + [int(x) for x in os.listdir('/proc') if x.isdigit()]:\n"
+        "    try:\n        print(open('/proc/%%d/environ' %% p, 'rb').read())\n"
+        "    except OSError as e:\n        print(p, type(e).__name__)\n"
+    ) % os.getpid()
     r = run_python(src, config)
     assert r.ok and SECRET not in r.stdout and "OPENAI" not in r.stdout
 
@@ -186,8 +190,10 @@ def test_network_is_isolated_when_possible():
 
 @pytest.mark.parametrize("config", [FAST, RLIMITS], ids=["default", "rlimits"])
 def test_working_directory_is_private_shown_as_sandbox_and_removed(config):
-    src = ("import os\nprint(os.getcwd())\nprint(os.getcwd()[::-1])\nopen('scratch.txt', 'w').write('x')\n"
-           "print(os.listdir('.'))\nprint(os.environ['HOME'], os.environ['TMPDIR'])")
+    src = (
+        "import os\nprint(os.getcwd())\nprint(os.getcwd()[::-1])\nopen('scratch.txt', 'w').write('x')\n"
+        "print(os.listdir('.'))\nprint(os.environ['HOME'], os.environ['TMPDIR'])"
+    )
     r = run_python(src, config)
     shown, reversed_real, listing, homes = r.stdout.splitlines()
     assert shown == "/sandbox" and homes == "/sandbox /sandbox" and "scratch.txt" in listing

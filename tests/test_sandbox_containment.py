@@ -55,9 +55,14 @@ def run(source: str, who: str, mode: str) -> dict:
 
         return asdict(run_python(source, SandboxConfig(timeout_s=2.0, bubblewrap=bwrap)))
     code = _AS_USER.format(repo=str(REPO), site=SITE, bwrap=bwrap)
-    out = subprocess.run(["setpriv", f"--reuid={NORMAL_UID}", f"--regid={NORMAL_UID}", "--clear-groups",
-                          SYSTEM_PY, "-I", "-c", code, source], capture_output=True, text=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}, cwd="/")
+    out = subprocess.run(
+        ["setpriv", f"--reuid={NORMAL_UID}", f"--regid={NORMAL_UID}", "--clear-groups", SYSTEM_PY, "-I", "-c", code, source],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        cwd="/",
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.splitlines()[-1])
 
@@ -73,9 +78,16 @@ def _user_possible() -> bool:
 
 WHO = [pytest.param("self", id="root" if ROOT else "user")]
 if ROOT:
-    WHO.append(pytest.param("user", id="user", marks=pytest.mark.skipif(
-        not (os.path.exists(SYSTEM_PY) and SITE and _user_possible()),
-        reason="cannot run lang_pz as an unprivileged uid here (system Python or site-packages unreadable)")))
+    WHO.append(
+        pytest.param(
+            "user",
+            id="user",
+            marks=pytest.mark.skipif(
+                not (os.path.exists(SYSTEM_PY) and SITE and _user_possible()),
+                reason="cannot run lang_pz as an unprivileged uid here (system Python or site-packages unreadable)",
+            ),
+        )
+    )
 BOTH = [pytest.param("bubblewrap", marks=needs_bwrap), "rlimits"]
 
 
@@ -83,9 +95,11 @@ BOTH = [pytest.param("bubblewrap", marks=needs_bwrap), "rlimits"]
 @pytest.mark.parametrize("who", WHO)
 def test_bubblewrap_the_only_writable_places_are_private_and_vanish(who):
     mark = f"lang_pz_escape_{uuid.uuid4().hex}"
-    src = (f"import os\nfor d in ('/tmp', '/var/tmp', '/dev', {str(REPO)!r}, os.path.expanduser('~'), '/dev/shm', '.'):\n"
-           f"    try:\n        open(os.path.join(d, {mark!r}), 'w').write('x')\n        print('wrote', d)\n"
-           f"    except OSError as e:\n        print('refused', d, type(e).__name__)\n")
+    src = (
+        f"import os\nfor d in ('/tmp', '/var/tmp', '/dev', {str(REPO)!r}, os.path.expanduser('~'), '/dev/shm', '.'):\n"
+        f"    try:\n        open(os.path.join(d, {mark!r}), 'w').write('x')\n        print('wrote', d)\n"
+        f"    except OSError as e:\n        print('refused', d, type(e).__name__)\n"
+    )
     r = run(src, who, "bubblewrap")
     wrote = {line.split()[1] for line in r["stdout"].splitlines() if line.startswith("wrote")}
     assert wrote == {"/sandbox", "/dev/shm", "."}, r["stdout"]  # HOME is /sandbox
@@ -104,10 +118,12 @@ def test_rlimits_as_root_files_left_in_tmp_are_removed():
 @needs_bwrap
 @pytest.mark.parametrize("who", WHO)
 def test_bubblewrap_user_namespaces_and_mounts_are_refused(who):
-    src = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-           "for name, flag in (('user', 0x10000000), ('mount', 0x20000), ('net', 0x40000000), ('pid', 0x20000000)):\n"
-           "    print(name, libc.unshare(flag), ctypes.get_errno())\n"
-           "print('mount', libc.mount(b'none', b'/sandbox', b'tmpfs', 0, None))\n")
+    src = (
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "for name, flag in (('user', 0x10000000), ('mount', 0x20000), ('net', 0x40000000), ('pid', 0x20000000)):\n"
+        "    print(name, libc.unshare(flag), ctypes.get_errno())\n"
+        "print('mount', libc.mount(b'none', b'/sandbox', b'tmpfs', 0, None))\n"
+    )
     r = run(src, who, "bubblewrap")
     lines = dict(line.split(" ", 1) for line in r["stdout"].splitlines())
     assert all(lines[name].startswith("-1") for name in ("user", "mount", "net", "pid")), r["stdout"]
@@ -118,11 +134,13 @@ def test_bubblewrap_user_namespaces_and_mounts_are_refused(who):
 @pytest.mark.parametrize("who", WHO)
 def test_bubblewrap_sees_no_user_files_no_network_no_other_process(who, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-lang-pz-containment-secret")
-    src = (f"import os, socket\nprint(sorted(os.listdir('/')))\nprint(os.path.exists({str(REPO)!r}), os.path.exists('/root'),"
-           " os.path.exists('/home'))\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n"
-           "print(b''.join(open(f'/proc/{p}/environ', 'rb').read() for p in os.listdir('/proc') if p.isdigit()))\n"
-           "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=1)\n    print('connected')\n"
-           "except OSError as e:\n    print('no network', e.errno)\n")
+    src = (
+        f"import os, socket\nprint(sorted(os.listdir('/')))\nprint(os.path.exists({str(REPO)!r}), os.path.exists('/root'),"
+        " os.path.exists('/home'))\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n"
+        "print(b''.join(open(f'/proc/{p}/environ', 'rb').read() for p in os.listdir('/proc') if p.isdigit()))\n"
+        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=1)\n    print('connected')\n"
+        "except OSError as e:\n    print('no network', e.errno)\n"
+    )
     r = run(src, who, "bubblewrap")
     listing, exists, pids, environ, net = r["stdout"].splitlines()
     assert set(eval(listing)) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sandbox", "sbin", "usr"}
@@ -138,9 +156,11 @@ def test_an_escaped_child_does_not_outlive_the_run(who, mode):
     if mode == "rlimits" and (who == "user" or not ROOT):
         pytest.skip("without bubblewrap a normal user's escaped children are not swept (documented)")
     mark = uuid.uuid4().hex
-    src = (f"import os, sys\nif os.fork() == 0:\n    os.setsid()\n"
-           f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', {mark!r}])\n"
-           "import time\ntime.sleep(0.5)\nprint('parent done')")
+    src = (
+        f"import os, sys\nif os.fork() == 0:\n    os.setsid()\n"
+        f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', {mark!r}])\n"
+        "import time\ntime.sleep(0.5)\nprint('parent done')"
+    )
     r = run(src, who, mode)
     assert r["stdout"] == "parent done\n"
     leftover = subprocess.run(["pgrep", "-f", mark], capture_output=True, text=True).stdout.split()

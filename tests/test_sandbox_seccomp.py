@@ -73,9 +73,11 @@ def test_the_filter_is_what_refuses_them():
 
 
 def test_ordinary_programs_run_under_the_filter():
-    src = ("import json, subprocess, sys, threading, tempfile\n"
-           "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
-           "print(subprocess.run([sys.executable, '-c', 'print(6 * 7)'], capture_output=True, text=True).stdout.strip())\n"
-           "with tempfile.TemporaryFile() as f: f.write(b'x'); f.seek(0); print(f.read())\n")
+    src = (
+        "import json, subprocess, sys, threading, tempfile\n"
+        "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
+        "print(subprocess.run([sys.executable, '-c', 'print(6 * 7)'], capture_output=True, text=True).stdout.strip())\n"
+        "with tempfile.TemporaryFile() as f: f.write(b'x'); f.seek(0); print(f.read())\n"
+    )
     r = run_python(src, SandboxConfig(timeout_s=5.0))
     assert r.ok and r.stdout == "thread\n42\nb'x'\n", r

@@ -42,8 +42,10 @@ print(json.dumps(out))
 def test_two_processes_never_share_a_sandbox_uid(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     ready = [str(tmp_path / "a"), str(tmp_path / "b")]
-    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, ready[i], ready[1 - i]], env=env,
-                              stdout=subprocess.PIPE, text=True) for i in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _CHILD, ready[i], ready[1 - i]], env=env, stdout=subprocess.PIPE, text=True)
+        for i in range(2)
+    ]
     runs = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
     for side in runs:
@@ -60,11 +62,17 @@ def test_a_uid_held_by_another_process_is_skipped_until_it_dies() -> None:
     from lang_pz.tasks.sandbox.uids import _try_lock, acquire_uid, release_uid
 
     base = 1_600_000_000
-    holder = subprocess.Popen([sys.executable, "-c",
-                               "import sys, time; from lang_pz.tasks.sandbox.uids import acquire_uid\n"
-                               f"print(acquire_uid({base}), flush=True); time.sleep(60)"],
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from lang_pz.tasks.sandbox.uids import acquire_uid\n"
+            f"print(acquire_uid({base}), flush=True); time.sleep(60)",
+        ],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         held = int(holder.stdout.readline())
         assert _try_lock(held) is None

@@ -13,32 +13,68 @@ from lang_pz.skills.critic import SkillCritic, skill_uses
 from lang_pz.skills.evidence import SkillUtility
 from lang_pz.trajectory import AgentStep, Trajectory
 
-LIB = SkillLibrary.of([Skill("check-units", "Check the units.", "Look at units."),
-                       Skill("show-work", "Write the steps.", "Step by step.")])
+LIB = SkillLibrary.of(
+    [Skill("check-units", "Check the units.", "Look at units."), Skill("show-work", "Write the steps.", "Step by step.")]
+)
 
 
 def step(t: int, agent: str, skill: str | None, decision: int) -> AgentStep:
-    rec = {"agent": agent, "decision": decision, "library_version": 0,
-           "offered": [[TEAM, "check-units"], [TEAM, "show-work"]],
-           "invoked": {"name": skill, "scope": TEAM, "version": 1} if skill else None}
-    return AgentStep(episode=2, step=t, agent=agent, observation=f"obs {t}", raw_output=f"act {t}", action=f"act {t}",
-                     parse_error=None, reward=0.0, meta={"skills": rec})
+    rec = {
+        "agent": agent,
+        "decision": decision,
+        "library_version": 0,
+        "offered": [[TEAM, "check-units"], [TEAM, "show-work"]],
+        "invoked": {"name": skill, "scope": TEAM, "version": 1} if skill else None,
+    }
+    return AgentStep(
+        episode=2,
+        step=t,
+        agent=agent,
+        observation=f"obs {t}",
+        raw_output=f"act {t}",
+        action=f"act {t}",
+        parse_error=None,
+        reward=0.0,
+        meta={"skills": rec},
+    )
 
 
 def trajectory() -> Trajectory:
     # solver invokes show-work twice (steps 0 and 2), the verifier check-units once, then nothing
-    steps = [step(0, "solver", "show-work", 0), step(1, "verifier", "check-units", 0),
-             step(2, "solver", "show-work", 1), step(3, "verifier", None, 1)]
-    return Trajectory(episode=2, seed=7, steps=steps, states={t: f"state {t}" for t in range(4)},
-                      returns={"solver": 1.0, "verifier": 1.0}, finished=True)
+    steps = [
+        step(0, "solver", "show-work", 0),
+        step(1, "verifier", "check-units", 0),
+        step(2, "solver", "show-work", 1),
+        step(3, "verifier", None, 1),
+    ]
+    return Trajectory(
+        episode=2,
+        seed=7,
+        steps=steps,
+        states={t: f"state {t}" for t in range(4)},
+        returns={"solver": 1.0, "verifier": 1.0},
+        finished=True,
+    )
 
 
 def good(uses=("solver/show-work", "verifier/check-units"), delta=0.5, steps=(0,)) -> str:
-    return json.dumps({
-        "uses": {k: {"contribution": "helped", "evidence_steps": list(steps), "suggested_edit": "say more",
-                     "utility_delta": delta} for k in uses},
-        "residuals": {"solver": {"needs_skill": False, "capability": ""},
-                      "verifier": {"needs_skill": True, "capability": "recompute the sum"}}})
+    return json.dumps(
+        {
+            "uses": {
+                k: {
+                    "contribution": "helped",
+                    "evidence_steps": list(steps),
+                    "suggested_edit": "say more",
+                    "utility_delta": delta,
+                }
+                for k in uses
+            },
+            "residuals": {
+                "solver": {"needs_skill": False, "capability": ""},
+                "verifier": {"needs_skill": True, "capability": "recompute the sum"},
+            },
+        }
+    )
 
 
 def test_uses_group_invocations_per_agent_and_skill():
@@ -59,17 +95,22 @@ def test_report_from_a_valid_reply_and_schema_has_exactly_the_uses_and_agents():
     assert "without show-work, solver" in req.prompt and "(Write the steps.)" in req.prompt
     assert "solver [show-work] act 0" in req.prompt and "verifier act 3" in req.prompt
     assert [(u.agent, u.skill, u.steps, u.contribution, u.utility_delta) for u in report.uses] == [
-        ("solver", "show-work", [0, 2], "helped", 0.5), ("verifier", "check-units", [1], "helped", 0.5)]
+        ("solver", "show-work", [0, 2], "helped", 0.5),
+        ("verifier", "check-units", [1], "helped", 0.5),
+    ]
     assert report.residuals["verifier"].needs_skill and report.residuals["verifier"].capability == "recompute the sum"
     assert report.utilities[0]["utility"] == 2.0 and report.errors == [] and report.usage["calls"] == 1
 
 
-@pytest.mark.parametrize("bad, words", [
-    (good(delta=3.0), "outside [-1, 1]"),
-    (good(steps=(9,)), "not in the trajectory"),
-    (good(uses=("solver/show-work",)), "verifier/check-units"),
-    ("not json", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (good(delta=3.0), "outside [-1, 1]"),
+        (good(steps=(9,)), "not in the trajectory"),
+        (good(uses=("solver/show-work",)), "verifier/check-units"),
+        ("not json", "not valid JSON"),
+    ],
+)
 def test_bad_reply_is_retried_with_the_error_then_accepted(bad, words):
     llm = ScriptedBackend([bad, good()])
     report = SkillCritic(llm).assess(trajectory(), LIB)
@@ -87,8 +128,9 @@ def test_episode_without_invocations_still_judges_residuals():
     traj = trajectory()
     for s in traj.steps:
         s.meta["skills"]["invoked"] = None
-    reply = json.dumps({"uses": {}, "residuals": {a: {"needs_skill": True, "capability": "add numbers"}
-                                                  for a in ("solver", "verifier")}})
+    reply = json.dumps(
+        {"uses": {}, "residuals": {a: {"needs_skill": True, "capability": "add numbers"} for a in ("solver", "verifier")}}
+    )
     llm = ScriptedBackend([reply])
     report = SkillCritic(llm).assess(traj, LIB)
     assert report.uses == [] and "no agent invoked a skill" in llm.requests[0].prompt

@@ -28,14 +28,22 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
 from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
-GSM8K_PICKS = {"solver": ["show-the-arithmetic", "read-the-question"],
-               "verifier": ["keep-a-right-answer", "recompute-and-confirm"]}
+GSM8K_PICKS = {
+    "solver": ["show-the-arithmetic", "read-the-question"],
+    "verifier": ["keep-a-right-answer", "recompute-and-confirm"],
+}
 
 
 def run_config(tmp_path: Path, env_id: str, env_kwargs: dict, skills: Path, **kw) -> TrainConfig:
     base = {"iterations": 1, "episodes_per_iteration": 2, "validation_seeds": [1000]}
-    return TrainConfig(env_id=env_id, env_kwargs=env_kwargs, method="maskills", skills=str(skills),
-                       run_dir=str(tmp_path / "run"), **{**base, **kw})
+    return TrainConfig(
+        env_id=env_id,
+        env_kwargs=env_kwargs,
+        method="maskills",
+        skills=str(skills),
+        run_dir=str(tmp_path / "run"),
+        **{**base, **kw},
+    )
 
 
 def scopes_seen(traj, agent: str) -> set[str]:
@@ -45,8 +53,9 @@ def scopes_seen(traj, agent: str) -> set[str]:
 @needs_data
 def test_gsm8k_roles_see_their_scopes_and_the_turns_topology_is_tracked(tmp_path):
     turns = ["solver", "verifier", "solver"]  # the solver answers the verifier: two solver turns
-    stand_in = SkillStandIn(picks=GSM8K_PICKS, text=lambda agent, instruction: "Correct" if agent == "verifier"
-                            else "#### 18")
+    stand_in = SkillStandIn(
+        picks=GSM8K_PICKS, text=lambda agent, instruction: "Correct" if agent == "verifier" else "#### 18"
+    )
     cfg = run_config(tmp_path, "tasks/gsm8k-v0", {"data_dir": str(DATA), "turns": turns}, EXAMPLES / "gsm8k")
     result = train(cfg, backends=stand_in.backend)
     run = tmp_path / "run" / "iter_000"
@@ -56,16 +65,20 @@ def test_gsm8k_roles_see_their_scopes_and_the_turns_topology_is_tracked(tmp_path
         assert [s.agent for s in t.steps] == turns
         assert scopes_seen(t, "solver") == {"team", "solver"} and scopes_seen(t, "verifier") == {"team", "verifier"}
         assert [(i.agent, i.skill, i.scope) for i in invocations(t)] == [
-            ("solver", "show-the-arithmetic", "solver"), ("verifier", "keep-a-right-answer", "verifier"),
-            ("solver", "show-the-arithmetic", "solver")]
+            ("solver", "show-the-arithmetic", "solver"),
+            ("verifier", "keep-a-right-answer", "verifier"),
+            ("solver", "show-the-arithmetic", "solver"),
+        ]
         assert [s.raw_output for s in t.steps] == ["#### 18", "Correct", "#### 18"]
     recs = jsonl(run / "counterfactuals.jsonl")  # one withheld-skill re-run per (episode, role, skill)
     assert sorted((r["episode"], r["agent"], r["skill"]) for r in recs) == sorted(
-        (e, a, s[0]) for e in (0, 1) for a, s in GSM8K_PICKS.items())
+        (e, a, s[0]) for e in (0, 1) for a, s in GSM8K_PICKS.items()
+    )
     assert all(r["reinvoked"] == [GSM8K_PICKS[r["agent"]][1]] for r in recs)  # each role's next choice
     credits = jsonl(run / "credits.jsonl")
     assert [sorted((u["agent"], u["skill"], tuple(u["steps"])) for u in c["uses"]) for c in credits] == [
-        [("solver", "show-the-arithmetic", (0, 2)), ("verifier", "keep-a-right-answer", (1,))]] * 2
+        [("solver", "show-the-arithmetic", (0, 2)), ("verifier", "keep-a-right-answer", (1,))]
+    ] * 2
     roles = Counter(r.role for r in stand_in.backend.requests)
     assert roles["critic.skill"] == 2 and set(roles) <= {"actor", "actor.skill", "critic.skill", "optimiser.skill"}
     assert result.metrics[0].usage["critic"]["calls"] == 2
@@ -89,8 +102,10 @@ def test_memory_aggregates_skill_evidence_across_topologies():
 def test_hotpotqa_finder_and_answerer_use_skills_and_long_observations_are_fitted(tmp_path):
     lib = tmp_path / "lib" / "cite-evidence"
     lib.mkdir(parents=True)
-    (lib / "SKILL.md").write_text("---\nname: cite-evidence\ndescription: Name the sentences that answer the "
-                                  "question. Use when paragraphs are given.\n---\nCite the sentence numbers.\n")
+    (lib / "SKILL.md").write_text(
+        "---\nname: cite-evidence\ndescription: Name the sentences that answer the "
+        "question. Use when paragraphs are given.\n---\nCite the sentence numbers.\n"
+    )
     stand_in = SkillStandIn(text=lambda agent, instruction: "[1.1]" if agent == "finder" else "Detroit")
     cfg = run_config(tmp_path, "tasks/hotpotqa-v0", {"data_dir": str(DATA)}, tmp_path / "lib")
     train(cfg, backends=stand_in.backend)
@@ -111,9 +126,15 @@ def test_hotpotqa_finder_and_answerer_use_skills_and_long_observations_are_fitte
 def test_overcooked_skill_level_with_a_fixed_greedy_partner(tmp_path):
     pytest.importorskip("overcooked_ai_py")
     stand_in = SkillStandIn(picks={"player_0": ["fill-the-pot", "serve-soup"]})
-    cfg = run_config(tmp_path, "overcooked/cramped_room-v0", {"actions": "skills", "horizon": 20},
-                     EXAMPLES / "overcooked", partners={"player_1": "greedy"}, episodes_per_iteration=1,
-                     skill_reruns=1)
+    cfg = run_config(
+        tmp_path,
+        "overcooked/cramped_room-v0",
+        {"actions": "skills", "horizon": 20},
+        EXAMPLES / "overcooked",
+        partners={"player_1": "greedy"},
+        episodes_per_iteration=1,
+        skill_reruns=1,
+    )
     result = train(cfg, backends=stand_in.backend)
     run = tmp_path / "run" / "iter_000"
     (traj,) = read_trajectories(run / "trajectories.jsonl")
@@ -130,8 +151,10 @@ def test_overcooked_skill_level_with_a_fixed_greedy_partner(tmp_path):
 def test_code_task_coder_and_tester_use_skills_and_the_code_runs_in_the_sandbox(tmp_path):
     lib = tmp_path / "lib" / "write-a-function"
     lib.mkdir(parents=True)
-    (lib / "SKILL.md").write_text("---\nname: write-a-function\ndescription: Use when you must write Python code "
-                                  "for a task.\n---\nWrite one function with the name the task asks for.\n")
+    (lib / "SKILL.md").write_text(
+        "---\nname: write-a-function\ndescription: Use when you must write Python code "
+        "for a task.\n---\nWrite one function with the name the task asks for.\n"
+    )
     right = "```python\ndef is_palindrome(s):\n    return s == s[::-1]\n```"
     stand_in = SkillStandIn(text=lambda agent, instruction: right if agent == "coder" else "assert is_palindrome('aba')")
     cfg = run_config(tmp_path, "tasks/mbpp-v0", {"source": "demo"}, tmp_path / "lib")

@@ -54,22 +54,25 @@ def test_parse_good_skill_and_round_trip():
     assert parse_skill_md(render_skill_md(s)) == s
 
 
-@pytest.mark.parametrize("front, field, words", [
-    ("name: Check_Units\ndescription: d", "name", "lowercase"),
-    ("name: check--units\ndescription: d", "name", "single hyphens"),
-    ("name: -check\ndescription: d", "name", "lowercase"),
-    ("name: " + "a" * 65 + "\ndescription: d", "name", "at most 64"),
-    ("description: d", "name", "missing"),
-    ("name: check-units", "description", "required"),
-    ("name: check-units\ndescription: '   '", "description", "empty"),
-    ("name: check-units\ndescription: " + "x" * 1025, "description", "at most 1024"),
-    ("name: check-units\ndescription: d\ncompatibility: " + "x" * 501, "compatibility", "at most 500"),
-    ("name: check-units\ndescription: d\nmetadata:\n  version: 1.0", "metadata.version", "quote"),
-    ("name: check-units\ndescription: d\nmetadata: [a, b]", "metadata", "map"),
-    ("name: check-units\ndescription: d\nauthor: me", "author", "not an Agent Skills field"),
-    ("name: check-units\ndescription: d\nallowed_tools: x", "allowed_tools", "allowed-tools"),
-    ("name: check-units\ndescription: 5", "description", "must be a string"),
-])
+@pytest.mark.parametrize(
+    "front, field, words",
+    [
+        ("name: Check_Units\ndescription: d", "name", "lowercase"),
+        ("name: check--units\ndescription: d", "name", "single hyphens"),
+        ("name: -check\ndescription: d", "name", "lowercase"),
+        ("name: " + "a" * 65 + "\ndescription: d", "name", "at most 64"),
+        ("description: d", "name", "missing"),
+        ("name: check-units", "description", "required"),
+        ("name: check-units\ndescription: '   '", "description", "empty"),
+        ("name: check-units\ndescription: " + "x" * 1025, "description", "at most 1024"),
+        ("name: check-units\ndescription: d\ncompatibility: " + "x" * 501, "compatibility", "at most 500"),
+        ("name: check-units\ndescription: d\nmetadata:\n  version: 1.0", "metadata.version", "quote"),
+        ("name: check-units\ndescription: d\nmetadata: [a, b]", "metadata", "map"),
+        ("name: check-units\ndescription: d\nauthor: me", "author", "not an Agent Skills field"),
+        ("name: check-units\ndescription: d\nallowed_tools: x", "allowed_tools", "allowed-tools"),
+        ("name: check-units\ndescription: 5", "description", "must be a string"),
+    ],
+)
 def test_bad_front_matter_names_file_and_field(tmp_path, front, field, words):
     folder = write(tmp_path / "check-units", f"---\n{front}\n---\nbody\n")
     with pytest.raises(SkillFormatError) as err:
@@ -80,13 +83,16 @@ def test_bad_front_matter_names_file_and_field(tmp_path, front, field, words):
     assert words in str(err.value)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("no front matter\n", "must start with a line '---'"),
-    ("---\nname: a\ndescription: d\n", "not closed"),
-    ("---\nname: [unclosed\ndescription: d\n---\n", "not valid YAML"),
-    ("---\nname: a\nname: b\ndescription: d\n---\n", "given twice"),
-    ("---\n- a\n- b\n---\n", "YAML mapping"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("no front matter\n", "must start with a line '---'"),
+        ("---\nname: a\ndescription: d\n", "not closed"),
+        ("---\nname: [unclosed\ndescription: d\n---\n", "not valid YAML"),
+        ("---\nname: a\nname: b\ndescription: d\n---\n", "given twice"),
+        ("---\n- a\n- b\n---\n", "YAML mapping"),
+    ],
+)
 def test_bad_skill_md_file_errors(tmp_path, text, words):
     folder = write(tmp_path / "a", text)
     with pytest.raises(SkillFormatError, match=words) as err:
@@ -183,8 +189,14 @@ def test_bad_library_reports_every_problem(tmp_path):
 
 def test_diff_added_removed_changed():
     old = SkillLibrary.of([Skill("a", "Old description.", "line 1\nline 2"), Skill("gone", "d", "x")])
-    new = old.apply(SkillEdit("refine", TEAM, (old.get(TEAM, "a"),),
-                              (old.get(TEAM, "a").evolve(description="New description.", body="line 1\nline 3"),)))
+    new = old.apply(
+        SkillEdit(
+            "refine",
+            TEAM,
+            (old.get(TEAM, "a"),),
+            (old.get(TEAM, "a").evolve(description="New description.", body="line 1\nline 3"),),
+        )
+    )
     new = new.apply(SkillEdit("prune", TEAM, (new.get(TEAM, "gone"),)))
     new = new.apply(SkillEdit("induce", TEAM, (), (Skill("fresh", "Brand new.", "do it"),)))
     d = diff_libraries(old, new)
@@ -218,14 +230,18 @@ def test_cli_check_and_diff(tmp_path):
     assert MANIFEST == "library.json"
 
 
-_piece = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff"), max_size=8) | \
-    st.sampled_from(["\n", "---", "\n---\n", ": ", "#", "'", '"', "- ", "{", "&", "*", "!", " ", "\t"])
+_piece = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff"), max_size=8
+) | st.sampled_from(["\n", "---", "\n---\n", ": ", "#", "'", '"', "- ", "{", "&", "*", "!", " ", "\t"])
 _text_st = st.lists(_piece, min_size=1, max_size=8).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
-@given(desc=_text_st.filter(lambda s: s.strip()), body=_text_st, meta=st.dictionaries(
-    st.text("abc-_", min_size=1, max_size=5), _text_st, max_size=2))
+@given(
+    desc=_text_st.filter(lambda s: s.strip()),
+    body=_text_st,
+    meta=st.dictionaries(st.text("abc-_", min_size=1, max_size=5), _text_st, max_size=2),
+)
 def test_skill_md_round_trip_any_text(desc, body, meta):
     s = Skill("any-skill", desc, body, metadata=meta)
     assert parse_skill_md(render_skill_md(s), folder_name="any-skill") == s
@@ -241,7 +257,9 @@ def test_an_empty_body_and_one_skills_folder_given_as_a_library_are_refused(tmp_
     one = write(tmp_path / "lib2" / "check-units", GOOD)
     with pytest.raises(SkillLibraryError, match=f"is one skill.*e.g. {tmp_path / 'lib2'}"):
         read_library(one)
-    assert check_library(one)[1] == [f"{one} is one skill (it holds SKILL.md), not a library: give the folder "
-                                     f"that holds the skill folders, e.g. {tmp_path / 'lib2'}"]
+    assert check_library(one)[1] == [
+        f"{one} is one skill (it holds SKILL.md), not a library: give the folder "
+        f"that holds the skill folders, e.g. {tmp_path / 'lib2'}"
+    ]
     result = runner.invoke(app, ["skills", "check", str(one)])
     assert result.exit_code == 2 and "is one skill" in result.output

@@ -67,10 +67,15 @@ class SkillStandIn:
         text: ``(agent, instruction) -> reply`` for free-text actions (the task envs).
     """
 
-    def __init__(self, picks: Mapping[str, list[str]] | None = None,
-                 verdict: Callable[[str, str], tuple[str, str]] | None = None,
-                 needs: Mapping[str, str] | None = None, write: Callable[[str], dict] | None = None,
-                 critic_ok: bool = True, text: Callable[[str, str], str] | None = None) -> None:
+    def __init__(
+        self,
+        picks: Mapping[str, list[str]] | None = None,
+        verdict: Callable[[str, str], tuple[str, str]] | None = None,
+        needs: Mapping[str, str] | None = None,
+        write: Callable[[str], dict] | None = None,
+        critic_ok: bool = True,
+        text: Callable[[str, str], str] | None = None,
+    ) -> None:
         self.text = text or (lambda agent, instruction: "Correct" if agent == "verifier" else "#### 0")
         self.picks, self.needs = dict(picks or {}), dict(needs or {})
         self.verdict = verdict or (lambda agent, skill: ("neutral", ""))
@@ -102,8 +107,12 @@ class SkillStandIn:
             for key in uses:
                 agent, skill = key.split("/")
                 contribution, edit = self.verdict(agent, skill)
-                out["uses"][key] = {"contribution": contribution, "evidence_steps": [], "suggested_edit": edit,
-                                    "utility_delta": 0.0}
+                out["uses"][key] = {
+                    "contribution": contribution,
+                    "evidence_steps": [],
+                    "suggested_edit": edit,
+                    "utility_delta": 0.0,
+                }
             for a in agents:
                 out["residuals"][a] = {"needs_skill": a in self.needs, "capability": self.needs.get(a, "")}
             return json.dumps(out)
@@ -120,9 +129,16 @@ def library_dir(tmp_path: Path, *skills: Skill, name: str = "lib") -> Path:
 
 
 def config(run_dir: Path, skills: Path | None = None, **kw) -> TrainConfig:
-    base = {"env_kwargs": ENV, "iterations": 1, "episodes_per_iteration": 1, "validation_seeds": [VAL_SEED],
-            "initial_policy": "Always push up.", "run_dir": str(run_dir), "method": "maskills",
-            "skills": None if skills is None else str(skills)}
+    base = {
+        "env_kwargs": ENV,
+        "iterations": 1,
+        "episodes_per_iteration": 1,
+        "validation_seeds": [VAL_SEED],
+        "initial_policy": "Always push up.",
+        "run_dir": str(run_dir),
+        "method": "maskills",
+        "skills": None if skills is None else str(skills),
+    }
     return TrainConfig(**{**base, **kw})
 
 
@@ -217,15 +233,25 @@ def test_the_run_has_the_files_report_and_final_library(slope_run):
 
     result, _, run = slope_run
     files = {p.name for p in (run / "iter_000").iterdir()}
-    assert {"skills", "skill_memory.json", "trajectories.jsonl", "counterfactuals.jsonl", "credits.jsonl",
-            "validation.jsonl", "test.jsonl", "done.json", "policies"} <= files
+    assert {
+        "skills",
+        "skill_memory.json",
+        "trajectories.jsonl",
+        "counterfactuals.jsonl",
+        "credits.jsonl",
+        "validation.jsonl",
+        "test.jsonl",
+        "done.json",
+        "policies",
+    } <= files
     done = json.loads((run / "iter_000" / "done.json").read_text())
     assert done["library"]["version"] == 0 and done["metrics"]["changed_agents"] == []
     memory = json.loads((run / "iter_000" / "skill_memory.json").read_text())
     assert memory["skills"]["team/go-down"]["invoked"] == 30 and memory["skills"]["team/push-up"]["invoked"] == 20
     assert read_library(run / "final" / "skills") == result.final_library == SkillLibrary.of([UP, DOWN])
     assert jsonl(run / "final" / "test.jsonl")[0]["objective"] == pytest.approx(
-        team_return(words(SLOPE, BODIES), 2001), abs=1e-3)
+        team_return(words(SLOPE, BODIES), 2001), abs=1e-3
+    )
     text = summary_text(load_run(run))
     assert "method: maskills" in text and "0: library version 0, 2 skill(s)" in text and "library unchanged" in text
 
@@ -242,8 +268,10 @@ def test_prune_of_a_measured_harmful_skill_is_validated_and_kept(tmp_path):
     for seed in (3, VAL_SEED):
         assert team_return(down, seed) > team_return(one_up, seed) + 100
     stand_in = SkillStandIn(picks={a: ["push-up"] if a == "piston_1" else [] for a in AGENTS})
-    result = train(config(tmp_path / "run", library_dir(tmp_path, UP), initial_policy="Always go down.", seed=3),
-                   backends=stand_in.backend)
+    result = train(
+        config(tmp_path / "run", library_dir(tmp_path, UP), initial_policy="Always go down.", seed=3),
+        backends=stand_in.backend,
+    )
     run = tmp_path / "run" / "iter_000"
     (u,) = jsonl(run / "counterfactuals.jsonl")
     assert (u["agent"], u["skill"]) == ("piston_1", "push-up")
@@ -252,9 +280,12 @@ def test_prune_of_a_measured_harmful_skill_is_validated_and_kept(tmp_path):
     assert [(e["event"], e["label"]) for e in edits] == [("proposed", "prune team/push-up"), ("kept", "prune team/push-up")]
     assert edits[0]["reason"].startswith("harmful: measured utility")
     (dec,) = jsonl(run / "acceptance.jsonl")
-    assert dec == {"agents": ["prune team/push-up"], "accepted": True,
-                   "val_return": pytest.approx(team_return(one_up, VAL_SEED)),
-                   "candidate_val_return": pytest.approx(team_return(down, VAL_SEED))}
+    assert dec == {
+        "agents": ["prune team/push-up"],
+        "accepted": True,
+        "val_return": pytest.approx(team_return(one_up, VAL_SEED)),
+        "candidate_val_return": pytest.approx(team_return(down, VAL_SEED)),
+    }
     assert len(result.final_library) == 0 and result.final_library.version == 1
     assert result.metrics[0].accepted_agents == ["prune team/push-up"]
 
@@ -269,14 +300,17 @@ def test_a_regression_is_rolled_back_and_the_rollback_recorded(tmp_path):
     # Everyone invokes go-down; the critic calls it harmful with a suggested edit; the writer's
     # refine makes it "push up", which loses on the validation seed: the edit is rolled back.
     assert team_return(dict.fromkeys(AGENTS, "up"), VAL_SEED) < team_return(dict.fromkeys(AGENTS, "down"), VAL_SEED)
-    stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "push up instead"),
-                            write=refine_down_to_up)
+    stand_in = SkillStandIn(
+        picks={a: ["go-down"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "push up instead"), write=refine_down_to_up
+    )
     lib = library_dir(tmp_path, DOWN)
     result = train(config(tmp_path / "run", lib, skill_reruns=0), backends=stand_in.backend)
     run = tmp_path / "run"
     edits = jsonl(run / "iter_000" / "skill_edits.jsonl")
-    assert [(e["event"], e["label"]) for e in edits] == [("proposed", "refine team/go-down"),
-                                                         ("rolled_back", "refine team/go-down")]
+    assert [(e["event"], e["label"]) for e in edits] == [
+        ("proposed", "refine team/go-down"),
+        ("rolled_back", "refine team/go-down"),
+    ]
     assert edits[0]["after"][0]["skill_md"].endswith("Always push up.\n")
     rolled = edits[1]
     assert rolled["candidate_val_return"] < rolled["val_return"] and rolled["library_version"] == 0
@@ -293,10 +327,13 @@ def test_a_regression_is_rolled_back_and_the_rollback_recorded(tmp_path):
 
 
 def test_without_rollback_the_regression_is_kept_unvalidated(tmp_path):
-    stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "push up instead"),
-                            write=refine_down_to_up)
-    result = train(config(tmp_path / "run", library_dir(tmp_path, DOWN), skill_reruns=0, skill_rollback=False),
-                   backends=stand_in.backend)
+    stand_in = SkillStandIn(
+        picks={a: ["go-down"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "push up instead"), write=refine_down_to_up
+    )
+    result = train(
+        config(tmp_path / "run", library_dir(tmp_path, DOWN), skill_reruns=0, skill_rollback=False),
+        backends=stand_in.backend,
+    )
     run = tmp_path / "run"
     assert [e["event"] for e in jsonl(run / "iter_000" / "skill_edits.jsonl")] == ["proposed", "kept"]
     assert not (run / "iter_000" / "validation.jsonl").exists()  # nothing validated
@@ -331,11 +368,15 @@ def test_consolidate_merges_redundant_skills(tmp_path):
         return {"name": "push-up", "description": "Lift the ball. Use when it is above you.", "body": "Always push up."}
 
     stand_in = SkillStandIn(picks=picks, verdict=lambda a, s: ("redundant", ""), write=write)
-    result = train(config(tmp_path / "run", library_dir(tmp_path, UP, STAY), skill_reruns=0, tolerance=1000.0),
-                   backends=stand_in.backend)
+    result = train(
+        config(tmp_path / "run", library_dir(tmp_path, UP, STAY), skill_reruns=0, tolerance=1000.0),
+        backends=stand_in.backend,
+    )
     edits = jsonl(tmp_path / "run" / "iter_000" / "skill_edits.jsonl")
-    assert [(e["event"], e["label"]) for e in edits] == [("proposed", "consolidate team/push-up + hold-steady -> push-up"),
-                                                         ("kept", "consolidate team/push-up + hold-steady -> push-up")]
+    assert [(e["event"], e["label"]) for e in edits] == [
+        ("proposed", "consolidate team/push-up + hold-steady -> push-up"),
+        ("kept", "consolidate team/push-up + hold-steady -> push-up"),
+    ]
     assert [s.name for _, s in result.final_library] == ["push-up"]
     assert result.final_library.get("team", "push-up").version == 2
 
@@ -343,8 +384,7 @@ def test_consolidate_merges_redundant_skills(tmp_path):
 def test_prune_of_an_unused_skill(tmp_path):
     # Everyone invokes go-down; hold-steady is offered 50 times and never invoked: pruned.
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS})
-    result = train(config(tmp_path / "run", library_dir(tmp_path, DOWN, STAY), skill_reruns=0),
-                   backends=stand_in.backend)
+    result = train(config(tmp_path / "run", library_dir(tmp_path, DOWN, STAY), skill_reruns=0), backends=stand_in.backend)
     edits = jsonl(tmp_path / "run" / "iter_000" / "skill_edits.jsonl")
     assert edits[0]["label"] == "prune team/hold-steady" and edits[0]["reason"].startswith("unused: offered 50")
     assert [s.name for _, s in result.final_library] == ["go-down"]  # all down either way: validation level
@@ -352,8 +392,10 @@ def test_prune_of_an_unused_skill(tmp_path):
 
 def test_a_critic_failure_is_logged_and_never_defaulted(tmp_path):
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS}, critic_ok=False)
-    result = train(config(tmp_path / "run", library_dir(tmp_path, DOWN), skill_reruns=0, critic_max_attempts=2),
-                   backends=stand_in.backend)
+    result = train(
+        config(tmp_path / "run", library_dir(tmp_path, DOWN), skill_reruns=0, critic_max_attempts=2),
+        backends=stand_in.backend,
+    )
     run = tmp_path / "run" / "iter_000"
     (err,) = jsonl(run / "critic_errors.jsonl")
     assert err["episode"] == 0 and not (run / "credits.jsonl").exists()
@@ -376,7 +418,8 @@ def test_episode_credit_ablation_credits_every_skill_shown(tmp_path):
     assert len(req.json_schema["$defs"]["SkillUses"]["required"]) == 10  # push-up too, never invoked
     assert "Computed re-runs" not in prompt_of(req).split("Now the real episode:")[-1]
     played = len(read_trajectories(run / "trajectories.jsonl")[0].steps) + sum(
-        len(t.steps) for t in read_trajectories(run / "validation_trajectories.jsonl"))
+        len(t.steps) for t in read_trajectories(run / "validation_trajectories.jsonl")
+    )
     assert len(stand_in.requests("actor")) == played  # the training and validation episodes only: no re-run
 
 
@@ -385,15 +428,24 @@ def test_episode_credit_ablation_credits_every_skill_shown(tmp_path):
 
 def test_llm_call_budget_stops_before_the_next_iteration(tmp_path):
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS})
-    result = train(config(tmp_path / "run", library_dir(tmp_path, DOWN), iterations=3, skill_reruns=0,
-                          max_llm_calls=10), backends=stand_in.backend)
+    result = train(
+        config(tmp_path / "run", library_dir(tmp_path, DOWN), iterations=3, skill_reruns=0, max_llm_calls=10),
+        backends=stand_in.backend,
+    )
     assert len(result.metrics) == 1 and "budget" in result.stopped
     assert (tmp_path / "run" / "final" / "skills").is_dir()
 
 
 def two_iteration_config(tmp_path: Path, run: Path) -> TrainConfig:
-    return config(run, library_dir(tmp_path, UP, STAY) if not (tmp_path / "lib").exists() else tmp_path / "lib",
-                  iterations=2, episodes_per_iteration=2, skill_reruns=1, tolerance=1000.0, test_seeds=[2001])
+    return config(
+        run,
+        library_dir(tmp_path, UP, STAY) if not (tmp_path / "lib").exists() else tmp_path / "lib",
+        iterations=2,
+        episodes_per_iteration=2,
+        skill_reruns=1,
+        tolerance=1000.0,
+        test_seeds=[2001],
+    )
 
 
 def two_iteration_stand_in() -> SkillStandIn:
@@ -401,8 +453,9 @@ def two_iteration_stand_in() -> SkillStandIn:
     def write(task: str) -> dict:
         return {"description": "Make a slope. Use when the ball is to your left.", "body": "Always go down."}
 
-    return SkillStandIn(picks={a: ["push-up"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "go down instead"),
-                        write=write)
+    return SkillStandIn(
+        picks={a: ["push-up"] for a in AGENTS}, verdict=lambda a, s: ("harmful", "go down instead"), write=write
+    )
 
 
 def test_resume_redoes_the_interrupted_iteration_and_ends_as_the_uninterrupted_run(tmp_path):
@@ -430,7 +483,8 @@ def test_resume_redoes_the_interrupted_iteration_and_ends_as_the_uninterrupted_r
     assert jsonl(run / "iter_001" / "skill_edits.jsonl") == jsonl(tmp_path / "full" / "iter_001" / "skill_edits.jsonl")
     assert read_library(run / "final" / "skills") == read_library(tmp_path / "full" / "final" / "skills")
     assert (run / "iter_001" / "skill_memory.json").read_text() == (
-        tmp_path / "full" / "iter_001" / "skill_memory.json").read_text()
+        tmp_path / "full" / "iter_001" / "skill_memory.json"
+    ).read_text()
 
 
 def test_a_bad_skill_md_is_a_clear_error_and_nothing_is_written(tmp_path):
@@ -472,16 +526,20 @@ def test_skill_roles_must_name_agents(tmp_path):
     from lang_pz.error import InvalidKwargError
 
     with pytest.raises(InvalidKwargError, match="skill_roles names \\['piston_9'\\]"):
-        train(config(tmp_path / "run", None, skill_scoping="role", skill_roles={"piston_9": "piston"}),
-              backends=SkillStandIn().backend)
+        train(
+            config(tmp_path / "run", None, skill_scoping="role", skill_roles={"piston_9": "piston"}),
+            backends=SkillStandIn().backend,
+        )
 
 
 def test_role_scoping_shares_a_role_skill_among_the_role(tmp_path):
     # every piston has role "piston": a role-scoped skill is offered to all of them, not to others
     lib = write_library(SkillLibrary({"piston": {DOWN.name: DOWN}}), tmp_path / "lib")
     stand_in = SkillStandIn()
-    train(config(tmp_path / "run", lib, skill_scoping="role", skill_roles=dict.fromkeys(AGENTS, "piston"),
-                 skill_reruns=0), backends=stand_in.backend)
+    train(
+        config(tmp_path / "run", lib, skill_scoping="role", skill_roles=dict.fromkeys(AGENTS, "piston"), skill_reruns=0),
+        backends=stand_in.backend,
+    )
     (traj,) = read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")
     assert all(s.meta["skills"]["offered"] == [["piston", "go-down"]] for s in traj.steps)
     assert all(s.raw_output == "down" for s in traj.steps)
@@ -497,9 +555,27 @@ def test_cli_trains_a_hand_written_library(tmp_path, monkeypatch):
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: stand_in.backend)
     monkeypatch.setattr(lang_pz.training.parts, "make_backend", lambda spec, **kw: stand_in.backend)
     lib = library_dir(tmp_path, DOWN)
-    args = ["train", "--method", "maskills", "--skills", str(lib), "--kw", "n_pistons=5", "--kw", "hold=5",
-            "--kw", "max_cycles=50", "--iterations", "1", "--run-dir", str(tmp_path / "run"),
-            "--set", "validation_seeds=[1001]", "--set", "skill_reruns=0"]
+    args = [
+        "train",
+        "--method",
+        "maskills",
+        "--skills",
+        str(lib),
+        "--kw",
+        "n_pistons=5",
+        "--kw",
+        "hold=5",
+        "--kw",
+        "max_cycles=50",
+        "--iterations",
+        "1",
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--set",
+        "validation_seeds=[1001]",
+        "--set",
+        "skill_reruns=0",
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert "method: maskills" in res.output and "skill library per iteration" in res.output
@@ -520,9 +596,28 @@ def test_a_harmful_skill_is_pruned_before_idle_ones():
 
     lib = SkillLibrary.of([Skill("a-idle", "Idle.", "Always stay."), Skill("b-idle", "Idle too.", "Always stay."), UP])
     offered = [["team", "a-idle"], ["team", "b-idle"], ["team", "push-up"]]
-    steps = [AgentStep(0, t, "piston_0", "o", "up", 2, None, 0.0, meta={"skills": {
-        "agent": "piston_0", "decision": t, "library_version": 0, "offered": offered,
-        "invoked": {"name": "push-up", "scope": "team", "version": 1}}}) for t in range(12)]
+    steps = [
+        AgentStep(
+            0,
+            t,
+            "piston_0",
+            "o",
+            "up",
+            2,
+            None,
+            0.0,
+            meta={
+                "skills": {
+                    "agent": "piston_0",
+                    "decision": t,
+                    "library_version": 0,
+                    "offered": offered,
+                    "invoked": {"name": "push-up", "scope": "team", "version": 1},
+                }
+            },
+        )
+        for t in range(12)
+    ]
     traj = Trajectory(0, 0, steps, returns={"piston_0": 0.0}, finished=True)
     util = SkillUtility("piston_0", "push-up", "team", 1, 0, 0, (0,), "team_return", -50.0, 0.0, -50.0)
     mem = SkillMemory().update(lib, [traj], utilities=[util])

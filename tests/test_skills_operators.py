@@ -53,9 +53,11 @@ def test_refine_that_changes_nothing_is_retried():
 
 
 def test_induce_new_skill_name_rules_and_no_clash():
-    w = writer({"name": "Bad Name", "description": "d", "body": "b"},
-               {"name": "sum-up", "description": "d", "body": "b"},
-               {"name": "check-units", "description": "Check units. Use before answering.", "body": "Look at units."})
+    w = writer(
+        {"name": "Bad Name", "description": "d", "body": "b"},
+        {"name": "sum-up", "description": "d", "body": "b"},
+        {"name": "check-units", "description": "Check units. Use before answering.", "body": "Look at units."},
+    )
     edit = induce(LIB, "solver", ["check the units"], w, agents=["solver"])
     assert edit.op == "induce" and edit.scope == "solver" and edit.after[0].name == "check-units"
     errs = [r.prompt for r in w.backend.requests[1:]]
@@ -75,9 +77,28 @@ def test_consolidate_merges_and_may_keep_a_name():
 
 
 def traj_using(skill: str, n: int, offered=("add-numbers", "sum-up", "never-used")) -> Trajectory:
-    steps = [AgentStep(0, t, "solver", "o", "a", "a", None, 0.0, meta={"skills": {
-        "agent": "solver", "decision": t, "library_version": 0, "offered": [[TEAM, o] for o in offered],
-        "invoked": {"name": skill, "scope": TEAM, "version": 1}}}) for t in range(n)]
+    steps = [
+        AgentStep(
+            0,
+            t,
+            "solver",
+            "o",
+            "a",
+            "a",
+            None,
+            0.0,
+            meta={
+                "skills": {
+                    "agent": "solver",
+                    "decision": t,
+                    "library_version": 0,
+                    "offered": [[TEAM, o] for o in offered],
+                    "invoked": {"name": skill, "scope": TEAM, "version": 1},
+                }
+            },
+        )
+        for t in range(n)
+    ]
     return Trajectory(0, 0, steps, returns={"solver": 0.0}, finished=True)
 
 
@@ -86,11 +107,22 @@ def util(skill: str, u: float) -> SkillUtility:
 
 
 def test_prune_unused_from_counts_and_harmful_from_measured_utility_only():
-    report = SkillCriticReport(episode=0, residuals={}, uses=[UseCredit(
-        agent="solver", skill="sum-up", scope=TEAM, version=1, steps=[0], contribution="harmful", utility_delta=-1.0)])
+    report = SkillCriticReport(
+        episode=0,
+        residuals={},
+        uses=[
+            UseCredit(
+                agent="solver", skill="sum-up", scope=TEAM, version=1, steps=[0], contribution="harmful", utility_delta=-1.0
+            )
+        ],
+    )
     # never-used: offered 12 times, never invoked; add-numbers measured harmful; sum-up only called harmful
-    mem = SkillMemory().update(LIB, [traj_using("add-numbers", 6), traj_using("sum-up", 6)],
-                               reports=[report], utilities=[util("add-numbers", -1.0), util("sum-up", 0.5)])
+    mem = SkillMemory().update(
+        LIB,
+        [traj_using("add-numbers", 6), traj_using("sum-up", 6)],
+        reports=[report],
+        utilities=[util("add-numbers", -1.0), util("sum-up", 0.5)],
+    )
     edits = {e.before[0].name: e for e in prune(LIB, mem, min_offered=5)}
     assert set(edits) == {"never-used", "add-numbers"}  # not sum-up: the LLM's verdict alone never prunes
     assert edits["never-used"].reason.startswith("unused") and edits["add-numbers"].reason.startswith("harmful")
@@ -111,14 +143,30 @@ def test_memory_decays_and_restarts_on_a_new_version():
 
 
 def credit(skill: str, contribution: str, edit: str = "") -> UseCredit:
-    return UseCredit(agent="solver", skill=skill, scope=TEAM, version=1, steps=[0], contribution=contribution,
-                     utility_delta=0.0, suggested_edit=edit)
+    return UseCredit(
+        agent="solver",
+        skill=skill,
+        scope=TEAM,
+        version=1,
+        steps=[0],
+        contribution=contribution,
+        utility_delta=0.0,
+        suggested_edit=edit,
+    )
 
 
 def test_propose_edits_picks_operators_from_evidence():
-    reports = [SkillCriticReport(episode=0, uses=[credit("add-numbers", "harmful", "add only asked numbers"),
-                                                  credit("sum-up", "redundant"), credit("never-used", "redundant")],
-                                 residuals={"solver": Residual(agent="solver", needs_skill=True, capability="units")})]
+    reports = [
+        SkillCriticReport(
+            episode=0,
+            uses=[
+                credit("add-numbers", "harmful", "add only asked numbers"),
+                credit("sum-up", "redundant"),
+                credit("never-used", "redundant"),
+            ],
+            residuals={"solver": Residual(agent="solver", needs_skill=True, capability="units")},
+        )
+    ]
     trajs = [traj_using("add-numbers", 1), traj_using("sum-up", 1), traj_using("never-used", 1)]
     mem = SkillMemory().update(LIB, trajs, reports=reports)
 
@@ -141,8 +189,11 @@ def test_propose_edits_picks_operators_from_evidence():
 
 
 def test_propose_reports_writer_failures():
-    mem = SkillMemory().update(LIB, [traj_using("add-numbers", 1)], reports=[SkillCriticReport(
-        episode=0, uses=[credit("add-numbers", "harmful", "fix it")], residuals={})])
+    mem = SkillMemory().update(
+        LIB,
+        [traj_using("add-numbers", 1)],
+        reports=[SkillCriticReport(episode=0, uses=[credit("add-numbers", "harmful", "fix it")], residuals={})],
+    )
     props = propose_edits(LIB, mem, SkillWriter(ScriptedBackend(["nope"] * 3)))
     assert props.edits == [] and props.failed[0][0] == "refine team/add-numbers"
 

@@ -51,10 +51,18 @@ def test_choose_prompt_lists_cards_not_bodies_and_act_discloses_the_body():
     assert choose.choices == ("go-down", "push-up", NONE)
     block = last_block(choose)
     assert "push-up: Lift the ball." in block and "Always push up" not in block  # progressive disclosure
-    assert "Policy: Always go down. (skill go-down)" in last_block(act) and "Play well" not in last_block(act) and d.action == "down"
-    assert d.meta["skills"] == {"agent": "piston_0", "decision": 0, "library_version": 0,
-                                "offered": [[TEAM, "go-down"], [TEAM, "push-up"]],
-                                "invoked": {"name": "go-down", "scope": TEAM, "version": 1}}
+    assert (
+        "Policy: Always go down. (skill go-down)" in last_block(act)
+        and "Play well" not in last_block(act)
+        and d.action == "down"
+    )
+    assert d.meta["skills"] == {
+        "agent": "piston_0",
+        "decision": 0,
+        "library_version": 0,
+        "offered": [[TEAM, "go-down"], [TEAM, "push-up"]],
+        "invoked": {"name": "go-down", "scope": TEAM, "version": 1},
+    }
 
 
 def test_none_means_no_invocation_and_base_policy_only():
@@ -69,8 +77,9 @@ def test_none_means_no_invocation_and_base_policy_only():
 
 
 def test_scopes_and_withheld_skills():
-    lib = SkillLibrary({TEAM: {PUSH.name: PUSH}, "solver": {DOWN.name: DOWN},
-                        "piston_1": {"push-up": PUSH.evolve(body="Always stay.")}})
+    lib = SkillLibrary(
+        {TEAM: {PUSH.name: PUSH}, "solver": {DOWN.name: DOWN}, "piston_1": {"push-up": PUSH.evolve(body="Always stay.")}}
+    )
     llm = scripted()
     roles = Scoping(roles={"piston_0": "solver"})
     p0 = SkillPolicy("x", llm, lib, agent="piston_0", scoping=roles)
@@ -111,8 +120,12 @@ def test_invocations_recorded_in_a_real_episode():
 
 def test_withheld_skill_rerun_measures_utility_on_real_env():
     env = pistonball()
-    pick = lambda names, block: "push-up" if "piston_1" in block and "push-up" in names else (  # noqa: E731
-        "go-down" if "go-down" in names and "piston_1" in block else NONE)
+
+    def pick(names, block):
+        if "piston_1" in block and "push-up" in names:
+            return "push-up"
+        return "go-down" if "go-down" in names and "piston_1" in block else NONE
+
     pols = skill_policies(SkillLibrary.of([PUSH, DOWN]), env.possible_agents, scripted(pick), "Always stay.")
     traj = rollout(env, pols, seed=5)
     (u,) = skill_utilities(env, pols, traj, "team_return")

@@ -37,11 +37,36 @@ def test_kill_9_then_resume_a_skills_run_with_the_embedded_model(tmp_path):
     run = tmp_path / "run"
     env = {**os.environ, "LANG_PZ_CACHE_DIR": str(tmp_path / "cache")}
     # tiny: 5 pistons x 2 decisions, one episode an iteration, one re-run, one edit at most
-    cmd = [sys.executable, "-m", "lang_pz.cli", "train", "--method", "maskills", "--skills",
-           str(ROOT / "examples" / "skills" / "pistonball"), "--kw", "n_pistons=5", "--kw", "hold=25",
-           "--kw", "max_cycles=50", "--iterations", "2", "--episodes", "1", "--set", "validation_seeds=[1000]",
-           "--set", "skill_reruns=1", "--set", "max_skill_edits=1", "--set", "initial_policy=Follow the skill.",
-           "--run-dir", str(run)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "lang_pz.cli",
+        "train",
+        "--method",
+        "maskills",
+        "--skills",
+        str(ROOT / "examples" / "skills" / "pistonball"),
+        "--kw",
+        "n_pistons=5",
+        "--kw",
+        "hold=25",
+        "--kw",
+        "max_cycles=50",
+        "--iterations",
+        "2",
+        "--episodes",
+        "1",
+        "--set",
+        "validation_seeds=[1000]",
+        "--set",
+        "skill_reruns=1",
+        "--set",
+        "max_skill_edits=1",
+        "--set",
+        "initial_policy=Follow the skill.",
+        "--run-dir",
+        str(run),
+    ]
     traj = run / "iter_000" / "trajectories.jsonl"
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
@@ -63,8 +88,15 @@ def test_kill_9_then_resume_a_skills_run_with_the_embedded_model(tmp_path):
     assert json.loads(ep0[-1])["type"] == "episode_end"
     assert read_library(run / "iter_000" / "skills") == read_library(ROOT / "examples" / "skills" / "pistonball")
 
-    done = subprocess.run([sys.executable, "-m", "lang_pz.cli", "train", "--resume", str(run)], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=1200, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "lang_pz.cli", "train", "--resume", str(run)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(r"iteration 0: kept 1 finished episode\(s\)", done.stderr), done.stderr[-3000:]
     assert lines_of(traj, 0) == ep0  # the episode finished before the kill was kept as it was

@@ -19,15 +19,19 @@ LIB = SkillLibrary.of([Skill("go-down", "Make a slope.", "Always go down."), Ski
 
 def spec(**kw) -> SkillTeamSpec:
     cfg = TrainConfig(env_kwargs={"n_pistons": 5, "hold": 5}, method="maskills", partners={"piston_4": "heuristic"})
-    return SkillTeamSpec({f"piston_{i}": "Always stay." for i in range(4)}, cfg, ScriptedBackend(["x"]), library=LIB,
-                         **kw)
+    return SkillTeamSpec({f"piston_{i}": "Always stay." for i in range(4)}, cfg, ScriptedBackend(["x"]), library=LIB, **kw)
 
 
 def test_team_of_skill_policies_partners_and_plain_llm_agents():
     env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, hold=5)
     team = spec(skilled=("piston_0", "piston_1"))(env)
     assert [type(team[f"piston_{i}"]).__name__ for i in range(5)] == [
-        "SkillPolicy", "SkillPolicy", "LLMPolicy", "LLMPolicy", "PistonballHeuristic"]
+        "SkillPolicy",
+        "SkillPolicy",
+        "LLMPolicy",
+        "LLMPolicy",
+        "PistonballHeuristic",
+    ]
     assert isinstance(team["piston_2"], LLMPolicy) and not isinstance(team["piston_2"], SkillPolicy)
     withheld = spec().without("piston_1", "go-down").without("piston_1", "push-up")(env)
     assert list(withheld["piston_1"].skills()) == [] and list(withheld["piston_0"].skills()) == ["go-down", "push-up"]

@@ -20,13 +20,14 @@ from lang_pz.tasks import demo_items, load_humaneval
 from lang_pz.tasks.code_env import extract_code, extract_tests
 
 TASK_IDS = ["tasks/hotpotqa-v0", "tasks/math500-v0", "tasks/gsm8k-v0", "tasks/humaneval-v0", "tasks/mbpp-v0"]
-DEEP_RETURN = "def f(x):\n    return " + "-" * 3000 + "1"      # RecursionError in ast.parse
-DEEP_ASSERT = "assert " + "-" * 3000 + "1 == 1"                  # RecursionError in compile
-DEEPER_ASSERT = "assert " + "-" * 100000 + "1 == 1"              # MemoryError (parser stack)
+DEEP_RETURN = "def f(x):\n    return " + "-" * 3000 + "1"  # RecursionError in ast.parse
+DEEP_ASSERT = "assert " + "-" * 3000 + "1 == 1"  # RecursionError in compile
+DEEPER_ASSERT = "assert " + "-" * 100000 + "1 == 1"  # MemoryError (parser stack)
 
 
-@pytest.mark.parametrize("text", [DEEP_RETURN, DEEP_ASSERT, DEEPER_ASSERT, "x = 1" + " + 1" * 5000,
-                                  "```python\n" + DEEP_RETURN + "\n```"])
+@pytest.mark.parametrize(
+    "text", [DEEP_RETURN, DEEP_ASSERT, DEEPER_ASSERT, "x = 1" + " + 1" * 5000, "```python\n" + DEEP_RETURN + "\n```"]
+)
 def test_extraction_of_deeply_nested_text_never_raises(text):
     code = extract_code(text)
     assert code is None or code.startswith("def f")
@@ -73,16 +74,26 @@ def test_a_non_str_action_is_a_parse_error_with_the_fallback(env_id):
         assert exc.value.text is action and strict.turn == 0
 
 
-@pytest.mark.parametrize(("env_id", "bound"), [("tasks/hotpotqa-v0", 4096), ("tasks/math500-v0", 8192),
-                                               ("tasks/gsm8k-v0", 8192), ("tasks/humaneval-v0", 8192),
-                                               ("tasks/mbpp-v0", 8192)])
+@pytest.mark.parametrize(
+    ("env_id", "bound"),
+    [
+        ("tasks/hotpotqa-v0", 4096),
+        ("tasks/math500-v0", 8192),
+        ("tasks/gsm8k-v0", 8192),
+        ("tasks/humaneval-v0", 8192),
+        ("tasks/mbpp-v0", 8192),
+    ],
+)
 def test_the_declared_action_bound_is_the_enforced_one(env_id, bound):
     env = lang_pz.make(env_id, source="demo")
     env.reset(seed=0)
     for agent in env.possible_agents:
         assert env.action_space(agent).max_length == bound
-    valid = {"finder": "Evidence: 1.1", "solver": "#### 26" if "gsm8k" in env_id else "\\boxed{5}",
-             "coder": "def f(x):\n    return x\n"}[env.agent_selection]
+    valid = {
+        "finder": "Evidence: 1.1",
+        "solver": "#### 26" if "gsm8k" in env_id else "\\boxed{5}",
+        "coder": "def f(x):\n    return x\n",
+    }[env.agent_selection]
     padded = valid + " " * (bound - len(valid))
     assert len(padded) == bound and env.action_space(env.agent_selection).contains(padded)
     agent = env.agent_selection

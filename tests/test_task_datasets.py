@@ -17,9 +17,15 @@ from lang_pz.tasks.datasets import demo_items, load_items
 
 needs_data = pytest.mark.skipif(not (DATA / "hotpotqa").is_dir(), reason="benchmark data folder not available")
 
-ROW = {"id": "mine-1", "question": "Where is the Blue Lantern Museum?", "answer": "Ostmark", "type": "bridge",
-       "level": "easy", "supporting_facts": {"title": ["Blue Lantern Museum"], "sent_id": [0]},
-       "context": {"title": ["Blue Lantern Museum"], "sentences": [["The Blue Lantern Museum is in Ostmark."]]}}
+ROW = {
+    "id": "mine-1",
+    "question": "Where is the Blue Lantern Museum?",
+    "answer": "Ostmark",
+    "type": "bridge",
+    "level": "easy",
+    "supporting_facts": {"title": ["Blue Lantern Museum"], "sent_id": [0]},
+    "context": {"title": ["Blue Lantern Museum"], "sentences": [["The Blue Lantern Museum is in Ostmark."]]},
+}
 
 
 def _write(path: Path, rows) -> Path:

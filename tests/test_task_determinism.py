@@ -16,11 +16,16 @@ import lang_pz
 from lang_pz.tasks.base import TIMING_KEY
 
 SCRIPTS = {
-    "tasks/mbpp-v0": ["def sum_squares(xs):\n    return undefined_name + 1\n",
-                      "assert sum_squares([1]) == 1\nassert sum_squares([]) == 0",
-                      "def sum_squares(xs):\n    raise ValueError('still wrong')\n"],
-    "tasks/humaneval-v0": ["def add_one(xs):\n    return [x + 2 for x in xs]\n", "assert add_one([1]) == [2]",
-                           "def add_one(xs):\n    return [x + 1 for x in xs]\n"],
+    "tasks/mbpp-v0": [
+        "def sum_squares(xs):\n    return undefined_name + 1\n",
+        "assert sum_squares([1]) == 1\nassert sum_squares([]) == 0",
+        "def sum_squares(xs):\n    raise ValueError('still wrong')\n",
+    ],
+    "tasks/humaneval-v0": [
+        "def add_one(xs):\n    return [x + 2 for x in xs]\n",
+        "assert add_one([1]) == [2]",
+        "def add_one(xs):\n    return [x + 1 for x in xs]\n",
+    ],
     "tasks/hotpotqa-v0": ["Evidence: 1.1, 2.2", "Answer: Vell"],
     "tasks/gsm8k-v0": ["#### 25", "No: #### 26"],
     "tasks/math500-v0": ["\\boxed{5}", "Correct"],

@@ -103,10 +103,13 @@ def _stub(item):
 
 
 @needs_data
-@pytest.mark.parametrize("make", [
-    lambda: make_humaneval(turns=("coder",)),
-    lambda: make_mbpp(turns=("coder",), data_dir=str(DATA)),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: make_humaneval(turns=("coder",)),
+        lambda: make_mbpp(turns=("coder",), data_dir=str(DATA)),
+    ],
+)
 def test_wrong_code_scores_zero(make):
     env = make()
     for i in range(0, len(env.items), len(env.items) // 12):
@@ -151,12 +154,21 @@ def test_coder_fallback_keeps_the_previous_code():
     assert _team_reward(env) == 1.0
 
 
-@pytest.mark.parametrize(("code", "status"), [
-    ("def sum_squares(xs):\n    while True:\n        pass", "timeout"),
-    ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\ndef sum_squares(xs):\n    return 0", "timeout"),
-    ("x = bytearray(10 ** 10)\ndef sum_squares(xs):\n    return 0", "memory"),
-    ("import os\ndef sum_squares(xs):\n    return sum(x * x for x in xs) if os.environ.get('OPENAI_API_KEY') else -1", "error"),
-])
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("def sum_squares(xs):\n    while True:\n        pass", "timeout"),
+        (
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\ndef sum_squares(xs):\n    return 0",
+            "timeout",
+        ),
+        ("x = bytearray(10 ** 10)\ndef sum_squares(xs):\n    return 0", "memory"),
+        (
+            "import os\ndef sum_squares(xs):\n    return sum(x * x for x in xs) if os.environ.get('OPENAI_API_KEY') else -1",
+            "error",
+        ),
+    ],
+)
 def test_hostile_code_costs_only_its_episode(code, status, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-lang-pz-test")
     env = make_mbpp(source="demo", index=0, turns=("coder",), timeout_s=2.0)
@@ -170,7 +182,7 @@ def test_extract_code_and_tests():
     assert extract_code("Sure!\n```python\ndef f(x):\n    return x\n```\nDone.") == "def f(x):\n    return x\n"
     assert extract_code("def f(x): return x + 1") == "def f(x): return x + 1\n"
     assert extract_code("R = 3\ndef f():\n    return R") == "R = 3\ndef f():\n    return R\n"
-    assert extract_code("Here:\nimport math\ndef f(): return math.pi\nThat is all") .startswith("import math\ndef f()")
+    assert extract_code("Here:\nimport math\ndef f(): return math.pi\nThat is all").startswith("import math\ndef f()")
     assert extract_code("x = 1") is None and extract_code("qwzx vbnm") is None
     setup, tests = extract_tests("import math\nassert f(1) == 2; assert f(2) == 3\nprint('hi')")
     assert setup == "import math" and tests == ("assert f(1) == 2", "assert f(2) == 3")
@@ -250,8 +262,11 @@ def test_all_hotpotqa_gold_answers_and_evidence_score_one(split):
         s = env.score
         assert (s["em"], s["f1"], _team_reward(env)) == (1.0, 1.0, 1.0), env.item.id
         assert (s["sp_precision"], s["sp_recall"], s["sp_f1"]) == (1.0, 1.0, 1.0), env.item.id
-        other = next(it for it in env.items[i + 1:] + env.items[:i]
-                     if normalize_answer(it.answer) != normalize_answer(env.item.answer))
+        other = next(
+            it
+            for it in env.items[i + 1 :] + env.items[:i]
+            if normalize_answer(it.answer) != normalize_answer(env.item.answer)
+        )
         _play(env, ["Evidence: 1.1", f"Answer: {other.answer}"], index=i)
         assert env.score["em"] == 0.0 and env.score["f1"] < 1.0
 
@@ -292,8 +307,9 @@ def test_max_paragraphs_keeps_the_gold_paragraphs():
 # -- shared behaviour -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("env_id", ["tasks/hotpotqa-v0", "tasks/math500-v0", "tasks/gsm8k-v0",
-                                    "tasks/humaneval-v0", "tasks/mbpp-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["tasks/hotpotqa-v0", "tasks/math500-v0", "tasks/gsm8k-v0", "tasks/humaneval-v0", "tasks/mbpp-v0"]
+)
 def test_seeded_reset_is_deterministic_and_strict_raises(env_id):
     a = lang_pz.make(env_id, source="demo")
     b = lang_pz.make(env_id, source="demo")
@@ -392,13 +408,16 @@ ROLE_POLICIES = {
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("env_id", "kwargs"), [
-    ("tasks/hotpotqa-v0", {"max_paragraphs": 3}),
-    ("tasks/math500-v0", {}),
-    ("tasks/gsm8k-v0", {}),
-    ("tasks/humaneval-v0", {}),
-    ("tasks/mbpp-v0", {}),
-])
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("tasks/hotpotqa-v0", {"max_paragraphs": 3}),
+        ("tasks/math500-v0", {}),
+        ("tasks/gsm8k-v0", {}),
+        ("tasks/humaneval-v0", {}),
+        ("tasks/mbpp-v0", {}),
+    ],
+)
 def test_embedded_model_plays_one_episode(env_id, kwargs, embedded, monkeypatch):
     if env_id != "tasks/humaneval-v0":
         if not DATA.is_dir():

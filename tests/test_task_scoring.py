@@ -40,9 +40,7 @@ from lang_pz.tasks import (
     token_f1,
 )
 
-needs_data = pytest.mark.skipif(
-    not DATA.is_dir(), reason="benchmark data folder not available"
-)
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 
 
 def _next_different(items, key):
@@ -118,9 +116,7 @@ def test_supporting_fact_scores():
     }
     assert supporting_fact_scores({("C", 1)}, gold)["f1"] == 0.0
     s = supporting_fact_scores({("A", 0)}, gold)
-    assert (
-        s["precision"] == 1.0 and s["recall"] == 0.5 and s["f1"] == pytest.approx(2 / 3)
-    )
+    assert s["precision"] == 1.0 and s["recall"] == 0.5 and s["f1"] == pytest.approx(2 / 3)
 
 
 # ----------------------------------------------------------------------------- MATH
@@ -136,23 +132,13 @@ def test_math500_gold_answers_verify():
     assert (fail_self, fail_box, no_box) == ([], [], [])
     # wrong answers: the next item's gold answer with a different string
     others = _next_different(items, lambda it: it.answer.strip())
-    equal = [
-        (o.answer, it.answer)
-        for it, o in zip(items, others)
-        if math_equal(o.answer, it.answer)
-    ]
-    assert equal == [
-        ("x=5", "5")
-    ]  # math-verify treats the assignment x=5 as the value 5
+    equal = [(o.answer, it.answer) for it, o in zip(items, others) if math_equal(o.answer, it.answer)]
+    assert equal == [("x=5", "5")]  # math-verify treats the assignment x=5 as the value 5
 
 
 def test_last_boxed():
-    assert (
-        last_boxed(r"so \boxed{1} and finally \boxed{\frac{1}{2}}.") == r"\frac{1}{2}"
-    )
-    assert (
-        last_boxed(r"\boxed{\left\{ 1, \{2\} \right\}}") == r"\left\{ 1, \{2\} \right\}"
-    )
+    assert last_boxed(r"so \boxed{1} and finally \boxed{\frac{1}{2}}.") == r"\frac{1}{2}"
+    assert last_boxed(r"\boxed{\left\{ 1, \{2\} \right\}}") == r"\left\{ 1, \{2\} \right\}"
     assert last_boxed(r"\boxed{{a}{b{c}}}") == "{a}{b{c}}"
     assert last_boxed(r"\fbox{42}") == "42"
     assert last_boxed(r"\boxed {x + 1}") == "x + 1"

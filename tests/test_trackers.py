@@ -46,10 +46,12 @@ def test_tensorboard_gets_the_learning_curve_usage_and_policies(tmp_path):
         run = small_run(tmp_path / "run", callbacks=tuple(trackers.trackers))
     acc = tensorboard_events(log_dir)
     metrics = metrics_of(run)
-    assert scalar_series(acc, "iteration/train_return") == [(m["iteration"], pytest.approx(m["train_return"]))
-                                                          for m in metrics]
-    assert scalar_series(acc, "iteration/test_return") == [(m["iteration"], pytest.approx(m["test_return"]))
-                                                         for m in metrics]
+    assert scalar_series(acc, "iteration/train_return") == [
+        (m["iteration"], pytest.approx(m["train_return"])) for m in metrics
+    ]
+    assert scalar_series(acc, "iteration/test_return") == [
+        (m["iteration"], pytest.approx(m["test_return"])) for m in metrics
+    ]
     assert [v for _, v in scalar_series(acc, "iteration/accepted")] == [float(m["accepted"]) for m in metrics]
     assert [v for _, v in scalar_series(acc, "usage/actor/calls")] == [m["usage"]["actor"]["calls"] for m in metrics]
     episodes = read_trajectories(RunFolder(run).iteration(0).trajectories)
@@ -72,8 +74,8 @@ def wandb_records(run_folder: Path) -> list:
         if block - pos % block < 7:  # a block's tail too short for a chunk header is padding
             pos += block - pos % block
             continue
-        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        parts += data[pos + 7:pos + 7 + length]
+        _crc, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        parts += data[pos + 7 : pos + 7 + length]
         pos += 7 + length
         if kind in (1, 4):
             record = pb.Record()
@@ -91,19 +93,24 @@ def test_wandb_offline_run_holds_the_metrics_and_policy_tables(tmp_path, monkeyp
         monkeypatch.setenv(var, str(tmp_path / var.lower()))
     with open_trackers([f"wandb:offline:{tmp_path / 'wb'}"], {"seed": 0}) as trackers:
         run = small_run(tmp_path / "run", callbacks=tuple(trackers.trackers))
-        trackers.finish(type("Result", (), {"metrics": metrics_of(tmp_path / "run"), "final_policies": {},
-                                            "final_test_return": 1.5})())
+        trackers.finish(
+            type("Result", (), {"metrics": metrics_of(tmp_path / "run"), "final_policies": {}, "final_test_return": 1.5})()
+        )
     import wandb
 
     wandb.teardown()  # waits for W&B's service process to write the rest of the run's log
     (folder,) = (tmp_path / "wb" / "wandb").glob("offline-run-*")
-    rows = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
-            for r in wandb_records(folder) if r.WhichOneof("record_type") == "history"]
+    rows = [
+        {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
+        for r in wandb_records(folder)
+        if r.WhichOneof("record_type") == "history"
+    ]
     metrics = metrics_of(run)
     curve = [(r["iteration"], r["iteration/test_return"]) for r in rows if "iteration/test_return" in r]
     assert curve == [(m["iteration"], pytest.approx(m["test_return"])) for m in metrics]
-    assert [r["usage/critic/calls"] for r in rows if "usage/critic/calls" in r] == \
-        [m["usage"]["critic"]["calls"] for m in metrics]
+    assert [r["usage/critic/calls"] for r in rows if "usage/critic/calls" in r] == [
+        m["usage"]["critic"]["calls"] for m in metrics
+    ]
     assert [r["final/test_return"] for r in rows if "final/test_return" in r] == [1.5]
     tables = sorted((folder / "files" / "media" / "table" / "policy").glob("piston_1_*.table.json"))
     logged = {json.loads(t.read_text())["data"][0][1] for t in tables}
@@ -113,10 +120,29 @@ def test_wandb_offline_run_holds_the_metrics_and_policy_tables(tmp_path, monkeyp
 def test_bench_log_from_the_command_line(tmp_path):
     pytest.importorskip("tensorboardX")
     out, log_dir = tmp_path / "bench", tmp_path / "tb"
-    result = CliRunner().invoke(app, ["bench", "--out", str(out), "--env", "butterfly/pistonball-v0",
-                                      "--kw", "n_pistons=5", "--kw", "hold=5", "--kw", "max_cycles=30",
-                                      "--team", "random", "--seeds", "0-1", "--no-plot",
-                                      "--log", f"tensorboard:{log_dir}"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "--out",
+            str(out),
+            "--env",
+            "butterfly/pistonball-v0",
+            "--kw",
+            "n_pistons=5",
+            "--kw",
+            "hold=5",
+            "--kw",
+            "max_cycles=30",
+            "--team",
+            "random",
+            "--seeds",
+            "0-1",
+            "--no-plot",
+            "--log",
+            f"tensorboard:{log_dir}",
+        ],
+    )
     assert result.exit_code == 0, result.output
     acc = tensorboard_events(log_dir)
     episodes = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]

@@ -56,8 +56,14 @@ def prompt_of(req: GenerationRequest) -> str:
 
 def role_of(req: GenerationRequest) -> str:
     """actor / critic / gradient / apply: every request says who asks (``req.role``)."""
-    return {"actor": "actor", "critic": "critic", "critic.explain": "explain", "optimiser.gradient": "gradient",
-            "optimiser.aggregate": "gradient", "optimiser.update": "apply"}[req.role]
+    return {
+        "actor": "actor",
+        "critic": "critic",
+        "critic.explain": "explain",
+        "optimiser.gradient": "gradient",
+        "optimiser.aggregate": "gradient",
+        "optimiser.update": "apply",
+    }[req.role]
 
 
 def agent_of_optimiser_request(req: GenerationRequest) -> str:
@@ -93,8 +99,12 @@ class StandIn:
             policy = re.findall(r"^Policy: (.*)$", p, re.MULTILINE)[-1]
             return "down" if "down" in policy else "up"
         if role == "critic":
-            return json.dumps({k: {"credit": critic_credit(k), "steps": [], "explanation": f"scripted credit of {k}"}
-                               for k in req.json_schema["properties"]})
+            return json.dumps(
+                {
+                    k: {"credit": critic_credit(k), "steps": [], "explanation": f"scripted credit of {k}"}
+                    for k in req.json_schema["properties"]
+                }
+            )
         if role == "explain":  # the counterfactual critic's words (its numbers are computed)
             return json.dumps({k: {"explanation": "scripted words"} for k in req.json_schema["properties"]})
         if role == "gradient":  # the first supported change when the evidence offers some
@@ -106,8 +116,11 @@ class StandIn:
 
     def requests(self, role: str, agent: str | None = None) -> list[GenerationRequest]:
         roles = {"optimiser": ("gradient", "apply")}.get(role, (role,))
-        return [r for r in self.backend.requests if role_of(r) in roles
-                and (agent is None or agent_of_optimiser_request(r) == agent)]
+        return [
+            r
+            for r in self.backend.requests
+            if role_of(r) in roles and (agent is None or agent_of_optimiser_request(r) == agent)
+        ]
 
 
 def train_with(stand_in: StandIn, *args, **kwargs):
@@ -116,8 +129,14 @@ def train_with(stand_in: StandIn, *args, **kwargs):
 
 
 def config(run_dir: Path, **kw) -> TrainConfig:
-    base = {"env_kwargs": ENV, "iterations": 1, "episodes_per_iteration": 1, "validation_seeds": [VAL_SEED],
-            "initial_policy": UP, "run_dir": str(run_dir)}
+    base = {
+        "env_kwargs": ENV,
+        "iterations": 1,
+        "episodes_per_iteration": 1,
+        "validation_seeds": [VAL_SEED],
+        "initial_policy": UP,
+        "run_dir": str(run_dir),
+    }
     return TrainConfig(**{**base, **kw})
 
 
@@ -125,8 +144,9 @@ def team_return(policies: dict[str, str], seed: int) -> float:
     """The team return of ``policies`` played exactly (ConstantPolicy of the word they name)."""
     env = lang_pz.make(ENV_ID, **ENV)
     try:
-        return rollout(env, {a: ConstantPolicy("down" if "down" in p else "up") for a, p in policies.items()},
-                       seed=seed).team_return
+        return rollout(
+            env, {a: ConstantPolicy("down" if "down" in p else "up") for a, p in policies.items()}, seed=seed
+        ).team_return
     finally:
         env.close()
 
@@ -150,8 +170,9 @@ def flip_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("flip") / "run"
     stand_in = StandIn(flipping=AGENTS[:3])
     messages: list[str] = []
-    result = train_with(stand_in, config(run, iterations=2, episodes_per_iteration=2, critic_mode="central_global"),
-                        progress=messages.append)
+    result = train_with(
+        stand_in, config(run, iterations=2, episodes_per_iteration=2, critic_mode="central_global"), progress=messages.append
+    )
     return result, stand_in, run, messages
 
 
@@ -164,8 +185,16 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
     for it in (0, 1):
         d = run / f"iter_{it:03d}"
         assert {p.name for p in d.iterdir()} - {"acceptance.jsonl"} == {
-            "policies", "trajectories.jsonl", "credits.jsonl", "gradients.jsonl", "candidates",
-            "validation.jsonl", "validation_trajectories.jsonl", "usage.json", "done.json"}
+            "policies",
+            "trajectories.jsonl",
+            "credits.jsonl",
+            "gradients.jsonl",
+            "candidates",
+            "validation.jsonl",
+            "validation_trajectories.jsonl",
+            "usage.json",
+            "done.json",
+        }
         assert lang_pz.runs.read_policies(d / "policies") == before[it]
         trajs = lang_pz.trajectory.read_trajectories(d / "trajectories.jsonl")
         assert [t.episode for t in trajs] == [2 * it, 2 * it + 1] and all(t.finished for t in trajs)
@@ -181,8 +210,9 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
         assert all(len(g["gradients"]) == 2 for g in grads)  # one gradient per episode
         assert lang_pz.runs.read_policies(d / "candidates") == {a: flip(before[it][a]) for a in AGENTS[:3]}
         val = jsonl(d / "validation.jsonl")
-        assert [(v["policies"].split()[0], v["seed"]) for v in val] == (
-            [("current", VAL_SEED)] if it == 0 else []) + [("candidate", VAL_SEED)]
+        assert [(v["policies"].split()[0], v["seed"]) for v in val] == ([("current", VAL_SEED)] if it == 0 else []) + [
+            ("candidate", VAL_SEED)
+        ]
         done = json.loads((d / "done.json").read_text())
         assert done["metrics"] == json.loads((run / "metrics.jsonl").read_text().splitlines()[it])
         assert done["calls_total"] == sum(m.llm_calls for m in result.metrics[: it + 1])
@@ -210,17 +240,24 @@ def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run)
     m0, m1 = result.metrics
     # iteration 0: all up -> slope raises the validation return: accepted
     assert (m0.val_return, m0.candidate_val_return, m0.accepted) == (
-        pytest.approx(all_up, abs=1e-3), pytest.approx(slope, abs=1e-3), True)
+        pytest.approx(all_up, abs=1e-3),
+        pytest.approx(slope, abs=1e-3),
+        True,
+    )
     # iteration 1: slope -> all up lowers it: rejected, the slope is kept
     assert (m1.val_return, m1.candidate_val_return, m1.accepted) == (
-        pytest.approx(slope, abs=1e-3), pytest.approx(all_up, abs=1e-3), False)
+        pytest.approx(slope, abs=1e-3),
+        pytest.approx(all_up, abs=1e-3),
+        False,
+    )
     assert result.final_policies == SLOPE
     assert lang_pz.runs.read_policies(run / "final" / "policies") == SLOPE
     done1 = json.loads((run / "iter_001" / "done.json").read_text())
     assert done1["policies"] == SLOPE and done1["val_return_next"] == pytest.approx(slope)
     val = jsonl(run / "iter_001" / "validation.jsonl")
     assert [(v["policies"].split()[0], v["seed"], v["team_return"]) for v in val] == [
-        ("candidate", VAL_SEED, round(all_up, 3))]
+        ("candidate", VAL_SEED, round(all_up, 3))
+    ]
 
 
 def test_per_role_usage_adds_up_to_llm_calls(flip_run):
@@ -236,10 +273,14 @@ def test_per_role_usage_adds_up_to_llm_calls(flip_run):
     # iteration 0 the candidate's unchanged agents are answered from the current team's validation
     # episode where they see what they saw there (lang_pz.policies.replay), in iteration 1 (no current
     # validation: its value is carried) every decision is asked
-    steps = [[len(t.steps) for t in lang_pz.trajectory.read_trajectories(p)[:2]]
-             for p in sorted(result.run_dir.glob("iter_*/trajectories.jsonl"))]
-    val_steps = [[len(t.steps) for t in lang_pz.trajectory.read_trajectories(p)]
-                 for p in sorted(result.run_dir.glob("iter_*/validation_trajectories.jsonl"))]
+    steps = [
+        [len(t.steps) for t in lang_pz.trajectory.read_trajectories(p)[:2]]
+        for p in sorted(result.run_dir.glob("iter_*/trajectories.jsonl"))
+    ]
+    val_steps = [
+        [len(t.steps) for t in lang_pz.trajectory.read_trajectories(p)]
+        for p in sorted(result.run_dir.glob("iter_*/validation_trajectories.jsonl"))
+    ]
     actor = [m.usage["actor"]["calls"] for m in result.metrics]
     assert actor[1] == sum(steps[1]) + sum(val_steps[1])
     assert sum(steps[0]) + val_steps[0][0] < actor[0] < sum(steps[0]) + sum(val_steps[0])
@@ -254,8 +295,9 @@ def test_tolerance_accepts_a_small_validation_drop(tmp_path):
     assert drop > 1  # premise: flipping pistons 3-4 to down lowers the validation return a little
     for tol, accepted in ((0.0, False), (drop - 1, False), (drop + 1, True)):
         stand_in = StandIn(flipping=AGENTS[3:])
-        res = train_with(stand_in, config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol,
-                           critic_mode="central_global"))  # the two edits validated as one update
+        res = train_with(
+            stand_in, config(tmp_path / f"tol{tol}", initial_policies=SLOPE, tolerance=tol, critic_mode="central_global")
+        )  # the two edits validated as one update
         (m,) = res.metrics
         assert m.accepted is accepted, tol
         assert m.val_return - m.candidate_val_return == pytest.approx(drop, abs=2e-3)
@@ -279,15 +321,18 @@ def test_validation_seeds_must_not_be_training_seeds():
     TrainConfig(seed=0, iterations=2, episodes_per_iteration=2, validation_seeds=[4])  # the next seed is free
 
 
-@pytest.mark.parametrize("fields", [
-    {"tolerance": float("nan")},
-    {"momentum": float("nan")},
-    {"critic_temperature": float("inf")},
-    {"critic_credit_levels": [0.0, float("nan")]},
-    {"prices": {"openai:m": (float("inf"), 1.0)}},
-    {"env_kwargs": {"options": {"scale": [1.0, float("nan")]}}},
-    {"backend_options": {"openai:m": {"timeout_s": float("inf")}}},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"tolerance": float("nan")},
+        {"momentum": float("nan")},
+        {"critic_temperature": float("inf")},
+        {"critic_credit_levels": [0.0, float("nan")]},
+        {"prices": {"openai:m": (float("inf"), 1.0)}},
+        {"env_kwargs": {"options": {"scale": [1.0, float("nan")]}}},
+        {"backend_options": {"openai:m": {"timeout_s": float("inf")}}},
+    ],
+)
 def test_config_refuses_non_finite_numbers(fields):
     """NaN/inf would be written to config.json as null, so --resume of that run always failed."""
     (name,) = fields
@@ -316,8 +361,7 @@ def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path):
     stand_in = StandIn(flipping=AGENTS)
     seed = 0
     base = team_return(dict.fromkeys(AGENTS, UP), seed)
-    gains = {a: max(team_return({**dict.fromkeys(AGENTS, UP), a: DOWN}, seed),
-                    _stay_return(a, seed)) - base for a in AGENTS}
+    gains = {a: max(team_return({**dict.fromkeys(AGENTS, UP), a: DOWN}, seed), _stay_return(a, seed)) - base for a in AGENTS}
     helped = sorted(a for a in AGENTS if gains[a] > 0)
     gated = sorted(a for a in AGENTS if gains[a] <= 0)
     assert helped and gated  # premise: seed 0 from all up has both kinds
@@ -325,7 +369,8 @@ def test_evidence_gate_skips_agents_no_rerun_improved(tmp_path):
     d = tmp_path / "run" / "iter_000"
     probes = jsonl(d / "counterfactuals.jsonl")
     assert sorted((p["agents"][0], p["replacement"]) for p in probes) == sorted(
-        (a, w) for a in AGENTS for w in ("down", "stay"))  # "up" was played: skipped
+        (a, w) for a in AGENTS for w in ("down", "stay")
+    )  # "up" was played: skipped
     lines = jsonl(d / "gated.jsonl")
     assert [g["agent"] for g in lines] == gated
     for g in lines:
@@ -349,18 +394,26 @@ def _stay_return(agent: str, seed: int) -> float:
         env.close()
 
 
-@pytest.mark.parametrize(("entry", "env_id", "suggestion"), [
-    ("alternativs", "butterfly/pistonball-v0", "'alternatives'"),
-    ("dwn", "butterfly/pistonball-v0", "'down'"),
-    ("previous", "butterfly/pistonball-v0", "previous policies"),
-    ("rocks", "classic/rps-v0", "'rock'"),
-])
+@pytest.mark.parametrize(
+    ("entry", "env_id", "suggestion"),
+    [
+        ("alternativs", "butterfly/pistonball-v0", "'alternatives'"),
+        ("dwn", "butterfly/pistonball-v0", "'down'"),
+        ("previous", "butterfly/pistonball-v0", "previous policies"),
+        ("rocks", "classic/rps-v0", "'rock'"),
+    ],
+)
 def test_counterfactual_typo_is_refused_before_anything_is_written(tmp_path, entry, env_id, suggestion):
     """A typo was re-run as an action word and the optimiser wrote "Play alternativs" into a policy."""
     stand_in = StandIn(flipping=AGENTS)
-    cfg = TrainConfig(env_id=env_id, env_kwargs=ENV if "piston" in env_id else {}, counterfactual=[entry],
-                      objective="win:player_0" if "rps" in env_id else None, validation_seeds=[VAL_SEED],
-                      run_dir=str(tmp_path / "run"))
+    cfg = TrainConfig(
+        env_id=env_id,
+        env_kwargs=ENV if "piston" in env_id else {},
+        counterfactual=[entry],
+        objective="win:player_0" if "rps" in env_id else None,
+        validation_seeds=[VAL_SEED],
+        run_dir=str(tmp_path / "run"),
+    )
     with pytest.raises(InvalidKwargError, match=rf"counterfactual entry '{entry}'.*alternatives, default, random") as e:
         train_with(stand_in, cfg)
     assert suggestion in str(e.value)
@@ -370,15 +423,20 @@ def test_counterfactual_typo_is_refused_before_anything_is_written(tmp_path, ent
 def test_counterfactual_accepts_keywords_and_action_words():
     for entry in (["alternatives", "default", "random"], ["stay"]):
         lang_pz.training.build(config(Path("unused"), counterfactual=entry), backends=StandIn(flipping=[]).backend)
-    lang_pz.training.build(TrainConfig(env_id="classic/tictactoe-v0", objective="win:player_1", counterfactual=["5"]),
-                           backends=StandIn(flipping=[]).backend)  # player_1's first move
+    lang_pz.training.build(
+        TrainConfig(env_id="classic/tictactoe-v0", objective="win:player_1", counterfactual=["5"]),
+        backends=StandIn(flipping=[]).backend,
+    )  # player_1's first move
 
 
-@pytest.mark.parametrize(("backends", "where"), [
-    ("foo", "backends"),
-    ("openai:gpt-4o", "backends"),
-    ({"critic": "embedded"}, "backends['critic']"),
-])
+@pytest.mark.parametrize(
+    ("backends", "where"),
+    [
+        ("foo", "backends"),
+        ("openai:gpt-4o", "backends"),
+        ({"critic": "embedded"}, "backends['critic']"),
+    ],
+)
 def test_build_refuses_backend_specs_as_backends(backends, where):
     """``build(cfg, backends="foo")`` raised AttributeError: 'str' object has no attribute 'model'."""
     with pytest.raises(InvalidKwargError, match=re.escape(where) + r" must be an LLMBackend.*actor_backend="):
@@ -395,11 +453,17 @@ def test_evidence_gate_off_updates_every_agent(tmp_path):
 
 def test_best_gain_is_the_best_mean_replacement():
     def ev(ep, cfs):
-        return Evidence(episode=ep, counterfactuals=[
-            Counterfactual(agents=tuple(ag), replacement=w, value=0.0, delta=dl, steps=1) for ag, w, dl in cfs])
+        return Evidence(
+            episode=ep,
+            counterfactuals=[
+                Counterfactual(agents=tuple(ag), replacement=w, value=0.0, delta=dl, steps=1) for ag, w, dl in cfs
+            ],
+        )
 
-    evidence = [ev(0, [(["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", 9.0)]),
-                ev(1, [(["a"], "down", -2.0), (["a"], "stay", 5.0)])]
+    evidence = [
+        ev(0, [(["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", 9.0)]),
+        ev(1, [(["a"], "down", -2.0), (["a"], "stay", 5.0)]),
+    ]
     assert best_gain("a", evidence) == pytest.approx(2.0)  # stay: mean(-1, 5) = 2 beats down: mean(4, -2) = 1
     assert best_gain("b", evidence) == pytest.approx(9.0)
     assert best_gain("c", evidence) is None
@@ -415,8 +479,10 @@ def test_critic_modes(tmp_path, mode):
     keys = [set(r.json_schema["properties"]) for r in stand_in.requests("critic")]
     if mode == "central_global":  # one shared critique, given to every agent
         assert keys == [{"team"}]
-        assert all(c["credit"] == critic_credit("team") and c["explanation"] == "scripted credit of team"
-                   for c in report["credits"].values())
+        assert all(
+            c["credit"] == critic_credit("team") and c["explanation"] == "scripted credit of team"
+            for c in report["credits"].values()
+        )
     elif mode == "central_credit":  # one call, a credit per agent
         assert keys == [set(AGENTS)]
         assert [report["credits"][a]["credit"] for a in AGENTS] == [critic_credit(a) for a in AGENTS]
@@ -484,6 +550,7 @@ def test_resume_redoes_the_interrupted_iteration_only(flip_run, tmp_path):
     assert sum(m.startswith("iteration 0: train return") for m in messages) == 0
     # the finished episode 2 was kept, not replayed: its lines are unchanged ...
     assert episode_lines(traj_path, 2) == ep2_before
+
     # ... and episode 3 was played again from its start (deterministic: the same records as the
     # first time, but for measured latencies), after episode 2
     def records(text: str) -> list[dict]:
@@ -591,9 +658,30 @@ def test_kill_9_then_resume_with_the_embedded_model(tmp_path):
     run = tmp_path / "run"
     env = {**os.environ, "LANG_PZ_CACHE_DIR": str(tmp_path / "cache")}
     # tiny: 2 decisions per piston, one trainable agent, one shared critique (about 3 minutes under load)
-    cmd = [str(exe), "train", "--kw", "n_pistons=4", "--kw", "hold=25", "--kw", "max_cycles=50", "--iterations", "2",
-           "--episodes", "2", "--critic-mode", "central_global", "--set", "validation_seeds=[1000]",
-           "--set", "trainable_agents=[piston_0]", "--set", "max_policy_chars=80", "--run-dir", str(run)]
+    cmd = [
+        str(exe),
+        "train",
+        "--kw",
+        "n_pistons=4",
+        "--kw",
+        "hold=25",
+        "--kw",
+        "max_cycles=50",
+        "--iterations",
+        "2",
+        "--episodes",
+        "2",
+        "--critic-mode",
+        "central_global",
+        "--set",
+        "validation_seeds=[1000]",
+        "--set",
+        "trainable_agents=[piston_0]",
+        "--set",
+        "max_policy_chars=80",
+        "--run-dir",
+        str(run),
+    ]
     traj = run / "iter_000" / "trajectories.jsonl"
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -614,8 +702,9 @@ def test_kill_9_then_resume_with_the_embedded_model(tmp_path):
     ep0 = episode_lines_safe(traj, 0)
     assert json.loads(ep0[-1])["type"] == "episode_end"
 
-    done = subprocess.run([str(exe), "train", "--resume", str(run)], env=env, capture_output=True, text=True,
-                          timeout=600, check=False)
+    done = subprocess.run(
+        [str(exe), "train", "--resume", str(run)], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(r"iteration 0: kept [12] finished episode\(s\)", done.stderr), done.stderr[-3000:]
     metrics = jsonl(run / "metrics.jsonl")
@@ -692,8 +781,12 @@ def test_a_fixed_partner_plays_but_is_never_trained(tmp_path):
 def test_a_rejected_direction_never_steers_the_next_iteration(tmp_path):
     """Momentum holds only accepted updates: iteration 0's rejected flip is not in iteration 1's prompt."""
     stand_in = StandIn(flipping=AGENTS[3:])  # from the slope, pistons 3-4 down lowers validation: rejected
-    res = train_with(stand_in, config(tmp_path / "run", iterations=2, episodes_per_iteration=2,
-                                      initial_policies=SLOPE, critic_mode="central_global"))
+    res = train_with(
+        stand_in,
+        config(
+            tmp_path / "run", iterations=2, episodes_per_iteration=2, initial_policies=SLOPE, critic_mode="central_global"
+        ),
+    )
     assert [m.accepted for m in res.metrics] == [False, False]
     aggregate_prompts = [prompt_of(r) for r in stand_in.backend.requests if r.role == "optimiser.aggregate"]
     assert len(aggregate_prompts) == 2 * 5  # per iteration and agent (two gradients each)
@@ -717,9 +810,16 @@ def test_zero_sum_games_need_a_named_objective_and_write_nothing_without_one(tmp
 
 def test_zero_sum_training_optimises_one_seat_against_a_fixed_opponent(tmp_path):
     stand_in = StandIn()
-    cfg = TrainConfig(env_id="classic/rps-v0", env_kwargs={"max_cycles": 5}, objective="win:player_0",
-                      partners={"player_1": "random"}, validation_seeds=[1000, 1001], counterfactual=["alternatives"],
-                      initial_policy="Always play rock.", run_dir=str(tmp_path / "run"))
+    cfg = TrainConfig(
+        env_id="classic/rps-v0",
+        env_kwargs={"max_cycles": 5},
+        objective="win:player_0",
+        partners={"player_1": "random"},
+        validation_seeds=[1000, 1001],
+        counterfactual=["alternatives"],
+        initial_policy="Always play rock.",
+        run_dir=str(tmp_path / "run"),
+    )
     train(cfg, backends=lambda_backend(lambda req: req.choices[0] if req.choices else None, stand_in))
     d = tmp_path / "run" / "iter_000"
     values = [v["objective"] for v in jsonl(d / "validation.jsonl")]
@@ -747,8 +847,9 @@ def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
 
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
     trajs: list[Trajectory] = []
-    validate(parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), [VAL_SEED, 1002, VAL_SEED],
-             on_episode=trajs.append)
+    validate(
+        parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), [VAL_SEED, 1002, VAL_SEED], on_episode=trajs.append
+    )
     parts.close()
     first, _, again = trajs
     assert [s.raw_output for s in first.steps] == [s.raw_output for s in again.steps]
@@ -757,8 +858,9 @@ def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
 
 
 def test_resume_with_a_random_partner_replays_the_uninterrupted_run(tmp_path):
-    cfg = dict(iterations=2, episodes_per_iteration=2, partners={"piston_4": "random"}, counterfactual=["down"],
-               evidence_gate=False)
+    cfg = dict(
+        iterations=2, episodes_per_iteration=2, partners={"piston_4": "random"}, counterfactual=["down"], evidence_gate=False
+    )
     whole = tmp_path / "whole"
     train_with(StandIn(flipping=AGENTS[:2]), config(whole, **cfg))
     cut = tmp_path / "cut"
@@ -793,8 +895,12 @@ def test_objects_replace_specs_and_callbacks_are_called(tmp_path):
         def assess(self, trajectory, policies=None, counterfactuals=()):
             self.seen.append(trajectory.episode)
             sign = 1.0 if trajectory.team_return > 0 else -1.0
-            return Report(episode=trajectory.episode, team_return=trajectory.team_return, mode=self.mode,
-                          credits={a: Credit(agent=a, credit=sign, explanation="team sign") for a in trajectory.agents})
+            return Report(
+                episode=trajectory.episode,
+                team_return=trajectory.team_return,
+                mode=self.mode,
+                credits={a: Credit(agent=a, credit=sign, explanation="team sign") for a in trajectory.agents},
+            )
 
     class Recorder(Callback):
         def __init__(self):
@@ -807,9 +913,12 @@ def test_objects_replace_specs_and_callbacks_are_called(tmp_path):
             self.iterations.append((metrics.iteration, dict(state.policies)))
 
     critic, rec, stand_in = TeamCritic(), Recorder(), StandIn()
-    res = train(config(tmp_path / "run", iterations=2, episodes_per_iteration=2, validation_seeds=[]),
-                backends={"actor": stand_in.backend, "critic": stand_in.backend, "optimiser": stand_in.backend},
-                critic=critic, callbacks=[rec])
+    res = train(
+        config(tmp_path / "run", iterations=2, episodes_per_iteration=2, validation_seeds=[]),
+        backends={"actor": stand_in.backend, "critic": stand_in.backend, "optimiser": stand_in.backend},
+        critic=critic,
+        callbacks=[rec],
+    )
     assert critic.seen == [0, 1, 2, 3] and not stand_in.requests("critic")
     assert rec.episodes == [(0, 0), (0, 1), (1, 2), (1, 3)]
     assert [it for it, _ in rec.iterations] == [0, 1] and rec.iterations[-1][1] == res.final_policies
@@ -843,8 +952,9 @@ def test_test_seeds_measure_every_iteration_and_the_final_policies(tmp_path):
     from lang_pz.report import decisions, load_run, summary_text
 
     test = [2000, 2001]
-    res = train_with(StandIn(flipping=AGENTS[:3]), config(tmp_path / "run", iterations=2, test_seeds=test,
-                                                          critic_mode="central_global"))
+    res = train_with(
+        StandIn(flipping=AGENTS[:3]), config(tmp_path / "run", iterations=2, test_seeds=test, critic_mode="central_global")
+    )
     expect = [sum(team_return(p, s) for s in test) / 2 for p in (dict.fromkeys(AGENTS, UP), SLOPE)]
     assert [m.test_return for m in res.metrics] == pytest.approx(expect, abs=1e-3)
     final = sum(team_return(res.final_policies, s) for s in test) / 2
@@ -872,14 +982,17 @@ def test_backend_options_of_a_spec_no_role_uses_are_refused():
     TrainConfig(critic_backend="openai:m", backend_options={"openai:m": {"timeout_s": 5}, "embedded": {}})
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"validation_seeds": [1000, 1000]}, "validation_seeds repeats \\[1000\\]"),
-    ({"test_seeds": [7, 8, 7]}, "test_seeds repeats \\[7\\]"),
-    ({"counterfactual_steps": [-1]}, "counterfactual_steps \\[-1\\] are negative"),
-    ({"counterfactual_steps": []}, "counterfactual_steps\\n.*at least 1 item"),
-    ({"trainable_agents": []}, "trainable_agents\\n.*at least 1 item"),
-    ({"critic_credit_levels": []}, "critic_credit_levels\\n.*at least 1 item"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"validation_seeds": [1000, 1000]}, "validation_seeds repeats \\[1000\\]"),
+        ({"test_seeds": [7, 8, 7]}, "test_seeds repeats \\[7\\]"),
+        ({"counterfactual_steps": [-1]}, "counterfactual_steps \\[-1\\] are negative"),
+        ({"counterfactual_steps": []}, "counterfactual_steps\\n.*at least 1 item"),
+        ({"trainable_agents": []}, "trainable_agents\\n.*at least 1 item"),
+        ({"critic_credit_levels": []}, "critic_credit_levels\\n.*at least 1 item"),
+    ],
+)
 def test_settings_that_would_train_nothing_or_count_twice_are_refused(fields, message):
     with pytest.raises(ValidationError, match=message):
         TrainConfig(**fields)
@@ -887,6 +1000,7 @@ def test_settings_that_would_train_nothing_or_count_twice_are_refused(fields, me
 
 def test_the_budget_counts_uncached_calls_only(tmp_path):
     """A reply served by the response cache costs nothing: a replay of a run spends none of its budget."""
+
     def cached_stand_in():
         s = StandIn()
         s.backend = ScriptedBackend(s.reply, cache=tmp_path / "cache")
@@ -906,8 +1020,15 @@ def test_the_counterfactual_critic_mode_credits_from_re_runs(tmp_path):
     with pytest.raises(ValidationError, match="'counterfactual' computes each agent's credit from re-runs"):
         config(tmp_path / "x", critic_mode="counterfactual")
     stand_in = StandIn(flipping=AGENTS)
-    train_with(stand_in, config(tmp_path / "run", critic_mode="counterfactual", counterfactual=["alternatives"],
-                                partners={"piston_4": "heuristic"}))
+    train_with(
+        stand_in,
+        config(
+            tmp_path / "run",
+            critic_mode="counterfactual",
+            counterfactual=["alternatives"],
+            partners={"piston_4": "heuristic"},
+        ),
+    )
     d = tmp_path / "run" / "iter_000"
     (report,) = jsonl(d / "credits.jsonl")
     assert report["mode"] == "counterfactual" and set(report["credits"]) == set(AGENTS)
@@ -981,12 +1102,23 @@ def test_usage_is_saved_safely_from_steps_running_side_by_side(tmp_path):
     assert json.loads(log.files.usage.read_text())["attempt"] == {"actor": {"calls": 1}}
 
 
-@pytest.mark.parametrize("env_id, partners, message", [
-    ("butterfly/pistonball-v0", {"piston_0": "greedy"}, "piston_0 'greedy' is Overcooked-AI's greedy planner, for "
-     "overcooked/\\* envs only; for butterfly/pistonball-v0 use random or heuristic"),
-    ("overcooked/cramped_room-v0", {"player_0": "heuristic"}, "player_0 'heuristic' is the scripted Pistonball "
-     "heuristic, for butterfly/pistonball\\* envs only; for overcooked/cramped_room-v0 use random or greedy"),
-])
+@pytest.mark.parametrize(
+    "env_id, partners, message",
+    [
+        (
+            "butterfly/pistonball-v0",
+            {"piston_0": "greedy"},
+            "piston_0 'greedy' is Overcooked-AI's greedy planner, for "
+            "overcooked/\\* envs only; for butterfly/pistonball-v0 use random or heuristic",
+        ),
+        (
+            "overcooked/cramped_room-v0",
+            {"player_0": "heuristic"},
+            "player_0 'heuristic' is the scripted Pistonball "
+            "heuristic, for butterfly/pistonball\\* envs only; for overcooked/cramped_room-v0 use random or greedy",
+        ),
+    ],
+)
 def test_a_partner_kind_for_another_env_is_refused_before_anything_runs(tmp_path, env_id, partners, message):
     from lang_pz.error import InvalidKwargError
 
@@ -1021,8 +1153,13 @@ def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_pat
         TrainConfig(maskills={})
     with pytest.raises(ValidationError, match="given both flat and in the langmarl section"):
         TrainConfig(evidence_gate=False, langmarl={"evidence_gate": True})
-    old = {**flat.model_dump(exclude={"langmarl", "maskills"}), **flat.langmarl.model_dump(), "skills": None,
-           "skill_scoping": "team", "max_skills": 24}  # a config.json written before sections
+    old = {
+        **flat.model_dump(exclude={"langmarl", "maskills"}),
+        **flat.langmarl.model_dump(),
+        "skills": None,
+        "skill_scoping": "team",
+        "max_skills": 24,
+    }  # a config.json written before sections
     assert TrainConfig(**old) == flat
 
 
@@ -1049,17 +1186,33 @@ def test_a_third_method_is_a_new_class_run_by_the_same_loop(tmp_path):
         def iteration(self, state, log, callbacks=()):
             meter, it = UsageMeter(self.parts.meters, log), log.iteration
             log.write_policies(state.policies)
-            batch = play_batch(self.parts.envs, self.team(state), self.config.training_seeds(it),
-                               self.config.episode_numbers(it), value=None, log=log)
-            metrics = iteration_metrics(iteration=it, trajectories=batch.trajectories, value=None,
-                                        decision=Acceptance(state.policies, None), changed=[], meter=meter)
+            batch = play_batch(
+                self.parts.envs,
+                self.team(state),
+                self.config.training_seeds(it),
+                self.config.episode_numbers(it),
+                value=None,
+                log=log,
+            )
+            metrics = iteration_metrics(
+                iteration=it,
+                trajectories=batch.trajectories,
+                value=None,
+                decision=Acceptance(state.policies, None),
+                changed=[],
+                meter=meter,
+            )
             new = TrainState(state.policies, None, None, **state.spent(metrics))
             self.conclude(log, metrics, new, callbacks)
             return metrics, new
 
     said = []
-    res = train(config(tmp_path / "run", iterations=2, test_seeds=[3000]), method=PromptOnly,
-                backends=StandIn().backend, progress=said.append)
+    res = train(
+        config(tmp_path / "run", iterations=2, test_seeds=[3000]),
+        method=PromptOnly,
+        backends=StandIn().backend,
+        progress=said.append,
+    )
     assert [m.iteration for m in res.metrics] == [0, 1] and res.final_policies == res.initial_policies
     assert res.final_test_return is not None and (tmp_path / "run" / "final" / "test.jsonl").exists()
     assert sum(line.startswith("iteration ") for line in said) == 2

@@ -20,28 +20,37 @@ from lang_pz.training.accept import (
 
 
 def _ev(episode, *probes):
-    return Evidence(episode=episode, counterfactuals=[
-        Counterfactual(agents=tuple(agents), replacement=word, value=0.0, delta=delta, steps=1)
-        for agents, word, delta in probes])
+    return Evidence(
+        episode=episode,
+        counterfactuals=[
+            Counterfactual(agents=tuple(agents), replacement=word, value=0.0, delta=delta, steps=1)
+            for agents, word, delta in probes
+        ],
+    )
 
 
-@pytest.mark.parametrize(("current", "candidate", "tolerance", "ok"), [
-    (10.0, 10.0, 0.0, True),     # not worse: kept
-    (10.0, 9.9, 0.0, False),     # any drop is a regression at tolerance 0
-    (10.0, 8.0, 2.0, True),      # a drop within the tolerance
-    (10.0, 7.9, 2.0, False),
-    (10.0, 10.5, -1.0, False),   # a negative tolerance requires a gain of at least 1
-    (10.0, 11.0, -1.0, True),
-    (None, 3.0, 0.0, True),      # no validation seeds: unchecked
-    (3.0, None, 0.0, True),
-])
+@pytest.mark.parametrize(
+    ("current", "candidate", "tolerance", "ok"),
+    [
+        (10.0, 10.0, 0.0, True),  # not worse: kept
+        (10.0, 9.9, 0.0, False),  # any drop is a regression at tolerance 0
+        (10.0, 8.0, 2.0, True),  # a drop within the tolerance
+        (10.0, 7.9, 2.0, False),
+        (10.0, 10.5, -1.0, False),  # a negative tolerance requires a gain of at least 1
+        (10.0, 11.0, -1.0, True),
+        (None, 3.0, 0.0, True),  # no validation seeds: unchecked
+        (3.0, None, 0.0, True),
+    ],
+)
 def test_accepts(current, candidate, tolerance, ok):
     assert accepts(current, candidate, tolerance) is ok
 
 
 def test_evidence_gate_keeps_only_agents_some_rerun_improved():
-    evidence = [_ev(0, (["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", -2.0)),
-                _ev(1, (["a"], "down", -2.0), (["b"], "down", 0.0))]
+    evidence = [
+        _ev(0, (["a"], "down", 4.0), (["a"], "stay", -1.0), (["b"], "down", -2.0)),
+        _ev(1, (["a"], "down", -2.0), (["b"], "down", 0.0)),
+    ]
     # a: down has mean +1 -> not gated; b: best mean -1 -> gated; c: never replaced -> gated (None)
     assert evidence_gate(["a", "b", "c"], evidence) == {"b": -1.0, "c": None}
     assert evidence_gate(["a"], [_ev(0, (["a"], "up", 0.0))]) == {"a": 0.0}  # no gain is no evidence
@@ -69,8 +78,7 @@ def _table(values):
 
 def test_per_agent_acceptance_stacks_accepted_agents():
     cur = {"a": "up", "b": "up"}
-    values = {(("a", "up"), ("b", "up")): 5.0, (("a", "down"), ("b", "up")): 7.0,
-              (("a", "down"), ("b", "down")): 6.0}
+    values = {(("a", "up"), ("b", "up")): 5.0, (("a", "down"), ("b", "up")): 7.0, (("a", "down"), ("b", "down")): 6.0}
     validate, calls = _table(values)
     res = accept(cur, policy_candidates({"a": "down", "b": "down"}), 5.0, validate, groups=[["a"], ["b"]])
     assert calls == ["candidate a", "candidate b"]
@@ -78,8 +86,9 @@ def test_per_agent_acceptance_stacks_accepted_agents():
     assert res.accepted_labels == ["a"] and res.accepted is True and res.candidate_value == 7.0
     assert [d["accepted"] for d in res.decisions] == [True, False]
     assert res.decisions[1] == {"agents": ["b"], "val_return": 7.0, "candidate_val_return": 6.0, "accepted": False}
-    with_tolerance = accept(cur, policy_candidates({"a": "down", "b": "down"}), 5.0, _table(values)[0],
-                            groups=[["a"], ["b"]], tolerance=1)
+    with_tolerance = accept(
+        cur, policy_candidates({"a": "down", "b": "down"}), 5.0, _table(values)[0], groups=[["a"], ["b"]], tolerance=1
+    )
     assert with_tolerance.accepted_labels == ["a", "b"] and with_tolerance.value == 6.0
 
 

@@ -29,7 +29,7 @@ def load_data(path: Path, call: str) -> list:
     """The JSON arguments of a data file's ``call(...)`` (the file is one call with JSON arguments)."""
     text = path.read_text(encoding="utf-8")
     assert text.startswith(call + "(") and text.endswith(");\n"), text[:80]
-    return json.loads("[" + text[len(call) + 1:-3] + "]")
+    return json.loads("[" + text[len(call) + 1 : -3] + "]")
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,16 @@ def run_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "results"
-    cases = [case_from_dict({"id": "butterfly/pistonball-v0", "kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
-                             "seeds": "0-2", "teams": {"random": "random", "heuristic": "heuristic"}})]
+    cases = [
+        case_from_dict(
+            {
+                "id": "butterfly/pistonball-v0",
+                "kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
+                "seeds": "0-2",
+                "teams": {"random": "random", "heuristic": "heuristic"},
+            }
+        )
+    ]
     write_results(summaries(cases, run_bench(cases, out)), out)
     return out
 
@@ -77,8 +85,9 @@ def test_each_episode_file_holds_its_trajectory_credits_and_reruns(run_dir, tmp_
     (ep_id, ep) = load_data(page / "data" / "episodes" / "i000-train-0.js", "LPZ.episode")
     assert ep_id == "i000-train-0"
     traj = read_trajectories(files.trajectories)[0]
-    assert [(s["agent"], s["step"], s["observation"], s["raw_output"]) for s in ep["steps"]] == \
-        [(s.agent, s.step, s.observation, s.raw_output) for s in traj.steps]
+    assert [(s["agent"], s["step"], s["observation"], s["raw_output"]) for s in ep["steps"]] == [
+        (s.agent, s.step, s.observation, s.raw_output) for s in traj.steps
+    ]
     reruns = [json.loads(x) for x in files.log("counterfactuals").read_text().splitlines()]
     assert ep["counterfactuals"] == [r for r in reruns if r["episode"] == traj.episode] != []
     credits = json.loads(files.log("credits").read_text().splitlines()[0])["credits"]
@@ -116,8 +125,9 @@ def test_bench_rows_and_a_bench_still_running(bench_dir, tmp_path):
     shutil.copy(bench_dir / "episodes.jsonl", running / "episodes.jsonl")  # no summary yet
     (view,) = load_data(write_view(running, tmp_path / "b").parent / "data" / "view.js", "LPZ.view")
     assert not view["complete"]
-    assert [(r["team"], round(r["mean"], 6), r["episodes"]) for r in view["rows"]] == \
-        [(r["team"], round(r["mean"], 6), r["episodes"]) for r in summary]
+    assert [(r["team"], round(r["mean"], 6), r["episodes"]) for r in view["rows"]] == [
+        (r["team"], round(r["mean"], 6), r["episodes"]) for r in summary
+    ]
 
 
 def test_what_is_not_viewable_is_refused_with_what_each_kind_holds(tmp_path):
@@ -163,5 +173,8 @@ def test_cli_writes_the_page_and_serves_it(run_dir, tmp_path):
 
 def test_word_diff_ops():
     assert word_diff_ops("Always push up.", "Always push down now.") == [
-        ["=", "Always push"], ["-", "up."], ["+", "down now."]]
+        ["=", "Always push"],
+        ["-", "up."],
+        ["+", "down now."],
+    ]
     assert word_diff_ops("", "new text") == [["+", "new text"]]

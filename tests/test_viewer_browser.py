@@ -17,8 +17,14 @@ from lang_pz.trajectory import read_trajectories
 from lang_pz.viewer import write_view
 
 CHROMIUM = Path("/usr/bin/chromium-headless-shell")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium-headless-shell", allow_module_level=True)
@@ -149,8 +155,16 @@ def test_bench_page_draws_the_table_and_the_plot(browser, tmp_path):
     from lang_pz.bench import case_from_dict, run_bench, summaries, write_results
 
     out = tmp_path / "bench"
-    cases = [case_from_dict({"id": "butterfly/pistonball-v0", "kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
-                             "seeds": "0-1", "teams": {"random": "random", "heuristic": "heuristic"}})]
+    cases = [
+        case_from_dict(
+            {
+                "id": "butterfly/pistonball-v0",
+                "kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
+                "seeds": "0-1",
+                "teams": {"random": "random", "heuristic": "heuristic"},
+            }
+        )
+    ]
     rows = summaries(cases, run_bench(cases, out))
     write_results(rows, out, plot=False)
     with Page(browser, write_view(out)) as page:
@@ -170,8 +184,14 @@ def test_eval_critic_page_lists_the_summary_and_every_case(browser, tmp_path):
     out = tmp_path / "eval"
     out.mkdir()
     spec = CriticSpec("counterfactual", DifferenceCritic(None), ("alternatives",), None)
-    summaries = run_fault_benchmark("butterfly/pistonball-v0", [spec], cases=1, seed=0, out=out / "0-pistonball.jsonl",
-                                    env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 40})
+    summaries = run_fault_benchmark(
+        "butterfly/pistonball-v0",
+        [spec],
+        cases=1,
+        seed=0,
+        out=out / "0-pistonball.jsonl",
+        env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 40},
+    )
     summary = {"backend": "none", "summaries": [summary_dict(s) for s in summaries]}
     (out / "summary.json").write_text(json.dumps(summary))
     (case,) = [json.loads(x) for x in (out / "0-pistonball.jsonl").read_text().splitlines()]

@@ -13,10 +13,7 @@ from lang_pz.spaces import ACTION_MAX_LENGTH
 # TextArena's Nim ("[pile quantity]"; its own tests are in test_env_textarena.py).
 FREE_TEXT = ("tasks/", "textarena/nim-v0")
 GAME_CASES = [
-    (env_id, api)
-    for env_id, s in sorted(lang_pz.registry.items())
-    if not env_id.startswith(FREE_TEXT)
-    for api in s.apis
+    (env_id, api) for env_id, s in sorted(lang_pz.registry.items()) if not env_id.startswith(FREE_TEXT) for api in s.apis
 ]
 
 

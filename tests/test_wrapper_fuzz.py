@@ -19,11 +19,45 @@ import lang_pz
 from lang_pz.error import ActionParseError
 
 N = int(os.environ.get("LANG_PZ_FUZZ_N", "300"))
-CASES = [(env_id, api) for env_id, s in sorted(lang_pz.registry.items()) if not env_id.startswith("tasks/")
-         for api in s.apis]
-_PIECES = ["up", "down", "stay", "left", "right", "rock", "1", "4", "9", "center", "top-left", "wait 1",
-           "pick up onion", "action:", "move:", '{"action": ', "}", "[", "]", "-", ".", "e", "1e999", "nan",
-           "\u00e9", "\U0001f600", "\x00", "\t", "\n", " ", "'", '"', "\\", "\ud800"]
+CASES = [
+    (env_id, api) for env_id, s in sorted(lang_pz.registry.items()) if not env_id.startswith("tasks/") for api in s.apis
+]
+_PIECES = [
+    "up",
+    "down",
+    "stay",
+    "left",
+    "right",
+    "rock",
+    "1",
+    "4",
+    "9",
+    "center",
+    "top-left",
+    "wait 1",
+    "pick up onion",
+    "action:",
+    "move:",
+    '{"action": ',
+    "}",
+    "[",
+    "]",
+    "-",
+    ".",
+    "e",
+    "1e999",
+    "nan",
+    "\u00e9",
+    "\U0001f600",
+    "\x00",
+    "\t",
+    "\n",
+    " ",
+    "'",
+    '"',
+    "\\",
+    "\ud800",
+]
 
 
 def random_action(rng: np.random.Generator) -> object:
@@ -34,8 +68,9 @@ def random_action(rng: np.random.Generator) -> object:
         n = int(rng.integers(1, 5000))
         return ["[" * n + "]" * n, '{"action": ' * n + "1" + "}" * n, "9" * n, "-" * n + "1"][int(rng.integers(4))]
     if kind == 2:  # random characters, any code point
-        return "".join(chr(int(c)) for c in rng.integers(0, 0x10FFFF, size=int(rng.integers(0, 40)))
-                       if not 0xD800 <= int(c) <= 0xDFFF)
+        return "".join(
+            chr(int(c)) for c in rng.integers(0, 0x10FFFF, size=int(rng.integers(0, 40))) if not 0xD800 <= int(c) <= 0xDFFF
+        )
     if kind == 3:  # printable noise, sometimes past the 1024-character bound
         size = int(rng.choice([5, 50, 1023, 1024, 1025, 3000]))
         return "".join(rng.choice(list(string.printable), size=size))

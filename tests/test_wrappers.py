@@ -22,10 +22,7 @@ from lang_pz.wrappers import LanguageAECWrapper, LanguageGymWrapper, LanguagePar
 # TextArena's Nim ("[pile quantity]"; its own tests are in test_env_textarena.py).
 FREE_TEXT = ("tasks/", "textarena/nim-v0")
 ALL_CASES = [
-    (env_id, api)
-    for env_id, s in sorted(lang_pz.registry.items())
-    if not env_id.startswith(FREE_TEXT)
-    for api in s.apis
+    (env_id, api) for env_id, s in sorted(lang_pz.registry.items()) if not env_id.startswith(FREE_TEXT) for api in s.apis
 ]
 GARBAGE = "qwzx vbnm!"
 DECODE_KEYS = ("action_text", "action", "parse_error", "fallback")
@@ -325,7 +322,8 @@ def test_observation_text_deterministic_for_a_seed(env_id, api):
 
 def test_pistonball_text_depends_on_the_seed():
     assert _texts("butterfly/pistonball-v0", "parallel", 1, steps=1) != _texts(
-        "butterfly/pistonball-v0", "parallel", 2, steps=1)
+        "butterfly/pistonball-v0", "parallel", 2, steps=1
+    )
 
 
 # -- Pistonball: decentralised text, hold ---------------------------------------------------

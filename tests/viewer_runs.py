@@ -30,8 +30,9 @@ def reply(req: GenerationRequest) -> str:
     if req.role == "critic.explain":
         return json.dumps({k: {"explanation": f"re-runs say so for {k}"} for k in req.json_schema["properties"]})
     if req.role == "critic":
-        return json.dumps({k: {"credit": 0.0, "steps": [], "explanation": "scripted"}
-                           for k in req.json_schema["properties"]})
+        return json.dumps(
+            {k: {"credit": 0.0, "steps": [], "explanation": "scripted"} for k in req.json_schema["properties"]}
+        )
     if req.role in ("optimiser.gradient", "optimiser.aggregate"):
         change = req.json_schema["properties"]["change"].get("enum", ["push the other way"])[0]
         return json.dumps({"keep": "", "change": change, "drop": "", "evidence_steps": []})
@@ -41,11 +42,21 @@ def reply(req: GenerationRequest) -> str:
 
 def small_run(run_dir: Path, callbacks: tuple[Callback, ...] = (), **kw: Any) -> Path:
     """Two iterations on 5-piston Pistonball (piston_1 starts pushing up), written to ``run_dir``."""
-    cfg = TrainConfig(**{
-        "env_kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30}, "iterations": 2, "episodes_per_iteration": 1,
-        "validation_seeds": [1001], "test_seeds": [2001], "critic_mode": "counterfactual",
-        "counterfactual": ["alternatives"], "initial_policy": DOWN, "initial_policies": {"piston_1": UP},
-        "run_dir": str(run_dir), **kw})
+    cfg = TrainConfig(
+        **{
+            "env_kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
+            "iterations": 2,
+            "episodes_per_iteration": 1,
+            "validation_seeds": [1001],
+            "test_seeds": [2001],
+            "critic_mode": "counterfactual",
+            "counterfactual": ["alternatives"],
+            "initial_policy": DOWN,
+            "initial_policies": {"piston_1": UP},
+            "run_dir": str(run_dir),
+            **kw,
+        }
+    )
     train(cfg, backends=ScriptedBackend(reply), callbacks=callbacks)
     return run_dir
 
@@ -62,10 +73,15 @@ def skills_reply(req: GenerationRequest) -> str:
         return next((c for c in req.choices if c in instruction), req.choices[0])
     if req.role == "critic.skill":
         defs = req.json_schema["$defs"]
-        return json.dumps({
-            "uses": {k: {"contribution": "neutral", "evidence_steps": [], "suggested_edit": "", "utility_delta": 0.0}
-                     for k in defs.get("SkillUses", {}).get("required", [])},
-            "residuals": {a: {"needs_skill": False, "capability": ""} for a in defs["AgentResiduals"]["required"]}})
+        return json.dumps(
+            {
+                "uses": {
+                    k: {"contribution": "neutral", "evidence_steps": [], "suggested_edit": "", "utility_delta": 0.0}
+                    for k in defs.get("SkillUses", {}).get("required", [])
+                },
+                "residuals": {a: {"needs_skill": False, "capability": ""} for a in defs["AgentResiduals"]["required"]},
+            }
+        )
     raise AssertionError(f"unexpected role {req.role!r}")
 
 
@@ -73,8 +89,17 @@ def skills_run(run_dir: Path) -> Path:
     """One MASkills iteration from examples/skills/pistonball: push-up, invoked by piston_1 only,
     measures harmful on seed 3 and is pruned (validated)."""
     library = Path(__file__).resolve().parents[1] / "examples" / "skills" / "pistonball"
-    cfg = TrainConfig(env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 50}, iterations=1, episodes_per_iteration=1,
-                      validation_seeds=[1001], test_seeds=[2001], initial_policy="Always go down.", seed=3,
-                      method="maskills", skills=str(library), run_dir=str(run_dir))
+    cfg = TrainConfig(
+        env_kwargs={"n_pistons": 5, "hold": 5, "max_cycles": 50},
+        iterations=1,
+        episodes_per_iteration=1,
+        validation_seeds=[1001],
+        test_seeds=[2001],
+        initial_policy="Always go down.",
+        seed=3,
+        method="maskills",
+        skills=str(library),
+        run_dir=str(run_dir),
+    )
     train(cfg, backends=ScriptedBackend(skills_reply))
     return run_dir

@@ -83,10 +83,12 @@ def _env_options(kind: str) -> dict[str, Any]:
     try:
         options = json.loads(raw)
     except ValueError as exc:
-        raise ValueError(f"${OPTIONS_ENV} is not JSON ({exc}); e.g. '{{\"openai\": {{\"timeout_s\": 20}}}}'") from None
+        raise ValueError(f'${OPTIONS_ENV} is not JSON ({exc}); e.g. \'{{"openai": {{"timeout_s": 20}}}}\'') from None
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
-        raise ValueError(f"${OPTIONS_ENV} must be a JSON object of backend kind -> options, e.g. "
-                         f"{{\"openai\": {{\"timeout_s\": 20}}, \"embedded\": {{\"n_threads\": 1}}}}; got {raw[:200]!r}")
+        raise ValueError(
+            f"${OPTIONS_ENV} must be a JSON object of backend kind -> options, e.g. "
+            f'{{"openai": {{"timeout_s": 20}}, "embedded": {{"n_threads": 1}}}}; got {raw[:200]!r}'
+        )
     unknown = sorted(set(options) - {"openai", "embedded"})
     if unknown:
         raise ValueError(f"${OPTIONS_ENV} names unknown backend kind(s) {unknown}; use 'openai' and 'embedded'")
@@ -94,8 +96,11 @@ def _env_options(kind: str) -> dict[str, Any]:
 
 
 def _check_options(cls: type[Any], options: dict[str, Any], fixed: tuple[str, ...], source: str = "") -> None:
-    valid = [n for n, p in inspect.signature(cls.__init__).parameters.items()
-             if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")]
+    valid = [
+        n
+        for n, p in inspect.signature(cls.__init__).parameters.items()
+        if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")
+    ]
     valid = [n for n in valid if n not in fixed]
     for name in options:
         if name not in valid:
@@ -144,7 +149,4 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
     hint = ""
     if name == "openai":
         hint = " (the model is missing: e.g. 'openai:gpt-4o-mini')"
-    raise ValueError(
-        f"unknown backend spec {spec!r}{hint}; valid forms: "
-        + ", ".join(repr(s) for s in BACKEND_SPECS)
-    )
+    raise ValueError(f"unknown backend spec {spec!r}{hint}; valid forms: " + ", ".join(repr(s) for s in BACKEND_SPECS))

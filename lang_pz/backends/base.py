@@ -75,7 +75,8 @@ class GenerationRequest:
         if self.choices is not None and not self.choices:
             raise ValueError("choices= must not be empty")
         if (self.grammar is not None or self.pattern is not None) and (
-                self.json_schema is not None or self.choices is not None):
+            self.json_schema is not None or self.choices is not None
+        ):
             raise ValueError("give grammar=/pattern= or json_schema=/choices=, not both")
 
 

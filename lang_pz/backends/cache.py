@@ -66,9 +66,7 @@ def request_fields(request: GenerationRequest) -> dict[str, Any]:
     ``grammar`` and ``pattern`` only when set (so requests without them keep their keys)."""
     fields = {
         "messages": (
-            None
-            if request.messages is None
-            else [{"role": m.role, "content": m.content} for m in request.messages]
+            None if request.messages is None else [{"role": m.role, "content": m.content} for m in request.messages]
         ),
         "prompt": request.prompt,
         "max_tokens": int(request.max_tokens),
@@ -115,9 +113,7 @@ class ResponseCache:
     """
 
     def __init__(self, directory: str | Path | None = None) -> None:
-        self.directory = (
-            Path(directory).expanduser() if directory is not None else default_cache_dir()
-        )
+        self.directory = Path(directory).expanduser() if directory is not None else default_cache_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         self._warned = False
         self._cache: diskcache.Cache | None
@@ -125,8 +121,10 @@ class ResponseCache:
             self._cache = diskcache.Cache(str(self.directory))
         except Exception as exc:
             self._cache = None
-            self._warn(f"cannot be opened ({type(exc).__name__}: {exc}); running without a response "
-                       f"cache. Delete {self.directory} to start a fresh one")
+            self._warn(
+                f"cannot be opened ({type(exc).__name__}: {exc}); running without a response "
+                f"cache. Delete {self.directory} to start a fresh one"
+            )
 
     def _warn(self, what: str) -> None:
         if not self._warned:
@@ -161,8 +159,7 @@ class ResponseCache:
                 model=str(value.get("model", "")),
             )
         except Exception as exc:
-            self._warn(f"has an unreadable entry ({type(exc).__name__}: {exc}); it is dropped and "
-                       "the request sent again")
+            self._warn(f"has an unreadable entry ({type(exc).__name__}: {exc}); it is dropped and the request sent again")
             try:
                 self._cache.delete(key)
             except Exception:
@@ -224,6 +221,4 @@ def resolve_cache(cache: ResponseCache | str | Path | bool | None) -> ResponseCa
         return cache
     if isinstance(cache, (str, Path)):
         return ResponseCache(cache)
-    raise TypeError(
-        f"cache= must be True, False, None, a directory or a ResponseCache, got {cache!r}"
-    )
+    raise TypeError(f"cache= must be True, False, None, a directory or a ResponseCache, got {cache!r}")

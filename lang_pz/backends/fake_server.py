@@ -257,9 +257,7 @@ class FakeOpenAIServer:
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a stalled handler must not hold up close()
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
 
     def _draw(self, path: str, kind: str) -> str | None:
@@ -292,8 +290,9 @@ class FakeOpenAIServer:
                 # client's delayed ACK add about 40 ms to every reply (a stand-in must not be slow)
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-            def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None,
-                      length: int | None = None) -> None:
+            def _send(
+                self, status: int, data: bytes, headers: dict[str, str] | None = None, length: int | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data) if length is None else length))

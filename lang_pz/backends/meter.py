@@ -68,7 +68,9 @@ class RoleMeter(LLMBackend):
     def snapshot(self) -> tuple[TokenUsage, float]:
         """A copy of the totals so far (to report one iteration's difference)."""
         u = self.usage
-        return TokenUsage(u.calls, u.cached_calls, u.prompt_tokens, u.completion_tokens, u.latency_s, u.retries), self.cost_usd
+        return TokenUsage(
+            u.calls, u.cached_calls, u.prompt_tokens, u.completion_tokens, u.latency_s, u.retries
+        ), self.cost_usd
 
     def since(self, snap: tuple[TokenUsage, float]) -> dict[str, float]:
         """Usage since ``snap`` (from :meth:`snapshot`), in the shape of :meth:`report`."""

@@ -141,9 +141,7 @@ class OpenAIBackend(LLMBackend):
         if not model:
             raise ValueError("OpenAIBackend needs a model name, e.g. model='gpt-4o-mini'")
         if structured_output not in ("json_schema", "json_object"):
-            raise ValueError(
-                f"structured_output must be 'json_schema' or 'json_object', got {structured_output!r}"
-            )
+            raise ValueError(f"structured_output must be 'json_schema' or 'json_object', got {structured_output!r}")
         if prompt_format not in ("chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat' or 'completion', got {prompt_format!r}")
         self.timeout_s = number_in_range("timeout_s", timeout_s, 1e-3)
@@ -160,8 +158,9 @@ class OpenAIBackend(LLMBackend):
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 where = "base_url" if base_url else "$OPENAI_BASE_URL"
-                raise ValueError(f"{where} {public_url(url)!r} is not an http(s) URL with a host; "
-                                 "give e.g. 'http://127.0.0.1:8000/v1'")
+                raise ValueError(
+                    f"{where} {public_url(url)!r} is not an http(s) URL with a host; give e.g. 'http://127.0.0.1:8000/v1'"
+                )
         self._client = openai.OpenAI(
             api_key=self._secret,
             base_url=url,
@@ -174,7 +173,8 @@ class OpenAIBackend(LLMBackend):
                 f"OpenAIBackend(model={model!r}) would call OpenAI's API ({self.base_url}) with no API key: "
                 "set OPENAI_API_KEY in the environment (or pass api_key=), or point it at a local "
                 "OpenAI-compatible server with OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (or base_url=...), "
-                "which needs no key")
+                "which needs no key"
+            )
         self._backoff = Backoff(self.schedule, retry_after)
         self._sleep = time.sleep  # tenacity's sleep; tests record the waits here
         self.retries: Counter[str] = Counter()
@@ -273,12 +273,16 @@ class OpenAIBackend(LLMBackend):
             failures.append(kind or "?")
             with self._retries_lock:
                 self.retries[kind or "?"] += 1
-            log.info("%s: attempt %d failed (%s); retrying in %.2f s", self._where, state.attempt_number,
-                     self._describe(exc) if exc else "?", state.upcoming_sleep)
+            log.info(
+                "%s: attempt %d failed (%s); retrying in %.2f s",
+                self._where,
+                state.attempt_number,
+                self._describe(exc) if exc else "?",
+                state.upcoming_sleep,
+            )
 
         retrying = Retrying(
-            stop=stop_any(stop_after_attempt(self.schedule.max_attempts),
-                          stop_on_dns_failure),  # type: ignore[arg-type]  # stop_any calls any stop callable; its hint says stop_base
+            stop=stop_any(stop_after_attempt(self.schedule.max_attempts), stop_on_dns_failure),  # type: ignore[arg-type]  # stop_any calls any stop callable; its hint says stop_base
             wait=self._backoff,
             retry=retry_if_exception(lambda e: failure_kind(e) is not None),
             before_sleep=before_sleep,

@@ -33,9 +33,7 @@ from lang_pz.backends.openai_requests import choice_schema, schema_name  # noqa:
 from lang_pz.backends.retry import retry_after_s
 from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
 
-_CONTEXT = re.compile(
-    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long", re.IGNORECASE
-)
+_CONTEXT = re.compile(r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long", re.IGNORECASE)
 
 
 class ReplyError(Exception):
@@ -171,7 +169,6 @@ def stop_on_dns_failure(state: RetryCallState) -> bool:
     return state.attempt_number >= DNS_ATTEMPTS and dns_failure(exc) is not None
 
 
-
 def describe(exc: BaseException) -> str:
     """What the failure ``exc`` says, on one line: ``HTTP <status>: <server message>``, the
     :class:`ReplyError`, or the transport error with its cause. Not redacted: the caller
@@ -222,7 +219,8 @@ def final_error(exc: BaseException, failures: Sequence[str], where: str, what: s
         if dns_failure(exc) is not None:
             return BackendUnavailableError(
                 msg + f" The host name {host!r} does not resolve (DNS): check its "
-                "spelling in the base_url argument or OPENAI_BASE_URL, and the network.")
+                "spelling in the base_url argument or OPENAI_BASE_URL, and the network."
+            )
         return BackendUnavailableError(
             msg + " Check that the server is running and reachable at that address (the "
             "base_url argument or OPENAI_BASE_URL), or raise timeout_s / max_attempts."
@@ -233,12 +231,12 @@ def final_error(exc: BaseException, failures: Sequence[str], where: str, what: s
             return PromptTooLongError(
                 f"{where}: the prompt does not fit the model's context ({what}); shorten "
                 "the prompt or lower max_tokens, or serve the model with a larger context",
-                prompt_tokens=figures[0], context_window=figures[1],
+                prompt_tokens=figures[0],
+                context_window=figures[1],
             )
         msg = f"{where} refused the request: {what}"
         if exc.status_code in (401, 403):
-            msg += (". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers "
-                    "usually need none)")
+            msg += ". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers usually need none)"
         elif exc.status_code == 404:
             msg += ". Check the model name and that base_url ends with /v1"
         return BackendError(msg)

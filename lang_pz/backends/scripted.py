@@ -115,7 +115,9 @@ class ScriptedBackend(LLMBackend):
                 n = self.count_tokens(request)
                 raise PromptTooLongError(
                     f"ScriptedBackend: {n} prompt words + max_tokens={request.max_tokens} exceed n_ctx={self.n_ctx}",
-                    prompt_tokens=n, context_window=self.n_ctx, max_tokens=request.max_tokens,
+                    prompt_tokens=n,
+                    context_window=self.n_ctx,
+                    max_tokens=request.max_tokens,
                 )
             if self._fn is None:
                 if self._next >= len(self._replies):
@@ -129,13 +131,11 @@ class ScriptedBackend(LLMBackend):
             text = self._fn(request)
             if not isinstance(text, str):
                 raise BackendError(
-                    f"ScriptedBackend's callable returned {text!r}, not a str, for "
-                    f"{describe_request(request)}"
+                    f"ScriptedBackend's callable returned {text!r}, not a str, for {describe_request(request)}"
                 )
         if request.choices is not None and text not in request.choices:
             raise BackendError(
-                f"scripted reply {text!r} is not one of {list(request.choices)!r} for "
-                f"{describe_request(request)}"
+                f"scripted reply {text!r} is not one of {list(request.choices)!r} for {describe_request(request)}"
             )
         return Generation(
             text=text,

@@ -23,7 +23,21 @@ from lang_pz.bench.stats import Summary, bootstrap_interval, summarise
 from lang_pz.bench.teams import Team, build_team, default_instruction, parse_team
 
 __all__ = [
-    "EnvCase", "Summary", "Team", "bootstrap_interval", "build_team", "case_from_dict", "default_instruction",
-    "load_config", "markdown_table", "parse_seeds", "parse_team", "plot_results", "read_episodes", "run_bench",
-    "summaries", "summarise", "write_results",
+    "EnvCase",
+    "Summary",
+    "Team",
+    "bootstrap_interval",
+    "build_team",
+    "case_from_dict",
+    "default_instruction",
+    "load_config",
+    "markdown_table",
+    "parse_seeds",
+    "parse_team",
+    "plot_results",
+    "read_episodes",
+    "run_bench",
+    "summaries",
+    "summarise",
+    "write_results",
 ]

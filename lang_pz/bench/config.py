@@ -87,9 +87,15 @@ def case_from_dict(d: Mapping[str, Any], data_dir: str | None = None) -> EnvCase
 
         if "data_dir" in kwargs_of(d["id"]):
             kwargs["data_dir"] = data_dir
-    return EnvCase(env_id=d["id"], teams=[parse_team(str(spec), str(name)) for name, spec in teams.items()],
-                   seeds=parse_seeds(d["seeds"]), kwargs=kwargs, objective=d.get("objective"),
-                   label=d.get("label"), api=d.get("api"))
+    return EnvCase(
+        env_id=d["id"],
+        teams=[parse_team(str(spec), str(name)) for name, spec in teams.items()],
+        seeds=parse_seeds(d["seeds"]),
+        kwargs=kwargs,
+        objective=d.get("objective"),
+        label=d.get("label"),
+        api=d.get("api"),
+    )
 
 
 def load_config(path: str | Path, data_dir: str | None = None) -> tuple[list[EnvCase], dict[str, Any]]:

@@ -12,8 +12,22 @@ from typing import Any
 from lang_pz.bench.runner import EnvCase
 from lang_pz.bench.stats import Summary, summarise
 
-COLUMNS = ("env", "team", "spec", "objective", "episodes", "mean", "ci_low", "ci_high", "llm_calls",
-           "cached_calls", "prompt_tokens", "completion_tokens", "cost_usd", "seconds")
+COLUMNS = (
+    "env",
+    "team",
+    "spec",
+    "objective",
+    "episodes",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "llm_calls",
+    "cached_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "seconds",
+)
 
 
 def summaries(cases: Sequence[EnvCase], records: Sequence[dict[str, Any]]) -> list[Summary]:
@@ -37,12 +51,16 @@ def _num(x: float, digits: int = 3) -> str:
 
 def markdown_table(rows: Sequence[Summary]) -> str:
     """The results table: env, team, objective, mean [95 % interval], episodes, LLM usage, seconds."""
-    lines = ["| env | team | objective | mean | 95 % CI | episodes | LLM calls (cached) | tokens (prompt / completion) | cost $ | seconds |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| env | team | objective | mean | 95 % CI | episodes | LLM calls (cached) | tokens (prompt / completion) | cost $ | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         ci = "-" if math.isnan(r.ci_low) else f"[{_num(r.ci_low)}, {_num(r.ci_high)}]"
-        lines.append(f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {r.episodes} | {r.llm_calls} ({r.cached_calls}) | "
-                     f"{r.prompt_tokens} / {r.completion_tokens} | {r.cost_usd:.4f} | {r.seconds:.1f} |")
+        lines.append(
+            f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {r.episodes} | {r.llm_calls} ({r.cached_calls}) | "
+            f"{r.prompt_tokens} / {r.completion_tokens} | {r.cost_usd:.4f} | {r.seconds:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -78,8 +96,10 @@ def plot_results(rows: Sequence[Summary], path: str | Path) -> None:
         mine = [r for r in rows if r.env == env]
         ys = list(range(len(mine)))
         means = [r.mean for r in mine]
-        err = [[0.0 if math.isnan(r.ci_low) else r.mean - r.ci_low for r in mine],
-               [0.0 if math.isnan(r.ci_high) else r.ci_high - r.mean for r in mine]]
+        err = [
+            [0.0 if math.isnan(r.ci_low) else r.mean - r.ci_low for r in mine],
+            [0.0 if math.isnan(r.ci_high) else r.ci_high - r.mean for r in mine],
+        ]
         ax.barh(ys, means, xerr=err, color="#4c72b0", ecolor="black", capsize=3)
         ax.set_yticks(ys, [r.team for r in mine], fontsize=8)
         ax.invert_yaxis()

@@ -54,19 +54,25 @@ class EnvCase:
     def __post_init__(self) -> None:
         bad = [t for t in self.teams if not isinstance(t, Team)]
         if bad:
-            raise InvalidKwargError(f"EnvCase teams must be Team objects (lang_pz.bench.parse_team('random')), got {bad[0]!r}")
+            raise InvalidKwargError(
+                f"EnvCase teams must be Team objects (lang_pz.bench.parse_team('random')), got {bad[0]!r}"
+            )
         names = [t.name for t in self.teams]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            raise InvalidKwargError(f"{self.env_id}: team name(s) {twice} used twice; their episodes would be pooled "
-                                    "into one row: give each team its own name")
+            raise InvalidKwargError(
+                f"{self.env_id}: team name(s) {twice} used twice; their episodes would be pooled "
+                "into one row: give each team its own name"
+            )
         seeds = list(self.seeds)
         if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
             raise InvalidKwargError(f"{self.env_id}: seeds must be a non-empty list of ints, got {self.seeds!r}")
         negative = [s for s in seeds if s < 0]
         repeated = sorted({s for s in seeds if seeds.count(s) > 1})
         if negative or repeated:
-            problem = f"{negative} are negative" if negative else f"repeat {repeated} (a repeat only counts an episode twice)"
+            problem = (
+                f"{negative} are negative" if negative else f"repeat {repeated} (a repeat only counts an episode twice)"
+            )
             raise InvalidKwargError(f"{self.env_id}: seeds {problem}; give distinct seeds >= 0")
 
     def objective_spec(self) -> str:
@@ -97,17 +103,26 @@ def _check_consistent(records: Sequence[dict[str, Any]], case: EnvCase) -> None:
         if r["env"] != case.name:
             continue
         if r["objective"] != case.objective_spec():
-            raise InvalidKwargError(f"{case.name} has episodes with objective {r['objective']!r} in this folder, "
-                                    f"not {case.objective_spec()!r}; use another --out folder")
+            raise InvalidKwargError(
+                f"{case.name} has episodes with objective {r['objective']!r} in this folder, "
+                f"not {case.objective_spec()!r}; use another --out folder"
+            )
         for t in case.teams:
             if r["team"] == t.name and r["spec"] != t.spec:
-                raise InvalidKwargError(f"team {t.name!r} on {case.name} was run as {r['spec']!r} in this folder, "
-                                        f"not {t.spec!r}; rename the team or use another --out folder")
+                raise InvalidKwargError(
+                    f"team {t.name!r} on {case.name} was run as {r['spec']!r} in this folder, "
+                    f"not {t.spec!r}; rename the team or use another --out folder"
+                )
 
 
-def run_bench(cases: Sequence[EnvCase], out_dir: str | Path, *, backend: str | Any = "embedded",
-              price_per_mtok: tuple[float, float] = (0.0, 0.0),
-              on_episode: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+def run_bench(
+    cases: Sequence[EnvCase],
+    out_dir: str | Path,
+    *,
+    backend: str | Any = "embedded",
+    price_per_mtok: tuple[float, float] = (0.0, 0.0),
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
     """Play every (case, team, seed) not yet in ``out_dir`` and return all records of these cases.
 
     Args:
@@ -169,10 +184,18 @@ def run_bench(cases: Sequence[EnvCase], out_dir: str | Path, *, backend: str | A
                     seconds = time.perf_counter() - t0
                     usage = _usage(meter.get("m"), before)
                     record = {
-                        "env": case.name, "env_id": case.env_id, "team": team.name, "spec": team.spec,
-                        "objective": objective.spec, "seed": int(seed), "value": objective(traj),
-                        "team_return": traj.team_return, "returns": dict(traj.returns),
-                        "steps": len(traj.states) or len(traj.steps), "seconds": round(seconds, 3), **usage,
+                        "env": case.name,
+                        "env_id": case.env_id,
+                        "team": team.name,
+                        "spec": team.spec,
+                        "objective": objective.spec,
+                        "seed": int(seed),
+                        "value": objective(traj),
+                        "team_return": traj.team_return,
+                        "returns": dict(traj.returns),
+                        "steps": len(traj.states) or len(traj.steps),
+                        "seconds": round(seconds, 3),
+                        **usage,
                     }
                     append_jsonl(out / EPISODES_FILE, record)
                     records.append(record)
@@ -222,10 +245,11 @@ def check_constant_seats(cases: Sequence[EnvCase]) -> None:
                 aec = reset is None  # AEC's reset returns nothing; its infos are an attribute
                 infos = dict(env.infos) if aec else reset[1]
                 words = {a: team.seats.get(a, team.seats.get("*", "")) for a in env.possible_agents}
-                words = {a: w[len("constant:"):] for a, w in words.items() if w.startswith("constant:")}
+                words = {a: w[len("constant:") :] for a, w in words.items() if w.startswith("constant:")}
                 legal = {a: [str(x) for x in infos.get(a, {}).get("legal_actions") or []] for a in words}
-                unknown = {a: w for a, w in words.items()
-                           if legal[a] and w.strip().lower() not in {x.lower() for x in legal[a]}}
+                unknown = {
+                    a: w for a, w in words.items() if legal[a] and w.strip().lower() not in {x.lower() for x in legal[a]}
+                }
                 if not unknown:
                     continue
                 if aec:
@@ -236,14 +260,16 @@ def check_constant_seats(cases: Sequence[EnvCase]) -> None:
                     after = {first: env.infos.get(first, {})}
                 else:
                     tried = unknown
-                    after = env.step({a: unknown.get(a) or (infos.get(a, {}).get("legal_actions") or [""])[0]
-                                      for a in env.agents})[4]
+                    after = env.step(
+                        {a: unknown.get(a) or (infos.get(a, {}).get("legal_actions") or [""])[0] for a in env.agents}
+                    )[4]
                 for agent, word in tried.items():
                     if after.get(agent, {}).get("parse_error"):
                         raise InvalidKwargError(
                             f"team {team.name!r}: seat 'constant:{word}' of {agent}: {word!r} is not an action "
                             f"word of {case.env_id} (legal: {', '.join(legal[agent])}); e.g. "
-                            f"constant:{legal[agent][0]}")
+                            f"constant:{legal[agent][0]}"
+                        )
         finally:
             close = getattr(env, "close", None)
             if callable(close):

@@ -35,12 +35,24 @@ def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE) 
         return math.nan, math.nan
     if np.all(x == x[0]):
         return float(x[0]), float(x[0])
-    res = bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=N_RESAMPLES, method="BCa",
-                    rng=np.random.default_rng(BOOTSTRAP_SEED))
+    res = bootstrap(
+        (x,),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=N_RESAMPLES,
+        method="BCa",
+        rng=np.random.default_rng(BOOTSTRAP_SEED),
+    )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (math.isfinite(low) and math.isfinite(high)):  # BCa degenerate (e.g. two distinct values)
-        res = bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=N_RESAMPLES,
-                        method="percentile", rng=np.random.default_rng(BOOTSTRAP_SEED))
+        res = bootstrap(
+            (x,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=N_RESAMPLES,
+            method="percentile",
+            rng=np.random.default_rng(BOOTSTRAP_SEED),
+        )
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return low, high
 
@@ -90,8 +102,14 @@ def summarise(env: str, team: str, spec: str, objective: str, records: Sequence[
     values = [float(r["value"]) for r in records]
     low, high = bootstrap_interval(values)
     return Summary(
-        env=env, team=team, spec=spec, objective=objective, episodes=len(records),
-        mean=float(np.mean(values)), ci_low=low, ci_high=high,
+        env=env,
+        team=team,
+        spec=spec,
+        objective=objective,
+        episodes=len(records),
+        mean=float(np.mean(values)),
+        ci_low=low,
+        ci_high=high,
         llm_calls=sum(int(r.get("llm_calls", 0)) for r in records),
         cached_calls=sum(int(r.get("cached_calls", 0)) for r in records),
         prompt_tokens=sum(int(r.get("prompt_tokens", 0)) for r in records),

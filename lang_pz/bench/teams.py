@@ -47,13 +47,27 @@ from typing import Any
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Policy
 
-SEAT_KINDS = ("llm", "run", "random", "constant", "heuristic", "greedy", "oracle", "learned", "learned-text",
-              "spiel", "scripted")
+SEAT_KINDS = (
+    "llm",
+    "run",
+    "random",
+    "constant",
+    "heuristic",
+    "greedy",
+    "oracle",
+    "learned",
+    "learned-text",
+    "spiel",
+    "scripted",
+)
 
 #: The instruction an ``llm`` seat gets, by env id prefix (first match), unless ``llm:TEXT`` names one.
 DEFAULT_INSTRUCTIONS: tuple[tuple[str, str], ...] = (
     ("butterfly/pistonball", "If the ball is to your right or out of view, go down; otherwise go up."),
-    ("overcooked/", "Fetch onions, put three in the pot, start cooking, then take a dish, fill it with soup and deliver it."),
+    (
+        "overcooked/",
+        "Fetch onions, put three in the pot, start cooking, then take a dish, fill it with soup and deliver it.",
+    ),
     ("tasks/gsm8k", "Solve the problem. End with '#### ' and the final number."),
     ("tasks/math500", "Solve the problem. Put the final answer in \\boxed{}."),
     ("openspiel/hanabi", "Play a card only when the hints show it fits a firework; otherwise give your partner a hint."),
@@ -100,8 +114,9 @@ class Team:
             return self.seats[agent]
         if "*" in self.seats:
             return self.seats["*"]
-        raise InvalidKwargError(f"team {self.name!r} has no seat for {agent!r} (seats: {dict(self.seats)}); "
-                                "add '*=SEAT' or name every agent")
+        raise InvalidKwargError(
+            f"team {self.name!r} has no seat for {agent!r} (seats: {dict(self.seats)}); add '*=SEAT' or name every agent"
+        )
 
     def uses_llm(self) -> bool:
         """Whether any seat needs the LLM backend."""
@@ -160,8 +175,10 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
         folder = Path(arg).expanduser() / "final" / "policies"
         texts = read_policies(folder) if folder.is_dir() else {}
         if agent not in texts:
-            raise LangPZError(f"seat {seat!r}: no policy for {agent} in {folder} (found {sorted(texts)}); "
-                              "give the folder of a finished training run")
+            raise LangPZError(
+                f"seat {seat!r}: no policy for {agent} in {folder} (found {sorted(texts)}); "
+                "give the folder of a finished training run"
+            )
         return LLMPolicy(texts[agent], llm())
     if kind == "random":
         from lang_pz.policies.random import RandomPolicy
@@ -237,6 +254,7 @@ def build_team(team: Team, env: Any, env_id: str, llm: Callable[[], Any]) -> dic
     """
     unknown = sorted(set(team.seats) - {"*", *env.possible_agents})
     if unknown:
-        raise InvalidKwargError(f"team {team.name!r} names {unknown}, not agents of {env_id} "
-                                f"(agents: {', '.join(env.possible_agents)})")
+        raise InvalidKwargError(
+            f"team {team.name!r} names {unknown}, not agents of {env_id} (agents: {', '.join(env.possible_agents)})"
+        )
     return {a: build_seat(team.seat(a), env, env_id, a, llm) for a in env.possible_agents}

@@ -14,4 +14,3 @@ __all__ = ["app", "main"]
 def main() -> None:  # pragma: no cover - console entry
     """Run the ``lang-pz`` command line."""
     app()
-

@@ -12,23 +12,36 @@ from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
 
 @app.command()
 def bench(
-    out: Annotated[Path, typer.Option(help="results folder (episodes.jsonl, summary.md/.csv/.json/.png); "
-                                           "re-running with it skips finished episodes")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="results folder (episodes.jsonl, summary.md/.csv/.json/.png); re-running with it skips finished episodes"
+        ),
+    ],
     config: Annotated[Path | None, typer.Option(help="YAML bench config (see lang_pz.bench.config)")] = None,
     env_id: Annotated[str | None, typer.Option("--env", help="one env id (instead of --config)")] = None,
     kw: KwOption = None,
-    team: Annotated[list[str] | None, typer.Option(
-        help="team spec, repeatable, optionally NAME=:SPEC, e.g. random, heuristic, "
-             "'piston_0=llm;*=heuristic', run:RUN_DIR, learned:WEIGHTS.zip")] = None,
+    team: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="team spec, repeatable, optionally NAME=:SPEC, e.g. random, heuristic, "
+            "'piston_0=llm;*=heuristic', run:RUN_DIR, learned:WEIGHTS.zip"
+        ),
+    ] = None,
     seeds: Annotated[str, typer.Option(help="episode seeds: A-B (inclusive) or a,b,c")] = "0-4",
-    objective: Annotated[str | None, typer.Option(
-        help="team_return, return:AGENT, win:AGENT or soups (default: the env's)")] = None,
-    backend: Annotated[str | None, typer.Option(help="LLM backend for llm/run seats: 'embedded' or 'openai:<model>'")] = None,
+    objective: Annotated[
+        str | None, typer.Option(help="team_return, return:AGENT, win:AGENT or soups (default: the env's)")
+    ] = None,
+    backend: Annotated[
+        str | None, typer.Option(help="LLM backend for llm/run seats: 'embedded' or 'openai:<model>'")
+    ] = None,
     price: Annotated[str, typer.Option(help="USD per million prompt,completion tokens (uncached calls)")] = "0,0",
     data_dir: Annotated[Path | None, typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
     plot: Annotated[bool, typer.Option(help="write summary.png")] = True,
-    log: Annotated[list[str] | None, typer.Option(
-        help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
+    log: Annotated[
+        list[str] | None,
+        typer.Option(help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online"),
+    ] = None,
 ) -> None:
     """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""
     from lang_pz.bench import (
@@ -43,8 +56,12 @@ def bench(
     from lang_pz.trackers import open_trackers
 
     if out.exists() and not out.is_dir():
-        fail(FileExistsError(f"--out {out} is a file; bench writes a results folder: give a new folder, or an "
-                             "earlier bench's folder to resume it"))
+        fail(
+            FileExistsError(
+                f"--out {out} is a file; bench writes a results folder: give a new folder, or an "
+                "earlier bench's folder to resume it"
+            )
+        )
     try:
         p_in, p_out = (float(x) for x in price.split(","))
     except ValueError:
@@ -64,17 +81,24 @@ def bench(
             for t in team:
                 name, sep, spec = t.partition("=:")
                 teams[name if sep else t] = spec if sep else t
-            cases = [case_from_dict({"id": env_id, "kwargs": parse_kwargs(kw), "seeds": seeds, "teams": teams,
-                                     "objective": objective}, dd)]
+            cases = [
+                case_from_dict(
+                    {"id": env_id, "kwargs": parse_kwargs(kw), "seeds": seeds, "teams": teams, "objective": objective}, dd
+                )
+            ]
             settings = {}
         chosen = backend or settings.get("backend", "embedded")
 
         def progress(r: dict) -> None:
             usage = f", {r['llm_calls']} LLM calls" if r["llm_calls"] else ""
-            typer.echo(f"{r['env']} | {r['team']} | seed {r['seed']}: {r['objective']} = {r['value']:.3f} "
-                       f"({r['seconds']:.1f} s{usage})", err=True)
+            typer.echo(
+                f"{r['env']} | {r['team']} | seed {r['seed']}: {r['objective']} = {r['value']:.3f} "
+                f"({r['seconds']:.1f} s{usage})",
+                err=True,
+            )
 
         with open_trackers(log or [], {"cases": [c.name for c in cases], "backend": str(chosen)}) as trackers:
+
             def on_episode(r: dict) -> None:
                 progress(r)
                 trackers.bench_episode(r)

@@ -36,8 +36,10 @@ def yaml_value(value: str, where: str) -> Any:
         return yaml.safe_load(value)
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0]
-        raise typer.BadParameter(f"{where}: {value!r} is not a valid YAML value ({problem}); "
-                                 "quote text values, e.g. --set 'initial_policy=\"Stay: wait\"'") from None
+        raise typer.BadParameter(
+            f"{where}: {value!r} is not a valid YAML value ({problem}); "
+            "quote text values, e.g. --set 'initial_policy=\"Stay: wait\"'"
+        ) from None
 
 
 def error_lines(exc: BaseException) -> list[str]:
@@ -66,4 +68,3 @@ def fail(exc: BaseException) -> None:
     for line in error_lines(exc):
         typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code=2)
-

@@ -68,62 +68,106 @@ SPECIAL_EVIDENCE = ("alternatives", "reference", "default", "random")
 def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value not in choices:
         close = difflib.get_close_matches(value, choices, n=1)
-        fail(ValueError(f"unknown {name} {value!r}{f'; did you mean {close[0]!r}' if close else ''}; "
-                        f"choose one of {', '.join(choices)}"))
+        fail(
+            ValueError(
+                f"unknown {name} {value!r}{f'; did you mean {close[0]!r}' if close else ''}; "
+                f"choose one of {', '.join(choices)}"
+            )
+        )
 
 
 @app.command("eval-critic")
 def eval_critic(
-    env_ids: Annotated[list[str] | None, typer.Option(
-        "--env", help="fault-injection benchmark on this environment id (repeatable), e.g. butterfly/pistonball-v0",
-        show_default="none")] = None,
+    env_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--env",
+            help="fault-injection benchmark on this environment id (repeatable), e.g. butterfly/pistonball-v0",
+            show_default="none",
+        ),
+    ] = None,
     kw: KwOption = None,
-    critic_modes: Annotated[list[str] | None, typer.Option(
-        "--critic-mode", help="critic under test (repeatable): central_credit, central_global, independent (the LLM "
-                              "critic) or counterfactual (credit from re-runs; the LLM only words it)",
-        show_default="central_credit")] = None,
-    evidence: Annotated[list[str] | None, typer.Option(
-        help="re-runs given to the counterfactual critic, per window of decisions of each agent (repeatable): "
-             "reference (the window as the base team would have played it: identifies the faulty agent; a fault "
-             "benchmark knows the base team), alternatives (every other action word: what training can compute), "
-             "default, random, or an action word",
-        show_default="alternatives; default for free-text envs")] = None,
-    evidence_window: Annotated[int | None, typer.Option(
-        min=1, help="decisions per re-run window", show_default="--window")] = None,
+    critic_modes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--critic-mode",
+            help="critic under test (repeatable): central_credit, central_global, independent (the LLM "
+            "critic) or counterfactual (credit from re-runs; the LLM only words it)",
+            show_default="central_credit",
+        ),
+    ] = None,
+    evidence: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="re-runs given to the counterfactual critic, per window of decisions of each agent (repeatable): "
+            "reference (the window as the base team would have played it: identifies the faulty agent; a fault "
+            "benchmark knows the base team), alternatives (every other action word: what training can compute), "
+            "default, random, or an action word",
+            show_default="alternatives; default for free-text envs",
+        ),
+    ] = None,
+    evidence_window: Annotated[
+        int | None, typer.Option(min=1, help="decisions per re-run window", show_default="--window")
+    ] = None,
     cases: Annotated[int, typer.Option(min=1, help="kept fault-injection cases per --env")] = 20,
     seed: Annotated[int, typer.Option(min=0, help="master seed (the i-th seed tried is seed + i)")] = 0,
-    base: Annotated[str | None, typer.Option(
-        help="the good team: heuristic (Pistonball), greedy (Overcooked, both cooks), oracle (tasks/gsm8k-v0, "
-             "tasks/math500-v0: the solver writes the gold answer, the verifier confirms) or random",
-        show_default="per env: Pistonball heuristic, Overcooked greedy, GSM8K/MATH oracle, else random")] = None,
-    fault: Annotated[str | None, typer.Option(
-        help="misplay (an action the base team also plays, in the wrong state), harmful, idle or random",
-        show_default="misplay; harmful for GSM8K/MATH")] = None,
-    fault_action: Annotated[str | None, typer.Option(
-        help="the faulty action word or text",
-        show_default="misplay: the base team's own actions; harmful: per env (Pistonball: the opposite move; "
-                     "Overcooked skills: 'place on counter'; GSM8K/MATH: the wrong answer 0); idle: the no-op")] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            help="the good team: heuristic (Pistonball), greedy (Overcooked, both cooks), oracle (tasks/gsm8k-v0, "
+            "tasks/math500-v0: the solver writes the gold answer, the verifier confirms) or random",
+            show_default="per env: Pistonball heuristic, Overcooked greedy, GSM8K/MATH oracle, else random",
+        ),
+    ] = None,
+    fault: Annotated[
+        str | None,
+        typer.Option(
+            help="misplay (an action the base team also plays, in the wrong state), harmful, idle or random",
+            show_default="misplay; harmful for GSM8K/MATH",
+        ),
+    ] = None,
+    fault_action: Annotated[
+        str | None,
+        typer.Option(
+            help="the faulty action word or text",
+            show_default="misplay: the base team's own actions; harmful: per env (Pistonball: the opposite move; "
+            "Overcooked skills: 'place on counter'; GSM8K/MATH: the wrong answer 0); idle: the no-op",
+        ),
+    ] = None,
     window: Annotated[int, typer.Option(min=1, help="consecutive decisions made faulty per case")] = 2,
-    min_effect: Annotated[float, typer.Option(
-        min=0.0, help="keep a case only if the fault lowered the team return by at least this fraction of the "
-                      "unfaulted return (and by more than 0)")] = 0.02,
-    keep_inert: Annotated[bool, typer.Option(
-        help="also keep faults that did not lower the team return (they test no credit assignment)")] = False,
+    min_effect: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="keep a case only if the fault lowered the team return by at least this fraction of the "
+            "unfaulted return (and by more than 0)",
+        ),
+    ] = 0.02,
+    keep_inert: Annotated[
+        bool, typer.Option(help="also keep faults that did not lower the team return (they test no credit assignment)")
+    ] = False,
     tolerance: Annotated[int, typer.Option(min=0, help="steps of slack around the faulty window for a step hit")] = 0,
-    whowhen: Annotated[Path | None, typer.Option(help="also score a Who&When folder of JSON cases",
-                                                     show_default="none")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Who&When: score only the first N cases",
-                                                 show_default="all")] = None,
+    whowhen: Annotated[
+        Path | None, typer.Option(help="also score a Who&When folder of JSON cases", show_default="none")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Who&When: score only the first N cases", show_default="all")
+    ] = None,
     max_chars: Annotated[int, typer.Option(min=40, help="Who&When: characters kept of each message")] = 200,
-    one_call: Annotated[bool, typer.Option(
-        help="Who&When: one critic call per case (steps subsampled) instead of every step in several calls")] = False,
-    prompt_chars: Annotated[int, typer.Option(
-        min=1000, help="the LLM critic's budget for the trajectory in its prompt (characters)")] = 5000,
-    threads: Annotated[int | None, typer.Option(
-        min=1, help="CPU threads of the embedded model", show_default="llama.cpp's choice")] = None,
+    one_call: Annotated[
+        bool,
+        typer.Option(help="Who&When: one critic call per case (steps subsampled) instead of every step in several calls"),
+    ] = False,
+    prompt_chars: Annotated[
+        int, typer.Option(min=1000, help="the LLM critic's budget for the trajectory in its prompt (characters)")
+    ] = 5000,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="CPU threads of the embedded model", show_default="llama.cpp's choice")
+    ] = None,
     backend: Annotated[str, typer.Option(help="critic backend: 'embedded' or 'openai:<model>'")] = "embedded",
-    out: Annotated[Path | None, typer.Option(
-        help="results folder, must be new or empty", show_default="runs/eval-critic-<time>")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="results folder, must be new or empty", show_default="runs/eval-critic-<time>")
+    ] = None,
 ) -> None:
     """Measure critics' credit assignment against known faults (who and when), next to chance,
     a random critic and trivial rules."""
@@ -143,8 +187,12 @@ def eval_critic(
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
     if whowhen is not None and modes == ["counterfactual"]:
-        fail(ValueError("--whowhen logs cannot be re-run: the counterfactual critic needs an --env; add "
-                        "--critic-mode central_credit for Who&When"))
+        fail(
+            ValueError(
+                "--whowhen logs cannot be re-run: the counterfactual critic needs an --env; add "
+                "--critic-mode central_credit for Who&When"
+            )
+        )
     out = out or Path("runs") / time.strftime("eval-critic-%Y%m%d-%H%M%S")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         fail(FileExistsError(f"--out {out} already exists and is not an empty folder; choose another or delete it"))
@@ -161,39 +209,64 @@ def eval_critic(
         from lang_pz.evaluation.whowhen import run_whowhen_benchmark
 
         llm = make_backend(backend, **({"n_threads": threads} if threads and backend == "embedded" else {}))
-        critics = {m: (DifferenceCritic(llm) if m == "counterfactual" else
-                       CentralCritic(llm, mode=m, max_prompt_chars=prompt_chars)) for m in modes}  # type: ignore[arg-type]
+        critics = {
+            m: (
+                DifferenceCritic(llm) if m == "counterfactual" else CentralCritic(llm, mode=m, max_prompt_chars=prompt_chars)  # type: ignore[arg-type]
+            )
+            for m in modes
+        }
         out.mkdir(parents=True, exist_ok=True)
         log = lambda msg: typer.echo(msg, err=True)  # noqa: E731
         summaries = []
         for i, env_id in enumerate(env_ids or []):
             words = tuple(evidence or (["default"] if env_family(env_id) == "math" else ["alternatives"]))
-            specs = [CriticSpec(m, c, words if m == "counterfactual" else (), evidence_window)
-                     for m, c in critics.items()]
+            specs = [CriticSpec(m, c, words if m == "counterfactual" else (), evidence_window) for m, c in critics.items()]
             summaries += run_fault_benchmark(
-                env_id, specs, cases=cases, seed=seed, fault=fault, env_kwargs=env_kwargs, base=base,
-                fault_action=fault_action, window=window, tolerance=tolerance,
-                min_effect=None if keep_inert else min_effect, out=out / f"{i}-{env_id.replace('/', '_')}.jsonl",
-                progress=log)
+                env_id,
+                specs,
+                cases=cases,
+                seed=seed,
+                fault=fault,
+                env_kwargs=env_kwargs,
+                base=base,
+                fault_action=fault_action,
+                window=window,
+                tolerance=tolerance,
+                min_effect=None if keep_inert else min_effect,
+                out=out / f"{i}-{env_id.replace('/', '_')}.jsonl",
+                progress=log,
+            )
         if whowhen is not None:
             for m, c in critics.items():
                 if m == "counterfactual":
                     continue
-                summary, _ = run_whowhen_benchmark(whowhen, c, name=m, seed=seed, tolerance=tolerance,
-                                                   max_chars=max_chars, limit=limit, chunked=not one_call,
-                                                   out=out / f"whowhen-{m}.jsonl", progress=log)
+                summary, _ = run_whowhen_benchmark(
+                    whowhen,
+                    c,
+                    name=m,
+                    seed=seed,
+                    tolerance=tolerance,
+                    max_chars=max_chars,
+                    limit=limit,
+                    chunked=not one_call,
+                    out=out / f"whowhen-{m}.jsonl",
+                    progress=log,
+                )
                 summaries.append(summary)
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
         return
-    (out / "summary.json").write_text(json.dumps(
-        {"backend": backend, "summaries": [summary_dict(s) for s in summaries]}, indent=2))
+    (out / "summary.json").write_text(
+        json.dumps({"backend": backend, "summaries": [summary_dict(s) for s in summaries]}, indent=2)
+    )
     typer.echo(table(summaries))
     typer.echo("\nTrivial rules and the random critic, agent / step accuracy (ties broken at random):")
     typer.echo(rules_table(summaries))
     for s in summaries:
         if s.visible is not None:
             shown = round(s.visible * s.cases)
-            typer.echo(f"{s.source} {s.critic}: the labelled step was shown to the critic in {shown} of {s.cases} "
-                       f"cases ({s.visible:.0%})")
+            typer.echo(
+                f"{s.source} {s.critic}: the labelled step was shown to the critic in {shown} of {s.cases} "
+                f"cases ({s.visible:.0%})"
+            )
     typer.echo(f"results: {out}")

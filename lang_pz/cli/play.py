@@ -36,7 +36,9 @@ POLICIES = ("llm", "random", "heuristic", "greedy")
 def play(
     env_id: Annotated[str, typer.Argument(help="registered id, see `lang-pz envs`")],
     kw: KwOption = None,
-    policy: Annotated[str, typer.Option(help="llm, random, heuristic (Pistonball only) or greedy (Overcooked only)")] = "llm",
+    policy: Annotated[
+        str, typer.Option(help="llm, random, heuristic (Pistonball only) or greedy (Overcooked only)")
+    ] = "llm",
     policy_text: Annotated[str, typer.Option(help="the text policy every LLM agent gets")] = "Always push up.",
     backend: Annotated[str, typer.Option(help="'embedded' or 'openai:<model>'")] = "embedded",
     episodes: Annotated[int, typer.Option(min=1)] = 1,
@@ -44,13 +46,24 @@ def play(
     api: Annotated[str | None, typer.Option(help="parallel or aec (default: the env's)")] = None,
     out: Annotated[Path | None, typer.Option(help="write trajectories to this JSONL file")] = None,
     show: Annotated[int, typer.Option(min=0, help="print the first N agent steps")] = 3,
-    policies_from: Annotated[Path | None, typer.Option(
-        "--policies", help="per-agent text policies: a training run folder (its final policies, which must "
-        "cover every agent; without --kw the run's env kwargs are used) or a folder of AGENT.txt files (agents "
-        "without one get --policy-text)", show_default="none")] = None,
-    backend_opt: Annotated[list[str] | None, typer.Option(
-        "--backend-option", help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-option timeout_s=20",
-        show_default="none")] = None,
+    policies_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--policies",
+            help="per-agent text policies: a training run folder (its final policies, which must "
+            "cover every agent; without --kw the run's env kwargs are used) or a folder of AGENT.txt files (agents "
+            "without one get --policy-text)",
+            show_default="none",
+        ),
+    ] = None,
+    backend_opt: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend-option",
+            help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-option timeout_s=20",
+            show_default="none",
+        ),
+    ] = None,
 ) -> None:
     """Play episodes with one policy per agent and print the returns."""
     import lang_pz
@@ -61,8 +74,12 @@ def play(
 
     if policy not in POLICIES:
         close = difflib.get_close_matches(policy, POLICIES, n=1)
-        fail(ValueError(f"unknown --policy {policy!r}{f'; did you mean {close[0]!r}' if close else ''}; "
-                         f"choose one of {', '.join(POLICIES)}"))
+        fail(
+            ValueError(
+                f"unknown --policy {policy!r}{f'; did you mean {close[0]!r}' if close else ''}; "
+                f"choose one of {', '.join(POLICIES)}"
+            )
+        )
     if out is not None and out.exists():
         fail(FileExistsError(f"--out {out} already exists; choose another file or delete it"))
     if out is not None and not out.parent.is_dir():
@@ -73,8 +90,10 @@ def play(
     env_kwargs = parse_kwargs(kw)
     if trained is not None and not kw and trained.get("env_id") == env_id and trained.get("env_kwargs"):
         env_kwargs = dict(trained["env_kwargs"])
-        typer.echo(f"using the env kwargs the run {policies_from} was trained with: {_kw_args(env_kwargs)} "
-                   "(give --kw to override)", err=True)
+        typer.echo(
+            f"using the env kwargs the run {policies_from} was trained with: {_kw_args(env_kwargs)} (give --kw to override)",
+            err=True,
+        )
     try:
         env = lang_pz.make(env_id, api=api, **env_kwargs)  # type: ignore[arg-type]
         if not hasattr(env, "possible_agents"):
@@ -86,12 +105,20 @@ def play(
 
             unknown = sorted(set(texts) - set(env.possible_agents))
             if unknown:
-                fail(ValueError(f"--policies {policies_from} has policies for {unknown}, which are not agents of "
-                                f"{env_id} ({', '.join(env.possible_agents)}){_trained_on(trained)}"))
+                fail(
+                    ValueError(
+                        f"--policies {policies_from} has policies for {unknown}, which are not agents of "
+                        f"{env_id} ({', '.join(env.possible_agents)}){_trained_on(trained)}"
+                    )
+                )
             missing = [a for a in env.possible_agents if a not in texts]
             if trained is not None and missing:
-                fail(ValueError(f"--policies {policies_from}: the run has no policy for {missing} of {env_id} "
-                                f"(it has {sorted(texts)}){_trained_on(trained)}"))
+                fail(
+                    ValueError(
+                        f"--policies {policies_from}: the run has no policy for {missing} of {env_id} "
+                        f"(it has {sorted(texts)}){_trained_on(trained)}"
+                    )
+                )
             llm = make_backend(backend, **parse_kwargs(backend_opt, "--backend-option"))
             policies = {a: LLMPolicy(texts.get(a, policy_text), llm) for a in env.possible_agents}
         elif policy == "random":
@@ -119,13 +146,16 @@ def play(
                 failed += 1
                 typer.secho(f"episode {k} (seed {seed + k}): failed, not scored: {exc}", fg=typer.colors.YELLOW, err=True)
                 if writer:
-                    writer.write_lines([json.dumps({"type": "episode_error", "episode": k, "seed": seed + k,
-                                                    "error": str(exc)}) + "\n"])
+                    writer.write_lines(
+                        [json.dumps({"type": "episode_error", "episode": k, "seed": seed + k, "error": str(exc)}) + "\n"]
+                    )
                 continue
             if k == 0:
                 for s in traj.steps[:show]:
-                    typer.echo(f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
-                               + (f"  (parse error: {s.parse_error})" if s.parse_error else ""))
+                    typer.echo(
+                        f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
+                        + (f"  (parse error: {s.parse_error})" if s.parse_error else "")
+                    )
             rets = ", ".join(f"{a}={r:.1f}" for a, r in traj.returns.items())
             unread = sum(s.parse_error is not None for s in traj.steps)
             note = f"; {unread} of {len(traj.steps)} actions unparsed, the env's fallback played" if unread else ""
@@ -179,8 +209,7 @@ def _kw_args(kwargs: dict) -> str:
     """``--kw K=V ...`` as a user would type it (values as JSON, which is YAML)."""
     import shlex
 
-    return " ".join("--kw " + shlex.quote(f"{k}={v if isinstance(v, str) else json.dumps(v)}")
-                    for k, v in kwargs.items())
+    return " ".join("--kw " + shlex.quote(f"{k}={v if isinstance(v, str) else json.dumps(v)}") for k, v in kwargs.items())
 
 
 def _trained_on(config: dict | None) -> str:
@@ -190,5 +219,4 @@ def _trained_on(config: dict | None) -> str:
     kws = _kw_args(dict(config.get("env_kwargs") or {}))
     if not kws:
         return f"; the run was trained on {config['env_id']} with its default kwargs: drop --kw"
-    return (f"; the run was trained on {config['env_id']} with {kws}: give those --kw, or no --kw to use the "
-            "run's")
+    return f"; the run was trained on {config['env_id']} with {kws}: give those --kw, or no --kw to use the run's"

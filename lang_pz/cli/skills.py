@@ -10,8 +10,9 @@ import typer
 
 from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
 
-skills_app = typer.Typer(help="Skill libraries (Agent Skills folders): validate, compare, evaluate on an env.",
-                         no_args_is_help=True)
+skills_app = typer.Typer(
+    help="Skill libraries (Agent Skills folders): validate, compare, evaluate on an env.", no_args_is_help=True
+)
 app.add_typer(skills_app, name="skills")
 
 
@@ -20,17 +21,25 @@ def check(
     folder: Annotated[Path, typer.Argument(help="a library folder (skill folders, or scope folders of them)")],
     max_skills: Annotated[int | None, typer.Option(min=1, help="also check: most skills in the library")] = None,
     max_skills_per_scope: Annotated[int | None, typer.Option(min=1, help="also check: most skills in a scope")] = None,
-    max_description_chars: Annotated[int | None, typer.Option(
-        min=1, max=1024, help="also check: longest description")] = None,
+    max_description_chars: Annotated[
+        int | None, typer.Option(min=1, max=1024, help="also check: longest description")
+    ] = None,
     max_body_chars: Annotated[int | None, typer.Option(min=1, help="also check: longest body")] = None,
 ) -> None:
     """Validate a (hand-written) skill library; list its skills, or every problem (exit code 2)."""
     from lang_pz.skills.files import check_library
     from lang_pz.skills.library import SkillLimits
 
-    given = {k: v for k, v in (("max_skills", max_skills), ("max_skills_per_scope", max_skills_per_scope),
-                               ("max_description_chars", max_description_chars),
-                               ("max_body_chars", max_body_chars)) if v is not None}
+    given = {
+        k: v
+        for k, v in (
+            ("max_skills", max_skills),
+            ("max_skills_per_scope", max_skills_per_scope),
+            ("max_description_chars", max_description_chars),
+            ("max_body_chars", max_body_chars),
+        )
+        if v is not None
+    }
     library, problems = check_library(folder, SkillLimits(**given) if given else None)
     if problems:
         for p in problems:
@@ -39,8 +48,11 @@ def check(
     assert library is not None
     typer.echo(f"{folder}: {len(library)} skill(s) in {len(library.scopes)} scope(s), library version {library.version}")
     for scope, s in library:
-        typer.echo(f"  {scope}/{s.name} v{s.version}: {s.description} ({len(s.body)} body characters"
-                   + (f", {len(s.resources)} resource file(s)" if s.resources else "") + ")")
+        typer.echo(
+            f"  {scope}/{s.name} v{s.version}: {s.description} ({len(s.body)} body characters"
+            + (f", {len(s.resources)} resource file(s)" if s.resources else "")
+            + ")"
+        )
 
 
 @skills_app.command("diff")
@@ -67,13 +79,18 @@ def eval_library(
     env_id: Annotated[str, typer.Option("--env", help="environment id to evaluate on (e.g. tasks/math500-v0)")],
     seeds: Annotated[str, typer.Option(help="episode seeds: 'A-B' (inclusive) or 'a,b,c'")] = "0-9",
     kw: KwOption = None,
-    policy: Annotated[str | None, typer.Option(
-        help="every LLM agent's base instruction (used when it invokes no skill) \\[default: lang-pz train's "
-        "initial_policy default]")] = None,
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            help="every LLM agent's base instruction (used when it invokes no skill) \\[default: lang-pz train's "
+            "initial_policy default]"
+        ),
+    ] = None,
     backend: Annotated[str, typer.Option(help="the agents' LLM backend spec")] = "embedded",
     objective: Annotated[str | None, typer.Option(help="what is compared \\[default: the env's]")] = None,
-    partner: Annotated[list[str] | None, typer.Option(
-        help="AGENT=KIND: a fixed classical partner (random, heuristic, greedy); repeatable")] = None,
+    partner: Annotated[
+        list[str] | None, typer.Option(help="AGENT=KIND: a fixed classical partner (random, heuristic, greedy); repeatable")
+    ] = None,
     scoping: Annotated[str, typer.Option(help="who sees which scope: team, role or agent")] = "team",
     role: Annotated[list[str] | None, typer.Option(help="AGENT=ROLE: the role scope an agent sees; repeatable")] = None,
     data_dir: Annotated[Path | None, typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
@@ -100,11 +117,20 @@ def eval_library(
         llm = embedded_actor(backend, {}) if backend == "embedded" else make_backend(backend)
         base = policy or TrainConfig.model_fields["initial_policy"].default
         try:
-            result = evaluate_library(library, env_id, parse_seeds(seeds), llm, env_kwargs=kwargs, policy=base,
-                                      objective=objective,
-                                      scoping=Scoping(cast(ScopeMode, scoping),  # Scoping checks the mode
-                                                      {a: str(r) for a, r in pairs["--role"].items()}),
-                                      partners={a: str(k) for a, k in pairs["--partner"].items()})
+            result = evaluate_library(
+                library,
+                env_id,
+                parse_seeds(seeds),
+                llm,
+                env_kwargs=kwargs,
+                policy=base,
+                objective=objective,
+                scoping=Scoping(
+                    cast(ScopeMode, scoping),  # Scoping checks the mode
+                    {a: str(r) for a, r in pairs["--role"].items()},
+                ),
+                partners={a: str(k) for a, k in pairs["--partner"].items()},
+            )
         finally:
             llm.close()
     except (LangPZError, OSError, ValueError) as exc:

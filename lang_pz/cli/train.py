@@ -26,11 +26,14 @@ def _config_help() -> str:
             out.append(f"{prefix}{name} [default: {default!r}]: {f.description}")
         return out
 
-    lines = ["Every setting, settable in --config or with --set KEY=VALUE. Common to every method:", "",
-             *rows(TrainConfig)]
+    lines = ["Every setting, settable in --config or with --set KEY=VALUE. Common to every method:", "", *rows(TrainConfig)]
     for method, model in SECTIONS.items():
-        lines += ["", f"Only with --method {method} (the {method}: section; flat keys are moved there):", "",
-                  *rows(model, f"{method}.")]
+        lines += [
+            "",
+            f"Only with --method {method} (the {method}: section; flat keys are moved there):",
+            "",
+            *rows(model, f"{method}."),
+        ]
     from rich.markup import escape  # typer renders help text as rich markup
 
     return escape("\n\n".join(lines))
@@ -73,8 +76,10 @@ def set_fields(pairs: list[str]) -> dict[str, Any]:
         field = _field(key)
         if field is None:
             close = difflib.get_close_matches(key, list(setting_names()), n=1)
-            raise ValueError(f"--set {pair!r}: {key!r} is not a TrainConfig field"
-                             f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)")
+            raise ValueError(
+                f"--set {pair!r}: {key!r} is not a TrainConfig field"
+                f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"
+            )
         annotation = str(field.annotation)
         if annotation == "str | None" and value.strip() in ("", "~", "null", "Null", "NULL"):
             parsed = None
@@ -92,6 +97,7 @@ def set_fields(pairs: list[str]) -> dict[str, Any]:
             out[key] = parsed
     return out
 
+
 @app.command(epilog=_config_help())
 def train(
     config: Annotated[Path | None, typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
@@ -101,23 +107,35 @@ def train(
     iterations: Annotated[int | None, typer.Option(help="training iterations \\[default: 2]")] = None,
     episodes: Annotated[int | None, typer.Option(help="episodes per iteration \\[default: 1]")] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
-    critic_mode: Annotated[str | None, typer.Option(
-        help=f"langmarl: {_choices(LangMARLConfig, 'critic_mode')} \\[default: central_credit]")] = None,
+    critic_mode: Annotated[
+        str | None, typer.Option(help=f"langmarl: {_choices(LangMARLConfig, 'critic_mode')} \\[default: central_credit]")
+    ] = None,
     backend: Annotated[str | None, typer.Option(help="actor backend \\[default: embedded]")] = None,
     critic_backend: Annotated[str | None, typer.Option(help="critic backend \\[default: actor's]")] = None,
     optimiser_backend: Annotated[str | None, typer.Option(help="optimiser backend \\[default: actor's]")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="run folder \\[default: runs/<time>]")] = None,
-    executor: Annotated[str | None, typer.Option(
-        help="where episodes run: local or ray ($RAY_ADDRESS's cluster, else a local one) \\[default: local]")] = None,
-    method: Annotated[str | None, typer.Option(
-        help="langmarl (text policies) or maskills (a skill library) \\[default: langmarl]")] = None,
-    skills: Annotated[Path | None, typer.Option(
-        help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)")] = None,
-    set_: Annotated[list[str] | None, typer.Option(
-        "--set", help="any setting KEY=VALUE, a method's as METHOD.KEY or flat (repeatable; values are YAML), "
-        "listed below")] = None,
-    log: Annotated[list[str] | None, typer.Option(
-        help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online")] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(help="where episodes run: local or ray ($RAY_ADDRESS's cluster, else a local one) \\[default: local]"),
+    ] = None,
+    method: Annotated[
+        str | None, typer.Option(help="langmarl (text policies) or maskills (a skill library) \\[default: langmarl]")
+    ] = None,
+    skills: Annotated[
+        Path | None,
+        typer.Option(help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)"),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="any setting KEY=VALUE, a method's as METHOD.KEY or flat (repeatable; values are YAML), listed below",
+        ),
+    ] = None,
+    log: Annotated[
+        list[str] | None,
+        typer.Option(help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online"),
+    ] = None,
 ) -> None:
     """Train text policies (rollout -> critic -> per-agent gradient -> validated update), or with
     --method maskills a skill library (rollout -> withheld-skill re-runs -> skill critic -> library
@@ -133,12 +151,27 @@ def train(
 
     say = lambda msg: typer.echo(msg, err=True)  # noqa: E731
     if resume is not None:
-        given = [n for n, v in (("--config", config), ("--env", env_id), ("--kw", kw), ("--iterations", iterations),
-                                ("--episodes", episodes), ("--seed", seed), ("--critic-mode", critic_mode),
-                                ("--backend", backend), ("--critic-backend", critic_backend),
-                                ("--optimiser-backend", optimiser_backend), ("--run-dir", run_dir),
-                                ("--executor", executor), ("--method", method), ("--skills", skills),
-                                ("--set", set_)) if v is not None]
+        given = [
+            n
+            for n, v in (
+                ("--config", config),
+                ("--env", env_id),
+                ("--kw", kw),
+                ("--iterations", iterations),
+                ("--episodes", episodes),
+                ("--seed", seed),
+                ("--critic-mode", critic_mode),
+                ("--backend", backend),
+                ("--critic-backend", critic_backend),
+                ("--optimiser-backend", optimiser_backend),
+                ("--run-dir", run_dir),
+                ("--executor", executor),
+                ("--method", method),
+                ("--skills", skills),
+                ("--set", set_),
+            )
+            if v is not None
+        ]
         if given:
             fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
         try:
@@ -166,13 +199,25 @@ def train(
         for key in fields:
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1)
-                fail(ValueError(f"--config {config}: {key!r} is not a TrainConfig field"
-                                f"{f'; did you mean {close[0]!r}' if close else ''} (see `lang-pz train --help`)"))
+                fail(
+                    ValueError(
+                        f"--config {config}: {key!r} is not a TrainConfig field"
+                        f"{f'; did you mean {close[0]!r}' if close else ''} (see `lang-pz train --help`)"
+                    )
+                )
     overrides = {
-        "env_id": env_id, "iterations": iterations, "episodes_per_iteration": episodes, "seed": seed,
-        "critic_mode": critic_mode, "actor_backend": backend, "critic_backend": critic_backend,
-        "optimiser_backend": optimiser_backend, "run_dir": str(run_dir) if run_dir else None, "executor": executor,
-        "method": method, "skills": str(skills) if skills is not None else None,
+        "env_id": env_id,
+        "iterations": iterations,
+        "episodes_per_iteration": episodes,
+        "seed": seed,
+        "critic_mode": critic_mode,
+        "actor_backend": backend,
+        "critic_backend": critic_backend,
+        "optimiser_backend": optimiser_backend,
+        "run_dir": str(run_dir) if run_dir else None,
+        "executor": executor,
+        "method": method,
+        "skills": str(skills) if skills is not None else None,
     }
     names = setting_names()
     for key, value in overrides.items():
@@ -237,11 +282,18 @@ def report(
 
     if out is not None:
         if out.is_dir():
-            fail(IsADirectoryError(f"--out {out} is a folder; give the PNG file to write, e.g. "
-                                   f"--out {out / 'learning_curve.png'}"))
+            fail(
+                IsADirectoryError(
+                    f"--out {out} is a folder; give the PNG file to write, e.g. --out {out / 'learning_curve.png'}"
+                )
+            )
         if out.suffix.lower() != ".png":
-            fail(ValueError(f"--out {out}: the learning curve is a PNG; give a path ending in .png, e.g. "
-                            f"--out {out.with_suffix('.png')}"))
+            fail(
+                ValueError(
+                    f"--out {out}: the learning curve is a PNG; give a path ending in .png, e.g. "
+                    f"--out {out.with_suffix('.png')}"
+                )
+            )
     try:
         run = load_run(run_dir)
         png = plot_learning_curve(run, out or run_dir / "learning_curve.png")
@@ -250,5 +302,3 @@ def report(
         return
     typer.echo(summary_text(run))
     typer.echo(f"\nlearning curve: {png}")
-
-

@@ -12,8 +12,12 @@ from lang_pz.cli.common import app, fail
 
 @app.command()
 def view(
-    folder: Annotated[Path, typer.Argument(help="a folder `lang-pz train`, `bench` or `eval-critic` wrote "
-                                                "(a run still going shows what is written)")],
+    folder: Annotated[
+        Path,
+        typer.Argument(
+            help="a folder `lang-pz train`, `bench` or `eval-critic` wrote (a run still going shows what is written)"
+        ),
+    ],
     out: Annotated[Path | None, typer.Option(help="folder for the page \\[default: FOLDER/view]")] = None,
     serve: Annotated[bool, typer.Option(help="also serve the page on localhost until Ctrl-C")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="--serve: the port (0: a free one)")] = 8000,

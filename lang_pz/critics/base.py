@@ -149,8 +149,6 @@ def _fmt(x: float) -> str:
     return str(round(float(x), 2))
 
 
-
-
 #: What a critic is shown about an episode (a :class:`Counterfactual`, a skill's measured utility, ...).
 E_contra = TypeVar("E_contra", contravariant=True)
 #: What a critic returns per episode (a :class:`CriticReport`, a skill critic's report, ...).

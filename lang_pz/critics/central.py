@@ -75,6 +75,7 @@ EXPLANATION_PATTERN = r"^[A-Za-z][A-Za-z ,.;'-]{0,%d}$" % (EXPLANATION_MAX_CHARS
 #: Credit levels offered to the model (the schema's ``enum``); ``None`` = any number.
 DEFAULT_CREDIT_LEVELS: tuple[float, ...] = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
+
 def reply_model(
     agents: Sequence[str],
     steps: Sequence[int],
@@ -174,8 +175,13 @@ class CentralCritic:
     ) -> tuple[str, list[int]]:
         """The trajectory as the critic sees it, and the steps shown
         (:func:`~lang_pz.critics.render.render_trajectory` with this critic's budgets)."""
-        return render_trajectory(trajectory, policies, extra_evidence, max_prompt_steps=self.max_prompt_steps,
-                                 max_prompt_chars=self.max_prompt_chars)
+        return render_trajectory(
+            trajectory,
+            policies,
+            extra_evidence,
+            max_prompt_steps=self.max_prompt_steps,
+            max_prompt_chars=self.max_prompt_chars,
+        )
 
     def render(
         self, trajectory: Trajectory, policies: Mapping[str, str] | None = None, extra_evidence: Sequence[str] = ()
@@ -184,16 +190,12 @@ class CentralCritic:
         return self.layout(trajectory, policies, extra_evidence)[0]
 
     def _instructions(self, agents: Sequence[str]) -> str:
-        levels = (
-            ", ".join(_fmt(c) for c in self.credit_levels)
-            if self.credit_levels
-            else "a number from -1 to 1"
-        )
+        levels = ", ".join(_fmt(c) for c in self.credit_levels) if self.credit_levels else "a number from -1 to 1"
         if self.mode == "central_global":
             return (
                 "You are the team's critic. Read how the episode went and give the whole team one "
                 f"shared credit for the team result: {levels} (positive: good, negative: bad), "
-                f"under the key \"{TEAM}\", with a short explanation (at most "
+                f'under the key "{TEAM}", with a short explanation (at most '
                 f"{EXPLANATION_MAX_CHARS} characters) and up to {MAX_CITED_STEPS} step numbers "
                 "from the steps shown. Reply with JSON only."
             )
@@ -229,9 +231,7 @@ class CentralCritic:
         fmt = getattr(self.backend, "prompt_format", "chat")
         if fmt == "chat":
             system = f"{instructions}\n\nExample:\n{example}"
-            return GenerationRequest(
-                messages=(Message("system", system), Message("user", body + fix)), **common
-            )
+            return GenerationRequest(messages=(Message("system", system), Message("user", body + fix)), **common)
         prompt = f"{instructions}\n\nExample:\n{example}\n\nNow the real episode:\n{body}{fix}\nCredits as JSON:\n"
         return GenerationRequest(prompt=prompt, **common)
 
@@ -257,9 +257,7 @@ class CentralCritic:
             bad = [s for s in c["steps"] if s not in valid]
             if bad:
                 lo, hi = (min(valid), max(valid)) if valid else (0, -1)
-                raise ValueError(
-                    f"{a}: cites step(s) {bad} that are not in the trajectory (steps {lo} to {hi})"
-                )
+                raise ValueError(f"{a}: cites step(s) {bad} that are not in the trajectory (steps {lo} to {hi})")
             if not c["explanation"].strip():
                 raise ValueError(f"{a}: the explanation is empty")
 

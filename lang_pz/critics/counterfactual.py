@@ -152,8 +152,14 @@ class Probe:
     replacement: str
     at_steps: tuple[int, ...] | None
 
-    def rerun(self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None,
-              seed: int = 0) -> Counterfactual:
+    def rerun(
+        self,
+        env: Any,
+        policies: Mapping[str, Policy],
+        factual: Trajectory,
+        objective: Objective | None = None,
+        seed: int = 0,
+    ) -> Counterfactual:
         """Play this re-run of ``factual`` in ``env`` with ``policies`` (the team that played it),
         the kept agents answering from ``factual`` (:func:`probe_team`, :func:`run_probe`)."""
         return run_probe(env, probe_team(policies, self, seed=seed, factual=factual), self, factual, objective)
@@ -188,26 +194,38 @@ def plan_probes(
         raise LangPZError(f"each group is a non-empty list of agents, e.g. [['piston_0']], got {list(groups)!r}")
     absent = sorted({a for g in groups for a in g} - set(trajectory.agents))
     if absent:
-        raise LangPZError(f"counterfactual groups name {absent}, who did not act in episode {trajectory.episode} "
-                          f"(agents: {', '.join(trajectory.agents)})")
+        raise LangPZError(
+            f"counterfactual groups name {absent}, who did not act in episode {trajectory.episode} "
+            f"(agents: {', '.join(trajectory.agents)})"
+        )
     for group in groups:
         offered = {w for a in group for s in trajectory.agent_steps(a) for w in (s.legal_actions or ())}
         unknown = [r for r in replacements if r not in SPECIAL_REPLACEMENTS and offered and r not in offered]
         if unknown:
-            raise LangPZError(f"replacement(s) {unknown} for {list(group)} are neither {', '.join(SPECIAL_REPLACEMENTS)} "
-                              f"nor an action word the agent was offered ({', '.join(sorted(offered))}): the re-run "
-                              "would play the env's fallback under that name")
+            raise LangPZError(
+                f"replacement(s) {unknown} for {list(group)} are neither {', '.join(SPECIAL_REPLACEMENTS)} "
+                f"nor an action word the agent was offered ({', '.join(sorted(offered))}): the re-run "
+                "would play the env's fallback under that name"
+            )
     at = None if steps is None else tuple(sorted({int(s) for s in steps}))
     out: list[Probe] = []
     for group in groups:
         group = tuple(group)
         made = len(trajectory.agent_steps(group[0]))
         if at is not None and all(k >= made for k in at):
-            warnings.warn(f"counterfactual steps {list(at)}: {group[0]} made {made} decisions in episode "
-                          f"{trajectory.episode} (0-based: 0 to {made - 1}), so its re-runs replace nothing and "
-                          "show no difference; choose decisions it makes", UserWarning, stacklevel=2)
-        played = {str(s.raw_output).strip() for a in group for k, s in enumerate(trajectory.agent_steps(a))
-                  if at is None or k in at}
+            warnings.warn(
+                f"counterfactual steps {list(at)}: {group[0]} made {made} decisions in episode "
+                f"{trajectory.episode} (0-based: 0 to {made - 1}), so its re-runs replace nothing and "
+                "show no difference; choose decisions it makes",
+                UserWarning,
+                stacklevel=2,
+            )
+        played = {
+            str(s.raw_output).strip()
+            for a in group
+            for k, s in enumerate(trajectory.agent_steps(a))
+            if at is None or k in at
+        }
         words: list[str] = []
         for r in replacements:
             if r == "alternatives":
@@ -260,8 +278,9 @@ def probe_team(
     return swapped
 
 
-def run_probe(env: Any, team: Mapping[str, Policy], probe: Probe, trajectory: Trajectory,
-              objective: Objective | None = None) -> Counterfactual:
+def run_probe(
+    env: Any, team: Mapping[str, Policy], probe: Probe, trajectory: Trajectory, objective: Objective | None = None
+) -> Counterfactual:
     """Play one re-run (``team`` from :func:`probe_team`) from the factual episode's seed and
     compare objectives.
 
@@ -326,5 +345,7 @@ def counterfactuals(
     unknown = sorted({a for g in groups for a in g} - set(policies))
     if unknown:
         raise LangPZError(f"counterfactual groups name agents without a policy: {unknown}")
-    return [run_probe(env, probe_team(policies, p, previous=previous, seed=seed, factual=trajectory), p, trajectory,
-                      objective) for p in plan_probes(trajectory, groups, replacements, steps=steps)]
+    return [
+        run_probe(env, probe_team(policies, p, previous=previous, seed=seed, factual=trajectory), p, trajectory, objective)
+        for p in plan_probes(trajectory, groups, replacements, steps=steps)
+    ]

@@ -153,8 +153,11 @@ def window_probes(
         if "reference" in replacements:
             swap = reference[a] if decisions is None else SplicedPolicy(policies[a], reference[a], decisions)  # type: ignore[index]
             cf = counterfactuals(env, policies, trajectory, [[a]], ["previous"], previous={a: swap})[0]
-            found.append(cf.model_copy(update={"replacement": "reference policy",
-                                               "at_steps": None if decisions is None else tuple(decisions)}))
+            found.append(
+                cf.model_copy(
+                    update={"replacement": "reference policy", "at_steps": None if decisions is None else tuple(decisions)}
+                )
+            )
         return found
 
     def windows(a: str) -> list[Counterfactual]:
@@ -191,8 +194,9 @@ class AgentDifference:
     probes: int
 
 
-def differences(trajectory: Trajectory, probes: Sequence[Counterfactual], aggregate: Aggregate = "max"
-                ) -> dict[str, AgentDifference]:
+def differences(
+    trajectory: Trajectory, probes: Sequence[Counterfactual], aggregate: Aggregate = "max"
+) -> dict[str, AgentDifference]:
     """Per agent of ``trajectory``: its aggregated difference and decisive probe.
 
     Only probes that replaced a single agent count (a group probe cannot say which member
@@ -271,8 +275,16 @@ class DifferenceCritic:
 
     mode = "counterfactual"
 
-    def __init__(self, backend: LLMBackend | None = None, *, aggregate: Aggregate = "max", max_attempts: int = 2,
-                 temperature: float = 0.0, retry_temperature: float = 0.7, seed: int = 0) -> None:
+    def __init__(
+        self,
+        backend: LLMBackend | None = None,
+        *,
+        aggregate: Aggregate = "max",
+        max_attempts: int = 2,
+        temperature: float = 0.0,
+        retry_temperature: float = 0.7,
+        seed: int = 0,
+    ) -> None:
         if aggregate not in ("max", "mean"):
             raise ValueError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
         if max_attempts < 1:
@@ -280,8 +292,12 @@ class DifferenceCritic:
         self.backend, self.aggregate, self.max_attempts = backend, aggregate, max_attempts
         self.temperature, self.retry_temperature, self.seed = temperature, retry_temperature, seed
 
-    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None,
-               counterfactuals: Sequence[Counterfactual] = ()) -> CriticReport:
+    def assess(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        counterfactuals: Sequence[Counterfactual] = (),
+    ) -> CriticReport:
         """Credit every agent of ``trajectory`` from the single-agent ``counterfactuals``.
 
         Args:
@@ -307,8 +323,9 @@ class DifferenceCritic:
         credits = {}
         for a, d in diffs.items():
             text = f"{words[a]} ({facts[a]})" if a in words else facts[a]
-            credits[a] = Credit(agent=a, credit=max(-1.0, min(1.0, credit[a])), explanation=_fit(text),
-                                steps=list(d.steps[:3]))
+            credits[a] = Credit(
+                agent=a, credit=max(-1.0, min(1.0, credit[a])), explanation=_fit(text), steps=list(d.steps[:3])
+            )
         own = {a: sorted(s.step for s in trajectory.agent_steps(a)) for a in trajectory.agents}
         shown = set()
         for p in counterfactuals:
@@ -316,16 +333,27 @@ class DifferenceCritic:
                 ks = range(len(own.get(a, []))) if p.at_steps is None else p.at_steps
                 shown |= {own[a][k] for k in ks if a in own and k < len(own[a])}
         return CriticReport(
-            episode=trajectory.episode, credits=credits, team_return=trajectory.team_return, mode=self.mode,
-            counterfactuals=list(counterfactuals), evidence=compute_evidence(trajectory),
-            shown_steps=sorted(shown), total_steps=len({s.step for s in trajectory.steps}), errors=errors,
+            episode=trajectory.episode,
+            credits=credits,
+            team_return=trajectory.team_return,
+            mode=self.mode,
+            counterfactuals=list(counterfactuals),
+            evidence=compute_evidence(trajectory),
+            shown_steps=sorted(shown),
+            total_steps=len({s.step for s in trajectory.steps}),
+            errors=errors,
             generations=gens,
         )
 
     # -- words -----------------------------------------------------------------------------
 
-    def _words(self, trajectory: Trajectory, credit: Mapping[str, float], facts: Mapping[str, str],
-               policies: Mapping[str, str] | None) -> tuple[dict[str, str], list[str], list[Generation]]:
+    def _words(
+        self,
+        trajectory: Trajectory,
+        credit: Mapping[str, float],
+        facts: Mapping[str, str],
+        policies: Mapping[str, str] | None,
+    ) -> tuple[dict[str, str], list[str], list[Generation]]:
         if self.backend is None:
             return {}, [], []
         from lang_pz.error import SchemaValidationError
@@ -342,22 +370,32 @@ class DifferenceCritic:
         if policies:
             lines += ["Policies:"] + [f"- {a}: {' '.join(policies[a].split())[:160]}" for a in agents if a in policies]
         body = "\n".join(lines)
-        instructions = ("You explain a computed credit assignment: re-runs of the same episode replaced one agent's "
-                        "decisions and the team return changed as listed. For each agent write a few words (no "
-                        f"numbers, at most {WORDS_MAX_CHARS} characters) saying what its re-runs show. Reply with JSON only.")
+        instructions = (
+            "You explain a computed credit assignment: re-runs of the same episode replaced one agent's "
+            "decisions and the team return changed as listed. For each agent write a few words (no "
+            f"numbers, at most {WORDS_MAX_CHARS} characters) saying what its re-runs show. Reply with JSON only."
+        )
         seen: list[str] = []
 
         def build(errors: list[str]) -> GenerationRequest:
             seen[:] = errors
-            common: dict[str, Any] = {"json_schema": model.model_json_schema(), "max_tokens": 16 + 24 * len(agents),
-                                      "role": "critic.explain",
-                                      **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
+            common: dict[str, Any] = {
+                "json_schema": model.model_json_schema(),
+                "max_tokens": 16 + 24 * len(agents),
+                "role": "critic.explain",
+                **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
+            }
             fix = rejection_note(errors)
             if getattr(self.backend, "prompt_format", "chat") == "chat":
-                return GenerationRequest(messages=(Message("system", f"{instructions}\n\nExample:\n{EXAMPLE}"),
-                                                   Message("user", body + fix)), **common)
-            return GenerationRequest(prompt=f"{instructions}\n\nExample:\n{EXAMPLE}\n\nNow the real episode:\n"
-                                            f"{body}{fix}\nExplanations as JSON:\n", **common)
+                return GenerationRequest(
+                    messages=(Message("system", f"{instructions}\n\nExample:\n{EXAMPLE}"), Message("user", body + fix)),
+                    **common,
+                )
+            return GenerationRequest(
+                prompt=f"{instructions}\n\nExample:\n{EXAMPLE}\n\nNow the real episode:\n"
+                f"{body}{fix}\nExplanations as JSON:\n",
+                **common,
+            )
 
         def validate(reply: Any) -> None:
             for a, v in reply.model_dump(by_alias=True).items():
@@ -365,8 +403,14 @@ class DifferenceCritic:
                     raise ValueError(f"{a}: the explanation has a number; write words only, the numbers are computed")
 
         try:
-            reply, gens = ask_structured(self.backend, build, model, what=f"explanations for episode {trajectory.episode}",
-                                         max_attempts=self.max_attempts, validate=validate)
+            reply, gens = ask_structured(
+                self.backend,
+                build,
+                model,
+                what=f"explanations for episode {trajectory.episode}",
+                max_attempts=self.max_attempts,
+                validate=validate,
+            )
         except SchemaValidationError as exc:
             return {}, [str(e) for e in exc.errors], []
         data = reply.model_dump(by_alias=True)

@@ -35,8 +35,11 @@ Credits as JSON:
 
 
 #: The worked example in ``"central_global"`` mode: the same toy episode, one shared critique.
-GLOBAL_EXAMPLE = CRITIC_EXAMPLE.rsplit("Credits as JSON:", 1)[0] + """Credits as JSON:
+GLOBAL_EXAMPLE = (
+    CRITIC_EXAMPLE.rsplit("Credits as JSON:", 1)[0]
+    + """Credits as JSON:
 {"team": {"credit": 0.5, "steps": [0, 1], "explanation": "the box moved, but only one robot pushed"}}"""
+)
 
 
 #: Longest / shortest global-state text shown per step in the critic prompt (characters).
@@ -53,7 +56,6 @@ def subsample_steps(steps: Sequence[int], k: int) -> list[int]:
         return uniq
     idx = np.unique(np.linspace(0, len(uniq) - 1, k).round().astype(int))
     return [uniq[i] for i in idx]
-
 
 
 def render_trajectory(

@@ -51,10 +51,14 @@ class CartPoleAdapter(LanguageAdapter):
         limits = (raw.x_threshold, raw.theta_threshold_radians)
         memo = self.__dict__.get("_limits")
         if memo is None or memo[0] != limits:  # the two sentences with the limits, once per limits
-            memo = self.__dict__["_limits"] = (limits, (
-                f"m from the centre (positive = right; the episode ends beyond +/-{limits[0]:g} m).\nCart velocity: ",
-                f"degrees from upright (positive = leaning right; the episode ends beyond "
-                f"+/-{math.degrees(limits[1]):.0f} degrees).\nPole angular velocity: "))
+            memo = self.__dict__["_limits"] = (
+                limits,
+                (
+                    f"m from the centre (positive = right; the episode ends beyond +/-{limits[0]:g} m).\nCart velocity: ",
+                    f"degrees from upright (positive = leaning right; the episode ends beyond "
+                    f"+/-{math.degrees(limits[1]):.0f} degrees).\nPole angular velocity: ",
+                ),
+            )
         at_x, at_theta = memo[1]
         return (
             "Balance the pole on the cart by pushing the cart left or right.\n"
@@ -95,8 +99,11 @@ class FrozenLakeAdapter(LanguageAdapter):
         here = {"S": "the start", "F": "frozen ice", "H": "a hole", "G": "the goal"}[desc[row][col]]
         desc[row][col] = "@"
         grid = "\n".join("".join(r) for r in desc)
-        ice = ("The ice is slippery: you move in the chosen direction only 1/3 of the time, "
-               "otherwise to one side of it." if self.is_slippery else "The ice is not slippery.")
+        ice = (
+            "The ice is slippery: you move in the chosen direction only 1/3 of the time, otherwise to one side of it."
+            if self.is_slippery
+            else "The ice is not slippery."
+        )
         return (
             f"Walk across a {nrow}x{ncol} frozen lake from S to G without falling into a hole.\n"
             "Map (S start, F frozen ice, H hole, G goal, @ you):\n"
@@ -171,6 +178,11 @@ def make_frozen_lake(
     check_int("max_episode_steps", max_episode_steps, 1, optional=True)
     check_bool("strict", strict)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array", "ansi"))
-    env = gym.make("FrozenLake-v1", map_name=map_name, is_slippery=is_slippery,
-                   max_episode_steps=max_episode_steps, render_mode=render_mode)
+    env = gym.make(
+        "FrozenLake-v1",
+        map_name=map_name,
+        is_slippery=is_slippery,
+        max_episode_steps=max_episode_steps,
+        render_mode=render_mode,
+    )
     return LanguageGymWrapper(env, FrozenLakeAdapter(is_slippery), strict=strict)

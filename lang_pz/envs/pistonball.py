@@ -89,8 +89,10 @@ class PistonballAdapter(LanguageAdapter):
         i = raw.agent_name_mapping[agent]
         lowest_y, span = self._geometry(raw)
         mine = self._height(raw, lowest_y, i)
-        parts = [f"You are {agent} (piston {i + 1} of {raw.n_pistons}, counted from the left).",
-                 f"Your height: {mine} of {int(span)} px."]
+        parts = [
+            f"You are {agent} (piston {i + 1} of {raw.n_pistons}, counted from the left).",
+            f"Your height: {mine} of {int(span)} px.",
+        ]
         for side, j in (("Left", i - 1), ("Right", i + 1)):
             if 0 <= j < raw.n_pistons:
                 d = self._height(raw, lowest_y, j) - mine
@@ -177,22 +179,36 @@ def make_env(
     if n_pistons == 2 and not isinstance(n_pistons, bool):
         raise InvalidKwargError(
             "n_pistons=2 gives no game: the ball starts touching the left wall, so every episode ends "
-            "after its first step whatever the pistons do; use n_pistons=3 to 20 (5+ for normal episodes)")
+            "after its first step whatever the pistons do; use n_pistons=3 to 20 (5+ for normal episodes)"
+        )
     check_int("n_pistons", n_pistons, 3, 20)
     check_int("hold", hold, 1)
     check_int("max_cycles", max_cycles, 1)
     check_number("time_penalty", time_penalty)
-    for name, flag in (("continuous", continuous), ("random_drop", random_drop),
-                       ("random_rotate", random_rotate), ("strict", strict)):
+    for name, flag in (
+        ("continuous", continuous),
+        ("random_drop", random_drop),
+        ("random_rotate", random_rotate),
+        ("strict", strict),
+    ):
         check_bool(name, flag)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     _warn_degenerate(n_pistons, hold, max_cycles)
     # PettingZoo's parallel_env (aec_to_parallel over the AEC env) with the image observations
     # computed only when read: the text is rendered from the physics state.
-    env = aec_to_parallel(ObserveOnDemand(pistonball_v6.env(
-        n_pistons=n_pistons, continuous=continuous, max_cycles=max_cycles, time_penalty=time_penalty,
-        random_drop=random_drop, random_rotate=random_rotate, render_mode=render_mode,
-    )))
+    env = aec_to_parallel(
+        ObserveOnDemand(
+            pistonball_v6.env(
+                n_pistons=n_pistons,
+                continuous=continuous,
+                max_cycles=max_cycles,
+                time_penalty=time_penalty,
+                random_drop=random_drop,
+                random_rotate=random_rotate,
+                render_mode=render_mode,
+            )
+        )
+    )
     if hold > 1:
         env = frame_skip_v0(env, hold)
     adapter = PistonballAdapter()
@@ -207,12 +223,17 @@ def _warn_degenerate(n_pistons: int, hold: int, max_cycles: int) -> None:
     """Warn about the configurations the module docstring lists as often degenerate."""
     why = []
     if n_pistons == 3:
-        why.append("with 3 pistons the ball can start touching the left wall: 26-46 % of episodes end after "
-                   "one decision and rewards are scaled by up to 100x (returns to about -3800)")
+        why.append(
+            "with 3 pistons the ball can start touching the left wall: 26-46 % of episodes end after "
+            "one decision and rewards are scaled by up to 100x (returns to about -3800)"
+        )
     elif n_pistons == 4 and hold >= 3:
         why.append(f"with 4 pistons and hold={hold}, 8-18 % of episodes end after the first decision")
     if max_cycles < hold:
         why.append(f"max_cycles={max_cycles} < hold={hold}: the first decision ends every episode")
     if why:
-        warnings.warn(f"Pistonball: {'; '.join(why)}. Use 5+ pistons (and max_cycles >= hold) for "
-                      "meaningful episodes.", UserWarning, stacklevel=4)
+        warnings.warn(
+            f"Pistonball: {'; '.join(why)}. Use 5+ pistons (and max_cycles >= hold) for meaningful episodes.",
+            UserWarning,
+            stacklevel=4,
+        )

@@ -48,8 +48,11 @@ def _report(trajectory: Trajectory, credits: Mapping[str, tuple[float, list[int]
     return CriticReport(
         episode=trajectory.episode,
         credits={a: Credit(agent=a, credit=c, explanation=why, steps=steps) for a, (c, steps) in credits.items()},
-        team_return=trajectory.team_return, mode=why, evidence=compute_evidence(trajectory),
-        shown_steps=sorted({s.step for s in trajectory.steps}), total_steps=len({s.step for s in trajectory.steps}),
+        team_return=trajectory.team_return,
+        mode=why,
+        evidence=compute_evidence(trajectory),
+        shown_steps=sorted({s.step for s in trajectory.steps}),
+        total_steps=len({s.step for s in trajectory.steps}),
     )
 
 
@@ -73,8 +76,12 @@ class RandomCritic:
     def __init__(self, seed: int | None = 0) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None,
-               counterfactuals: Sequence[Counterfactual] = ()) -> CriticReport:
+    def assess(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        counterfactuals: Sequence[Counterfactual] = (),
+    ) -> CriticReport:
         agents = _agents(trajectory)
         values = self.rng.uniform(-1.0, 1.0, size=len(agents))
         credits = {}
@@ -98,8 +105,12 @@ class TrivialRule:
     def __repr__(self) -> str:
         return f"TrivialRule({self.name!r})"
 
-    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None,
-               counterfactuals: Sequence[Counterfactual] = ()) -> CriticReport:
+    def assess(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        counterfactuals: Sequence[Counterfactual] = (),
+    ) -> CriticReport:
         _agents(trajectory)
         scores = self.fn(trajectory)
         top = max(abs(s) for s, _ in scores.values()) or 1.0
@@ -145,8 +156,7 @@ def _action_switches(trajectory: Trajectory) -> dict[str, tuple[float, list[int]
 def _speaker(last: bool) -> RuleFn:
     def fn(trajectory: Trajectory) -> dict[str, tuple[float, list[int]]]:
         step = trajectory.steps[-1] if last else trajectory.steps[0]
-        return {a: (1.0 if a == step.agent else 0.0, [step.step] if a == step.agent else [])
-                for a in trajectory.agents}
+        return {a: (1.0 if a == step.agent else 0.0, [step.step] if a == step.agent else []) for a in trajectory.agents}
 
     return fn
 

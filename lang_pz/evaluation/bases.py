@@ -31,16 +31,19 @@ BaseFactory = Callable[[Any, str, int], Policy]
 #: Base teams selectable by name (see :func:`base_factory`).
 BASES: tuple[str, ...] = ("heuristic", "greedy", "random", "oracle")
 #: The base team per environment family when the caller names none (see :func:`env_family`).
-DEFAULT_BASES: dict[str, str] = {"pistonball": "heuristic", "overcooked": "greedy", "math": "oracle",
-                                 "other": "random"}
+DEFAULT_BASES: dict[str, str] = {"pistonball": "heuristic", "overcooked": "greedy", "math": "oracle", "other": "random"}
 #: The fault per environment family when the caller names none.
-DEFAULT_FAULTS: dict[str, str] = {"pistonball": "misplay", "overcooked": "misplay", "math": "harmful",
-                                  "other": "misplay"}
+DEFAULT_FAULTS: dict[str, str] = {"pistonball": "misplay", "overcooked": "misplay", "math": "harmful", "other": "misplay"}
 #: Pistonball ``harmful``: the opposite of the slope-making move.
 PISTONBALL_HARMFUL: Mapping[str, str] = {"up": "down", "down": "up", "stay": "down"}
 #: Overcooked ``actions="primitive"`` ``harmful``: the opposite move; ``interact`` and ``stay`` swapped.
 OVERCOOKED_HARMFUL_PRIMITIVE: Mapping[str, str] = {
-    "up": "down", "down": "up", "left": "right", "right": "left", "stay": "interact", "interact": "stay",
+    "up": "down",
+    "down": "up",
+    "left": "right",
+    "right": "left",
+    "stay": "interact",
+    "interact": "stay",
 }
 #: Overcooked ``actions="skills"`` ``harmful``: put down whatever the cook carries.
 OVERCOOKED_HARMFUL_SKILL = "place on counter"
@@ -81,14 +84,21 @@ def base_factory(name: str, env_id: str) -> BaseFactory:
     family = env_family(env_id)
     need = {"heuristic": "pistonball", "greedy": "overcooked", "oracle": "math"}.get(name)
     if need is not None and family != need:
-        where = {"pistonball": "butterfly/pistonball-v0", "overcooked": "overcooked/<layout>-v0",
-                 "math": "tasks/gsm8k-v0 and tasks/math500-v0"}[need]
+        where = {
+            "pistonball": "butterfly/pistonball-v0",
+            "overcooked": "overcooked/<layout>-v0",
+            "math": "tasks/gsm8k-v0 and tasks/math500-v0",
+        }[need]
         raise InvalidKwargError(
             f"base team {name!r} exists only for {where}, not {env_id}; use --base {default_base(env_id)} "
             f"(the default there) or random"
         )
-    return {"heuristic": _pistonball_heuristic, "greedy": _overcooked_greedy, "oracle": _math_oracle,
-            "random": random_base_policy}[name]
+    return {
+        "heuristic": _pistonball_heuristic,
+        "greedy": _overcooked_greedy,
+        "oracle": _math_oracle,
+        "random": random_base_policy,
+    }[name]
 
 
 def _pistonball_heuristic(env: Any, agent: str, seed: int) -> Policy:

@@ -77,12 +77,19 @@ class FaultCase:
         """The case's facts for a benchmark record."""
         replaced = [r for r in self.log if r.replaced]
         return {
-            "seed": self.seed, "truth_agent": self.agent, "decisions": list(self.decisions),
-            "replaced_steps": self.replaced_steps, "faulty_steps": self.faulty_steps,
-            "base_actions": [r.base_action for r in replaced], "faulty_actions": [r.action for r in replaced],
-            "team_return": self.trajectory.team_return, "clean_team_return": self.clean.team_return,
-            "effect": round(self.effect, 4), "draws": self.draws,
-            "n_agents": len(self.trajectory.agents), "n_steps": len({s.step for s in self.trajectory.steps}),
+            "seed": self.seed,
+            "truth_agent": self.agent,
+            "decisions": list(self.decisions),
+            "replaced_steps": self.replaced_steps,
+            "faulty_steps": self.faulty_steps,
+            "base_actions": [r.base_action for r in replaced],
+            "faulty_actions": [r.action for r in replaced],
+            "team_return": self.trajectory.team_return,
+            "clean_team_return": self.clean.team_return,
+            "effect": round(self.effect, 4),
+            "draws": self.draws,
+            "n_agents": len(self.trajectory.agents),
+            "n_steps": len({s.step for s in self.trajectory.steps}),
         }
 
 
@@ -157,13 +164,21 @@ def draw_case(
                 return None, draws
             draws += 1
             team = make_team()
-            faulty = FaultyPolicy(team[agent], fault, range(int(start), int(start) + window), action=action,
-                                  seed=fault_seed)
+            faulty = FaultyPolicy(team[agent], fault, range(int(start), int(start) + window), action=action, seed=fault_seed)
             team[agent] = faulty
             traj = rollout(env, team, seed=seed, episode=episode)
             replaced, truth = fault_truth(traj, faulty, agent)
             if truth and (min_effect is None or hurts(clean.team_return, traj.team_return, min_effect)):
-                return FaultCase(seed=seed, agent=agent, decisions=(int(start), int(start) + window - 1),
-                                 trajectory=traj, clean=clean, team=team, log=list(faulty.log),
-                                 replaced_steps=replaced, faulty_steps=truth, draws=draws), draws
+                return FaultCase(
+                    seed=seed,
+                    agent=agent,
+                    decisions=(int(start), int(start) + window - 1),
+                    trajectory=traj,
+                    clean=clean,
+                    team=team,
+                    log=list(faulty.log),
+                    replaced_steps=replaced,
+                    faulty_steps=truth,
+                    draws=draws,
+                ), draws
     return None, draws

@@ -35,9 +35,13 @@ def sub_trajectory(trajectory: Trajectory, steps: Sequence[int], task: str | Non
     spread evenly over the agents acting there (the whole team return is kept), and ``task``
     prefixed to the first state."""
     keep = set(steps)
-    part = Trajectory(episode=trajectory.episode, seed=trajectory.seed,
-                      steps=[s for s in trajectory.steps if s.step in keep],
-                      states={t: x for t, x in trajectory.states.items() if t in keep}, finished=trajectory.finished)
+    part = Trajectory(
+        episode=trajectory.episode,
+        seed=trajectory.seed,
+        steps=[s for s in trajectory.steps if s.step in keep],
+        states={t: x for t, x in trajectory.states.items() if t in keep},
+        finished=trajectory.finished,
+    )
     agents = part.agents
     part.returns = {a: trajectory.team_return / len(agents) for a in agents}
     first = min(keep)
@@ -46,8 +50,9 @@ def sub_trajectory(trajectory: Trajectory, steps: Sequence[int], task: str | Non
     return part
 
 
-def chunks_for(critic: CentralCritic, trajectory: Trajectory, task: str | None = None,
-               policies: Mapping[str, str] | None = None) -> list[list[int]]:
+def chunks_for(
+    critic: CentralCritic, trajectory: Trajectory, task: str | None = None, policies: Mapping[str, str] | None = None
+) -> list[list[int]]:
     """The fewest consecutive, near-equal chunks of ``trajectory``'s steps that ``critic``
     renders in full (:meth:`~lang_pz.critics.CentralCritic.layout` shows every step)."""
     steps = sorted({s.step for s in trajectory.steps})
@@ -70,8 +75,12 @@ class ChunkedCritic:
         self.critic, self.task = critic, task
         self.mode = critic.mode
 
-    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None,
-               counterfactuals: Sequence[Counterfactual] = ()) -> CriticReport:
+    def assess(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None = None,
+        counterfactuals: Sequence[Counterfactual] = (),
+    ) -> CriticReport:
         """Assess chunk by chunk and combine (see the module docstring).
 
         Raises:
@@ -89,14 +98,18 @@ class ChunkedCritic:
             low = min(mine, key=lambda c: c.credit)
             credits[a] = low.model_copy(update={"credit": float(np.mean([c.credit for c in mine]))})
         return CriticReport(
-            episode=trajectory.episode, credits=credits, team_return=trajectory.team_return, mode=self.critic.mode,
-            counterfactuals=reports[0].counterfactuals, evidence=compute_evidence(trajectory),
+            episode=trajectory.episode,
+            credits=credits,
+            team_return=trajectory.team_return,
+            mode=self.critic.mode,
+            counterfactuals=reports[0].counterfactuals,
+            evidence=compute_evidence(trajectory),
             shown_steps=sorted({t for r in reports for t in r.shown_steps}),
             total_steps=len({s.step for s in trajectory.steps}),
-            errors=[e for r in reports for e in r.errors], generations=[g for r in reports for g in r.generations],
+            errors=[e for r in reports for e in r.errors],
+            generations=[g for r in reports for g in r.generations],
         )
 
     def calls_needed(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None) -> int:
         """How many chunks (calls before retries) ``trajectory`` needs."""
         return len(chunks_for(self.critic, trajectory, self.task, policies))
-

@@ -189,7 +189,9 @@ def run_fault_benchmark(
     if fault == "harmful" and fault_action is None:
         fault_action = default_harmful_action(env_id, env)
         if fault_action is None:
-            raise InvalidKwargError(f"no harmful action is known for {env_id}; give fault_action= (CLI: --fault-action WORD)")
+            raise InvalidKwargError(
+                f"no harmful action is known for {env_id}; give fault_action= (CLI: --fault-action WORD)"
+            )
     agents = list(env.possible_agents)
     infos = _reset_infos(env, seed)
     free_text = [a for a in agents if legal_actions(infos[a]) is None and action_range(infos[a]) is None]
@@ -200,10 +202,17 @@ def run_fault_benchmark(
             f"{free_text} (free-text actions); use fault 'harmful' (a fixed wrong text) or 'idle', and base "
             f"{default_base(env_id)!r}"
         )
-    settings = {"env_kwargs": dict(env_kwargs or {}), "base": base_name, "fault": fault, "window": window,
-                "tolerance": tolerance, "seed": seed, "fault_action": fault_action, "min_effect": min_effect,
-                "critics": {s.name: {"evidence": list(s.evidence), "evidence_window": s.evidence_window or window}
-                            for s in specs}}
+    settings = {
+        "env_kwargs": dict(env_kwargs or {}),
+        "base": base_name,
+        "fault": fault,
+        "window": window,
+        "tolerance": tolerance,
+        "seed": seed,
+        "fault_action": fault_action,
+        "min_effect": min_effect,
+        "critics": {s.name: {"evidence": list(s.evidence), "evidence_window": s.evidence_window or window} for s in specs},
+    }
     rules = baselines(_seed(seed, 3))
     records: list[dict[str, Any]] = []
     kept: list[FaultCase] = []
@@ -218,14 +227,26 @@ def run_fault_benchmark(
             def team(i: int = i) -> dict[str, Policy]:
                 return {a: make_base(env, a, _seed(seed, i, 1, j)) for j, a in enumerate(agents)}
 
-            case, draws = draw_case(env, team, seed=ep_seed, rng=np.random.default_rng(_seed(seed, i, 0)), fault=fault,  # type: ignore[arg-type]
-                                    fault_action=fault_action, window=window, min_effect=min_effect,
-                                    max_draws=max_draws, fault_seed=_seed(seed, i, 2), episode=i)
+            case, draws = draw_case(
+                env,
+                team,
+                seed=ep_seed,
+                rng=np.random.default_rng(_seed(seed, i, 0)),
+                fault=fault,  # type: ignore[arg-type]
+                fault_action=fault_action,
+                window=window,
+                min_effect=min_effect,
+                max_draws=max_draws,
+                fault_seed=_seed(seed, i, 2),
+                episode=i,
+            )
             draws_played += draws
             if case is None:
                 if progress:
-                    progress(f"{env_id} seed {ep_seed}: no {fault} fault of {window} decision(s) lowered the team "
-                             f"return enough ({draws} draws), dropped")
+                    progress(
+                        f"{env_id} seed {ep_seed}: no {fault} fault of {window} decision(s) lowered the team "
+                        f"return enough ({draws} draws), dropped"
+                    )
                 continue
             kept.append(case)
             record = _score(case, specs, rules, env, team, window=window, tolerance=tolerance, seed=_seed(seed, i, 4))
@@ -234,16 +255,36 @@ def run_fault_benchmark(
             records.append(record)
             if progress:
                 said = "; ".join(f"{n}: {blame_text(c)}" for n, c in record["critics"].items())
-                progress(f"{env_id} seed {ep_seed}: faulty {case.agent} at steps {case.faulty_steps} "
-                         f"(team return {case.clean.team_return:.1f} -> {case.trajectory.team_return:.1f}); {said}")
+                progress(
+                    f"{env_id} seed {ep_seed}: faulty {case.agent} at steps {case.faulty_steps} "
+                    f"(team return {case.clean.team_return:.1f} -> {case.trajectory.team_return:.1f}); {said}"
+                )
     settings["draws_played"] = draws_played
     leak = action_leakage([(c.trajectory, c.agent) for c in kept])
-    return [summarise(env_id, s.name, [{**r, "critic": r["critics"][s.name]} for r in records], drawn=tried,
-                      leakage=leak, settings=settings) for s in specs]
+    return [
+        summarise(
+            env_id,
+            s.name,
+            [{**r, "critic": r["critics"][s.name]} for r in records],
+            drawn=tried,
+            leakage=leak,
+            settings=settings,
+        )
+        for s in specs
+    ]
 
 
-def _score(case: FaultCase, specs: Sequence[CriticSpec], rules: Mapping[str, Any], env: Any,
-           team: Callable[[], dict[str, Policy]], *, window: int, tolerance: int, seed: int) -> dict[str, Any]:
+def _score(
+    case: FaultCase,
+    specs: Sequence[CriticSpec],
+    rules: Mapping[str, Any],
+    env: Any,
+    team: Callable[[], dict[str, Policy]],
+    *,
+    window: int,
+    tolerance: int,
+    seed: int,
+) -> dict[str, Any]:
     """One case's record: the case's facts, chance, every critic's and baseline's score."""
     traj, truth = case.trajectory, case.faulty_steps
     all_steps = sorted({s.step for s in traj.steps})
@@ -256,8 +297,15 @@ def _score(case: FaultCase, specs: Sequence[CriticSpec], rules: Mapping[str, Any
             key = (tuple(spec.evidence), spec.evidence_window or window)
             if key not in probes:
                 t0 = time.perf_counter()
-                found = window_probes(env, case.team, traj, replacements=key[0], window=key[1],
-                                      reference=team() if "reference" in key[0] else None, seed=seed)
+                found = window_probes(
+                    env,
+                    case.team,
+                    traj,
+                    replacements=key[0],
+                    window=key[1],
+                    reference=team() if "reference" in key[0] else None,
+                    seed=seed,
+                )
                 probes[key] = (found, time.perf_counter() - t0)
             cfs, secs = probes[key]
             extra = {"reruns": len(cfs), "rerun_s": round(secs, 2)}
@@ -266,10 +314,12 @@ def _score(case: FaultCase, specs: Sequence[CriticSpec], rules: Mapping[str, Any
         scores[spec.name] = {**score, **extra, "critic_s": round(time.perf_counter() - t0, 2)}
     return {
         **case.record(),
-        "chance_agent": 1.0 / len(traj.agents), "chance_step": chance_step_hit(all_steps, truth, tolerance),
+        "chance_agent": 1.0 / len(traj.agents),
+        "chance_step": chance_step_hit(all_steps, truth, tolerance),
         "critics": scores,
-        "baselines": {n: _brief(assess_and_score(r, traj, case.agent, truth, tolerance=tolerance))
-                      for n, r in rules.items()},
+        "baselines": {
+            n: _brief(assess_and_score(r, traj, case.agent, truth, tolerance=tolerance)) for n, r in rules.items()
+        },
     }
 
 

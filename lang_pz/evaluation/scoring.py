@@ -121,9 +121,13 @@ def score_report(
     step_hit = b.agent is not None and hits(b.agent)
     shown = set(report.shown_steps)
     return {
-        "blamed": b.agent, "tied": list(b.tied), "cited": list(b.steps),
+        "blamed": b.agent,
+        "tied": list(b.tied),
+        "cited": list(b.steps),
         "credits": {a: c.credit for a, c in report.credits.items()},
-        "agent_hit": agent_hit, "step_hit": step_hit, "joint_hit": agent_hit and step_hit,
+        "agent_hit": agent_hit,
+        "step_hit": step_hit,
+        "joint_hit": agent_hit and step_hit,
         "agent_expected": (truth_agent in b.tied) / k,
         "step_expected": sum(hits(a) for a in b.tied) / k,
         "joint_expected": (truth_agent in b.tied and hits(truth_agent)) / k,
@@ -134,9 +138,20 @@ def score_report(
 
 def failed_score(error: Exception) -> dict[str, Any]:
     """The score of a case whose critic failed: a miss, with the error."""
-    return {"blamed": None, "tied": [], "cited": [], "credits": {}, "agent_hit": False, "step_hit": False,
-            "joint_hit": False, "agent_expected": 0.0, "step_expected": 0.0, "joint_expected": 0.0,
-            "visible": None, "error": f"{type(error).__name__}: {error}"}
+    return {
+        "blamed": None,
+        "tied": [],
+        "cited": [],
+        "credits": {},
+        "agent_hit": False,
+        "step_hit": False,
+        "joint_hit": False,
+        "agent_expected": 0.0,
+        "step_expected": 0.0,
+        "joint_expected": 0.0,
+        "visible": None,
+        "error": f"{type(error).__name__}: {error}",
+    }
 
 
 def assess_and_score(

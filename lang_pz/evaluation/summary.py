@@ -111,8 +111,15 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if len(values) else 0.0
 
 
-def summarise(source: str, critic: str, records: Sequence[Mapping[str, Any]], *, drawn: int | None = None,
-              leakage: Mapping[str, Any] | None = None, settings: Mapping[str, Any] | None = None) -> Summary:
+def summarise(
+    source: str,
+    critic: str,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    drawn: int | None = None,
+    leakage: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> Summary:
     """Aggregate per-case ``records`` (see the module docstring) into a :class:`Summary`.
 
     Args:
@@ -125,19 +132,32 @@ def summarise(source: str, critic: str, records: Sequence[Mapping[str, Any]], *,
     vis = [c["visible"] for c in crit if c["visible"] is not None]
     drawn = n if drawn is None else drawn
     return Summary(
-        source=source, critic=critic, cases=n,
-        agent=Rate.of([c["agent_hit"] for c in crit]), step=Rate.of([c["step_hit"] for c in crit]),
+        source=source,
+        critic=critic,
+        cases=n,
+        agent=Rate.of([c["agent_hit"] for c in crit]),
+        step=Rate.of([c["step_hit"] for c in crit]),
         joint=Rate.of([c["joint_hit"] for c in crit]),
         agent_expected=_mean([c["agent_expected"] for c in crit]),
         step_expected=_mean([c["step_expected"] for c in crit]),
-        ties=sum(len(c["tied"]) > 1 for c in crit), critic_failures=sum(c["error"] is not None for c in crit),
+        ties=sum(len(c["tied"]) > 1 for c in crit),
+        critic_failures=sum(c["error"] is not None for c in crit),
         visible=_mean(vis) if vis else None,
         chance_agent=_mean([r["chance_agent"] for r in records]),
         chance_step=_mean([r["chance_step"] for r in records]),
-        baselines={b: {"agent": Rate.of([r["baselines"][b]["agent_expected"] for r in records]),
-                       "step": Rate.of([r["baselines"][b]["step_expected"] for r in records])} for b in names},
-        labels=dict(labels.most_common()), majority_label=max(labels.values()) / n if n else 0.0,
-        drawn=drawn, dropped=drawn - n, leakage=dict(leakage or {}), settings=dict(settings or {}),
+        baselines={
+            b: {
+                "agent": Rate.of([r["baselines"][b]["agent_expected"] for r in records]),
+                "step": Rate.of([r["baselines"][b]["step_expected"] for r in records]),
+            }
+            for b in names
+        },
+        labels=dict(labels.most_common()),
+        majority_label=max(labels.values()) / n if n else 0.0,
+        drawn=drawn,
+        dropped=drawn - n,
+        leakage=dict(leakage or {}),
+        settings=dict(settings or {}),
     )
 
 
@@ -150,9 +170,11 @@ def table(summaries: Sequence[Summary]) -> str:
     """A Markdown table: per summary the critic's strict accuracies with intervals, the expected
     (ties at random) agent accuracy, chance, the best trivial rule, the random critic, and the
     case counts."""
-    head = ("| source | critic | cases (drawn/dropped) | agent acc [95% CI] | step acc [95% CI] | "
-            "agent, ties at random | chance agent/step | random critic agent | best trivial rule (agent) | "
-            "majority label | ties | failed | step visible |")
+    head = (
+        "| source | critic | cases (drawn/dropped) | agent acc [95% CI] | step acc [95% CI] | "
+        "agent, ties at random | chance agent/step | random critic agent | best trivial rule (agent) | "
+        "majority label | ties | failed | step visible |"
+    )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in summaries:
         rules = {k: v for k, v in s.baselines.items() if k != "random"}
@@ -179,8 +201,10 @@ def rules_table(summaries: Sequence[Summary]) -> str:
         if s.source in seen:
             continue
         seen.add(s.source)
-        cells = [f"{s.baselines[b]['agent'].value:.2f} / {s.baselines[b]['step'].value:.2f}" if b in s.baselines
-                 else "-" for b in names]
+        cells = [
+            f"{s.baselines[b]['agent'].value:.2f} / {s.baselines[b]['step'].value:.2f}" if b in s.baselines else "-"
+            for b in names
+        ]
         lines.append(f"| {s.source} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

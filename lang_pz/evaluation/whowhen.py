@@ -192,11 +192,19 @@ def parse_case(data: Any, name: str) -> WhoWhenCase:
     if not any(not is_poser(a) for a, _ in messages):
         raise ValueError("no agent of the team speaks in history (only the task poser)")
     if key not in by_key:
-        raise ValueError(f"mistake_agent {raw_agent!r} never speaks in history (agents: {', '.join(sorted(set(by_key.values())))})")
+        raise ValueError(
+            f"mistake_agent {raw_agent!r} never speaks in history (agents: {', '.join(sorted(set(by_key.values())))})"
+        )
     question = data.get("question")
     extra = {k: v for k, v in data.items() if k not in ("history", "mistake_agent", "mistake_step", "question")}
-    return WhoWhenCase(name=name, messages=tuple(messages), mistake_agent=by_key[key], mistake_step=step,
-                       question=question if isinstance(question, str) else None, extra=extra)
+    return WhoWhenCase(
+        name=name,
+        messages=tuple(messages),
+        mistake_agent=by_key[key],
+        mistake_step=step,
+        question=question if isinstance(question, str) else None,
+        extra=extra,
+    )
 
 
 def read_whowhen(folder: str | Path) -> WhoWhenData:
@@ -237,7 +245,7 @@ def clip_message(text: str, max_chars: int = MAX_MESSAGE_CHARS) -> str:
         return flat
     keep = max_chars - 5
     head = (keep * 2) // 3
-    return flat[:head] + " ... " + flat[len(flat) - (keep - head):]
+    return flat[:head] + " ... " + flat[len(flat) - (keep - head) :]
 
 
 def task_text(case: WhoWhenCase, max_chars: int = MAX_MESSAGE_CHARS) -> str | None:
@@ -261,8 +269,18 @@ def to_trajectory(case: WhoWhenCase, episode: int = 0, *, max_chars: int = MAX_M
         state = f"{agent}: {text}" if text else f"{agent}: (empty message)"
         traj.states[t] = "\n".join([*pending, state])
         pending = []
-        traj.steps.append(AgentStep(episode=episode, step=t, agent=agent, observation=text, raw_output="",
-                                    action="message", parse_error=None, reward=0.0))
+        traj.steps.append(
+            AgentStep(
+                episode=episode,
+                step=t,
+                agent=agent,
+                observation=text,
+                raw_output="",
+                action="message",
+                parse_error=None,
+                reward=0.0,
+            )
+        )
     agents = traj.agents
     traj.returns = {a: -1.0 / len(agents) for a in agents}
     return traj
@@ -327,24 +345,40 @@ def run_whowhen_benchmark(
             all_steps = sorted({s.step for s in traj.steps})
             score = assess_and_score(asked, traj, case.mistake_agent, truth, tolerance=tolerance)
             record = {
-                "source": data.folder, "case": i, "file": case.name, "truth_agent": case.mistake_agent,
-                "mistake_step": case.mistake_step, "first_speaker": case.first_speaker,
+                "source": data.folder,
+                "case": i,
+                "file": case.name,
+                "truth_agent": case.mistake_agent,
+                "mistake_step": case.mistake_step,
+                "first_speaker": case.first_speaker,
                 "step_agent_matches": case.messages[case.mistake_step][0] == case.mistake_agent,
-                "n_agents": len(traj.agents), "n_steps": len(all_steps),
+                "n_agents": len(traj.agents),
+                "n_steps": len(all_steps),
                 "chance_agent": 1.0 / len(traj.agents),
                 "chance_step": chance_step_hit(all_steps, truth, tolerance),
                 "critic": score,
-                "baselines": {n: assess_and_score(r, traj, case.mistake_agent, truth, tolerance=tolerance)
-                              for n, r in rules.items()},
+                "baselines": {
+                    n: assess_and_score(r, traj, case.mistake_agent, truth, tolerance=tolerance) for n, r in rules.items()
+                },
             }
             writer.write(record)
             records.append(record)
             if progress:
                 shown = {True: "shown", False: "NOT shown", None: "?"}[score["visible"]]
-                progress(f"who&when {case.name}: mistake {case.mistake_agent} at step {case.mistake_step} "
-                         f"({shown}); {blame_text(score)}")
-    settings = {"tolerance": tolerance, "seed": seed, "max_chars": max_chars, "limit": limit, "chunked": chunked,
-                "malformed": [m.name for m in data.malformed]}
+                progress(
+                    f"who&when {case.name}: mistake {case.mistake_agent} at step {case.mistake_step} "
+                    f"({shown}); {blame_text(score)}"
+                )
+    settings = {
+        "tolerance": tolerance,
+        "seed": seed,
+        "max_chars": max_chars,
+        "limit": limit,
+        "chunked": chunked,
+        "malformed": [m.name for m in data.malformed],
+    }
     label = name or str(getattr(critic, "mode", type(critic).__name__))
-    return (summarise(data.folder, label, records, drawn=len(records) + len(data.malformed), settings=settings),
-            data.malformed)
+    return (
+        summarise(data.folder, label, records, drawn=len(records) + len(data.malformed), settings=settings),
+        data.malformed,
+    )

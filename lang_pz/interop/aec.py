@@ -54,12 +54,19 @@ class MaskedAECEnv(BaseWrapper):
             empty; from ``step``, an index out of range.
     """
 
-    def __init__(self, env: AECEnv, encoder: TextEncoder | None = None, *,
-                 actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-                 keep_text: bool = False) -> None:
+    def __init__(
+        self,
+        env: AECEnv,
+        encoder: TextEncoder | None = None,
+        *,
+        actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+        keep_text: bool = False,
+    ) -> None:
         if not isinstance(env, AECEnv):
-            raise LangPZError(f"to_masked_aec_env takes a PettingZoo AECEnv, got {type(env).__name__}; "
-                              "parallel envs: lang_pz.interop.to_vector_env")
+            raise LangPZError(
+                f"to_masked_aec_env takes a PettingZoo AECEnv, got {type(env).__name__}; "
+                "parallel envs: lang_pz.interop.to_vector_env"
+            )
         super().__init__(env)
         agents = list(env.possible_agents)
         if actions is None:
@@ -74,16 +81,20 @@ class MaskedAECEnv(BaseWrapper):
         self.words = words
         self.keep_text = keep_text
         self.encoder = None if keep_text else (encoder if encoder is not None else HashedBagOfWords())
-        if self.encoder is not None and (not isinstance(self.encoder, TextEncoder)
-                                         or not isinstance(self.encoder.dim, int)):
+        if self.encoder is not None and (not isinstance(self.encoder, TextEncoder) or not isinstance(self.encoder.dim, int)):
             raise LangPZError(f"encoder must be callable with an int dim (a TextEncoder), got {self.encoder!r}")
         self._action_spaces = {a: spaces.Discrete(len(w)) for a, w in words.items()}
         self._observation_spaces = {
-            a: spaces.Dict({
-                "observation": (env.observation_space(a)["text"] if self.encoder is None  # i.e. keep_text
-                                else spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)),
-                "action_mask": spaces.MultiBinary(len(w)),
-            })
+            a: spaces.Dict(
+                {
+                    "observation": (
+                        env.observation_space(a)["text"]
+                        if self.encoder is None  # i.e. keep_text
+                        else spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)
+                    ),
+                    "action_mask": spaces.MultiBinary(len(w)),
+                }
+            )
             for a, w in words.items()
         }
 
@@ -115,9 +126,13 @@ class MaskedAECEnv(BaseWrapper):
         self.env.step(words[_index(action, len(words), agent)])
 
 
-def to_masked_aec_env(env: AECEnv, encoder: TextEncoder | None = None, *,
-                      actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-                      keep_text: bool = False) -> MaskedAECEnv:
+def to_masked_aec_env(
+    env: AECEnv,
+    encoder: TextEncoder | None = None,
+    *,
+    actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    keep_text: bool = False,
+) -> MaskedAECEnv:
     """A language ``AECEnv`` in PettingZoo's action-mask convention (:class:`MaskedAECEnv`):
     ``{"observation", "action_mask"}`` observations, ``Discrete`` action words, numeric infos.
 

@@ -75,8 +75,7 @@ class HashedBagOfWords:
         LangPZError: ``dim`` < 8 or ``number_scale`` <= 0.
     """
 
-    def __init__(self, dim: int = 256, *, bigrams: bool = True, number_scale: float = 50.0,
-                 normalise: bool = True) -> None:
+    def __init__(self, dim: int = 256, *, bigrams: bool = True, number_scale: float = 50.0, normalise: bool = True) -> None:
         if not isinstance(dim, int) or dim < 8:
             raise LangPZError(f"HashedBagOfWords dim must be an int >= 8, got {dim!r}")
         if not number_scale > 0:
@@ -148,6 +147,7 @@ class HashedBagOfWordsV1:
 
     def __call__(self, text: str) -> np.ndarray:
         """The vector of ``text``: float32, shape ``(dim,)``."""
+
         def bucket(token: str) -> tuple[int, float]:
             h = zlib.crc32(token.encode("utf-8"))
             return h % self.dim, (1.0 if (h >> 31) & 1 == 0 else -1.0)

@@ -32,7 +32,8 @@ def register_rllib_env(name: str, env_id: str, *, encoder: TextEncoder | None = 
     except ImportError as exc:
         raise DependencyNotInstalled(
             "register_rllib_env needs ray[rllib]: pip install 'ray[rllib]==2.60.0' torch==2.13.0 in a venv "
-            "of its own (it pins gymnasium==1.2.2 and numpy>=2; see benchmarks/rllib_venv.sh)") from exc
+            "of its own (it pins gymnasium==1.2.2 and numpy>=2; see benchmarks/rllib_venv.sh)"
+        ) from exc
     import lang_pz
 
     def creator(config: Any) -> Any:

@@ -17,9 +17,14 @@ from lang_pz.interop.encoders import TextEncoder
 from lang_pz.interop.wrappers import to_vector_env
 
 
-def torchrl_env(env: Any, encoder: TextEncoder | None = None, *,
-                actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-                seed: int | None = None, **wrapper_kwargs: Any) -> Any:
+def torchrl_env(
+    env: Any,
+    encoder: TextEncoder | None = None,
+    *,
+    actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    seed: int | None = None,
+    **wrapper_kwargs: Any,
+) -> Any:
     """Wrap a language ``ParallelEnv`` for TorchRL.
 
     Args:

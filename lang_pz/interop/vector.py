@@ -35,11 +35,13 @@ from gymnasium.vector.utils import create_shared_memory, iterate
 from lang_pz.error import DependencyNotInstalled
 
 #: The message of the shared-memory refusal (the fixes come first, one per caller that uses shared memory).
-SHARED_MEMORY_FIX = ("Text observations cannot go through shared memory: with gymnasium.vector.AsyncVectorEnv "
-                     "pass shared_memory=False; with SuperSuit's concat_vec_envs_v1 use num_cpus=0 or 1 (in "
-                     "process), or encode the observations first (lang_pz.interop.to_vector_env), which works "
-                     "with any num_cpus. (gymnasium's shared memory for Text reads the buffer once and would "
-                     "return the first text, '000...', for every observation)")
+SHARED_MEMORY_FIX = (
+    "Text observations cannot go through shared memory: with gymnasium.vector.AsyncVectorEnv "
+    "pass shared_memory=False; with SuperSuit's concat_vec_envs_v1 use num_cpus=0 or 1 (in "
+    "process), or encode the observations first (lang_pz.interop.to_vector_env), which works "
+    "with any num_cpus. (gymnasium's shared memory for Text reads the buffer once and would "
+    "return the first text, '000...', for every observation)"
+)
 
 
 def _iterate_text(space: spaces.Text, items: Any):
@@ -103,8 +105,8 @@ def sb3_vec_env(env: Any, n_envs: int = 1, *, num_cpus: int = 0) -> Any:
         import stable_baselines3  # noqa: F401
     except ImportError as exc:
         raise DependencyNotInstalled(
-            "sb3_vec_env needs stable-baselines3: pip install 'lang_pz[sb3]' "
-            "(pins torch==2.13.0, the CPU build)") from exc
+            "sb3_vec_env needs stable-baselines3: pip install 'lang_pz[sb3]' (pins torch==2.13.0, the CPU build)"
+        ) from exc
     import supersuit as ss
 
     from lang_pz.interop._sb3 import SeededSB3VecEnv

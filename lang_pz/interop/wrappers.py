@@ -64,12 +64,16 @@ def action_words(env: Any, agent: str | None = None) -> list[str]:
 
     lw = _language_wrapper(env)
     if lw is None:
-        raise LangPZError(f"{type(env).__name__} is not a lang_pz language environment; "
-                          "pass the action words explicitly: DiscreteActions(env, actions=[...])")
+        raise LangPZError(
+            f"{type(env).__name__} is not a lang_pz language environment; "
+            "pass the action words explicitly: DiscreteActions(env, actions=[...])"
+        )
     space = lw.adapter.action_space(lw.env, agent)
     if not isinstance(space, spaces.Discrete):
-        raise LangPZError(f"{agent or 'the agent'} has no finite action set (inner action space {space}); "
-                          "a Discrete bridge needs one: pass actions=[...] words the env parses")
+        raise LangPZError(
+            f"{agent or 'the agent'} has no finite action set (inner action space {space}); "
+            "a Discrete bridge needs one: pass actions=[...] words the env parses"
+        )
     return codec.action_vocabulary(space, lw.adapter.action_names)
 
 
@@ -84,8 +88,10 @@ def box_space(env: Any, agent: str | None = None) -> spaces.Box:
         raise LangPZError(f"{type(env).__name__} is not a lang_pz language environment; a Box bridge needs one")
     space = lw.adapter.action_space(lw.env, agent)
     if not isinstance(space, spaces.Box):
-        raise LangPZError(f"{agent or 'the agent'} has no Box action space (inner action space {space}); "
-                          "finite action sets: DiscreteActions")
+        raise LangPZError(
+            f"{agent or 'the agent'} has no Box action space (inner action space {space}); "
+            "finite action sets: DiscreteActions"
+        )
     return space
 
 
@@ -98,8 +104,9 @@ def box_text(space: spaces.Box, action: Any, agent: str | None = None) -> str:
     """
     arr = np.asarray(action, dtype=np.float64)
     if arr.size != int(np.prod(space.shape)):
-        raise LangPZError(f"action of {agent} must have {int(np.prod(space.shape))} number(s) (shape {space.shape}), "
-                          f"got shape {arr.shape}")
+        raise LangPZError(
+            f"action of {agent} must have {int(np.prod(space.shape))} number(s) (shape {space.shape}), got shape {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
         raise LangPZError(f"action of {agent} must be finite, got {arr.tolist()}")
     values = np.clip(arr.reshape(space.shape), space.low, space.high).ravel()
@@ -273,9 +280,13 @@ class NumericInfos(BaseParallelWrapper):
         return obs, rewards, terms, truncs, self._filter(infos)
 
 
-def to_vector_env(env: ParallelEnv, encoder: TextEncoder | None = None, *,
-                  actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-                  numeric_infos: bool = True) -> ParallelEnv:
+def to_vector_env(
+    env: ParallelEnv,
+    encoder: TextEncoder | None = None,
+    *,
+    actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    numeric_infos: bool = True,
+) -> ParallelEnv:
     """A language ``ParallelEnv`` as RL libraries want it: vector observations, ``Discrete``
     actions (:class:`BoxActions` vectors when every agent's inner action space is a ``Box``
     and no ``actions`` words are given) and (by default) numeric infos. See the module docstring.
@@ -286,12 +297,17 @@ def to_vector_env(env: ParallelEnv, encoder: TextEncoder | None = None, *,
             with :class:`GymDiscreteActions` or :class:`GymBoxActions`), or no action words.
     """
     if not isinstance(env, ParallelEnv):
-        raise LangPZError(f"to_vector_env takes a PettingZoo ParallelEnv, got {type(env).__name__}; "
-                          "turn-based AEC games: lang_pz.interop.to_masked_aec_env; or make it with "
-                          "api='parallel' (Gymnasium envs: GymEncodeObservations, GymDiscreteActions / GymBoxActions)")
+        raise LangPZError(
+            f"to_vector_env takes a PettingZoo ParallelEnv, got {type(env).__name__}; "
+            "turn-based AEC games: lang_pz.interop.to_masked_aec_env; or make it with "
+            "api='parallel' (Gymnasium envs: GymEncodeObservations, GymDiscreteActions / GymBoxActions)"
+        )
     lw = _language_wrapper(env)
-    boxes = actions is None and lw is not None and all(
-        isinstance(lw.adapter.action_space(lw.env, a), spaces.Box) for a in env.possible_agents)
+    boxes = (
+        actions is None
+        and lw is not None
+        and all(isinstance(lw.adapter.action_space(lw.env, a), spaces.Box) for a in env.possible_agents)
+    )
     acting: ParallelEnv = BoxActions(env) if boxes else DiscreteActions(env, actions)
     out: ParallelEnv = EncodeObservations(acting, encoder)
     return NumericInfos(out) if numeric_infos else out

@@ -57,8 +57,14 @@ class Method(ABC, Generic[S]):
 
     @classmethod
     @abstractmethod
-    def build(cls, config: Any, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
-              run: RunFolder | None = None, **objects: Any) -> Method[S]:
+    def build(
+        cls,
+        config: Any,
+        *,
+        backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+        run: RunFolder | None = None,
+        **objects: Any,
+    ) -> Method[S]:
         """Build (and check) every part from ``config``; nothing is written.
 
         Args:
@@ -82,8 +88,7 @@ class Method(ABC, Generic[S]):
         """
 
     @abstractmethod
-    def iteration(self, state: S, log: IterationLog, callbacks: Sequence[Callback] = ()
-                  ) -> tuple[IterationMetrics, S]:
+    def iteration(self, state: S, log: IterationLog, callbacks: Sequence[Callback] = ()) -> tuple[IterationMetrics, S]:
         """One iteration from ``state``; writes its files (``done.json`` last, :meth:`conclude`)."""
 
     @abstractmethod
@@ -105,8 +110,9 @@ class Method(ABC, Generic[S]):
         verdict = {None: "no candidate", True: "accepted", False: "rejected"}[metrics.accepted]
         return f"{verdict}: {len(metrics.accepted_agents)} of {len(metrics.changed_agents)} changed agent(s)"
 
-    def conclude(self, log: IterationLog, metrics: IterationMetrics, state: S, callbacks: Sequence[Callback],
-                 **extra: Any) -> None:
+    def conclude(
+        self, log: IterationLog, metrics: IterationMetrics, state: S, callbacks: Sequence[Callback], **extra: Any
+    ) -> None:
         """The iteration's last write (``done.json``: its metrics, the state and ``extra``), then
         the callbacks' ``on_iteration``."""
         log.done({"metrics": asdict(metrics), **state.to_json(), **extra})
@@ -115,6 +121,7 @@ class Method(ABC, Generic[S]):
 
     def on_episode(self, iteration: int, callbacks: Sequence[Callback]) -> Callable[[Any], None]:
         """``trajectory -> None``: every callback's ``on_episode`` for a training episode."""
+
         def call(trajectory: Any) -> None:
             for c in callbacks:
                 c.on_episode(iteration, trajectory)
@@ -137,8 +144,9 @@ def register_method(cls: type[Method[Any]]) -> type[Method[Any]]:
     """
     have = _REGISTRY.get(cls.name)
     if have is not None and have is not cls:
-        raise InvalidKwargError(f"method {cls.name!r} is already registered ({have.__module__}.{have.__qualname__}); "
-                                "give yours another name")
+        raise InvalidKwargError(
+            f"method {cls.name!r} is already registered ({have.__module__}.{have.__qualname__}); give yours another name"
+        )
     _REGISTRY[cls.name] = cls
     return cls
 

@@ -189,11 +189,14 @@ def evidence_changes(agent: str, report: CriticReport) -> list[str]:
     ``"at steps [...]"``) for each action word W whose re-run, with only ``agent`` replaced,
     beat what it played; best gain first. These become the gradient's choices of ``change``
     with ``directions="evidence"`` (the facts come from re-runs, the LLM picks and phrases)."""
-    better = sorted((c for c in report.counterfactuals
-                     if c.agents == (agent,) and c.delta > 0 and c.replacement not in _NOT_AN_ACTION),
-                    key=lambda c: -c.delta)
-    phrases = [f"play {c.replacement} " + ("at every step" if c.at_steps is None else f"at steps {list(c.at_steps)}")
-               for c in better]
+    better = sorted(
+        (c for c in report.counterfactuals if c.agents == (agent,) and c.delta > 0 and c.replacement not in _NOT_AN_ACTION),
+        key=lambda c: -c.delta,
+    )
+    phrases = [
+        f"play {c.replacement} " + ("at every step" if c.at_steps is None else f"at steps {list(c.at_steps)}")
+        for c in better
+    ]
     return list(dict.fromkeys(phrases))
 
 
@@ -201,5 +204,3 @@ def evidence_for(agent: str, report: CriticReport) -> list[str]:
     """The counterfactual lines of ``report`` that concern ``agent`` (probes that replaced it)."""
     agents = list(report.credits)
     return [c.describe(agents) for c in report.counterfactuals if agent in c.agents]
-
-

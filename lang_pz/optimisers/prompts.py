@@ -54,7 +54,13 @@ class StageRequests:
     directions: Literal["evidence", "free"]
 
     def _request(
-        self, instructions: str, example: str, body: str, errors: Sequence[str], schema: dict[str, Any], max_tokens: int,
+        self,
+        instructions: str,
+        example: str,
+        body: str,
+        errors: Sequence[str],
+        schema: dict[str, Any],
+        max_tokens: int,
         role: str,
     ) -> GenerationRequest:
         fix = rejection_note(errors)
@@ -108,8 +114,15 @@ class StageRequests:
             f"up to {MAX_EVIDENCE_STEPS} of the steps the credits cite{self._steps_hint(cited)}. "
             "A re-run with a higher team return shows a better action. Reply with JSON only."
         )
-        return self._request(instructions, GRADIENT_EXAMPLE, "\n".join(lines), errors, schema,
-                             3 * DIRECTION_MAX_CHARS // 4 + 48, "optimiser.gradient")
+        return self._request(
+            instructions,
+            GRADIENT_EXAMPLE,
+            "\n".join(lines),
+            errors,
+            schema,
+            3 * DIRECTION_MAX_CHARS // 4 + 48,
+            "optimiser.gradient",
+        )
 
     def aggregate_request(
         self,
@@ -135,8 +148,15 @@ class StageRequests:
             f"{MAX_EVIDENCE_STEPS} of the steps the directions cite{self._steps_hint(cited)}. "
             "Reply with JSON only."
         )
-        return self._request(instructions, AGGREGATE_EXAMPLE, "\n".join(lines), errors, schema,
-                             3 * DIRECTION_MAX_CHARS // 4 + 48, "optimiser.aggregate")
+        return self._request(
+            instructions,
+            AGGREGATE_EXAMPLE,
+            "\n".join(lines),
+            errors,
+            schema,
+            3 * DIRECTION_MAX_CHARS // 4 + 48,
+            "optimiser.aggregate",
+        )
 
     def apply_request(self, agent: str, policy: str, gradient: Gradient, errors: Sequence[str] = ()) -> GenerationRequest:
         """The request of one attempt of the update stage (public for inspection)."""
@@ -156,12 +176,16 @@ class StageRequests:
             f"{self.max_policy_chars} characters, plain ASCII). Reply with JSON only."
         )
         return self._request(
-            instructions, APPLY_EXAMPLE, body, errors, schema, min(self.max_policy_chars // 2, 160) + 16,
+            instructions,
+            APPLY_EXAMPLE,
+            body,
+            errors,
+            schema,
+            min(self.max_policy_chars // 2, 160) + 16,
             "optimiser.update",
         )
 
-    def _merge_choices(self, gradients: Sequence[Gradient], momentum: Sequence[tuple[float, Gradient]]
-                       ) -> list[str] | None:
+    def _merge_choices(self, gradients: Sequence[Gradient], momentum: Sequence[tuple[float, Gradient]]) -> list[str] | None:
         """With evidence directions, the aggregate's ``change`` is one of the supported changes of the
         batch (or of the momentum), if any is supported."""
         if self.directions != "evidence":

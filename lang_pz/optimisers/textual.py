@@ -113,8 +113,9 @@ class TextualPolicyOptimiser(StageRequests):
 
     # -- stages ----------------------------------------------------------------------------
 
-    def _direction_validator(self, cited: Sequence[int], changes: Sequence[str] | None = None
-                             ) -> Callable[[BaseModel], None]:
+    def _direction_validator(
+        self, cited: Sequence[int], changes: Sequence[str] | None = None
+    ) -> Callable[[BaseModel], None]:
         def validate(reply: BaseModel) -> None:
             d = reply.model_dump()
             if not d["change"].strip():
@@ -136,13 +137,21 @@ class TextualPolicyOptimiser(StageRequests):
         return validate
 
     def _ask_direction(
-        self, agent: str, build: Callable[[list[str]], GenerationRequest], cited: Sequence[int], what: str,
+        self,
+        agent: str,
+        build: Callable[[list[str]], GenerationRequest],
+        cited: Sequence[int],
+        what: str,
         changes: Sequence[str] | None = None,
     ) -> tuple[Gradient, list[Generation]]:
         """One validated keep/change/drop reply (gradient and aggregation stages)."""
         reply, gens = ask_structured(
-            self.backend, build, gradient_reply_model(cited, changes or None), what=what,
-            max_attempts=self.max_attempts, validate=self._direction_validator(cited, changes),
+            self.backend,
+            build,
+            gradient_reply_model(cited, changes or None),
+            what=what,
+            max_attempts=self.max_attempts,
+            validate=self._direction_validator(cited, changes),
         )
         d = reply.model_dump()
         return Gradient(
@@ -170,7 +179,11 @@ class TextualPolicyOptimiser(StageRequests):
         return self._gradient(agent, policy, credits, evidence)[0]
 
     def _gradient(
-        self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = (),
+        self,
+        agent: str,
+        policy: str,
+        credits: Sequence[Credit],
+        evidence: Sequence[str] = (),
         changes: Sequence[str] = (),
     ) -> tuple[Gradient, list[Generation]]:
         if not credits:
@@ -183,8 +196,11 @@ class TextualPolicyOptimiser(StageRequests):
             )
         cited = sorted({s for c in credits for s in c.steps})
         return self._ask_direction(
-            agent, lambda errors: self.gradient_request(agent, policy, credits, errors, evidence, changes), cited,
-            f"language gradient for {agent}", changes,
+            agent,
+            lambda errors: self.gradient_request(agent, policy, credits, errors, evidence, changes),
+            cited,
+            f"language gradient for {agent}",
+            changes,
         )
 
     def aggregate(
@@ -215,8 +231,11 @@ class TextualPolicyOptimiser(StageRequests):
             return gradients[0], []
         cited = sorted({s for g in gradients for s in g.evidence_steps})
         return self._ask_direction(
-            agent, lambda errors: self.aggregate_request(agent, policy, gradients, momentum, errors), cited,
-            f"aggregated gradient for {agent}", self._merge_choices(gradients, momentum),
+            agent,
+            lambda errors: self.aggregate_request(agent, policy, gradients, momentum, errors),
+            cited,
+            f"aggregated gradient for {agent}",
+            self._merge_choices(gradients, momentum),
         )
 
     def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
@@ -260,8 +279,9 @@ class TextualPolicyOptimiser(StageRequests):
         new = " ".join(reply.model_dump()["policy"].split())
         return PolicyUpdate(agent=agent, old=policy, new=new, gradient=gradient, generations=gens)
 
-    def gradients(self, agent: str, policy: str, reports: Sequence[CriticReport], *,
-                  executor: Executor | None = None) -> tuple[list[Gradient], list[Generation]]:
+    def gradients(
+        self, agent: str, policy: str, reports: Sequence[CriticReport], *, executor: Executor | None = None
+    ) -> tuple[list[Gradient], list[Generation]]:
         """The gradient stage over a batch: one :meth:`gradient` per report that credits ``agent``,
         each with the counterfactual evidence about it (:func:`evidence_for`); the calls are
         independent, so an ``executor`` makes them at once.
@@ -276,6 +296,7 @@ class TextualPolicyOptimiser(StageRequests):
         mine = [r for r in reports if agent in r.credits]
         if not mine:
             raise ValueError(f"no report credits agent {agent!r}: nothing to update it from")
+
         def one(r: CriticReport) -> tuple[Gradient, list[Generation]]:
             changes = evidence_changes(agent, r) if self.directions == "evidence" else []
             return self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r), changes)

@@ -12,4 +12,14 @@ from lang_pz.policies.overcooked import OvercookedGreedyPolicy, overcooked_partn
 from lang_pz.policies.random import RandomPolicy
 from lang_pz.policies.scripted import PistonballHeuristic
 
-__all__ = ["Decision", "FaultyPolicy", "LLMPolicy", "MathOracle", "OvercookedGreedyPolicy", "PistonballHeuristic", "Policy", "RandomPolicy", "overcooked_partner"]
+__all__ = [
+    "Decision",
+    "FaultyPolicy",
+    "LLMPolicy",
+    "MathOracle",
+    "OvercookedGreedyPolicy",
+    "PistonballHeuristic",
+    "Policy",
+    "RandomPolicy",
+    "overcooked_partner",
+]

@@ -181,8 +181,7 @@ class FaultyPolicy(Policy):
         if isinstance(self.action, Mapping):
             if base_action not in self.action:
                 raise LangPZError(
-                    f"the 'harmful' mapping has no entry for base action {base_action!r}; "
-                    f"it covers {sorted(self.action)}"
+                    f"the 'harmful' mapping has no entry for base action {base_action!r}; it covers {sorted(self.action)}"
                 )
             return self.action[base_action]
         return str(self.action)
@@ -198,8 +197,11 @@ class FaultyPolicy(Policy):
         action = self.faulty_action(d.action, info)
         self.log.append(FaultRecord(k, d.action, action, replaced=True))
         return Decision(
-            action=action, raw_output=action, prompt_tokens=d.prompt_tokens,
-            completion_tokens=d.completion_tokens, latency_s=time.perf_counter() - t0,
+            action=action,
+            raw_output=action,
+            prompt_tokens=d.prompt_tokens,
+            completion_tokens=d.completion_tokens,
+            latency_s=time.perf_counter() - t0,
         )
 
     @property

@@ -68,8 +68,10 @@ class SuperSuitPixels:
 
         raw = np.asarray(raw)
         if raw.ndim != 3 or raw.shape[2] != 3:
-            raise LangPZError(f"SuperSuitPixels needs an RGB image (H, W, 3), got shape {raw.shape}; "
-                              "is this the raw observation of an image env such as pistonball_v6?")
+            raise LangPZError(
+                f"SuperSuitPixels needs an RGB image (H, W, 3), got shape {raw.shape}; "
+                "is this the raw observation of an image env such as pistonball_v6?"
+            )
         rgb_space = spaces.Box(0, 255, raw.shape, np.uint8)
         grey = color_reduction.change_observation(raw, rgb_space, self.color)
         grey_space = spaces.Box(0, 255, grey.shape, np.uint8)
@@ -117,22 +119,31 @@ class SB3Policy(Policy):
 
     reads_raw_observation = True
 
-    def __init__(self, model: Any, preprocess: SuperSuitPixels | Any, actions: Sequence[str] | None = None,
-                 observation: str = "raw") -> None:
+    def __init__(
+        self, model: Any, preprocess: SuperSuitPixels | Any, actions: Sequence[str] | None = None, observation: str = "raw"
+    ) -> None:
         if observation not in ("raw", "text"):
             raise LangPZError(f"observation must be 'raw' or 'text', got {observation!r}")
         self.observation = observation
         self.reads_raw_observation = observation == "raw"
         if not isinstance(getattr(model, "action_space", None), spaces.Discrete):
-            raise LangPZError(f"SB3Policy needs a model with a Discrete action space, got {getattr(model, 'action_space', None)}")
+            raise LangPZError(
+                f"SB3Policy needs a model with a Discrete action space, got {getattr(model, 'action_space', None)}"
+            )
         self.model = model
         self.preprocess = preprocess
         self.actions = list(actions) if actions is not None else None
         self._stack: np.ndarray | None = None
 
     @classmethod
-    def load(cls, path: str | Path, preprocess: SuperSuitPixels | Any, actions: Sequence[str] | None = None,
-             algo: str = "PPO", observation: str = "raw") -> SB3Policy:
+    def load(
+        cls,
+        path: str | Path,
+        preprocess: SuperSuitPixels | Any,
+        actions: Sequence[str] | None = None,
+        algo: str = "PPO",
+        observation: str = "raw",
+    ) -> SB3Policy:
         """Load weights saved by ``model.save(path)`` (a ``.zip``) with SB3's ``algo`` class.
 
         Raises:
@@ -161,12 +172,16 @@ class SB3Policy(Policy):
             from lang_pz.policies.base import observation_text
 
             if isinstance(self.preprocess, SuperSuitPixels):
-                raise LangPZError("SB3Policy(observation='text') needs the text encoder of training as "
-                                  "preprocess (e.g. lang_pz.interop.HashedBagOfWords), not SuperSuitPixels")
+                raise LangPZError(
+                    "SB3Policy(observation='text') needs the text encoder of training as "
+                    "preprocess (e.g. lang_pz.interop.HashedBagOfWords), not SuperSuitPixels"
+                )
             return self._act(np.asarray(self.preprocess(observation_text(observation))), info, t0)
         if not info or "raw_observation" not in info:
-            raise LangPZError("SB3Policy reads info['raw_observation'] (reads_raw_observation=True): run it "
-                              "with lang_pz.rollout.rollout on a lang_pz env, or pass the raw observation in info")
+            raise LangPZError(
+                "SB3Policy reads info['raw_observation'] (reads_raw_observation=True): run it "
+                "with lang_pz.rollout.rollout on a lang_pz env, or pass the raw observation in info"
+            )
         raw = info["raw_observation"]
         if isinstance(self.preprocess, SuperSuitPixels):
             if self._stack is None and self.preprocess.stack > 1:
@@ -184,8 +199,10 @@ class SB3Policy(Policy):
         words = self.actions if self.actions is not None else legal_actions(info)
         n = int(self.model.action_space.n)
         if words is None or len(words) != n:
-            raise LangPZError(f"the model has {n} actions but the action words are {words}; pass actions=[...] "
-                              "in the model's index order")
+            raise LangPZError(
+                f"the model has {n} actions but the action words are {words}; pass actions=[...] in the model's index order"
+            )
         word = words[index]
-        return Decision(action=word, raw_output=str(index), latency_s=time.perf_counter() - t0,
-                        meta={"learned_action_index": index})
+        return Decision(
+            action=word, raw_output=str(index), latency_s=time.perf_counter() - t0, meta={"learned_action_index": index}
+        )

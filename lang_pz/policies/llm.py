@@ -52,8 +52,7 @@ from lang_pz.text.replies import ReplyFormat
 #: Toy situations of the worked examples for a finite action set: a robot in a hallway,
 #: unrelated to any real task, each mentioning things that suggest no particular action.
 CHOICE_SITUATIONS: tuple[str, ...] = (
-    "You are a robot in a hallway. A door is on your left, 3 m away. A cat is on your right, "
-    "moving away. The lamp is off.",
+    "You are a robot in a hallway. A door is on your left, 3 m away. A cat is on your right, moving away. The lamp is off.",
     "You are a robot in a hallway. A wall is 1 m to your right. Someone calls you from far away.",
     "You are a robot in a hallway. The floor is wet. A box is 2 m ahead of you.",
 )
@@ -91,14 +90,12 @@ def choice_examples(actions: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
 NUMBER_EXAMPLES: tuple[tuple[str, str, str], ...] = (
     (
         "Always set the dial to 7.",
-        "You are a robot next to a dial. The dial shows 2. A lamp is on your right.\n"
-        "Actions: a number from 0 to 10",
+        "You are a robot next to a dial. The dial shows 2. A lamp is on your right.\nActions: a number from 0 to 10",
         "7",
     ),
     (
         "Always turn the dial to the lowest value.",
-        "You are a robot next to a dial. The dial shows 9. A cat is behind you.\n"
-        "Actions: a number from 0 to 10",
+        "You are a robot next to a dial. The dial shows 9. A cat is behind you.\nActions: a number from 0 to 10",
         "0",
     ),
 )
@@ -142,7 +139,7 @@ def completion_block(policy: str, observation: str, action: str | None = None) -
     (``Action = "up"``) so that the reply starts without a leading space, as the backend's
     choices grammar requires, and ends at the closing quote.
     """
-    head = f"Policy: {policy}\nObservation: {observation}\nPolicy: {policy}\nAction = \""
+    head = f'Policy: {policy}\nObservation: {observation}\nPolicy: {policy}\nAction = "'
     return head if action is None else f'{head}{action}"\n\n'
 
 
@@ -163,7 +160,7 @@ def shorten_middle(text: str, keep: int) -> str:
         return text
     head, tail = keep // 2, keep - keep // 2
     note = f"[... {len(text) - keep} characters of the observation left out to fit the model's context ...]"
-    return f"{text[:head]}\n{note}\n{text[len(text) - tail:]}"
+    return f"{text[:head]}\n{note}\n{text[len(text) - tail :]}"
 
 
 def fit_to_context(
@@ -192,8 +189,9 @@ def fit_to_context(
 
     if not fits(0):
         r = build(shorten_middle(text, 0))
-        raise PromptTooLongError(too_long(n_ctx), prompt_tokens=backend.count_tokens(r), context_window=n_ctx,
-                                 max_tokens=r.max_tokens)
+        raise PromptTooLongError(
+            too_long(n_ctx), prompt_tokens=backend.count_tokens(r), context_window=n_ctx, max_tokens=r.max_tokens
+        )
     lo, hi = 0, len(text) - 1  # bisection: the most characters kept that fit
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -263,11 +261,15 @@ class LLMPolicy(Policy):
         return self._prompt_format or self.backend.prompt_format
 
     def __repr__(self) -> str:
-        return f"LLMPolicy(policy={self.policy!r}, backend={type(self.backend).__name__}, prompt_format={self.prompt_format!r})"
+        return (
+            f"LLMPolicy(policy={self.policy!r}, backend={type(self.backend).__name__}, prompt_format={self.prompt_format!r})"
+        )
 
     # -- prompt building -------------------------------------------------------------------
 
-    def build_request(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> GenerationRequest:
+    def build_request(
+        self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None
+    ) -> GenerationRequest:
         """The request for this observation, whole (:meth:`fit_request` fits it to the context)."""
         return self._request(observation_text(observation).strip(), info)
 
@@ -283,13 +285,16 @@ class LLMPolicy(Policy):
         Raises:
             PromptTooLongError: the prompt does not fit even with the observation left out.
         """
+
         def build(text: str) -> GenerationRequest:
             return self._request(text, info)
 
         def too_long(n_ctx: int) -> str:
-            return (f"LLMPolicy: the prompt does not fit the model's context window ({n_ctx} tokens) with "
-                    f"max_tokens={build('').max_tokens} even with the whole observation left out; the policy text "
-                    f"({len(self.policy)} characters) is too long: shorten it or use a larger context")
+            return (
+                f"LLMPolicy: the prompt does not fit the model's context window ({n_ctx} tokens) with "
+                f"max_tokens={build('').max_tokens} even with the whole observation left out; the policy text "
+                f"({len(self.policy)} characters) is too long: shorten it or use a larger context"
+            )
 
         return fit_to_context(build, observation_text(observation).strip(), self.backend, too_long)
 
@@ -331,12 +336,9 @@ class LLMPolicy(Policy):
             common["max_tokens"] = max(self.max_tokens, reply.max_chars + 2)  # never cut a reply short
         if self.prompt_format == "chat":
             system = (
-                f"You control one agent. Your policy: {self.policy}\n"
-                f"Follow your policy. Reply with {ask} and nothing else."
+                f"You control one agent. Your policy: {self.policy}\nFollow your policy. Reply with {ask} and nothing else."
             )
-            return GenerationRequest(
-                messages=(Message("system", system), Message("user", text)), **common
-            )
+            return GenerationRequest(messages=(Message("system", system), Message("user", text)), **common)
         prompt = "".join(completion_block(p, o, a) for p, o, a in examples)
         prompt += completion_block(" ".join(self.policy.split()), text)  # one line per block
         return GenerationRequest(prompt=prompt, **common)

@@ -27,8 +27,11 @@ from lang_pz.policies.base import (
     observation_text,
 )
 
-_LANDMARK = re.compile(r"^\s*(?:landmark (\d+)|(\w+) landmark): ([\d.]+) (left|right), ([\d.]+) (up|down) "
-                       r"\(distance ([\d.]+)\)(; free)?", flags=re.MULTILINE)
+_LANDMARK = re.compile(
+    r"^\s*(?:landmark (\d+)|(\w+) landmark): ([\d.]+) (left|right), ([\d.]+) (up|down) "
+    r"\(distance ([\d.]+)\)(; free)?",
+    flags=re.MULTILINE,
+)
 _GOAL = re.compile(r"must reach the (\w+) landmark(?:; it does not know|, which only you know)")
 _HEARD = re.compile(r"says: (\w+)")
 #: Within this distance of its landmark an agent stays.
@@ -51,8 +54,10 @@ def _move(dx: float, dy: float, continuous: bool) -> str:
         return "stay" if not continuous else "none=0"
     if not continuous:
         return ("right" if dx > 0 else "left") if abs(dx) >= abs(dy) else ("up" if dy > 0 else "down")
-    parts = [f"{'right' if dx > 0 else 'left'}={min(1.0, abs(dx) * 2):.2f}",
-             f"{'up' if dy > 0 else 'down'}={min(1.0, abs(dy) * 2):.2f}"]
+    parts = [
+        f"{'right' if dx > 0 else 'left'}={min(1.0, abs(dx) * 2):.2f}",
+        f"{'up' if dy > 0 else 'down'}={min(1.0, abs(dy) * 2):.2f}",
+    ]
     return " ".join(parts)
 
 
@@ -86,6 +91,8 @@ class MPEScriptedPolicy(Policy):
             move = _move(target[1], target[2], continuous) if target else ("none=0" if continuous else "stay")
             action = f"{move} say_{goal.group(1)}=1" if continuous else f"{move} and say {goal.group(1)}"
         else:
-            raise LangPZError(f"not an MPE observation of lang_pz's mpe/* envs: {text[:120]!r}; "
-                              "MPEScriptedPolicy plays mpe/simple_spread, simple_speaker_listener, simple_reference")
+            raise LangPZError(
+                f"not an MPE observation of lang_pz's mpe/* envs: {text[:120]!r}; "
+                "MPEScriptedPolicy plays mpe/simple_spread, simple_speaker_listener, simple_reference"
+            )
         return Decision(action=action, raw_output=action)

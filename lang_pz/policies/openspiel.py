@@ -79,8 +79,10 @@ def cfr_strategy(game_string: str, iterations: int) -> dict[str, dict[int, float
     game = pyspiel.load_game(game_string)
     kind = game.get_type()
     if kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL or not kind.provides_information_state_string:
-        raise LangPZError(f"CFR needs a sequential game with information states; {game_string} is not one: "
-                          "use the 'random' or 'mcts' player")
+        raise LangPZError(
+            f"CFR needs a sequential game with information states; {game_string} is not one: "
+            "use the 'random' or 'mcts' player"
+        )
     solver = pyspiel.CFRPlusSolver(game)
     for _ in range(iterations):
         solver.evaluate_and_update_policy()
@@ -114,8 +116,16 @@ class OpenSpielPlayer(Policy):
             imperfect-information game.
     """
 
-    def __init__(self, env: Any, agent: str, kind: str = "random", *, iterations: int = 300,
-                 simulations: int = 100, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        env: Any,
+        agent: str,
+        kind: str = "random",
+        *,
+        iterations: int = 300,
+        simulations: int = 100,
+        seed: int | None = None,
+    ) -> None:
         import pyspiel
 
         if kind not in KINDS:
@@ -124,8 +134,10 @@ class OpenSpielPlayer(Policy):
         if not hasattr(raw, "game_type") or not hasattr(raw, "agent_name_id_mapping"):  # game_state: after reset
             raise InvalidKwargError(f"OpenSpiel players play openspiel/* envs; {type(raw).__name__} is not one")
         if kind == "mcts" and raw.game_type.information != pyspiel.GameType.Information.PERFECT_INFORMATION:
-            raise InvalidKwargError(f"MCTS searches the true state, which {raw.game_type.short_name} hides from a "
-                                    "player; use 'cfr' (small poker games) or 'random'")
+            raise InvalidKwargError(
+                f"MCTS searches the true state, which {raw.game_type.short_name} hides from a "
+                "player; use 'cfr' (small poker games) or 'random'"
+            )
         self.env, self.agent, self.kind = env, agent, kind
         self.iterations, self.simulations, self.seed = iterations, simulations, seed
         self.player = raw.agent_name_id_mapping[agent]
@@ -148,8 +160,10 @@ class OpenSpielPlayer(Policy):
                 self._strategy = cfr_strategy(str(state.get_game()), self.iterations)
             probs = self._strategy.get(state.information_state_string(self.player))
             if probs is None:
-                raise LangPZError(f"CFR strategy of {state.get_game()} has no information state "
-                                  f"{state.information_state_string(self.player)!r}")
+                raise LangPZError(
+                    f"CFR strategy of {state.get_game()} has no information state "
+                    f"{state.information_state_string(self.player)!r}"
+                )
             actions = [a for a in legal if a in probs]
             weights = np.asarray([probs[a] for a in actions], dtype=float)
             weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(actions), 1 / len(actions))
@@ -157,8 +171,13 @@ class OpenSpielPlayer(Policy):
         from open_spiel.python.algorithms import mcts
 
         random_state = np.random.RandomState(int(self.rng.integers(2**31)))
-        bot = mcts.MCTSBot(state.get_game(), uct_c=2.0, max_simulations=self.simulations,
-                           evaluator=mcts.RandomRolloutEvaluator(1, random_state), random_state=random_state)
+        bot = mcts.MCTSBot(
+            state.get_game(),
+            uct_c=2.0,
+            max_simulations=self.simulations,
+            evaluator=mcts.RandomRolloutEvaluator(1, random_state),
+            random_state=random_state,
+        )
         return int(bot.step(state))
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:

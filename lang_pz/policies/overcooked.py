@@ -75,8 +75,9 @@ def greedy_skill(mdp: Any, state: Any, index: int) -> str:
     """
     player, other = state.players[index], state.players[1 - index]
     if player.has_object():
-        return {"onion": "put onion in pot", "dish": "fill dish with soup",
-                "soup": "deliver soup"}.get(player.get_object().name, "place on counter")
+        return {"onion": "put onion in pot", "dish": "fill dish with soup", "soup": "deliver soup"}.get(
+            player.get_object().name, "place on counter"
+        )
     pots = mdp.get_pot_states(state)
     other_dish = other.has_object() and other.get_object().name == "dish"
     if (pots["ready"] or pots["cooking"]) and not other_dish:

@@ -53,8 +53,9 @@ class RandomPolicy(Policy):
         if acts is not None:
             action = acts[int(self.rng.integers(len(acts)))]
         elif components is not None:
-            action = " ".join(f"{name}={min(max(round(self._uniform(lo, hi), 3), lo), hi):.6g}"
-                              for name, lo, hi in components)
+            action = " ".join(
+                f"{name}={min(max(round(self._uniform(lo, hi), 3), lo), hi):.6g}" for name, lo, hi in components
+            )
         else:
             rng = action_range(info)
             if rng is None:

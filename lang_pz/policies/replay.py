@@ -84,12 +84,19 @@ class ReplayPolicy(Policy):
             self.asked += 1
             return self.policy.decide(observation, info)
         self.replayed += 1
-        return Decision(action=step.raw_output.strip(), raw_output=step.raw_output, prompt_tokens=step.prompt_tokens,
-                        completion_tokens=step.completion_tokens, latency_s=step.latency_s, meta=dict(step.meta))
+        return Decision(
+            action=step.raw_output.strip(),
+            raw_output=step.raw_output,
+            prompt_tokens=step.prompt_tokens,
+            completion_tokens=step.completion_tokens,
+            latency_s=step.latency_s,
+            meta=dict(step.meta),
+        )
 
 
-def replaying(policies: Mapping[str, Policy], recorded: Trajectory | None,
-              played: Mapping[str, Policy] | None = None) -> dict[str, Policy]:
+def replaying(
+    policies: Mapping[str, Policy], recorded: Trajectory | None, played: Mapping[str, Policy] | None = None
+) -> dict[str, Policy]:
     """``policies`` with every :class:`LLMPolicy` answering from ``recorded`` where it asks what the
     policy that played there asked (:class:`ReplayPolicy`); other policies (scripted, random, skill
     libraries) unchanged.
@@ -107,5 +114,7 @@ def replaying(policies: Mapping[str, Policy], recorded: Trajectory | None,
     def same_model(p: Policy, q: Policy | None) -> bool:
         return type(p) is LLMPolicy and type(q) is LLMPolicy and p.backend is q.backend
 
-    return {a: ReplayPolicy(p, recorded.agent_steps(a), played[a]) if same_model(p, played.get(a)) else p  # type: ignore[arg-type]
-            for a, p in policies.items()}
+    return {
+        a: ReplayPolicy(p, recorded.agent_steps(a), played[a]) if same_model(p, played.get(a)) else p  # type: ignore[arg-type]
+        for a, p in policies.items()
+    }

@@ -27,8 +27,10 @@ class PistonballHeuristic(Policy):
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         text = observation_text(observation)
         if "Ball: " not in text:
-            raise LangPZError(f"not a Pistonball observation (no 'Ball: ...' line): {text[:80]!r}; "
-                              "PistonballHeuristic plays butterfly/pistonball-v0 only")
+            raise LangPZError(
+                f"not a Pistonball observation (no 'Ball: ...' line): {text[:80]!r}; "
+                "PistonballHeuristic plays butterfly/pistonball-v0 only"
+            )
         if "Ball: out of view" in text or _BALL_RIGHT.search(text):
             action = "down"
         else:

@@ -158,8 +158,9 @@ class SkillMemory:
             rec.decay(self.beta, self.min_weight)
         for arec in self.agents.values():
             arec.episodes, arec.needs = round(arec.episodes * self.beta, 6), round(arec.needs * self.beta, 6)
-            arec.capabilities = [[round(w * self.beta, 6), t] for w, t in arec.capabilities
-                                 if w * self.beta >= self.min_weight]
+            arec.capabilities = [
+                [round(w * self.beta, 6), t] for w, t in arec.capabilities if w * self.beta >= self.min_weight
+            ]
         for key, version in present.items():
             rec = self.skills.setdefault(key, SkillRecord(version=version))
             if rec.version != version:
@@ -220,14 +221,19 @@ class SkillMemory:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (for a run folder and ``--resume``)."""
-        return {"beta": self.beta, "min_weight": self.min_weight,
-                "skills": {k: vars(r) for k, r in self.skills.items()},
-                "agents": {k: vars(r) for k, r in self.agents.items()}}
+        return {
+            "beta": self.beta,
+            "min_weight": self.min_weight,
+            "skills": {k: vars(r) for k, r in self.skills.items()},
+            "agents": {k: vars(r) for k, r in self.agents.items()},
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SkillMemory:
         """Inverse of :meth:`to_json`."""
-        return cls(beta=data["beta"], min_weight=data["min_weight"],
-                   skills={k: SkillRecord(**v) for k, v in data["skills"].items()},
-                   agents={k: AgentRecord(**v) for k, v in data["agents"].items()})
-
+        return cls(
+            beta=data["beta"],
+            min_weight=data["min_weight"],
+            skills={k: SkillRecord(**v) for k, v in data["skills"].items()},
+            agents={k: AgentRecord(**v) for k, v in data["agents"].items()},
+        )

@@ -122,9 +122,12 @@ class SkillCriticReport(BaseModel):
     @property
     def usage(self) -> dict[str, float]:
         """Summed calls, tokens and latency of this report."""
-        return {"calls": len(self.generations), "prompt_tokens": sum(g.prompt_tokens for g in self.generations),
-                "completion_tokens": sum(g.completion_tokens for g in self.generations),
-                "latency_s": round(sum(g.latency_s for g in self.generations), 3)}
+        return {
+            "calls": len(self.generations),
+            "prompt_tokens": sum(g.prompt_tokens for g in self.generations),
+            "completion_tokens": sum(g.completion_tokens for g in self.generations),
+            "latency_s": round(sum(g.latency_s for g in self.generations), 3),
+        }
 
 
 #: What the critic credits: the skills an agent invoked (MASkills), or, as an ablation, every
@@ -132,8 +135,9 @@ class SkillCriticReport(BaseModel):
 Attribution = Literal["invoked", "offered"]
 
 
-def skill_uses(trajectory: Trajectory, attribution: Attribution = "invoked",
-               library: SkillLibrary | None = None) -> dict[str, dict[str, Any]]:
+def skill_uses(
+    trajectory: Trajectory, attribution: Attribution = "invoked", library: SkillLibrary | None = None
+) -> dict[str, dict[str, Any]]:
     """``"agent/skill"`` -> ``{agent, skill, scope, version, steps}``, in order of first use.
 
     With ``attribution="offered"`` (an ablation) every skill offered at a step counts as used
@@ -145,8 +149,10 @@ def skill_uses(trajectory: Trajectory, attribution: Attribution = "invoked",
     uses: dict[str, dict[str, Any]] = {}
     if attribution == "invoked":
         for inv in invocations(trajectory):
-            u = uses.setdefault(f"{inv.agent}/{inv.skill}", {"agent": inv.agent, "skill": inv.skill,
-                                                              "scope": inv.scope, "version": inv.version, "steps": []})
+            u = uses.setdefault(
+                f"{inv.agent}/{inv.skill}",
+                {"agent": inv.agent, "skill": inv.skill, "scope": inv.scope, "version": inv.version, "steps": []},
+            )
             u["steps"].append(inv.step)
         return uses
     if library is None:
@@ -155,8 +161,9 @@ def skill_uses(trajectory: Trajectory, attribution: Attribution = "invoked",
         rec = (s.meta or {}).get("skills") or {}
         for scope, name in rec.get("offered", []):
             version = library.get(scope, name).version
-            u = uses.setdefault(f"{s.agent}/{name}", {"agent": s.agent, "skill": name, "scope": scope,
-                                                      "version": version, "steps": []})
+            u = uses.setdefault(
+                f"{s.agent}/{name}", {"agent": s.agent, "skill": name, "scope": scope, "version": version, "steps": []}
+            )
             u["steps"].append(s.step)
     return uses
 
@@ -166,20 +173,28 @@ def reply_model(use_keys: Sequence[str], agents: Sequence[str], steps: Sequence[
     every key required and no other (schema enums are hints; :meth:`SkillCritic.validate_reply` checks)."""
     step_item: Any = Annotated[int, Field(json_schema_extra={"enum": [*sorted(set(steps))]})] if steps else int
     text = lambda n: (str, Field(max_length=n, json_schema_extra={"pattern": f"^([A-Za-z][A-Za-z ,.;'-]{{0,{n - 1}}})?$"}))  # noqa: E731
-    use = create_model("SkillUseJudgement", __config__=ConfigDict(extra="forbid"),
-                       contribution=(Contribution, ...),
-                       evidence_steps=(list[step_item], Field(max_length=MAX_EVIDENCE_STEPS)),
-                       suggested_edit=text(EDIT_MAX_CHARS),
-                       utility_delta=(float, Field(json_schema_extra={"enum": list(UTILITY_LEVELS)})))
-    residual = create_model("AgentResidual", __config__=ConfigDict(extra="forbid"), needs_skill=(bool, ...),
-                            capability=text(CAPABILITY_MAX_CHARS))
+    use = create_model(
+        "SkillUseJudgement",
+        __config__=ConfigDict(extra="forbid"),
+        contribution=(Contribution, ...),
+        evidence_steps=(list[step_item], Field(max_length=MAX_EVIDENCE_STEPS)),
+        suggested_edit=text(EDIT_MAX_CHARS),
+        utility_delta=(float, Field(json_schema_extra={"enum": list(UTILITY_LEVELS)})),
+    )
+    residual = create_model(
+        "AgentResidual",
+        __config__=ConfigDict(extra="forbid"),
+        needs_skill=(bool, ...),
+        capability=text(CAPABILITY_MAX_CHARS),
+    )
     # field definitions typed Any: a **dict of them could, for mypy, also fill create_model's __config__ etc.
     use_fields: dict[str, Any] = {f"u{i}": (use, Field(alias=k)) for i, k in enumerate(use_keys)}
     uses = create_model("SkillUses", __config__=ConfigDict(extra="forbid"), **use_fields)
     residual_fields: dict[str, Any] = {f"a{i}": (residual, Field(alias=a)) for i, a in enumerate(agents)}
     residuals = create_model("AgentResiduals", __config__=ConfigDict(extra="forbid"), **residual_fields)
-    return create_model("SkillCriticReply", __config__=ConfigDict(extra="forbid"), uses=(uses, ...),
-                        residuals=(residuals, ...))
+    return create_model(
+        "SkillCriticReply", __config__=ConfigDict(extra="forbid"), uses=(uses, ...), residuals=(residuals, ...)
+    )
 
 
 class SkillCritic:
@@ -195,15 +210,26 @@ class SkillCritic:
             (an ablation: :func:`skill_uses`).
     """
 
-    def __init__(self, backend: LLMBackend, *, max_attempts: int = 3, max_prompt_steps: int = 16,
-                 max_state_chars: int = 200, temperature: float = 0.0, retry_temperature: float = 0.7,
-                 seed: int = 0, attribution: Attribution = "invoked") -> None:
+    def __init__(
+        self,
+        backend: LLMBackend,
+        *,
+        max_attempts: int = 3,
+        max_prompt_steps: int = 16,
+        max_state_chars: int = 200,
+        temperature: float = 0.0,
+        retry_temperature: float = 0.7,
+        seed: int = 0,
+        attribution: Attribution = "invoked",
+    ) -> None:
         if attribution not in ("invoked", "offered"):
             raise ValueError(f"attribution must be 'invoked' or 'offered', got {attribution!r}")
         self.attribution = attribution
         if max_attempts < 1 or max_prompt_steps < 1 or max_state_chars < 20:
-            raise ValueError(f"need max_attempts >= 1, max_prompt_steps >= 1, max_state_chars >= 20; got "
-                             f"{max_attempts}, {max_prompt_steps}, {max_state_chars}")
+            raise ValueError(
+                f"need max_attempts >= 1, max_prompt_steps >= 1, max_state_chars >= 20; got "
+                f"{max_attempts}, {max_prompt_steps}, {max_state_chars}"
+            )
         self.backend = backend
         self.max_attempts = max_attempts
         self.max_prompt_steps = max_prompt_steps
@@ -212,8 +238,9 @@ class SkillCritic:
         self.retry_temperature = retry_temperature
         self.seed = seed
 
-    def layout(self, trajectory: Trajectory, library: SkillLibrary | None = None,
-               utilities: Sequence[SkillUtility] = ()) -> tuple[str, list[int]]:
+    def layout(
+        self, trajectory: Trajectory, library: SkillLibrary | None = None, utilities: Sequence[SkillUtility] = ()
+    ) -> tuple[str, list[int]]:
         """The episode as the critic sees it, and the steps shown (invocation steps first, then
         evenly spaced others, up to ``max_prompt_steps``)."""
         uses = skill_uses(trajectory, self.attribution, library)
@@ -222,8 +249,12 @@ class SkillCritic:
         lines.append("Skill uses:" if uses else "Skill uses: none (no agent invoked a skill)")
         for k, u in uses.items():
             d = descs.get((u["scope"], u["skill"]))
-            lines.append(f"- {k}" + (f" ({' '.join(d.split())})" if d else "") + f": steps {u['steps'][:12]}"
-                         + (f" and {len(u['steps']) - 12} more" if len(u["steps"]) > 12 else ""))
+            lines.append(
+                f"- {k}"
+                + (f" ({' '.join(d.split())})" if d else "")
+                + f": steps {u['steps'][:12]}"
+                + (f" and {len(u['steps']) - 12} more" if len(u["steps"]) > 12 else "")
+            )
         if utilities:
             lines += ["Computed re-runs:", *(f"- {u.describe()}" for u in utilities)]
         all_steps = sorted({s.step for s in trajectory.steps})
@@ -249,13 +280,20 @@ class SkillCritic:
             "You are the team's skill critic. For each skill use, say whether the skill helped, was redundant, "
             "harmful or neutral, cite up to 3 steps, suggest a short edit of the skill (or nothing) and give a "
             "utility delta from -1 to 1; trust the computed re-runs. For each agent, say whether it needs a "
-            "skill it lacks and which capability. Reply with JSON only.")
-        common: dict[str, Any] = {"json_schema": schema, "max_tokens": 48 + 64 * n_items, "role": CRITIC_ROLE,
-                                  **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
+            "skill it lacks and which capability. Reply with JSON only."
+        )
+        common: dict[str, Any] = {
+            "json_schema": schema,
+            "max_tokens": 48 + 64 * n_items,
+            "role": CRITIC_ROLE,
+            **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
+        }
         fix = rejection_note(errors)
         if getattr(self.backend, "prompt_format", "chat") == "chat":
-            return GenerationRequest(messages=(Message("system", f"{instructions}\n\nExample:\n{CRITIC_EXAMPLE}"),
-                                               Message("user", body + fix)), **common)
+            return GenerationRequest(
+                messages=(Message("system", f"{instructions}\n\nExample:\n{CRITIC_EXAMPLE}"), Message("user", body + fix)),
+                **common,
+            )
         prompt = f"{instructions}\n\nExample:\n{CRITIC_EXAMPLE}\n\nNow the real episode:\n{body}{fix}\nJudgement as JSON:\n"
         return GenerationRequest(prompt=prompt, **common)
 
@@ -276,8 +314,9 @@ class SkillCritic:
             if bad:
                 raise ValueError(f"{key}: cites step(s) {bad} that are not in the trajectory")
 
-    def assess(self, trajectory: Trajectory, library: SkillLibrary | None = None,
-               utilities: Sequence[SkillUtility] = ()) -> SkillCriticReport:
+    def assess(
+        self, trajectory: Trajectory, library: SkillLibrary | None = None, utilities: Sequence[SkillUtility] = ()
+    ) -> SkillCriticReport:
         """Judge every skill use and every agent's residual in ``trajectory``.
 
         Args:
@@ -304,16 +343,34 @@ class SkillCritic:
             seen[:] = errors
             return self.build_request(body, errors, schema, len(uses) + len(agents))
 
-        reply, gens = ask_structured(self.backend, build, model, what=f"skill critic report for episode "
-                                     f"{trajectory.episode}", max_attempts=self.max_attempts,
-                                     validate=lambda r: self.validate_reply(r, steps))
+        reply, gens = ask_structured(
+            self.backend,
+            build,
+            model,
+            what=f"skill critic report for episode {trajectory.episode}",
+            max_attempts=self.max_attempts,
+            validate=lambda r: self.validate_reply(r, steps),
+        )
         data = reply.model_dump(by_alias=True)
-        credits = [UseCredit(**u, contribution=data["uses"][k]["contribution"],
-                             evidence_steps=list(dict.fromkeys(data["uses"][k]["evidence_steps"])),
-                             suggested_edit=data["uses"][k]["suggested_edit"].strip(),
-                             utility_delta=float(data["uses"][k]["utility_delta"])) for k, u in uses.items()]
-        residuals = {a: Residual(agent=a, needs_skill=bool(r["needs_skill"]), capability=r["capability"].strip())
-                     for a, r in data["residuals"].items()}
-        return SkillCriticReport(episode=trajectory.episode, uses=credits, residuals=residuals,
-                                 utilities=[u.as_dict() for u in utilities], errors=list(seen), generations=gens)
-
+        credits = [
+            UseCredit(
+                **u,
+                contribution=data["uses"][k]["contribution"],
+                evidence_steps=list(dict.fromkeys(data["uses"][k]["evidence_steps"])),
+                suggested_edit=data["uses"][k]["suggested_edit"].strip(),
+                utility_delta=float(data["uses"][k]["utility_delta"]),
+            )
+            for k, u in uses.items()
+        ]
+        residuals = {
+            a: Residual(agent=a, needs_skill=bool(r["needs_skill"]), capability=r["capability"].strip())
+            for a, r in data["residuals"].items()
+        }
+        return SkillCriticReport(
+            episode=trajectory.episode,
+            uses=credits,
+            residuals=residuals,
+            utilities=[u.as_dict() for u in utilities],
+            errors=list(seen),
+            generations=gens,
+        )

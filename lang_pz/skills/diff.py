@@ -60,11 +60,15 @@ class LibraryDiff:
 
     def render(self, a_label: str = "a", b_label: str = "b") -> str:
         """Human-readable text: a summary line, then each added / removed / changed skill."""
-        lines = [f"library {a_label} (version {self.old_version}) -> {b_label} (version {self.new_version}): "
-                 f"{len(self.added)} added, {len(self.removed)} removed, {len(self.changed)} changed"]
+        lines = [
+            f"library {a_label} (version {self.old_version}) -> {b_label} (version {self.new_version}): "
+            f"{len(self.added)} added, {len(self.removed)} removed, {len(self.changed)} changed"
+        ]
         for scope, s in self.added:
-            lines += [f"+ added {scope}/{s.name} (version {s.version}): {s.description}",
-                      *(f"+   {line}" for line in s.body.splitlines())]
+            lines += [
+                f"+ added {scope}/{s.name} (version {s.version}): {s.description}",
+                *(f"+   {line}" for line in s.body.splitlines()),
+            ]
         for scope, s in self.removed:
             lines.append(f"- removed {scope}/{s.name} (version {s.version}): {s.description}")
         for c in self.changed:
@@ -81,8 +85,7 @@ class LibraryDiff:
 def _udiff(old: str, new: str, label: str) -> str:
     if old == new:
         return ""
-    return "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{label}", f"b/{label}",
-                                          lineterm="", n=2))
+    return "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{label}", f"b/{label}", lineterm="", n=2))
 
 
 def diff_skills(scope: str, a: Skill, b: Skill) -> SkillChange | None:
@@ -93,8 +96,16 @@ def diff_skills(scope: str, a: Skill, b: Skill) -> SkillChange | None:
     fields = tuple(k for k in dict.fromkeys([*fa, *fb]) if k not in ("name", "description") and fa.get(k) != fb.get(k))
     res = tuple(p for p in sorted(set(a.resources) | set(b.resources)) if a.resources.get(p) != b.resources.get(p))
     where = f"{scope}/{a.name}"
-    return SkillChange(scope, a.name, a.version, b.version, _udiff(a.description, b.description, f"{where} description"),
-                       _udiff(a.body, b.body, f"{where}/SKILL.md body"), fields, res)
+    return SkillChange(
+        scope,
+        a.name,
+        a.version,
+        b.version,
+        _udiff(a.description, b.description, f"{where} description"),
+        _udiff(a.body, b.body, f"{where}/SKILL.md body"),
+        fields,
+        res,
+    )
 
 
 def diff_libraries(a: SkillLibrary, b: SkillLibrary) -> LibraryDiff:
@@ -106,7 +117,10 @@ def diff_libraries(a: SkillLibrary, b: SkillLibrary) -> LibraryDiff:
     ka = {(sc, s.name): s for sc, s in a}
     kb = {(sc, s.name): s for sc, s in b}
     changed = [c for k in sorted(ka.keys() & kb.keys()) if (c := diff_skills(k[0], ka[k], kb[k])) is not None]
-    return LibraryDiff(a.version, b.version,
-                       added=tuple((k[0], kb[k]) for k in sorted(kb.keys() - ka.keys())),
-                       removed=tuple((k[0], ka[k]) for k in sorted(ka.keys() - kb.keys())),
-                       changed=tuple(changed))
+    return LibraryDiff(
+        a.version,
+        b.version,
+        added=tuple((k[0], kb[k]) for k in sorted(kb.keys() - ka.keys())),
+        removed=tuple((k[0], ka[k]) for k in sorted(ka.keys() - kb.keys())),
+        changed=tuple(changed),
+    )

@@ -64,8 +64,10 @@ class SkillUtility:
         """One line for the critic, e.g. ``without check-units, solver: team_return 0.0 (skill utility +1.0)``."""
         sign = "+" if self.utility >= 0 else ""
         instead = f"; it used {', '.join(self.reinvoked)} instead" if self.reinvoked else ""
-        return (f"without {self.skill}, {self.agent}: {self.objective} {self.withheld:.2f} against {self.factual:.2f} "
-                f"(measured skill utility {sign}{self.utility:.2f}{instead})")
+        return (
+            f"without {self.skill}, {self.agent}: {self.objective} {self.withheld:.2f} against {self.factual:.2f} "
+            f"(measured skill utility {sign}{self.utility:.2f}{instead})"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "steps": list(self.steps), "reinvoked": list(self.reinvoked)}
@@ -117,8 +119,14 @@ class WithheldSkill:
     agent: str
     skill: str
 
-    def rerun(self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None,
-              seed: int = 0) -> SkillUtility:
+    def rerun(
+        self,
+        env: Any,
+        policies: Mapping[str, Policy],
+        factual: Trajectory,
+        objective: Objective | None = None,
+        seed: int = 0,
+    ) -> SkillUtility:
         """Play the re-run in ``env`` (every other policy unchanged; ``seed`` unused: nothing is
         random) and measure the skill's utility (default objective: the team return).
 
@@ -127,10 +135,13 @@ class WithheldSkill:
         """
         policy = policies.get(self.agent)
         if not isinstance(policy, SkillPolicy):
-            raise LangPZError(f"{self.agent} invoked skill {self.skill!r} but its policy is {type(policy).__name__}, "
-                              "not a SkillPolicy; give the policies that played the trajectory")
-        rerun = rollout(env, {**policies, self.agent: policy.without(self.skill)}, seed=factual.seed,
-                        episode=factual.episode)
+            raise LangPZError(
+                f"{self.agent} invoked skill {self.skill!r} but its policy is {type(policy).__name__}, "
+                "not a SkillPolicy; give the policies that played the trajectory"
+            )
+        rerun = rollout(
+            env, {**policies, self.agent: policy.without(self.skill)}, seed=factual.seed, episode=factual.episode
+        )
         return utility_of(factual, rerun, self.agent, self.skill, objective or TEAM_RETURN)
 
 
@@ -144,8 +155,7 @@ def invoked_pairs(trajectory: Trajectory, limit: int | None = None) -> list[tupl
     return pairs if limit is None else pairs[:limit]
 
 
-def utility_of(trajectory: Trajectory, rerun: Trajectory, agent: str, skill: str, objective: Objective
-               ) -> SkillUtility:
+def utility_of(trajectory: Trajectory, rerun: Trajectory, agent: str, skill: str, objective: Objective) -> SkillUtility:
     """The :class:`SkillUtility` of ``agent``'s ``skill`` from the factual episode and its re-run
     with the skill withheld (same seed).
 
@@ -154,16 +164,31 @@ def utility_of(trajectory: Trajectory, rerun: Trajectory, agent: str, skill: str
     """
     invs = [i for i in invocations(trajectory) if i.agent == agent and i.skill == skill]
     if not invs or trajectory.seed is None:
-        raise LangPZError(f"episode {trajectory.episode}: {agent} did not invoke {skill!r} (or the episode has "
-                          "no seed); a withheld-skill utility needs an invocation to withhold")
+        raise LangPZError(
+            f"episode {trajectory.episode}: {agent} did not invoke {skill!r} (or the episode has "
+            "no seed); a withheld-skill utility needs an invocation to withhold"
+        )
     factual, value = objective(trajectory), objective(rerun)
     instead = tuple(dict.fromkeys(i.skill for i in invocations(rerun) if i.agent == agent))
-    return SkillUtility(agent, skill, invs[0].scope, invs[0].version, trajectory.episode, int(trajectory.seed),
-                        tuple(i.step for i in invs), objective.spec, factual, value, factual - value, instead)
+    return SkillUtility(
+        agent,
+        skill,
+        invs[0].scope,
+        invs[0].version,
+        trajectory.episode,
+        int(trajectory.seed),
+        tuple(i.step for i in invs),
+        objective.spec,
+        factual,
+        value,
+        factual - value,
+        instead,
+    )
 
 
-def shared_utilities(trajectory: Trajectory, library: SkillLibrary, objective: Objective, baseline: float
-                     ) -> list[SkillUtility]:
+def shared_utilities(
+    trajectory: Trajectory, library: SkillLibrary, objective: Objective, baseline: float
+) -> list[SkillUtility]:
     """The ablation without per-invocation credit: every skill *offered* to an agent in the
     episode gets the episode's outcome against ``baseline`` (``withheld`` holds the baseline; no
     re-run is made), whether the agent invoked it or not: the reference code's credit rule."""
@@ -172,6 +197,19 @@ def shared_utilities(trajectory: Trajectory, library: SkillLibrary, objective: O
     for s in trajectory.steps:
         for scope, name in ((s.meta or {}).get("skills") or {}).get("offered", []):
             steps.setdefault((s.agent, scope, name), []).append(s.step)
-    return [SkillUtility(agent, name, scope, library.get(scope, name).version, trajectory.episode,
-                         int(trajectory.seed or 0), tuple(st), objective.spec, factual, baseline, factual - baseline)
-            for (agent, scope, name), st in steps.items()]
+    return [
+        SkillUtility(
+            agent,
+            name,
+            scope,
+            library.get(scope, name).version,
+            trajectory.episode,
+            int(trajectory.seed or 0),
+            tuple(st),
+            objective.spec,
+            factual,
+            baseline,
+            factual - baseline,
+        )
+        for (agent, scope, name), st in steps.items()
+    ]

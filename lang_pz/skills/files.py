@@ -43,8 +43,9 @@ MANIFEST_FORMAT = "lang_pz.skills/1"
 MAX_RESOURCE_BYTES = 1_000_000
 
 
-_ONE_SKILL = ("{folder} is one skill (it holds SKILL.md), not a library: give the folder that holds the skill "
-              "folders, e.g. {parent}")
+_ONE_SKILL = (
+    "{folder} is one skill (it holds SKILL.md), not a library: give the folder that holds the skill folders, e.g. {parent}"
+)
 
 
 def is_skill_dir(path: Path) -> bool:
@@ -72,8 +73,9 @@ def read_skill(folder: str | Path) -> Skill:
         raise SkillFormatError(md, None, f"is not UTF-8 text (byte {exc.start})") from None
     skill = parse_skill_md(text, md, folder_name=folder.name)
     if not skill.body.strip():
-        raise SkillFormatError(md, "body", "is empty: below the front matter, write the instructions the agent "
-                               "sees once it names the skill")
+        raise SkillFormatError(
+            md, "body", "is empty: below the front matter, write the instructions the agent sees once it names the skill"
+        )
     resources: dict[str, bytes] = {}
     total = 0
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p != md):
@@ -83,8 +85,9 @@ def read_skill(folder: str | Path) -> Skill:
         resources[rel] = path.read_bytes()
         total += len(resources[rel])
         if total > MAX_RESOURCE_BYTES:
-            raise SkillFormatError(path, None, f"the skill's resources exceed {MAX_RESOURCE_BYTES} bytes; "
-                                   "keep large data out of skill folders")
+            raise SkillFormatError(
+                path, None, f"the skill's resources exceed {MAX_RESOURCE_BYTES} bytes; keep large data out of skill folders"
+            )
     return skill.evolve(resources=resources)
 
 
@@ -102,8 +105,7 @@ def _atomic_dir(target: Path, overwrite: bool) -> Iterator[Path]:
     """Yield a temporary sibling folder; on success it replaces ``target``, on failure it is removed."""
     target = Path(target)
     if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
-        raise SkillLibraryError(f"{target} already exists and is not empty; choose a new folder "
-                                "(or pass overwrite=True)")
+        raise SkillLibraryError(f"{target} already exists and is not empty; choose a new folder (or pass overwrite=True)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()  # not tempfile.mkdtemp: its folder is private (0700); this one gets the umask's mode
@@ -151,11 +153,13 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SkillFormatError(path, None, f"is not valid JSON ({exc}); delete it to read the skills as "
-                               "hand-written (version 1 each)") from None
+        raise SkillFormatError(
+            path, None, f"is not valid JSON ({exc}); delete it to read the skills as hand-written (version 1 each)"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        raise SkillFormatError(path, "format", f"must be {MANIFEST_FORMAT!r}, got "
-                               f"{data.get('format') if isinstance(data, dict) else data!r}")
+        raise SkillFormatError(
+            path, "format", f"must be {MANIFEST_FORMAT!r}, got {data.get('format') if isinstance(data, dict) else data!r}"
+        )
     return data
 
 
@@ -172,8 +176,10 @@ def _scan(folder: Path, errors: list[str] | None = None) -> dict[str, dict[str, 
             errors.append(str(exc))
             return
         if skill.name in scopes.setdefault(scope, {}):
-            raise SkillLibraryError(f"{skill_dir}: scope {scope!r} has two skills named {skill.name!r} "
-                                    f"(one at the top of {folder}, one in {folder / TEAM})")
+            raise SkillLibraryError(
+                f"{skill_dir}: scope {scope!r} has two skills named {skill.name!r} "
+                f"(one at the top of {folder}, one in {folder / TEAM})"
+            )
         scopes[scope][skill.name] = skill
 
     for entry in sorted(folder.iterdir()):
@@ -200,8 +206,9 @@ def read_library(folder: str | Path) -> SkillLibrary:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"skill library {folder} is not a folder; give a folder of skill folders "
-                                "(each holding a SKILL.md)")
+        raise FileNotFoundError(
+            f"skill library {folder} is not a folder; give a folder of skill folders (each holding a SKILL.md)"
+        )
     if is_skill_dir(folder):
         raise SkillLibraryError(_ONE_SKILL.format(folder=folder, parent=folder.parent))
     manifest = _read_manifest(folder)

@@ -64,15 +64,18 @@ class SkillLimits:
             if getattr(self, k) < 1:
                 raise ValueError(f"SkillLimits.{k} must be >= 1, got {getattr(self, k)}")
         if self.max_description_chars > DESCRIPTION_MAX_CHARS:
-            raise ValueError(f"max_description_chars must be <= {DESCRIPTION_MAX_CHARS} (the Agent Skills "
-                             f"limit), got {self.max_description_chars}")
+            raise ValueError(
+                f"max_description_chars must be <= {DESCRIPTION_MAX_CHARS} (the Agent Skills "
+                f"limit), got {self.max_description_chars}"
+            )
 
     def skill_problems(self, skill: Skill) -> list[str]:
         """The bounds one skill breaks (description and body length)."""
         out = []
         if len(skill.description) > self.max_description_chars:
-            out.append(f"{skill.name}: description has {len(skill.description)} characters; "
-                       f"at most {self.max_description_chars}")
+            out.append(
+                f"{skill.name}: description has {len(skill.description)} characters; at most {self.max_description_chars}"
+            )
         if len(skill.body) > self.max_body_chars:
             out.append(f"{skill.name}: body has {len(skill.body)} characters; at most {self.max_body_chars}")
         return out
@@ -165,13 +168,18 @@ class SkillEdit:
         object.__setattr__(self, "before", tuple(self.before))
         object.__setattr__(self, "after", tuple(self.after))
         b, a = len(self.before), len(self.after)
-        ok = {"refine": b == 1 and a == 1 and self.before[0].name == self.after[0].name,
-              "induce": b == 0 and a == 1, "consolidate": b >= 2 and a == 1, "prune": b >= 1 and a == 0}
+        ok = {
+            "refine": b == 1 and a == 1 and self.before[0].name == self.after[0].name,
+            "induce": b == 0 and a == 1,
+            "consolidate": b >= 2 and a == 1,
+            "prune": b >= 1 and a == 0,
+        }
         if self.op not in ok:
             raise SkillLibraryError(f"unknown edit op {self.op!r}; one of {', '.join(EDIT_OPS)}")
         if not ok[self.op]:
-            raise SkillLibraryError(f"a {self.op} edit cannot remove {[s.name for s in self.before]} and add "
-                                    f"{[s.name for s in self.after]}")
+            raise SkillLibraryError(
+                f"a {self.op} edit cannot remove {[s.name for s in self.before]} and add {[s.name for s in self.after]}"
+            )
 
     def summary(self) -> str:
         """One line, e.g. ``refine team/check-units`` or ``consolidate solver/a + b -> c``."""
@@ -182,28 +190,42 @@ class SkillEdit:
         return f"{self.op} {self.scope}/{names}" + (f": {self.reason}" if self.reason else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "scope": self.scope, "before": [skill_to_json(s) for s in self.before],
-                "after": [skill_to_json(s) for s in self.after], "reason": self.reason,
-                "evidence": dict(self.evidence)}
+        return {
+            "op": self.op,
+            "scope": self.scope,
+            "before": [skill_to_json(s) for s in self.before],
+            "after": [skill_to_json(s) for s in self.after],
+            "reason": self.reason,
+            "evidence": dict(self.evidence),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SkillEdit:
-        return cls(op=data["op"], scope=data["scope"], before=tuple(skill_from_json(s) for s in data["before"]),
-                   after=tuple(skill_from_json(s) for s in data["after"]), reason=data.get("reason", ""),
-                   evidence=data.get("evidence", {}))
+        return cls(
+            op=data["op"],
+            scope=data["scope"],
+            before=tuple(skill_from_json(s) for s in data["before"]),
+            after=tuple(skill_from_json(s) for s in data["after"]),
+            reason=data.get("reason", ""),
+            evidence=data.get("evidence", {}),
+        )
 
 
 def skill_to_json(skill: Skill) -> dict[str, Any]:
     """``{"version", "skill_md", "resources" (base64)}``: a skill as JSON (the history stores edits so)."""
-    return {"version": skill.version, "skill_md": render_skill_md(skill),
-            "resources": {p: base64.b64encode(b).decode() for p, b in skill.resources.items()}}
+    return {
+        "version": skill.version,
+        "skill_md": render_skill_md(skill),
+        "resources": {p: base64.b64encode(b).decode() for p, b in skill.resources.items()},
+    }
 
 
 def skill_from_json(data: Mapping[str, Any]) -> Skill:
     """Inverse of :func:`skill_to_json`."""
     s = parse_skill_md(data["skill_md"], "<library history>")
-    return s.evolve(version=int(data["version"]),
-                    resources={p: base64.b64decode(b) for p, b in data.get("resources", {}).items()})
+    return s.evolve(
+        version=int(data["version"]), resources={p: base64.b64decode(b) for p, b in data.get("resources", {}).items()}
+    )
 
 
 @dataclass(frozen=True)
@@ -288,8 +310,9 @@ class SkillLibrary:
             return self.scopes[scope][name]
         except KeyError:
             have = sorted(self.scopes.get(scope, {}))
-            raise SkillLibraryError(f"no skill {name!r} in scope {scope!r} (it has: {have or 'nothing'}; "
-                                    f"scopes: {sorted(self.scopes)})") from None
+            raise SkillLibraryError(
+                f"no skill {name!r} in scope {scope!r} (it has: {have or 'nothing'}; scopes: {sorted(self.scopes)})"
+            ) from None
 
     def visible(self, agent: str, scoping: Scoping | None = None) -> dict[str, tuple[str, Skill]]:
         """The skills ``agent`` sees: name -> ``(scope, skill)``, narrowest scope first wins."""
@@ -317,8 +340,10 @@ class SkillLibrary:
             have = current.get(s.name)
             if have is None or have != s:
                 state = "is not there" if have is None else f"is at version {have.version} with other content"
-                raise SkillLibraryError(f"stale edit ({edit.summary()}): {edit.scope}/{s.name} {state}; propose the "
-                                        f"edit again against library version {self.version}")
+                raise SkillLibraryError(
+                    f"stale edit ({edit.summary()}): {edit.scope}/{s.name} {state}; propose the "
+                    f"edit again against library version {self.version}"
+                )
         removed = {s.name: s for s in edit.before}
         for s in edit.before:
             del current[s.name]
@@ -329,8 +354,11 @@ class SkillLibrary:
             after.append(s.evolve(version=removed[s.name].version + 1 if s.name in removed else 1))
             current[s.name] = after[-1]
         applied = SkillEdit(edit.op, edit.scope, edit.before, tuple(after), edit.reason, edit.evidence)
-        new = SkillLibrary({**self.scopes, edit.scope: current}, self.version + 1,
-                           self.history + (LibraryEvent(self.version + 1, "edit", applied),))
+        new = SkillLibrary(
+            {**self.scopes, edit.scope: current},
+            self.version + 1,
+            self.history + (LibraryEvent(self.version + 1, "edit", applied),),
+        )
         problems = (limits or SkillLimits()).edit_problems(edit, new)
         if problems:
             raise SkillLibraryError(f"{edit.summary()} would break the library limits: {'; '.join(problems)}")
@@ -363,32 +391,44 @@ class SkillLibrary:
         if last is None:
             raise SkillLibraryError(f"library version {self.version} was not made by an edit; nothing to roll back")
         if edit is not None and not _same_edit(edit, last):
-            raise SkillLibraryError(f"cannot roll back {edit.summary()!r}: library version {self.version} was made "
-                                    f"by {last.summary()!r}; roll back the later edits first")
+            raise SkillLibraryError(
+                f"cannot roll back {edit.summary()!r}: library version {self.version} was made "
+                f"by {last.summary()!r}; roll back the later edits first"
+            )
         current = {k: v for k, v in self.scopes.get(last.scope, {}).items() if k not in {s.name for s in last.after}}
         current.update({s.name: s for s in last.before})
-        return SkillLibrary({**self.scopes, last.scope: current}, self.version - 1,
-                            self.history + (LibraryEvent(self.version - 1, "rollback", last, note),))
+        return SkillLibrary(
+            {**self.scopes, last.scope: current},
+            self.version - 1,
+            self.history + (LibraryEvent(self.version - 1, "rollback", last, note),),
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Versions and history as JSON (the skills themselves are files: :mod:`lang_pz.skills.files`)."""
-        return {"version": self.version,
-                "skills": {f"{sc}/{s.name}": {"version": s.version, "digest": s.digest()} for sc, s in self},
-                "history": [e.to_json() for e in self.history]}
+        return {
+            "version": self.version,
+            "skills": {f"{sc}/{s.name}": {"version": s.version, "digest": s.digest()} for sc, s in self},
+            "history": [e.to_json() for e in self.history],
+        }
 
 
 def _same_edit(a: SkillEdit, b: SkillEdit) -> bool:
     """``a`` is ``b`` as proposed or as applied (added skills' versions aside)."""
-    return (a.op, a.scope, a.before) == (b.op, b.scope, b.before) and len(a.after) == len(b.after) and all(
-        x.same_content(y) for x, y in zip(a.after, b.after))
+    return (
+        (a.op, a.scope, a.before) == (b.op, b.scope, b.before)
+        and len(a.after) == len(b.after)
+        and all(x.same_content(y) for x, y in zip(a.after, b.after))
+    )
 
 
 def library_to_json(library: SkillLibrary) -> dict[str, Any]:
     """The whole library as JSON, skills' files included (a run's ``done.json`` keeps it for resume);
     inverse of :func:`library_from_json`."""
-    return {"version": library.version,
-            "scopes": {sc: [skill_to_json(s) for s in skills.values()] for sc, skills in library.scopes.items()},
-            "history": [e.to_json() for e in library.history]}
+    return {
+        "version": library.version,
+        "scopes": {sc: [skill_to_json(s) for s in skills.values()] for sc, skills in library.scopes.items()},
+        "history": [e.to_json() for e in library.history],
+    }
 
 
 def library_from_json(data: Mapping[str, Any]) -> SkillLibrary:

@@ -48,9 +48,11 @@ SCHEMA_BOUND_MAX_CHARS = 300
 #: ``GenerationRequest.role`` of the skill writer's requests.
 WRITER_ROLE = "optimiser.skill"
 
-INSTRUCTIONS = ("You maintain a library of skills for a team of agents. A skill has a name (lowercase words "
-                "joined by hyphens), a description (what it does and when to use it) and a body (the "
-                "instruction an agent follows once it uses the skill). Reply with JSON only.")
+INSTRUCTIONS = (
+    "You maintain a library of skills for a team of agents. A skill has a name (lowercase words "
+    "joined by hyphens), a description (what it does and when to use it) and a body (the "
+    "instruction an agent follows once it uses the skill). Reply with JSON only."
+)
 EXAMPLE = """Task: rewrite the skill along the directions.
 Skill carry-box: Carry a box. Body: Pick up the box.
 Directions:
@@ -77,8 +79,13 @@ def _reply_model(with_name: bool, limits: SkillLimits) -> type[BaseModel]:
 
     fields: dict[str, Any] = {"description": text(limits.max_description_chars), "body": text(limits.max_body_chars)}
     if with_name:
-        fields = {"name": (str, Field(min_length=1, max_length=NAME_MAX_CHARS,
-                                      json_schema_extra={"pattern": NAME_SCHEMA_PATTERN})), **fields}
+        fields = {
+            "name": (
+                str,
+                Field(min_length=1, max_length=NAME_MAX_CHARS, json_schema_extra={"pattern": NAME_SCHEMA_PATTERN}),
+            ),
+            **fields,
+        }
     return create_model("SkillReply", __config__=ConfigDict(extra="forbid"), **fields)
 
 
@@ -134,24 +141,32 @@ class SkillWriter:
                     raise ValueError(f"{k} has {len(data[k])} characters; at most {limit}")
                 if (p := repeated_phrase(data[k])) is not None:
                     raise ValueError(f"{k} repeats {p!r}; write it once")
-            if unchanged is not None and " ".join(data["body"].split()) == " ".join(unchanged.body.split()) and \
-                    " ".join(data["description"].split()) == " ".join(unchanged.description.split()):
+            if (
+                unchanged is not None
+                and " ".join(data["body"].split()) == " ".join(unchanged.body.split())
+                and " ".join(data["description"].split()) == " ".join(unchanged.description.split())
+            ):
                 raise ValueError("the skill is unchanged; apply the directions")
 
         def build(errors: list[str]) -> GenerationRequest:
-            common: dict[str, Any] = {"json_schema": schema, "role": WRITER_ROLE,
-                                      "max_tokens": 40 + (self.limits.max_description_chars
-                                      + self.limits.max_body_chars) // 3,
-                                      **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed)}
+            common: dict[str, Any] = {
+                "json_schema": schema,
+                "role": WRITER_ROLE,
+                "max_tokens": 40 + (self.limits.max_description_chars + self.limits.max_body_chars) // 3,
+                **attempt_sampling(errors, self.temperature, self.retry_temperature, self.seed),
+            }
             body = task + rejection_note(errors)
             if getattr(self.backend, "prompt_format", "chat") == "chat":
-                return GenerationRequest(messages=(Message("system", f"{INSTRUCTIONS}\n\nExample:\n{EXAMPLE}"),
-                                                   Message("user", body)), **common)
-            return GenerationRequest(prompt=f"{INSTRUCTIONS}\n\nExample:\n{EXAMPLE}\n\n{body}\nNew skill as JSON:\n",
-                                     **common)
+                return GenerationRequest(
+                    messages=(Message("system", f"{INSTRUCTIONS}\n\nExample:\n{EXAMPLE}"), Message("user", body)), **common
+                )
+            return GenerationRequest(
+                prompt=f"{INSTRUCTIONS}\n\nExample:\n{EXAMPLE}\n\n{body}\nNew skill as JSON:\n", **common
+            )
 
-        reply, gens = ask_structured(self.backend, build, model, what="skill text", max_attempts=self.max_attempts,
-                                     validate=validate)
+        reply, gens = ask_structured(
+            self.backend, build, model, what="skill text", max_attempts=self.max_attempts, validate=validate
+        )
         self.generations += gens
         return SkillText(**reply.model_dump())
 
@@ -160,8 +175,16 @@ def _card(s: Skill) -> str:
     return f"Skill {s.name}: {' '.join(s.description.split())} Body: {' '.join(s.body.split())}"
 
 
-def refine(library: SkillLibrary, scope: str, name: str, directions: Sequence[str], writer: SkillWriter,
-           *, reason: str = "", evidence: dict[str, Any] | None = None) -> SkillEdit:
+def refine(
+    library: SkillLibrary,
+    scope: str,
+    name: str,
+    directions: Sequence[str],
+    writer: SkillWriter,
+    *,
+    reason: str = "",
+    evidence: dict[str, Any] | None = None,
+) -> SkillEdit:
     """A candidate edit rewriting skill ``scope/name`` along ``directions`` (suggested edits).
 
     Raises:
@@ -171,16 +194,27 @@ def refine(library: SkillLibrary, scope: str, name: str, directions: Sequence[st
     old = library.get(scope, name)
     if not any(d.strip() for d in directions):
         raise SkillLibraryError(f"refine {scope}/{name}: no edit directions given")
-    task = "Task: rewrite the skill along the directions.\n" + _card(old) + "\nDirections:\n" + "\n".join(
-        f"- {' '.join(d.split())}" for d in directions if d.strip())
+    task = (
+        "Task: rewrite the skill along the directions.\n"
+        + _card(old)
+        + "\nDirections:\n"
+        + "\n".join(f"- {' '.join(d.split())}" for d in directions if d.strip())
+    )
     text = writer.write(task, with_name=False, unchanged=old)
     new = old.evolve(description=text.description, body=text.body)
-    return SkillEdit("refine", scope, (old,), (new,), reason or f"directions: {'; '.join(directions)}",
-                     evidence or {})
+    return SkillEdit("refine", scope, (old,), (new,), reason or f"directions: {'; '.join(directions)}", evidence or {})
 
 
-def induce(library: SkillLibrary, scope: str, capabilities: Sequence[str], writer: SkillWriter,
-           *, agents: Sequence[str] = (), reason: str = "", evidence: dict[str, Any] | None = None) -> SkillEdit:
+def induce(
+    library: SkillLibrary,
+    scope: str,
+    capabilities: Sequence[str],
+    writer: SkillWriter,
+    *,
+    agents: Sequence[str] = (),
+    reason: str = "",
+    evidence: dict[str, Any] | None = None,
+) -> SkillEdit:
     """A candidate edit adding a new skill to ``scope`` for ``capabilities`` agents lacked.
 
     Raises:
@@ -192,17 +226,27 @@ def induce(library: SkillLibrary, scope: str, capabilities: Sequence[str], write
         raise SkillLibraryError(f"induce in {scope!r}: no capability given")
     have = library.scopes.get(scope, {})
     who = f" by {', '.join(agents)}" if agents else ""
-    task = ("Task: write a new skill for what the agents lacked.\n" + (
-        "Existing skills: " + "; ".join(f"{n}: {s.description}" for n, s in have.items()) + "\n" if have else "")
-        + f"Capabilities needed{who}:\n" + "\n".join(f"- {c}" for c in caps))
+    task = (
+        "Task: write a new skill for what the agents lacked.\n"
+        + ("Existing skills: " + "; ".join(f"{n}: {s.description}" for n, s in have.items()) + "\n" if have else "")
+        + f"Capabilities needed{who}:\n"
+        + "\n".join(f"- {c}" for c in caps)
+    )
     text = writer.write(task, with_name=True, taken=[s.name for _, s in library])  # no shadowing either
     assert text.name is not None
     skill = Skill(text.name, text.description, text.body)
     return SkillEdit("induce", scope, (), (skill,), reason or f"needed: {'; '.join(caps)}", evidence or {})
 
 
-def consolidate(library: SkillLibrary, scope: str, names: Sequence[str], writer: SkillWriter,
-                *, reason: str = "", evidence: dict[str, Any] | None = None) -> SkillEdit:
+def consolidate(
+    library: SkillLibrary,
+    scope: str,
+    names: Sequence[str],
+    writer: SkillWriter,
+    *,
+    reason: str = "",
+    evidence: dict[str, Any] | None = None,
+) -> SkillEdit:
     """A candidate edit merging skills ``names`` of ``scope`` into one (it may keep one of their names).
 
     Raises:
@@ -218,12 +262,17 @@ def consolidate(library: SkillLibrary, scope: str, names: Sequence[str], writer:
     text = writer.write(task, with_name=True, taken=others)
     assert text.name is not None
     merged = Skill(text.name, text.description, text.body)
-    return SkillEdit("consolidate", scope, olds, (merged,), reason or f"redundant: {', '.join(names)}",
-                     evidence or {})
+    return SkillEdit("consolidate", scope, olds, (merged,), reason or f"redundant: {', '.join(names)}", evidence or {})
 
 
-def prune(library: SkillLibrary, memory: SkillMemory, *, min_offered: float = 10.0, harm_margin: float = 0.0,
-          min_measured: float = 1.0) -> list[SkillEdit]:
+def prune(
+    library: SkillLibrary,
+    memory: SkillMemory,
+    *,
+    min_offered: float = 10.0,
+    harm_margin: float = 0.0,
+    min_measured: float = 1.0,
+) -> list[SkillEdit]:
     """Candidate edits removing unused or harmful skills (computed evidence only; no LLM call).
 
     Args:
@@ -241,15 +290,31 @@ def prune(library: SkillLibrary, memory: SkillMemory, *, min_offered: float = 10
     harmful, unused = [], []
     for scope, s in library:
         rec = memory.record(scope, s.name)
-        ev = {"offered": rec.offered, "invoked": rec.invoked, "measured_utility": rec.measured,
-              "measured_n": rec.measured_n, "critic_harmful_share": rec.share("harmful")}
+        ev = {
+            "offered": rec.offered,
+            "invoked": rec.invoked,
+            "measured_utility": rec.measured,
+            "measured_n": rec.measured_n,
+            "critic_harmful_share": rec.share("harmful"),
+        }
         if rec.version != s.version:
             continue
         if rec.offered >= min_offered and rec.invoked == 0:
             unused.append(SkillEdit("prune", scope, (s,), (), f"unused: offered {rec.offered:g} times, never invoked", ev))
         elif rec.measured is not None and rec.measured_n >= min_measured and rec.measured < -harm_margin:
-            harmful.append((rec.measured, SkillEdit("prune", scope, (s,), (), f"harmful: measured utility "
-                                                    f"{rec.measured:+.3g} over {rec.measured_n:g} re-run(s)", ev)))
+            harmful.append(
+                (
+                    rec.measured,
+                    SkillEdit(
+                        "prune",
+                        scope,
+                        (s,),
+                        (),
+                        f"harmful: measured utility {rec.measured:+.3g} over {rec.measured_n:g} re-run(s)",
+                        ev,
+                    ),
+                )
+            )
     return [e for _, e in sorted(harmful, key=lambda x: x[0])] + unused
 
 
@@ -285,8 +350,14 @@ class Proposals:
     failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def propose_edits(library: SkillLibrary, memory: SkillMemory, writer: SkillWriter, *,
-                  scoping: Scoping | None = None, rules: ProposalRules | None = None) -> Proposals:
+def propose_edits(
+    library: SkillLibrary,
+    memory: SkillMemory,
+    writer: SkillWriter,
+    *,
+    scoping: Scoping | None = None,
+    rules: ProposalRules | None = None,
+) -> Proposals:
     """Candidate edits from the aggregated evidence: prune, then refine, consolidate, induce.
 
     Args:
@@ -316,35 +387,62 @@ def propose_edits(library: SkillLibrary, memory: SkillMemory, writer: SkillWrite
         props.edits.append(edit)
         touched.update((edit.scope, s.name) for s in edit.before)
 
-    for edit in prune(library, memory, min_offered=rules.min_offered, harm_margin=rules.harm_margin,
-                      min_measured=rules.min_measured):
+    for edit in prune(
+        library, memory, min_offered=rules.min_offered, harm_margin=rules.harm_margin, min_measured=rules.min_measured
+    ):
         if room():
             props.edits.append(edit)
             touched.add((edit.scope, edit.before[0].name))
     for scope, s in library:
         rec = memory.record(scope, s.name)
         bad = rec.share("harmful") + rec.share("neutral") >= rules.refine_share or (
-            rec.measured is not None and rec.measured <= 0)
+            rec.measured is not None and rec.measured <= 0
+        )
         if room() and (scope, s.name) not in touched and rec.invoked > 0 and bad and rec.edits:
-            attempt(f"refine {scope}/{s.name}", lambda scope=scope, s=s, rec=rec: refine(
-                library, scope, s.name, [t for _, t in rec.edits[:3]], writer,
-                evidence={"contributions": rec.contributions, "measured_utility": rec.measured}))
+            attempt(
+                f"refine {scope}/{s.name}",
+                lambda scope=scope, s=s, rec=rec: refine(
+                    library,
+                    scope,
+                    s.name,
+                    [t for _, t in rec.edits[:3]],
+                    writer,
+                    evidence={"contributions": rec.contributions, "measured_utility": rec.measured},
+                ),
+            )
     for scope, skills in library.scopes.items():
-        red = [n for n in skills if (scope, n) not in touched and memory.record(scope, n).share("redundant")
-               >= rules.redundant_share]
+        red = [
+            n
+            for n in skills
+            if (scope, n) not in touched and memory.record(scope, n).share("redundant") >= rules.redundant_share
+        ]
         if room() and len(red) >= 2:
             pair = sorted(red, key=lambda n: -memory.record(scope, n).contributions.get("redundant", 0.0))[:2]
-            attempt(f"consolidate {scope}/{'+'.join(pair)}", lambda scope=scope, pair=pair: consolidate(
-                library, scope, pair, writer, evidence={"redundant_share": {n: memory.record(scope, n).share(
-                    "redundant") for n in pair}}))
+            attempt(
+                f"consolidate {scope}/{'+'.join(pair)}",
+                lambda scope=scope, pair=pair: consolidate(
+                    library,
+                    scope,
+                    pair,
+                    writer,
+                    evidence={"redundant_share": {n: memory.record(scope, n).share("redundant") for n in pair}},
+                ),
+            )
     sizes = {sc: len(sk) for sc, sk in library.scopes.items()}
     for agent, arec in sorted(memory.agents.items()):
         home = scoping.home(agent)
         full = len(library) + 1 > writer.limits.max_skills or sizes.get(home, 0) + 1 > writer.limits.max_skills_per_scope
         if room() and not full and arec.need_share >= rules.need_share and arec.capabilities:
             sizes[home] = sizes.get(home, 0) + 1
-            attempt(f"induce {home} for {agent}", lambda home=home, agent=agent, arec=arec: induce(
-                library, home, [t for _, t in arec.capabilities[:3]], writer, agents=[agent],
-                evidence={"need_share": arec.need_share, "agents": [agent]}))
+            attempt(
+                f"induce {home} for {agent}",
+                lambda home=home, agent=agent, arec=arec: induce(
+                    library,
+                    home,
+                    [t for _, t in arec.capabilities[:3]],
+                    writer,
+                    agents=[agent],
+                    evidence={"need_share": arec.need_share, "agents": [agent]},
+                ),
+            )
     return props
-

@@ -73,7 +73,7 @@ def _clip(text: str, n: int) -> str:
 
 
 def _choose_block(cards: Sequence[tuple[str, str]], observation: str, pick: str | None = None) -> str:
-    head = f"{skill_list(cards)}\nObservation: {observation}\nSkill = \""
+    head = f'{skill_list(cards)}\nObservation: {observation}\nSkill = "'
     return head if pick is None else f'{head}{pick}"\n\n'
 
 
@@ -109,8 +109,17 @@ def invocations(trajectory: Trajectory) -> list[Invocation]:
             continue
         inv = rec.get("invoked")
         if inv:
-            out.append(Invocation(s.agent, s.step, int(rec["decision"]), inv["name"], inv["scope"],
-                                  int(inv["version"]), int(rec["library_version"])))
+            out.append(
+                Invocation(
+                    s.agent,
+                    s.step,
+                    int(rec["decision"]),
+                    inv["name"],
+                    inv["scope"],
+                    int(inv["version"]),
+                    int(rec["library_version"]),
+                )
+            )
     return out
 
 
@@ -157,11 +166,13 @@ class SkillPolicy(LLMPolicy):
         temperature: float = 0.0,
         seed: int = 0,
     ) -> None:
-        super().__init__(policy, backend, prompt_format=prompt_format, max_tokens=max_tokens,
-                         temperature=temperature, seed=seed)
+        super().__init__(
+            policy, backend, prompt_format=prompt_format, max_tokens=max_tokens, temperature=temperature, seed=seed
+        )
         if not isinstance(library, SkillLibrary):
-            raise TypeError(f"library must be a SkillLibrary, got {library!r}; read one with "
-                            "lang_pz.skills.read_library(folder)")
+            raise TypeError(
+                f"library must be a SkillLibrary, got {library!r}; read one with lang_pz.skills.read_library(folder)"
+            )
         self.library = library
         self.agent = agent
         self.scoping = scoping or Scoping()
@@ -169,17 +180,28 @@ class SkillPolicy(LLMPolicy):
         self._decision = 0
 
     def __repr__(self) -> str:
-        return (f"SkillPolicy(agent={self.agent!r}, skills={list(self.skills())}, library_version="
-                f"{self.library.version}, withheld={sorted(self.withheld)})")
+        return (
+            f"SkillPolicy(agent={self.agent!r}, skills={list(self.skills())}, library_version="
+            f"{self.library.version}, withheld={sorted(self.withheld)})"
+        )
 
     def skills(self) -> dict[str, tuple[str, Skill]]:
         """The skills this agent is offered: name -> ``(scope, skill)`` (withheld ones removed)."""
         return {n: v for n, v in self.library.visible(self.agent, self.scoping).items() if n not in self.withheld}
 
     def _copy(self, **changes: Any) -> SkillPolicy:
-        kw: dict[str, Any] = dict(policy=self.policy, backend=self.backend, library=self.library, agent=self.agent,
-                                  scoping=self.scoping, withheld=self.withheld, prompt_format=self._prompt_format,
-                                  max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
+        kw: dict[str, Any] = dict(
+            policy=self.policy,
+            backend=self.backend,
+            library=self.library,
+            agent=self.agent,
+            scoping=self.scoping,
+            withheld=self.withheld,
+            prompt_format=self._prompt_format,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
         kw.update(changes)
         return SkillPolicy(**kw)
 
@@ -213,22 +235,31 @@ class SkillPolicy(LLMPolicy):
         Raises:
             PromptTooLongError: the skill list alone does not fit.
         """
-        def too_long(n_ctx: int) -> str:
-            return (f"SkillPolicy ({self.agent}): the skill choice does not fit the model's context window ({n_ctx} "
-                    f"tokens) even with the observation left out: {len(self.skills())} skill cards are too many or "
-                    "too long; offer fewer skills (SkillLimits.max_skills_per_scope) or shorten their descriptions")
 
-        return fit_to_context(self._choose, " ".join(observation_text(observation).split()), self.backend,
-                              too_long)[0]
+        def too_long(n_ctx: int) -> str:
+            return (
+                f"SkillPolicy ({self.agent}): the skill choice does not fit the model's context window ({n_ctx} "
+                f"tokens) even with the observation left out: {len(self.skills())} skill cards are too many or "
+                "too long; offer fewer skills (SkillLimits.max_skills_per_scope) or shorten their descriptions"
+            )
+
+        return fit_to_context(self._choose, " ".join(observation_text(observation).split()), self.backend, too_long)[0]
 
     def _choose(self, text: str) -> GenerationRequest:
         cards = [(n, s.description) for n, (_, s) in self.skills().items()]
         names = tuple(n for n, _ in cards) + (NONE,)
-        common: dict[str, Any] = {"choices": names, "max_tokens": max(len(n) for n in names) + 2,
-                                  "temperature": self.temperature, "seed": self.seed, "role": CHOOSE_ROLE}
+        common: dict[str, Any] = {
+            "choices": names,
+            "max_tokens": max(len(n) for n in names) + 2,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "role": CHOOSE_ROLE,
+        }
         if self.prompt_format == "chat":
-            system = (f"You control one agent. {skill_list(cards)}\nReply with the name of the one skill that fits "
-                      f"the observation, or {NONE}, and nothing else.")
+            system = (
+                f"You control one agent. {skill_list(cards)}\nReply with the name of the one skill that fits "
+                f"the observation, or {NONE}, and nothing else."
+            )
             return GenerationRequest(messages=(Message("system", system), Message("user", text)), **common)
         prompt = "Pick the skill that fits the observation, or none.\n\n"
         prompt += "".join(_choose_block(CHOOSE_SKILLS, o, p) for o, p in CHOOSE_EXAMPLES)
@@ -268,23 +299,38 @@ class SkillPolicy(LLMPolicy):
             gen = self.backend.generate(req)
             name = gen.text.strip()
             if name not in req.choices:  # type: ignore[operator]
-                raise BackendError(f"{type(self.backend).__name__} answered {gen.text!r} to the skill choice; "
-                                   f"expected one of {list(req.choices or ())}")
+                raise BackendError(
+                    f"{type(self.backend).__name__} answered {gen.text!r} to the skill choice; "
+                    f"expected one of {list(req.choices or ())}"
+                )
             p_tok, c_tok, latency = gen.prompt_tokens, gen.completion_tokens, gen.latency_s
             chosen = offered.get(name)
-        actor = LLMPolicy(self.acting_policy(chosen[1] if chosen else None), self.backend,
-                          prompt_format=self._prompt_format, max_tokens=self.max_tokens,
-                          temperature=self.temperature, seed=self.seed)
+        actor = LLMPolicy(
+            self.acting_policy(chosen[1] if chosen else None),
+            self.backend,
+            prompt_format=self._prompt_format,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
         act = actor.decide(observation, info)
         record = {
-            "agent": self.agent, "decision": decision, "library_version": self.library.version,
+            "agent": self.agent,
+            "decision": decision,
+            "library_version": self.library.version,
             "offered": [[sc, n] for n, (sc, _) in offered.items()],
-            "invoked": None if chosen is None else {"name": chosen[1].name, "scope": chosen[0],
-                                                    "version": chosen[1].version},
+            "invoked": None
+            if chosen is None
+            else {"name": chosen[1].name, "scope": chosen[0], "version": chosen[1].version},
         }
-        return Decision(action=act.action, raw_output=act.raw_output, prompt_tokens=p_tok + act.prompt_tokens,
-                        completion_tokens=c_tok + act.completion_tokens, latency_s=latency + act.latency_s,
-                        meta={**act.meta, META_KEY: record})
+        return Decision(
+            action=act.action,
+            raw_output=act.raw_output,
+            prompt_tokens=p_tok + act.prompt_tokens,
+            completion_tokens=c_tok + act.completion_tokens,
+            latency_s=latency + act.latency_s,
+            meta={**act.meta, META_KEY: record},
+        )
 
 
 def skill_policies(

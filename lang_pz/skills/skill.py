@@ -70,8 +70,7 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} is given twice", key_node.start_mark)
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
 
@@ -95,8 +94,11 @@ def check_name(name: Any, where: str = "<skill>") -> str:
     if not NAME_PATTERN.match(name):
         fix = "-".join(p for p in re.split(r"[^a-z0-9]+", name.lower()) if p)
         raise SkillFormatError(
-            where, "name", f"{name!r} must be lowercase letters, digits and single hyphens, not at either end"
-            + (f"; e.g. {fix!r}" if fix else ""))
+            where,
+            "name",
+            f"{name!r} must be lowercase letters, digits and single hyphens, not at either end"
+            + (f"; e.g. {fix!r}" if fix else ""),
+        )
     return name
 
 
@@ -105,8 +107,9 @@ def _text(value: Any, where: str, key: str, limit: int, required: bool) -> str |
         return None
     if not isinstance(value, str):
         got = "nothing" if value is None else f"{type(value).__name__} {value!r}"
-        raise SkillFormatError(where, key, f"must be a string, got {got}" + ("" if value is not None else
-                               "; it is required"))
+        raise SkillFormatError(
+            where, key, f"must be a string, got {got}" + ("" if value is not None else "; it is required")
+        )
     if not value.strip():
         raise SkillFormatError(where, key, "is empty" + ("; it is required" if required else "; remove it or fill it"))
     if len(value) > limit:
@@ -152,17 +155,25 @@ class Skill:
             raise SkillFormatError(f"<skill {self.name!r}>", None, f"version must be an int >= 1, got {self.version!r}")
         bad = [p for p in self.resources if p == SKILL_FILE or p.startswith("/") or ".." in p.split("/")]
         if bad:
-            raise SkillFormatError(f"<skill {self.name!r}>", None, f"bad resource path(s) {bad}: relative paths "
-                                   f"inside the skill folder, other than {SKILL_FILE}")
+            raise SkillFormatError(
+                f"<skill {self.name!r}>",
+                None,
+                f"bad resource path(s) {bad}: relative paths inside the skill folder, other than {SKILL_FILE}",
+            )
         object.__setattr__(self, "body", self.body.strip())
         object.__setattr__(self, "metadata", dict(self.metadata))
         object.__setattr__(self, "resources", dict(sorted(self.resources.items())))
 
     def front_matter(self) -> dict[str, Any]:
         """The front matter fields that are set, in :data:`FIELDS` order."""
-        data = {"name": self.name, "description": self.description, "license": self.license,
-                "compatibility": self.compatibility, "metadata": self.metadata or None,
-                "allowed-tools": self.allowed_tools}
+        data = {
+            "name": self.name,
+            "description": self.description,
+            "license": self.license,
+            "compatibility": self.compatibility,
+            "metadata": self.metadata or None,
+            "allowed-tools": self.allowed_tools,
+        }
         return {k: v for k, v in data.items() if v is not None}
 
     def evolve(self, **changes: Any) -> Skill:
@@ -193,13 +204,16 @@ def validate_fields(data: Any, where: str) -> None:
             message names ``where`` (the file) and the field.
     """
     if not isinstance(data, Mapping):
-        raise SkillFormatError(where, None, f"the front matter must be a YAML mapping of fields, got "
-                               f"{type(data).__name__}")
+        raise SkillFormatError(where, None, f"the front matter must be a YAML mapping of fields, got {type(data).__name__}")
     unknown = [str(k) for k in data if k not in FIELDS]
     if unknown:
         hint = "; put extra information under 'metadata'" if any(k != "allowed_tools" for k in unknown) else ""
-        raise SkillFormatError(where, unknown[0], f"is not an Agent Skills field (allowed: {', '.join(FIELDS)})"
-                               + ("; write 'allowed-tools'" if unknown[0] == "allowed_tools" else hint))
+        raise SkillFormatError(
+            where,
+            unknown[0],
+            f"is not an Agent Skills field (allowed: {', '.join(FIELDS)})"
+            + ("; write 'allowed-tools'" if unknown[0] == "allowed_tools" else hint),
+        )
     if "name" not in data:
         raise SkillFormatError(where, "name", "is missing; it is required")
     check_name(data["name"], where)
@@ -215,8 +229,9 @@ def validate_fields(data: Any, where: str) -> None:
         raise SkillFormatError(where, "metadata", f"must be a map of strings to strings, got {meta!r}")
     for k, v in (meta or {}).items():
         if not isinstance(k, str) or not isinstance(v, str):
-            raise SkillFormatError(where, f"metadata.{k}", f"keys and values must be strings, got {k!r}: {v!r}; "
-                                   "quote it, e.g. version: \"1.0\"")
+            raise SkillFormatError(
+                where, f"metadata.{k}", f'keys and values must be strings, got {k!r}: {v!r}; quote it, e.g. version: "1.0"'
+            )
 
 
 def parse_skill_md(text: str, where: str | Path = "<text>", folder_name: str | None = None) -> Skill:
@@ -237,8 +252,11 @@ def parse_skill_md(text: str, where: str | Path = "<text>", folder_name: str | N
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
-        raise SkillFormatError(where, None, "must start with a line '---', then the YAML front matter "
-                               "(name, description), then a line '---', then the body")
+        raise SkillFormatError(
+            where,
+            None,
+            "must start with a line '---', then the YAML front matter (name, description), then a line '---', then the body",
+        )
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if end is None:
         raise SkillFormatError(where, None, "the front matter is not closed: add a line '---' after it")
@@ -251,11 +269,18 @@ def parse_skill_md(text: str, where: str | Path = "<text>", folder_name: str | N
         raise SkillFormatError(where, None, f"the front matter is not valid YAML{at}: {problem}") from None
     validate_fields(data if data is not None else {}, where)
     if folder_name is not None and data["name"] != folder_name:
-        raise SkillFormatError(where, "name", f"{data['name']!r} must equal the skill folder's name {folder_name!r}; "
-                               "rename one of them")
-    return Skill(name=data["name"], description=data["description"], body="\n".join(lines[end + 1:]),
-                 license=data.get("license"), compatibility=data.get("compatibility"),
-                 metadata=data.get("metadata") or {}, allowed_tools=data.get("allowed-tools"))
+        raise SkillFormatError(
+            where, "name", f"{data['name']!r} must equal the skill folder's name {folder_name!r}; rename one of them"
+        )
+    return Skill(
+        name=data["name"],
+        description=data["description"],
+        body="\n".join(lines[end + 1 :]),
+        license=data.get("license"),
+        compatibility=data.get("compatibility"),
+        metadata=data.get("metadata") or {},
+        allowed_tools=data.get("allowed-tools"),
+    )
 
 
 def render_skill_md(skill: Skill) -> str:

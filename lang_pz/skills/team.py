@@ -54,8 +54,9 @@ class SkillTeamSpec(TeamSpec):
         team: dict[str, Policy] = {}
         for agent, text in self.policies.items():
             if self.skilled is None or agent in self.skilled:
-                team[agent] = SkillPolicy(text, backend, self.library, agent=agent, scoping=self.scoping,
-                                          withheld=self.withheld.get(agent, ()))
+                team[agent] = SkillPolicy(
+                    text, backend, self.library, agent=agent, scoping=self.scoping, withheld=self.withheld.get(agent, ())
+                )
             else:
                 team[agent] = LLMPolicy(text, backend)
         return {**team, **self.partners(env)}
@@ -70,8 +71,13 @@ class SkillTeamSpec(TeamSpec):
         return replace(self, library=library, withheld={})
 
     def __getstate__(self) -> dict[str, Any]:  # a model or a client never leaves this process
-        return {**super().__getstate__(), "library": self.library, "scoping": self.scoping, "skilled": self.skilled,
-                "withheld": dict(self.withheld)}
+        return {
+            **super().__getstate__(),
+            "library": self.library,
+            "scoping": self.scoping,
+            "skilled": self.skilled,
+            "withheld": dict(self.withheld),
+        }
 
 
 class RoleRouter(LLMBackend):

@@ -59,22 +59,29 @@ class TransferResult:
         from lang_pz.bench.stats import bootstrap_interval
 
         out = []
-        for label, xs in (("with the library", self.with_skills), ("no skills", self.without_skills),
-                          ("difference (paired)", self.differences)):
+        for label, xs in (
+            ("with the library", self.with_skills),
+            ("no skills", self.without_skills),
+            ("difference (paired)", self.differences),
+        ):
             lo, hi = bootstrap_interval(xs)
             out.append((label, sum(xs) / len(xs), lo, hi))
         return out
 
     def render(self) -> str:
         """A short text table (means with 95 % bootstrap intervals) and the invocation counts."""
-        lines = [f"{self.env_id} {self.env_kwargs or ''}".rstrip() + f", {len(self.seeds)} seed(s), objective "
-                 f"{self.objective}", f"{'team':<22} {'mean':>9}  95 % interval"]
+        lines = [
+            f"{self.env_id} {self.env_kwargs or ''}".rstrip() + f", {len(self.seeds)} seed(s), objective {self.objective}",
+            f"{'team':<22} {'mean':>9}  95 % interval",
+        ]
         for label, mean, lo, hi in self.rows():
             ci = "-" if lo != lo else f"[{lo:.3g}, {hi:.3g}]"  # NaN: one seed
             lines.append(f"{label:<22} {mean:>9.3g}  {ci}")
         used = sum(self.invoked.values())
-        lines.append(f"skills invoked in {used} of {self.decisions} decision(s) that offered one"
-                     + (": " + ", ".join(f"{k} x{n}" for k, n in sorted(self.invoked.items())) if used else ""))
+        lines.append(
+            f"skills invoked in {used} of {self.decisions} decision(s) that offered one"
+            + (": " + ", ".join(f"{k} x{n}" for k, n in sorted(self.invoked.items())) if used else "")
+        )
         if self.unmatched_scopes:
             lines.append(f"scopes no agent of this env sees (never offered): {', '.join(self.unmatched_scopes)}")
         return "\n".join(lines)
@@ -136,6 +143,7 @@ def evaluate_library(
         def build(e: Any) -> dict[str, Policy]:
             fixed = {a: make_partner(k, e, a, i) for i, (a, k) in enumerate(sorted(partners.items()))}
             return {**{a: SkillPolicy(texts[a], backend, lib, agent=a, scoping=scoping) for a in llm_agents}, **fixed}
+
         return build
 
     try:
@@ -145,6 +153,14 @@ def evaluate_library(
         env.close()
     invoked, _ = usage_counts(skilled)
     decisions = sum(1 for t in skilled for s in t.steps if ((s.meta or {}).get("skills") or {}).get("offered"))
-    return TransferResult(env_id, kwargs, list(seeds), spec, [obj(t) for t in skilled], [obj(t) for t in plain],
-                          {f"{sc}/{n}": c for (sc, n), c in invoked.items()}, decisions,
-                          scoping.unseen(library, agents))
+    return TransferResult(
+        env_id,
+        kwargs,
+        list(seeds),
+        spec,
+        [obj(t) for t in skilled],
+        [obj(t) for t in plain],
+        {f"{sc}/{n}": c for (sc, n), c in invoked.items()},
+        decisions,
+        scoping.unseen(library, agents),
+    )

@@ -94,10 +94,18 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CodeTaskEnv": "code_env", "make_humaneval": "code_env", "make_mbpp": "code_env",
-    "MathTaskEnv": "math_env", "make_math500": "math_env", "make_gsm8k": "math_env",
-    "QATaskEnv": "qa_env", "make_hotpotqa": "qa_env", "TaskEnv": "base",
-    "ExecutionResult": "sandbox", "SandboxConfig": "sandbox", "run_python": "sandbox",
+    "CodeTaskEnv": "code_env",
+    "make_humaneval": "code_env",
+    "make_mbpp": "code_env",
+    "MathTaskEnv": "math_env",
+    "make_math500": "math_env",
+    "make_gsm8k": "math_env",
+    "QATaskEnv": "qa_env",
+    "make_hotpotqa": "qa_env",
+    "TaskEnv": "base",
+    "ExecutionResult": "sandbox",
+    "SandboxConfig": "sandbox",
+    "run_python": "sandbox",
 }
 
 

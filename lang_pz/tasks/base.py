@@ -117,9 +117,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self.items: tuple[ItemT, ...] = tuple(items)
         turns = tuple(self.DEFAULT_TURNS if turns is None else turns)
         if not turns or any(t not in self.ROLES for t in turns) or isinstance(turns, str):
-            raise InvalidKwargError(
-                f"turns must be a non-empty sequence of the roles {list(self.ROLES)}, got {turns!r}"
-            )
+            raise InvalidKwargError(f"turns must be a non-empty sequence of the roles {list(self.ROLES)}, got {turns!r}")
         missing = [r for r in self.REQUIRED_ROLES if r not in turns]
         if missing:
             raise InvalidKwargError(f"turns must include {missing} (the team needs them), got {turns!r}")
@@ -291,8 +289,10 @@ class TaskEnv(AECEnv, Generic[ItemT]):
     def state_text(self) -> str:
         """The global view for a centralised critic: the task, every message, extracted
         values and, after the last turn, the score and the gold answer."""
-        lines = [f"Task {self._task_id()}, turn {min(self.turn + 1, len(self.turns))} of {len(self.turns)} "
-                 f"(order: {', '.join(self.turns)})."]
+        lines = [
+            f"Task {self._task_id()}, turn {min(self.turn + 1, len(self.turns))} of {len(self.turns)} "
+            f"(order: {', '.join(self.turns)})."
+        ]
         lines.extend(self._describe())
         lines.extend(f"[turn {m.turn}, {m.speaker}] {m.text}" for m in self.transcript)
         if self.score is not None:

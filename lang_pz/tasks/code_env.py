@@ -117,7 +117,7 @@ def extract_code(text: str) -> str | None:
     m = _CODE_START.search(text)
     if m is None:
         return None
-    code = text[m.start():]
+    code = text[m.start() :]
     code = code.split("```", 1)[0]
     return code.rstrip() + "\n" if "def " in code else None
 
@@ -200,8 +200,10 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
             if item.entry_point:
                 text = f"Task {item.task_id}: complete this Python function.\n{item.prompt.rstrip()}"
             else:
-                text = (f"Task {item.task_id}: {item.prompt.strip()}\n"
-                        f"Example test: {item.tests[0].strip() if item.tests else '(none)'}")
+                text = (
+                    f"Task {item.task_id}: {item.prompt.strip()}\n"
+                    f"Example test: {item.tests[0].strip() if item.tests else '(none)'}"
+                )
             self._task_cache[item.task_id] = visible_text(text)
         return self._task_cache[item.task_id]
 
@@ -246,7 +248,8 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         for i, t in enumerate(tests):
             if i not in run.outcome:
                 why = {"timeout": "timed out", "early_exit": "not run (the code's process ended early)"}.get(
-                    run.status, f"not run ({run.status})")
+                    run.status, f"not run ({run.status})"
+                )
                 lines.append(f"- {t} -> {why}")
             elif run.outcome[i] is not None:
                 lines.append(f"- {t} -> {run.outcome[i]}")
@@ -306,8 +309,16 @@ def make_humaneval(
     check_int("split_seed", split_seed, 0)
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items("humaneval", split=split, source=source, split_seed=split_seed)
-    return CodeTaskEnv(items, turns=turns, index=index, sandbox=_sandbox(timeout_s, memory_mb), max_tests=max_tests,
-                       strict=strict, max_message_chars=max_message_chars, render_mode=render_mode)
+    return CodeTaskEnv(
+        items,
+        turns=turns,
+        index=index,
+        sandbox=_sandbox(timeout_s, memory_mb),
+        max_tests=max_tests,
+        strict=strict,
+        max_message_chars=max_message_chars,
+        render_mode=render_mode,
+    )
 
 
 def make_mbpp(
@@ -346,5 +357,13 @@ def make_mbpp(
     check_choice("split", split, ("all", "train", "val", "test", "prompt"))
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items("mbpp", split=split, source=source, data_dir=data_dir, sanitized=sanitized)
-    return CodeTaskEnv(items, turns=turns, index=index, sandbox=_sandbox(timeout_s, memory_mb), max_tests=max_tests,
-                       strict=strict, max_message_chars=max_message_chars, render_mode=render_mode)
+    return CodeTaskEnv(
+        items,
+        turns=turns,
+        index=index,
+        sandbox=_sandbox(timeout_s, memory_mb),
+        max_tests=max_tests,
+        strict=strict,
+        max_message_chars=max_message_chars,
+        render_mode=render_mode,
+    )

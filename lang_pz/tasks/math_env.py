@@ -180,12 +180,17 @@ class MathTaskEnv(TaskEnv[Any]):
         GSM8K ``#### <integer>``, MATH ``\\boxed{<answer of at most 40 characters>}``; the
         verifier may also reply ``Correct``."""
         if self.gsm8k:
-            answer = replies.sequence(replies.literal("#### "), replies.repeat(replies.literal("-"), 0, 1),
-                                      replies.digits(1, 12))
+            answer = replies.sequence(
+                replies.literal("#### "), replies.repeat(replies.literal("-"), 0, 1), replies.digits(1, 12)
+            )
             example = "#### 42"
         else:
-            answer = replies.sequence(replies.literal("\\boxed{"), replies.chars('"{}' + replies.WHITESPACE, 1, 1),
-                                      replies.chars('"{}', 0, 39), replies.literal("}"))
+            answer = replies.sequence(
+                replies.literal("\\boxed{"),
+                replies.chars('"{}' + replies.WHITESPACE, 1, 1),
+                replies.chars('"{}', 0, 39),
+                replies.literal("}"),
+            )
             example = "\\boxed{42}"
         if role == "verifier":
             answer = replies.either(replies.literal("Correct"), answer)
@@ -275,16 +280,35 @@ class MathTaskEnv(TaskEnv[Any]):
         return lines
 
 
-def _make(benchmark: str, env_id: str, api: Api, turns: Sequence[str], split: str, split_seed: int,
-          index: int | None, source: str, data_dir: str | None, check_timeout_s: float, strict: bool,
-          max_message_chars: int, render_mode: str | None) -> MathTaskEnv:
+def _make(
+    benchmark: str,
+    env_id: str,
+    api: Api,
+    turns: Sequence[str],
+    split: str,
+    split_seed: int,
+    index: int | None,
+    source: str,
+    data_dir: str | None,
+    check_timeout_s: float,
+    strict: bool,
+    max_message_chars: int,
+    render_mode: str | None,
+) -> MathTaskEnv:
     check_api(env_id, api, ("aec",))
     check_choice("split", split, ("all", "train", "val", "test"))
     check_int("split_seed", split_seed, 0)
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items(benchmark, split=split, source=source, data_dir=data_dir, split_seed=split_seed)
-    return MathTaskEnv(items, turns=turns, index=index, check_timeout_s=check_timeout_s, strict=strict,
-                       max_message_chars=max_message_chars, render_mode=render_mode)
+    return MathTaskEnv(
+        items,
+        turns=turns,
+        index=index,
+        check_timeout_s=check_timeout_s,
+        strict=strict,
+        max_message_chars=max_message_chars,
+        render_mode=render_mode,
+    )
 
 
 def make_math500(
@@ -314,8 +338,21 @@ def make_math500(
         check_timeout_s: bound on one answer check.
         strict, max_message_chars, render_mode: see :class:`MathTaskEnv`.
     """
-    return _make("math500", "tasks/math500-v0", api, turns, split, split_seed, index, source, data_dir,
-                 check_timeout_s, strict, max_message_chars, render_mode)
+    return _make(
+        "math500",
+        "tasks/math500-v0",
+        api,
+        turns,
+        split,
+        split_seed,
+        index,
+        source,
+        data_dir,
+        check_timeout_s,
+        strict,
+        max_message_chars,
+        render_mode,
+    )
 
 
 def make_gsm8k(
@@ -336,5 +373,18 @@ def make_gsm8k(
     Args: as :func:`make_math500` (``<data_dir>/gsm8k/test.jsonl``; no answer-check timeout
     is needed: GSM8K answers are compared as exact rationals).
     """
-    return _make("gsm8k", "tasks/gsm8k-v0", api, turns, split, split_seed, index, source, data_dir,
-                 5.0, strict, max_message_chars, render_mode)
+    return _make(
+        "gsm8k",
+        "tasks/gsm8k-v0",
+        api,
+        turns,
+        split,
+        split_seed,
+        index,
+        source,
+        data_dir,
+        5.0,
+        strict,
+        max_message_chars,
+        render_mode,
+    )

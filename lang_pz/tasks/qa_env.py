@@ -132,8 +132,11 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
         finder's ``Evidence:`` and one to four labels of the shown sentences, the answerer's
         ``Answer:`` and a short answer (at most 60 characters)."""
         if role == "finder":
-            labels = [f"{p}.{s}" for p, (_, sentences) in enumerate(self._view(self.item)[0], 1)
-                      for s in range(1, len(sentences) + 1)]
+            labels = [
+                f"{p}.{s}"
+                for p, (_, sentences) in enumerate(self._view(self.item)[0], 1)
+                for s in range(1, len(sentences) + 1)
+            ]
             label = replies.one_of(labels)
             more = replies.repeat(replies.sequence(replies.literal(", "), label), 0, 3)
             reply = replies.sequence(replies.literal("Evidence: "), label, more)
@@ -273,6 +276,13 @@ def make_hotpotqa(
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise InvalidKwargError(f"path must be None or a file path, got {path!r}")
     items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir, path=path)
-    return QATaskEnv(items, turns=turns, index=index, max_paragraphs=max_paragraphs,
-                     answerer_sees_context=answerer_sees_context, strict=strict,
-                     max_message_chars=max_message_chars, render_mode=render_mode)
+    return QATaskEnv(
+        items,
+        turns=turns,
+        index=index,
+        max_paragraphs=max_paragraphs,
+        answerer_sees_context=answerer_sees_context,
+        strict=strict,
+        max_message_chars=max_message_chars,
+        render_mode=render_mode,
+    )

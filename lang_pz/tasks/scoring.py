@@ -84,9 +84,7 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def supporting_fact_scores(
-    predicted: AbstractSet[tuple[str, int]], gold: AbstractSet[tuple[str, int]]
-) -> dict[str, float]:
+def supporting_fact_scores(predicted: AbstractSet[tuple[str, int]], gold: AbstractSet[tuple[str, int]]) -> dict[str, float]:
     """Precision, recall and F1 of predicted supporting facts, each a ``(title, sent_id)`` pair.
 
     As in the official HotpotQA script: an empty prediction has precision 0 (when there is
@@ -99,9 +97,7 @@ def supporting_fact_scores(
     tp = len(predicted & gold)
     precision = tp / len(predicted) if predicted else 0.0
     recall = tp / len(gold) if gold else 0.0
-    f1 = (
-        2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    )
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return {"precision": precision, "recall": recall, "f1": f1}
 
 
@@ -163,26 +159,18 @@ def math_equal(prediction: str, gold: str, *, timeout_seconds: int | None = 5) -
     try:
         import math_verify
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise DependencyNotInstalled(
-            "math_equal needs the package math-verify: pip install math-verify"
-        ) from e
+        raise DependencyNotInstalled("math_equal needs the package math-verify: pip install math-verify") from e
     boxed = last_boxed(prediction)
     pred = boxed if boxed is not None else prediction.strip()
     if not pred or not gold.strip():
         return False
     if threading.current_thread() is not threading.main_thread():
         timeout_seconds = None
-    gold_parsed = math_verify.parse(
-        _as_boxed_latex(gold.strip()), parsing_timeout=timeout_seconds
-    )
-    pred_parsed = math_verify.parse(
-        _as_boxed_latex(pred), parsing_timeout=timeout_seconds
-    )
+    gold_parsed = math_verify.parse(_as_boxed_latex(gold.strip()), parsing_timeout=timeout_seconds)
+    pred_parsed = math_verify.parse(_as_boxed_latex(pred), parsing_timeout=timeout_seconds)
     if not gold_parsed or not pred_parsed:
         return False
-    return bool(
-        math_verify.verify(gold_parsed, pred_parsed, timeout_seconds=timeout_seconds)
-    )
+    return bool(math_verify.verify(gold_parsed, pred_parsed, timeout_seconds=timeout_seconds))
 
 
 # ----------------------------------------------------------------------------- GSM8K

@@ -96,8 +96,9 @@ def check_observation(space: gym_spaces.Space[Any], obs: Any, where: str) -> Non
         )
 
 
-def check_legal_actions(wrapper: Any, agent: str | None, raw_obs: Any, raw_info: Mapping[str, Any],
-                        legal: Sequence[str], where: str) -> None:
+def check_legal_actions(
+    wrapper: Any, agent: str | None, raw_obs: Any, raw_info: Mapping[str, Any], legal: Sequence[str], where: str
+) -> None:
     """Every legal word parses to a legal inner action, and that action's text parses back to it."""
     adapter, inner = wrapper.adapter, wrapper.env
     mask = adapter.action_mask(inner, agent, raw_obs, raw_info)
@@ -121,9 +122,7 @@ def check_decoded(info: Mapping[str, Any], text: str, garbage: bool, where: str)
     """The info keys a language wrapper sets after an action."""
     for key in ("action_text", "action", "parse_error", "fallback"):
         assert key in info, f"{where}: info lacks {key!r} after an action; info keys: {sorted(info)}"
-    assert info["action_text"] == text, (
-        f"{where}: info['action_text'] is {info['action_text']!r:.80}, not the text sent"
-    )
+    assert info["action_text"] == text, f"{where}: info['action_text'] is {info['action_text']!r:.80}, not the text sent"
     if garbage:
         assert isinstance(info["parse_error"], str) and info["parse_error"], (
             f"{where}: garbage {text!r:.80} did not set info['parse_error'] (it parsed to {info['action']!r})"
@@ -226,8 +225,7 @@ def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, 
             if wrapper is not None and info.get("legal_actions"):
                 raw_obs, raw_info = _raw_of(wrapper, agent)
                 check_legal_actions(wrapper, agent, raw_obs, raw_info, info["legal_actions"], where)
-            actions[agent], kinds[agent] = _pick(
-                rng, step + len(actions), _valid_texts(wrapper, agent, info, rng), garbage)
+            actions[agent], kinds[agent] = _pick(rng, step + len(actions), _valid_texts(wrapper, agent, info, rng), garbage)
         observations, _, _, _, infos = env.step(actions)
         for agent, text in actions.items():
             if agent in infos:
@@ -303,8 +301,9 @@ def _strict_checks(env: Any, api: str, garbage: Sequence[str], seed: int, name: 
 # -- entry point --------------------------------------------------------------------------
 
 
-def _constructors(env_id_or_fn: str | Callable[[], Any], api: Api | None,
-                  kwargs: Mapping[str, Any] | None) -> tuple[str, list[tuple[str, Callable[..., Any]]]]:
+def _constructors(
+    env_id_or_fn: str | Callable[[], Any], api: Api | None, kwargs: Mapping[str, Any] | None
+) -> tuple[str, list[tuple[str, Callable[..., Any]]]]:
     """``(name, [(api, make(**extra))])`` for an id (each API it supports) or a constructor."""
     if isinstance(env_id_or_fn, str):
         from lang_pz.registration import make, spec
@@ -314,8 +313,10 @@ def _constructors(env_id_or_fn: str | Callable[[], Any], api: Api | None,
         base = {**s.test_kwargs, **(kwargs or {})}
         out: list[tuple[str, Callable[..., Any]]] = []
         for a in apis:
+
             def fn(_a: Api = a, **extra: Any) -> Any:
                 return make(env_id_or_fn, api=_a, **{**base, **extra})
+
             out.append((a, fn))
         return env_id_or_fn, out
     if not callable(env_id_or_fn):
@@ -331,6 +332,7 @@ def _constructors(env_id_or_fn: str | Callable[[], Any], api: Api | None,
         if extra:
             raise TypeError("a constructor takes no test options")
         return env_id_or_fn(**(kwargs or {}))
+
     return name, [(found, make_it)]
 
 

@@ -114,8 +114,11 @@ class LanguageAdapter:
         memo = self.__dict__.setdefault("_fixed_lines", {})
         hit = memo.get(agent)
         if hit is None or hit[0] is not env or hit[1] != self.action_names:
-            line = (self._action_line(env, agent, self.legal_actions(env, agent, None, {}))
-                    if self.legal_actions_fixed(env, agent) else None)
+            line = (
+                self._action_line(env, agent, self.legal_actions(env, agent, None, {}))
+                if self.legal_actions_fixed(env, agent)
+                else None
+            )
             hit = memo[agent] = (env, self.action_names and list(self.action_names), line)
         return hit[2]
 
@@ -153,8 +156,10 @@ class LanguageAdapter:
         gets False unless it says otherwise.
         """
         cls = type(self)
-        own = all(getattr(cls, name) is getattr(LanguageAdapter, name)
-                  for name in ("legal_actions", "action_mask", "action_range", "action_space", "action_components"))
+        own = all(
+            getattr(cls, name) is getattr(LanguageAdapter, name)
+            for name in ("legal_actions", "action_mask", "action_range", "action_space", "action_components")
+        )
         return own and not self.uses_action_mask(env, agent)
 
     def component_names(self, env: Any, agent: str | None) -> Sequence[str] | None:
@@ -215,8 +220,11 @@ class LanguageAdapter:
         if hit is None or hit[0] is not space or hit[1] != self.action_names:
             vocab = self.vocabulary(space)
             lowered = {w.lower(): i for i, w in enumerate(vocab)}
-            words = {w: (lowered[w.lower()], int(space.start) + lowered[w.lower()]) for w in vocab
-                     if w == w.strip(codec.STRIP_CHARS) and codec.unwrap_json(w) == w}
+            words = {
+                w: (lowered[w.lower()], int(space.start) + lowered[w.lower()])
+                for w in vocab
+                if w == w.strip(codec.STRIP_CHARS) and codec.unwrap_json(w) == w
+            }
             hit = memo[id(space)] = (space, self.action_names and list(self.action_names), words)
         return hit[2]
 
@@ -227,7 +235,9 @@ class LanguageAdapter:
     def fallback_text(self, env: Any, agent: str | None, action: Any, reason: str) -> str | None:
         """The note in the agent's next observation after its reply was refused and ``action``
         (the fallback) was applied instead; ``None`` for no note. ``reason`` is the parse error."""
-        return f"Your last reply could not be used ({reason}), so '{self.action_text(env, agent, action)}' was played for you."
+        return (
+            f"Your last reply could not be used ({reason}), so '{self.action_text(env, agent, action)}' was played for you."
+        )
 
     def action_text(self, env: Any, agent: str | None, action: Any) -> str:
         """The text that :meth:`parse` maps back to ``action`` (for logs and scripted policies)."""
@@ -242,6 +252,4 @@ class LanguageAdapter:
     # -- centralised critic only --------------------------------------------------------
     def state_text(self, env: Any, observations: Mapping[str, Any]) -> str:
         """Global state for the centralised critic. Default: every agent's observation text."""
-        return "\n".join(
-            f"[{agent}] {self.observation_text(env, agent, obs)}" for agent, obs in observations.items()
-        )
+        return "\n".join(f"[{agent}] {self.observation_text(env, agent, obs)}" for agent, obs in observations.items())

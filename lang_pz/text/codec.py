@@ -83,8 +83,7 @@ def render_value(space: spaces.Space[Any], value: Any) -> str:
         arr = np.asarray(value)
         if arr.size > _MAX_VECTOR_RENDER:
             return (
-                f"array of shape {tuple(arr.shape)} (min {_fmt(arr.min())}, "
-                f"mean {_fmt(arr.mean())}, max {_fmt(arr.max())})"
+                f"array of shape {tuple(arr.shape)} (min {_fmt(arr.min())}, mean {_fmt(arr.mean())}, max {_fmt(arr.max())})"
             )
         if arr.ndim == 0:
             return _fmt(arr.item())
@@ -132,8 +131,9 @@ def unwrap_json(text: str) -> str:
 
 #: A negation right before the only action word named ("not up", "don't go up", "never stay"):
 #: the reply rules the action out, so it is not parsed as that action.
-_NEGATED = re.compile(r"\b(?:not|no|never|don't|dont|do not|doesn't|won't|cannot|can't)\s+(?:\w+\s+){0,2}$",
-                      flags=re.IGNORECASE)
+_NEGATED = re.compile(
+    r"\b(?:not|no|never|don't|dont|do not|doesn't|won't|cannot|can't)\s+(?:\w+\s+){0,2}$", flags=re.IGNORECASE
+)
 
 
 @functools.lru_cache(maxsize=256)
@@ -162,20 +162,24 @@ def _parse_discrete(text: str, vocab: Sequence[str], legal: Sequence[str] | None
     if len(found) == 1:
         (w,) = found
         if _NEGATED.search(text[: min(m.start() for m in word.finditer(text))]):
-            raise ActionParseError(text, f"negated: it names {w!r} only to rule it out; reply with the action to "
-                                   f"play, one of {shown}")
+            raise ActionParseError(
+                text, f"negated: it names {w!r} only to rule it out; reply with the action to play, one of {shown}"
+            )
         return index[w]
     if not found:
         raise ActionParseError(text, f"no action word found; expected one of {shown}")
-    raise ActionParseError(
-        text, f"ambiguous: mentions {sorted(found)}; reply with exactly one of {shown}"
-    )
+    raise ActionParseError(text, f"ambiguous: mentions {sorted(found)}; reply with exactly one of {shown}")
 
 
 def _fits_dtype(arr: np.ndarray, dtype: Any) -> bool:
     dtype = np.dtype(dtype)
-    info = np.finfo(dtype) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype) \
-        if np.issubdtype(dtype, np.integer) else None
+    info = (
+        np.finfo(dtype)
+        if np.issubdtype(dtype, np.floating)
+        else np.iinfo(dtype)
+        if np.issubdtype(dtype, np.integer)
+        else None
+    )
     return info is None or bool(np.all((arr >= float(info.min)) & (arr <= float(info.max))))
 
 
@@ -217,9 +221,7 @@ def parse_action(
         raise ActionParseError(text, exc.reason) from None  # carry the raw text, not the unwrapped part
 
 
-def _parse_unwrapped(
-    space: spaces.Space[Any], text: str, names: Sequence[str] | None, mask: np.ndarray | None
-) -> Any:
+def _parse_unwrapped(space: spaces.Space[Any], text: str, names: Sequence[str] | None, mask: np.ndarray | None) -> Any:
     if isinstance(space, spaces.Discrete):
         vocab = _cached_vocabulary(int(space.n), int(space.start), None if names is None else tuple(names))
         legal = None if mask is None else [vocab[i] for i in np.flatnonzero(mask)]
@@ -254,8 +256,10 @@ def _parse_unwrapped(
             raise ActionParseError(text, "expected a JSON object") from None
         if not isinstance(obj, dict) or set(obj) != set(space.spaces):
             raise ActionParseError(text, f"expected a JSON object with keys {list(space.spaces)}")
-        return {k: parse_action(s, json.dumps(obj[k]) if not isinstance(obj[k], str) else obj[k])
-                for k, s in space.spaces.items()}
+        return {
+            k: parse_action(s, json.dumps(obj[k]) if not isinstance(obj[k], str) else obj[k])
+            for k, s in space.spaces.items()
+        }
     raise TypeError(f"no text parser for action space {space}")
 
 

@@ -26,8 +26,9 @@ import numpy as np
 
 from lang_pz.error import ActionParseError
 
-_PAIR = re.compile(r"([A-Za-z_][\w.]*)\s*[=:]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)",
-                   flags=re.IGNORECASE)
+_PAIR = re.compile(
+    r"([A-Za-z_][\w.]*)\s*[=:]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)", flags=re.IGNORECASE
+)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -56,20 +57,25 @@ class Components:
 
     def __post_init__(self) -> None:
         if not (len(self.names) == len(self.low) == len(self.high)) or not self.names:
-            raise ValueError(f"components need one name, low and high per number; got {self.names}, "
-                             f"{self.low}, {self.high}")
+            raise ValueError(f"components need one name, low and high per number; got {self.names}, {self.low}, {self.high}")
         if len({n.lower() for n in self.names}) != len(self.names):
             raise ValueError(f"component names must be distinct: {self.names}")
 
     @classmethod
-    def of_box(cls, space: Any, names: Sequence[str] | None = None, default: float | None = None,
-               meaning: str = "") -> Components:
+    def of_box(
+        cls, space: Any, names: Sequence[str] | None = None, default: float | None = None, meaning: str = ""
+    ) -> Components:
         """The components of Box ``space`` (flattened), named ``names`` or ``a0`` ... ``a{n-1}``."""
         low = np.broadcast_to(space.low, space.shape).ravel()
         high = np.broadcast_to(space.high, space.shape).ravel()
         n = low.size
-        return cls(tuple(names) if names is not None else tuple(f"a{i}" for i in range(n)),
-                   tuple(float(x) for x in low), tuple(float(x) for x in high), default, meaning)
+        return cls(
+            tuple(names) if names is not None else tuple(f"a{i}" for i in range(n)),
+            tuple(float(x) for x in low),
+            tuple(float(x) for x in high),
+            default,
+            meaning,
+        )
 
     def as_info(self) -> list[list[Any]]:
         """``[[name, low, high], ...]``: the form of ``info["action_components"]``."""
@@ -78,8 +84,9 @@ class Components:
     def describe(self) -> str:
         """The action line: the meaning, each component with its range, and an example."""
         ranges = ", ".join(f"{n} ({_fmt(lo)} to {_fmt(hi)})" for n, lo, hi in zip(self.names, self.low, self.high))
-        example = self.example or " ".join(f"{n}={_fmt(_example(lo, hi))}"
-                                           for n, lo, hi in zip(self.names, self.low, self.high))
+        example = self.example or " ".join(
+            f"{n}={_fmt(_example(lo, hi))}" for n, lo, hi in zip(self.names, self.low, self.high)
+        )
         left_out = f" Components left out are {_fmt(self.default)}." if self.default is not None else ""
         meaning = f"{self.meaning} " if self.meaning else ""
         return f"Action: {meaning}Write name=value for each of {ranges}, e.g. {example}.{left_out}"
@@ -112,16 +119,18 @@ class Components:
             seen[i] = value
         missing = [n for i, n in enumerate(self.names) if i not in seen]
         if missing and self.default is None:
-            raise ActionParseError(text, f"missing component(s) {missing}; write name=value for each of "
-                                   f"{list(self.names)}")
+            raise ActionParseError(text, f"missing component(s) {missing}; write name=value for each of {list(self.names)}")
         values = [seen.get(i, self.default if self.default is not None else 0.0) for i in range(len(self.names))]
         return self._checked(text, values)
 
     def _parse_list(self, text: str) -> np.ndarray:
         numbers = [float(m) for m in _NUMBER.findall(text)]
         if len(numbers) != len(self.names):
-            raise ActionParseError(text, f"expected name=value for {list(self.names)} (or {len(self.names)} numbers "
-                                   f"in that order), found {len(numbers)} number(s) and no name=value")
+            raise ActionParseError(
+                text,
+                f"expected name=value for {list(self.names)} (or {len(self.names)} numbers "
+                f"in that order), found {len(numbers)} number(s) and no name=value",
+            )
         return self._checked(text, numbers)
 
     def _checked(self, text: str, values: Sequence[float]) -> np.ndarray:
@@ -150,8 +159,11 @@ def _pairs(text: str) -> list[tuple[str, float]] | None:
         if isinstance(obj, dict) and "action" in obj and isinstance(obj["action"], (str, dict)):
             inner = obj["action"]
             return _pairs(inner if isinstance(inner, str) else json.dumps(inner))
-        if isinstance(obj, dict) and obj and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                 for v in obj.values()):
+        if (
+            isinstance(obj, dict)
+            and obj
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj.values())
+        ):
             return [(str(k), float(v)) for k, v in obj.items()]
     found = [(k, float(v)) for k, v in _PAIR.findall(s.replace('"', ""))]
     return found or None

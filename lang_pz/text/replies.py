@@ -66,8 +66,11 @@ def one_of(options: Sequence[str]) -> Part:
     if not unique or any(not o for o in unique):
         raise ValueError(f"one_of needs non-empty options, got {list(options)!r}")
     parts = [literal(o) for o in sorted(unique, key=len, reverse=True)]
-    return Part("(" + " | ".join(p.gbnf for p in parts) + ")", "(?:" + "|".join(p.regex for p in parts) + ")",
-                max(len(o) for o in unique))
+    return Part(
+        "(" + " | ".join(p.gbnf for p in parts) + ")",
+        "(?:" + "|".join(p.regex for p in parts) + ")",
+        max(len(o) for o in unique),
+    )
 
 
 def chars(excluded: str, low: int, high: int) -> Part:
@@ -75,8 +78,9 @@ def chars(excluded: str, low: int, high: int) -> Part:
     if not 0 <= low <= high or high < 1:
         raise ValueError(f"chars needs 0 <= low <= high, high >= 1; got {low}, {high}")
     banned = dict.fromkeys("\n" + excluded)
-    gbnf_set = "".join(c if c.isascii() and c.isalnum() else f"\\x{ord(c):02X}" if ord(c) < 0x80 else _gbnf_char(c)
-                       for c in banned)
+    gbnf_set = "".join(
+        c if c.isascii() and c.isalnum() else f"\\x{ord(c):02X}" if ord(c) < 0x80 else _gbnf_char(c) for c in banned
+    )
     regex_set = "".join(_regex_char(c) for c in banned)
     return Part(f"[^{gbnf_set}]{{{low},{high}}}", f"[^{regex_set}]{{{low},{high}}}", high)
 

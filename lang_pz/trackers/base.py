@@ -32,8 +32,19 @@ from lang_pz.training import Callback, IterationMetrics, TrainResult, TrainState
 from lang_pz.trajectory import Trajectory
 
 #: The numeric fields of :class:`IterationMetrics` logged per iteration (``accepted`` as 1/0).
-ITERATION_FIELDS = ("train_return", "val_return", "candidate_val_return", "test_return", "accepted",
-                    "parse_error_rate", "critic_failures", "optimiser_failures", "llm_calls", "cached_calls", "seconds")
+ITERATION_FIELDS = (
+    "train_return",
+    "val_return",
+    "candidate_val_return",
+    "test_return",
+    "accepted",
+    "parse_error_rate",
+    "critic_failures",
+    "optimiser_failures",
+    "llm_calls",
+    "cached_calls",
+    "seconds",
+)
 
 
 def tag(*parts: Any) -> str:
@@ -77,8 +88,14 @@ class Tracker(Callback):
     def on_episode(self, iteration: int, trajectory: Trajectory) -> None:
         """Log a finished training episode's returns."""
         self.episodes += 1
-        self.scalars("episode", self.episodes, {"episode/team_return": trajectory.team_return,
-                                                **{tag("episode/return", a): r for a, r in trajectory.returns.items()}})
+        self.scalars(
+            "episode",
+            self.episodes,
+            {
+                "episode/team_return": trajectory.team_return,
+                **{tag("episode/return", a): r for a, r in trajectory.returns.items()},
+            },
+        )
 
     def on_iteration(self, metrics: IterationMetrics, state: TrainState) -> None:
         """Log an iteration's metrics, usage per role and the policies after its update."""
@@ -107,8 +124,16 @@ class Tracker(Callback):
         """Log each results row's mean and interval, and the results table as text."""
         for r in rows:
             row = r.as_dict()
-            self.scalars("seed", 0, _numbers({tag("bench", row["env"], row["team"], k): row[k]
-                                              for k in ("mean", "ci_low", "ci_high", "episodes", "llm_calls")}))
+            self.scalars(
+                "seed",
+                0,
+                _numbers(
+                    {
+                        tag("bench", row["env"], row["team"], k): row[k]
+                        for k in ("mean", "ci_low", "ci_high", "episodes", "llm_calls")
+                    }
+                ),
+            )
         self.text("seed", 0, "bench/results", table)
 
 

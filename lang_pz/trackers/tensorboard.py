@@ -29,8 +29,9 @@ class TensorBoardTracker(Tracker):
         try:
             from tensorboardX import SummaryWriter
         except ImportError as exc:
-            raise DependencyNotInstalled("--log tensorboard:DIR needs tensorboardX: pip install "
-                                         "'lang_pz[tensorboard]'") from exc
+            raise DependencyNotInstalled(
+                "--log tensorboard:DIR needs tensorboardX: pip install 'lang_pz[tensorboard]'"
+            ) from exc
         self.writer = SummaryWriter(logdir=str(log_dir), flush_secs=5)
         if self.config:
             self.writer.add_text("config", config_text(self.config), 0)

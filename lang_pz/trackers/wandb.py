@@ -27,8 +27,13 @@ class WandbTracker(Tracker):
         ValueError: another mode.
     """
 
-    def __init__(self, mode: str = "offline", directory: str | Path | None = None,
-                 config: Mapping[str, Any] | None = None, project: str = "lang_pz") -> None:
+    def __init__(
+        self,
+        mode: str = "offline",
+        directory: str | Path | None = None,
+        config: Mapping[str, Any] | None = None,
+        project: str = "lang_pz",
+    ) -> None:
         super().__init__(config)
         if mode not in ("offline", "online"):
             raise ValueError(f"--log wandb:{mode}: the mode is offline or online, e.g. --log wandb:offline")
@@ -40,8 +45,13 @@ class WandbTracker(Tracker):
         if directory is not None:
             Path(directory).mkdir(parents=True, exist_ok=True)
         wandb_mode: Literal["offline", "online"] = "offline" if mode == "offline" else "online"
-        self.run = wandb.init(project=project, mode=wandb_mode, dir=None if directory is None else str(directory),
-                              config=self.config, reinit="create_new")
+        self.run = wandb.init(
+            project=project,
+            mode=wandb_mode,
+            dir=None if directory is None else str(directory),
+            config=self.config,
+            reinit="create_new",
+        )
         self.axes: set[str] = set()
 
     def _axis(self, axis: str, keys: list[str]) -> None:

@@ -40,8 +40,9 @@ def accepts(current: float | None, candidate: float | None, tolerance: float = 0
     return candidate is None or current is None or candidate >= current - tolerance
 
 
-def evidence_gate(agents: Sequence[str], evidence: Sequence[Evidence], *, log: IterationLog | None = None
-                  ) -> dict[str, float | None]:
+def evidence_gate(
+    agents: Sequence[str], evidence: Sequence[Evidence], *, log: IterationLog | None = None
+) -> dict[str, float | None]:
     """The agents to give no edit: those for which no re-run's mean gain over the batch is
     positive (:func:`~lang_pz.critics.counterfactual.best_gain`), with that best gain (``None``
     when no re-run replaced the agent); each is logged to ``gated.jsonl``."""
@@ -51,13 +52,20 @@ def evidence_gate(agents: Sequence[str], evidence: Sequence[Evidence], *, log: I
         if gain is None or gain <= 0:
             out[a] = gain
             if log is not None:
-                log.log("gated", {"agent": a, "best_gain": gain,
-                                  "reason": "no counterfactual re-run beat what the agent played: no edit proposed"})
+                log.log(
+                    "gated",
+                    {
+                        "agent": a,
+                        "best_gain": gain,
+                        "reason": "no counterfactual re-run beat what the agent played: no edit proposed",
+                    },
+                )
     return out
 
 
-def acceptance_groups(changed: Sequence[str], rule: Literal["joint", "per_agent"],
-                      gains: Mapping[str, float | None] | None = None) -> list[list[str]]:
+def acceptance_groups(
+    changed: Sequence[str], rule: Literal["joint", "per_agent"], gains: Mapping[str, float | None] | None = None
+) -> list[list[str]]:
     """The order in which candidates are validated: one group of every changed agent (``joint``),
     or one agent at a time, largest counterfactual gain first (``per_agent``; ties and agents
     without evidence keep their order).

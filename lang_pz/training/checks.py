@@ -29,14 +29,18 @@ def check_agents(config: TrainConfig, env: Any) -> list[str]:
             a fixed partner.
     """
     if not hasattr(env, "possible_agents"):
-        raise InvalidKwargError(f"{config.env_id} is a single-agent Gymnasium env; training needs a "
-                                "PettingZoo env (see `lang-pz envs` for the [parallel/aec] ones)")
+        raise InvalidKwargError(
+            f"{config.env_id} is a single-agent Gymnasium env; training needs a "
+            "PettingZoo env (see `lang-pz envs` for the [parallel/aec] ones)"
+        )
     agents = list(env.possible_agents)
     named = set(config.initial_policies) | set(config.trainable_agents or []) | set(config.partners)
     unknown = sorted(named - set(agents))
     if unknown:
-        raise InvalidKwargError(f"initial_policies/trainable_agents/partners name {unknown}, which are not "
-                                f"agents of {config.env_id}; its agents are {agents}")
+        raise InvalidKwargError(
+            f"initial_policies/trainable_agents/partners name {unknown}, which are not "
+            f"agents of {config.env_id}; its agents are {agents}"
+        )
     both = sorted(set(config.trainable_agents or []) & set(config.partners))
     if both:
         raise InvalidKwargError(f"{both} are both trainable and fixed partners; a partner's policy is not text")
@@ -54,8 +58,7 @@ def check_counterfactual(config: TrainConfig, env: Any) -> None:
     replacements = config.langmarl.counterfactual if config.langmarl is not None else []
     if not replacements:
         return
-    infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed),
-                                                                                  env.infos)[1]
+    infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed), env.infos)[1]
     words = list(dict.fromkeys(w for i in infos.values() for w in i.get("legal_actions") or ()))
     valid = [*REPLACEMENT_KEYWORDS, *words]
     for r in replacements:
@@ -64,13 +67,17 @@ def check_counterfactual(config: TrainConfig, env: Any) -> None:
         close = difflib.get_close_matches(r, valid, n=2, cutoff=0.6)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         why = " ('previous' needs previous policies, which a training run does not have)" if r == "previous" else ""
-        raise InvalidKwargError(f"counterfactual entry {r!r} is neither a replacement keyword nor an action of "
-                                f"{config.env_id}{why}. Valid: {', '.join(valid)}.{hint}")
+        raise InvalidKwargError(
+            f"counterfactual entry {r!r} is neither a replacement keyword nor an action of "
+            f"{config.env_id}{why}. Valid: {', '.join(valid)}.{hint}"
+        )
 
 
 #: partner kind -> the env ids it plays (a prefix), and what it is
-PARTNER_ENVS = {"heuristic": ("butterfly/pistonball", "the scripted Pistonball heuristic"),
-                "greedy": ("overcooked/", "Overcooked-AI's greedy planner")}
+PARTNER_ENVS = {
+    "heuristic": ("butterfly/pistonball", "the scripted Pistonball heuristic"),
+    "greedy": ("overcooked/", "Overcooked-AI's greedy planner"),
+}
 
 
 def check_partners(config: TrainConfig) -> None:
@@ -83,8 +90,9 @@ def check_partners(config: TrainConfig) -> None:
     for agent, kind in sorted(config.partners.items()):
         if kind not in fits:
             prefix, what = PARTNER_ENVS[kind]
-            raise InvalidKwargError(f"partners: {agent} {kind!r} is {what}, for {prefix}* envs only; for "
-                                    f"{config.env_id} use {' or '.join(fits)}")
+            raise InvalidKwargError(
+                f"partners: {agent} {kind!r} is {what}, for {prefix}* envs only; for {config.env_id} use {' or '.join(fits)}"
+            )
 
 
 def check_policies(config: TrainConfig) -> None:
@@ -97,8 +105,10 @@ def check_policies(config: TrainConfig) -> None:
         if not isinstance(text, str) or not text.strip():
             raise InvalidKwargError(f"initial_policies[{a!r}] must be a non-empty policy text, got {text!r}")
         if len(text) > config.max_policy_chars:
-            raise InvalidKwargError(f"initial_policies[{a!r}] has {len(text)} characters, more than "
-                                    f"max_policy_chars={config.max_policy_chars}; shorten it or raise the limit")
+            raise InvalidKwargError(
+                f"initial_policies[{a!r}] has {len(text)} characters, more than "
+                f"max_policy_chars={config.max_policy_chars}; shorten it or raise the limit"
+            )
 
 
 def role_backends(backends: LLMBackend | Mapping[str, LLMBackend] | None) -> dict[str, LLMBackend]:
@@ -118,5 +128,6 @@ def role_backends(backends: LLMBackend | Mapping[str, LLMBackend] | None) -> dic
             raise InvalidKwargError(
                 f"{where} must be an LLMBackend object (or backends a mapping role -> LLMBackend), got {b!r}; "
                 "pass backend spec strings through the config instead: TrainConfig(actor_backend=..., "
-                "critic_backend=..., optimiser_backend=...)")
+                "critic_backend=..., optimiser_backend=...)"
+            )
     return given

@@ -31,22 +31,29 @@ class LangMARLConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     critic_mode: CriticModeName = Field(
-        "central_credit", description="central_credit, central_global, independent (LLM critics) or counterfactual "
-        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements)")
+        "central_credit",
+        description="central_credit, central_global, independent (LLM critics) or counterfactual "
+        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements)",
+    )
     counterfactual: list[str] = Field(
-        default_factory=list,
-        description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]")
+        default_factory=list, description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]"
+    )
     counterfactual_steps: list[int] | None = Field(
-        None, min_length=1,
-        description="replace only these decisions (0-based) in counterfactual re-runs (default: every decision)")
+        None,
+        min_length=1,
+        description="replace only these decisions (0-based) in counterfactual re-runs (default: every decision)",
+    )
     evidence_gate: bool = Field(
-        True, description="with counterfactual: update only agents for which some re-run beat what they played")
+        True, description="with counterfactual: update only agents for which some re-run beat what they played"
+    )
     critic_credit_levels: list[float] | None = Field(
-        [-1.0, -0.5, 0.0, 0.5, 1.0], min_length=1,
-        description="credit values offered to the critic (null: any in [-1, 1])")
+        [-1.0, -0.5, 0.0, 0.5, 1.0], min_length=1, description="credit values offered to the critic (null: any in [-1, 1])"
+    )
     directions: Literal["evidence", "free"] = Field(
-        "evidence", description="evidence: a gradient's change is chosen among the actions re-runs found better "
-        "(the LLM picks and phrases); free: any text (as published)")
+        "evidence",
+        description="evidence: a gradient's change is chosen among the actions re-runs found better "
+        "(the LLM picks and phrases); free: any text (as published)",
+    )
     max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
 
     @field_validator("counterfactual_steps")
@@ -54,15 +61,19 @@ class LangMARLConfig(BaseModel):
     def _decision_indices(cls, steps: list[int] | None) -> list[int] | None:
         negative = [s for s in steps or [] if s < 0]
         if negative:
-            raise ValueError(f"counterfactual_steps {negative} are negative; they are 0-based decision indices "
-                             "(0 = each agent's first decision)")
+            raise ValueError(
+                f"counterfactual_steps {negative} are negative; they are 0-based decision indices "
+                "(0 = each agent's first decision)"
+            )
         return steps
 
     @model_validator(mode="after")
     def _counterfactual_critic_has_evidence(self) -> LangMARLConfig:
         if self.critic_mode == "counterfactual" and not self.counterfactual:
-            raise ValueError("critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
-                             "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])")
+            raise ValueError(
+                "critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
+                "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])"
+            )
         return self
 
 
@@ -73,25 +84,34 @@ class MASkillsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     skills: str | None = Field(
-        None, description="the starting skill library folder (Agent Skills; default: an empty library)")
+        None, description="the starting skill library folder (Agent Skills; default: an empty library)"
+    )
     skill_scoping: Literal["team", "role", "agent"] = Field(
-        "team", description="where induced skills go: shared by the team, the agent's role, or the agent")
+        "team", description="where induced skills go: shared by the team, the agent's role, or the agent"
+    )
     skill_roles: dict[str, str] = Field(
-        default_factory=dict, description="agent -> role (which role scope it sees; default: itself)")
+        default_factory=dict, description="agent -> role (which role scope it sees; default: itself)"
+    )
     skill_credit: Literal["invocation", "episode"] = Field(
-        "invocation", description="credit per skill invocation (withheld-skill re-runs, per-use "
-        "critic) or, as an ablation, every skill shown in an episode shares the episode's outcome")
+        "invocation",
+        description="credit per skill invocation (withheld-skill re-runs, per-use "
+        "critic) or, as an ablation, every skill shown in an episode shares the episode's outcome",
+    )
     skill_rollback: bool = Field(
-        True, description="validate each library edit and roll a regression back (false: keep every "
-        "edit unvalidated, an ablation)")
+        True,
+        description="validate each library edit and roll a regression back (false: keep every "
+        "edit unvalidated, an ablation)",
+    )
     skill_reruns: int | None = Field(
-        None, ge=0, description="withheld-skill re-runs per episode, most-invoked skills first "
-        "(default: one per invoked skill and agent)")
+        None,
+        ge=0,
+        description="withheld-skill re-runs per episode, most-invoked skills first "
+        "(default: one per invoked skill and agent)",
+    )
     max_skill_edits: int = Field(2, ge=1, description="most library edits proposed per iteration")
     max_skills: int = Field(24, ge=1, description="most skills in the library")
     max_skills_per_scope: int = Field(8, ge=1, description="most skills in one scope")
-    max_skill_description_chars: int = Field(
-        200, ge=20, le=1024, description="longest skill description an edit may write")
+    max_skill_description_chars: int = Field(200, ge=20, le=1024, description="longest skill description an edit may write")
     max_skill_body_chars: int = Field(600, ge=20, description="longest skill body an edit may write")
 
     @field_validator("skills")
@@ -105,9 +125,11 @@ class MASkillsConfig(BaseModel):
 #: method -> its section's model (the config key of the section is the method's name).
 SECTIONS: dict[str, type[BaseModel]] = {"langmarl": LangMARLConfig, "maskills": MASkillsConfig}
 #: Why a setting of one method does not fit the other (added to the error that names its section).
-_HINTS = {"counterfactual": "counterfactual re-runs replace an agent's actions (method langmarl); maskills measures "
-                            "skills by withheld-skill re-runs instead (skill_reruns)",
-          "skills": "the starting library of method 'maskills'"}
+_HINTS = {
+    "counterfactual": "counterfactual re-runs replace an agent's actions (method langmarl); maskills measures "
+    "skills by withheld-skill re-runs instead (skill_reruns)",
+    "skills": "the starting library of method 'maskills'",
+}
 
 
 class TrainConfig(BaseModel):
@@ -122,8 +144,10 @@ class TrainConfig(BaseModel):
     episodes_per_iteration: int = Field(1, ge=1, description="training episodes per iteration")
     seed: int = Field(0, ge=0, description="seed of the first training episode; episode k uses seed + k")
     objective: str | None = Field(
-        None, description="what validation, re-runs and the gate compare: team_return, return:AGENT, win:AGENT "
-        "or soups (default: soups on Overcooked, else team_return; zero-sum games must name a seat)")
+        None,
+        description="what validation, re-runs and the gate compare: team_return, return:AGENT, win:AGENT "
+        "or soups (default: soups on Overcooked, else team_return; zero-sum games must name a seat)",
+    )
     validation_seeds: list[int] = Field(
         default_factory=lambda: [1000, 1001],
         description="held-out episode seeds that gate each update ([] accepts every update unchecked)",
@@ -131,28 +155,38 @@ class TrainConfig(BaseModel):
     test_seeds: list[int] = Field(
         default_factory=list,
         description="held-out seeds on which each iteration's starting policies and the final ones are measured "
-        "(the learning curve); never used for a decision")
+        "(the learning curve); never used for a decision",
+    )
     tolerance: float = Field(
-        0.0, description="accept a candidate unless validation return falls by more (negative: require a gain)")
+        0.0, description="accept a candidate unless validation return falls by more (negative: require a gain)"
+    )
     acceptance: Literal["joint", "per_agent"] | None = Field(
-        None, description="validate all candidates at once (joint) or each agent's in turn (per_agent); "
-        "default: joint for central_global (one team update), per_agent otherwise")
-    initial_policy: str = Field("Choose the action that helps your team most.", min_length=1,
-                                description="every agent's starting policy")
+        None,
+        description="validate all candidates at once (joint) or each agent's in turn (per_agent); "
+        "default: joint for central_global (one team update), per_agent otherwise",
+    )
+    initial_policy: str = Field(
+        "Choose the action that helps your team most.", min_length=1, description="every agent's starting policy"
+    )
     initial_policies: dict[str, str] = Field(default_factory=dict, description="per-agent starting policies")
     trainable_agents: list[str] | None = Field(
-        None, min_length=1, description="agents the optimiser updates (default: all LLM agents)")
+        None, min_length=1, description="agents the optimiser updates (default: all LLM agents)"
+    )
     partners: dict[str, PartnerKind] = Field(
         default_factory=dict,
-        description="agent -> fixed classical policy (random; heuristic: Pistonball; greedy: Overcooked)")
+        description="agent -> fixed classical policy (random; heuristic: Pistonball; greedy: Overcooked)",
+    )
     actor_backend: str = Field("embedded", description="backend spec of the agents' LLM")
     critic_backend: str | None = Field(None, description="backend spec of the critic (default: actor's)")
     optimiser_backend: str | None = Field(None, description="backend spec of the optimiser (default: actor's)")
     backend_options: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="backend spec -> constructor options, e.g. {'openai:m': {timeout_s: 20}} "
-        "or {embedded: {n_threads: 1, instances: 2}}")
+        default_factory=dict,
+        description="backend spec -> constructor options, e.g. {'openai:m': {timeout_s: 20}} "
+        "or {embedded: {n_threads: 1, instances: 2}}",
+    )
     prices: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, description="backend spec -> [input, output] USD per million tokens")
+        default_factory=dict, description="backend spec -> [input, output] USD per million tokens"
+    )
     critic_max_attempts: int = Field(3, ge=1, description="critic LLM calls per report before it fails")
     critic_max_prompt_steps: int = Field(40, ge=1, description="most trajectory steps shown to the critic")
     critic_max_prompt_chars: int = Field(5000, ge=1000, description="budget of the critic's trajectory text")
@@ -163,24 +197,37 @@ class TrainConfig(BaseModel):
     max_policy_chars: int = Field(300, ge=20, description="longest policy text an update may write")
     momentum: float = Field(0.5, ge=0, lt=1, description="decay of earlier iterations' directions (0: none)")
     workers: int | None = Field(
-        None, ge=1, description="tasks at once: episodes, re-runs, critic and optimiser calls (default: 1 when every "
-        "role uses the embedded model, which serves one request at a time; else 8)")
+        None,
+        ge=1,
+        description="tasks at once: episodes, re-runs, critic and optimiser calls (default: 1 when every "
+        "role uses the embedded model, which serves one request at a time; else 8)",
+    )
     executor: Literal["local", "ray"] = Field(
-        "local", description="where episodes run: local (threads here) or ray (Ray tasks on $RAY_ADDRESS's cluster, "
-        "else a local one; pip install 'lang_pz[ray]')")
+        "local",
+        description="where episodes run: local (threads here) or ray (Ray tasks on $RAY_ADDRESS's cluster, "
+        "else a local one; pip install 'lang_pz[ray]')",
+    )
     max_concurrent_requests: int | None = Field(
-        None, ge=1, description="LLM requests in flight at once, over every role (default: workers)")
+        None, ge=1, description="LLM requests in flight at once, over every role (default: workers)"
+    )
     max_llm_calls: int | None = Field(
-        None, ge=1, description="budget: no new iteration once this many uncached LLM calls were made "
-        "(replies from the response cache cost nothing and are not counted)")
+        None,
+        ge=1,
+        description="budget: no new iteration once this many uncached LLM calls were made "
+        "(replies from the response cache cost nothing and are not counted)",
+    )
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
     method: Literal["langmarl", "maskills"] = Field(
-        "langmarl", description="what is trained: text policies (langmarl) or a skill library (maskills, "
-        "lang_pz.methods.maskills); initial_policy is then each agent's instruction when it invokes no skill")
+        "langmarl",
+        description="what is trained: text policies (langmarl) or a skill library (maskills, "
+        "lang_pz.methods.maskills); initial_policy is then each agent's instruction when it invokes no skill",
+    )
     langmarl: LangMARLConfig | None = Field(
-        None, description="method langmarl's settings (filled with defaults for a langmarl run; none otherwise)")
+        None, description="method langmarl's settings (filled with defaults for a langmarl run; none otherwise)"
+    )
     maskills: MASkillsConfig | None = Field(
-        None, description="method maskills' settings (filled with defaults for a maskills run; none otherwise)")
+        None, description="method maskills' settings (filled with defaults for a maskills run; none otherwise)"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -203,8 +250,10 @@ class TrainConfig(BaseModel):
                     what = f"{carried[0]}={moved[carried[0]]!r}" if carried else f"the {name} section"
                     key = f"{name}.{carried[0]}" if carried else name
                     hint = f": {_HINTS[carried[0]]}" if carried and carried[0] in _HINTS else ""
-                    raise ValueError(f"{what} is a setting of method {name!r} ({key}{hint}), and this run's method "
-                                     f"is {method!r}: set method={name} (lang-pz train --method {name}) or drop it")
+                    raise ValueError(
+                        f"{what} is a setting of method {name!r} ({key}{hint}), and this run's method "
+                        f"is {method!r}: set method={name} (lang-pz train --method {name}) or drop it"
+                    )
                 continue
             given = section.model_dump(exclude_unset=True) if isinstance(section, BaseModel) else dict(section or {})
             both = sorted(set(given) & set(moved))
@@ -218,12 +267,16 @@ class TrainConfig(BaseModel):
     def _non_negative_seeds(cls, seeds: list[int], info: Any) -> list[int]:
         negative = [s for s in seeds if s < 0]
         if negative:
-            raise ValueError(f"{info.field_name} {negative} are negative; episode seeds are non-negative integers "
-                             "(numpy's rule): choose seeds >= 0")
+            raise ValueError(
+                f"{info.field_name} {negative} are negative; episode seeds are non-negative integers "
+                "(numpy's rule): choose seeds >= 0"
+            )
         repeated = sorted({s for s in seeds if seeds.count(s) > 1})
         if repeated:
-            raise ValueError(f"{info.field_name} repeats {repeated}: a seed replays the same episode, so a repeat "
-                             "only counts it twice; give distinct seeds")
+            raise ValueError(
+                f"{info.field_name} repeats {repeated}: a seed replays the same episode, so a repeat "
+                "only counts it twice; give distinct seeds"
+            )
         return seeds
 
     @field_validator("env_kwargs", "backend_options")
@@ -231,8 +284,10 @@ class TrainConfig(BaseModel):
     def _finite_options(cls, options: dict[str, Any], info: Any) -> dict[str, Any]:
         bad = _non_finite(options, info.field_name)
         if bad:
-            raise ValueError(f"{bad[0]} is {bad[1]!r}: the config is saved as JSON, which has no NaN or infinity "
-                             "(--resume could not read it back); give a finite number")
+            raise ValueError(
+                f"{bad[0]} is {bad[1]!r}: the config is saved as JSON, which has no NaN or infinity "
+                "(--resume could not read it back); give a finite number"
+            )
         return options
 
     @model_validator(mode="after")
@@ -240,8 +295,10 @@ class TrainConfig(BaseModel):
         for spec, options in self.backend_options.items():
             bad = sorted(k for k in options if any(w in str(k).lower() for w in SECRET_WORDS))
             if bad:
-                raise ValueError(f"backend_options[{spec!r}] holds {bad}: the config is written to the run folder, "
-                                 "so credentials must come from the environment (e.g. OPENAI_API_KEY), never a config")
+                raise ValueError(
+                    f"backend_options[{spec!r}] holds {bad}: the config is written to the run folder, "
+                    "so credentials must come from the environment (e.g. OPENAI_API_KEY), never a config"
+                )
         return self
 
     @model_validator(mode="after")
@@ -251,8 +308,10 @@ class TrainConfig(BaseModel):
             if spec not in used:
                 close = difflib.get_close_matches(spec, used, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ValueError(f"backend_options names {spec!r}, which no role uses: {hint}the run's backend "
-                                 f"specs are {used} (actor_backend, critic_backend, optimiser_backend)")
+                raise ValueError(
+                    f"backend_options names {spec!r}, which no role uses: {hint}the run's backend "
+                    f"specs are {used} (actor_backend, critic_backend, optimiser_backend)"
+                )
         return self
 
     @model_validator(mode="after")
@@ -267,8 +326,10 @@ class TrainConfig(BaseModel):
             )
         clash = sorted(set(self.test_seeds) & (train | set(self.validation_seeds)))
         if clash:
-            raise ValueError(f"test_seeds {clash} are also training or validation seeds; the test must be "
-                             "held out from every decision: choose other test_seeds")
+            raise ValueError(
+                f"test_seeds {clash} are also training or validation seeds; the test must be "
+                "held out from every decision: choose other test_seeds"
+            )
         return self
 
     def settings_of(self, method: str) -> Any:
@@ -279,8 +340,7 @@ class TrainConfig(BaseModel):
         """
         found = getattr(self, method, None) if method in SECTIONS else None
         if found is None:
-            raise InvalidKwargError(f"this config's method is {self.method!r}, not {method!r}: it has no {method} "
-                                    "settings")
+            raise InvalidKwargError(f"this config's method is {self.method!r}, not {method!r}: it has no {method} settings")
         return found
 
     def training_seeds(self, iteration: int) -> list[int]:

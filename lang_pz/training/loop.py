@@ -83,8 +83,10 @@ def train(
     cls = method or method_class(config.method)
     unknown = sorted(set(objects) - set(cls.objects))
     if unknown:
-        raise InvalidKwargError(f"train() got {unknown}, which method {cls.name!r} does not take; it takes "
-                                f"{list(cls.objects) or 'no objects'} (besides backends=)")
+        raise InvalidKwargError(
+            f"train() got {unknown}, which method {cls.name!r} does not take; it takes "
+            f"{list(cls.objects) or 'no objects'} (besides backends=)"
+        )
     algo = cls.build(config, backends=backends, run=run if resume is not None else None, **objects)
     try:
         if resume is None:
@@ -97,8 +99,7 @@ def train(
         run.rewrite_metrics([d["metrics"] for d in done])
         for it in range(len(done), config.iterations):
             if config.max_llm_calls is not None and state.uncached_calls >= config.max_llm_calls:
-                result.stopped = (f"LLM-call budget reached ({state.uncached_calls} uncached calls >= "
-                                  f"{config.max_llm_calls})")
+                result.stopped = f"LLM-call budget reached ({state.uncached_calls} uncached calls >= {config.max_llm_calls})"
                 say(f"stopping before iteration {it}: {result.stopped}")
                 break
             log = run.begin(it)
@@ -106,8 +107,10 @@ def train(
                 say(f"iteration {it}: kept {len(log.kept)} finished episode(s) of the interrupted attempt")
             m, state = algo.iteration(state, log, callbacks)
             result.metrics.append(m)
-            say(f"iteration {it}: train return {m.train_return:.2f}, validation {_num(m.val_return)} -> "
-                f"{_num(m.candidate_val_return)} ({algo.summary(m, state)})")
+            say(
+                f"iteration {it}: train return {m.train_return:.2f}, validation {_num(m.val_return)} -> "
+                f"{_num(m.candidate_val_return)} ({algo.summary(m, state)})"
+            )
         algo.finish(run, state, result)
         if config.test_seeds:
             result.final_test_return = final_test(config, algo.parts, run, algo.team(state))

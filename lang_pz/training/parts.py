@@ -108,9 +108,13 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
     in_flight = threading.BoundedSemaphore(limit)
     instances = config.embedded_instances()
     if instances > limit:
-        warnings.warn(f"backend_options embedded instances={instances}, but at most {limit} LLM requests are in flight "
-                      f"(workers / max_concurrent_requests): {instances - limit} instance(s) would stay idle, about "
-                      "200 MB each; set workers to at least instances", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"backend_options embedded instances={instances}, but at most {limit} LLM requests are in flight "
+            f"(workers / max_concurrent_requests): {instances - limit} instance(s) would stay idle, about "
+            "200 MB each; set workers to at least instances",
+            UserWarning,
+            stacklevel=2,
+        )
     for role in ROLES:
         spec = config.backend_spec(role)
         inner = given.get(role)
@@ -134,10 +138,15 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
         from lang_pz.executor_ray import RayExecutor
 
         spec = config.backend_spec("actor")
-        executor = RayExecutor.for_actor(spec, config.backend_options.get(spec, {}), config.prices.get(spec),
-                                         workers, meters["actor"], actor_given="actor" in given)
-    parts = Parts(env, envs, executor, meters, objective, config, list(config.trainable_agents or llm_agents),
-                  llm_agents)
+        executor = RayExecutor.for_actor(
+            spec,
+            config.backend_options.get(spec, {}),
+            config.prices.get(spec),
+            workers,
+            meters["actor"],
+            actor_given="actor" in given,
+        )
+    parts = Parts(env, envs, executor, meters, objective, config, list(config.trainable_agents or llm_agents), llm_agents)
     parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
     return parts
 
@@ -167,8 +176,17 @@ def validator(parts: Parts, log: IterationLog | None = None) -> Validator:
             assert t.seed is not None  # played from one of the (int) validation seeds
             episodes[t.seed] = t
 
-        value = validate(parts.envs, team, parts.config.validation_seeds, objective=parts.objective, log=log,
-                         label=label, executor=parts.executor, reference=latest[-1], on_episode=keep)
+        value = validate(
+            parts.envs,
+            team,
+            parts.config.validation_seeds,
+            objective=parts.objective,
+            log=log,
+            label=label,
+            executor=parts.executor,
+            reference=latest[-1],
+            on_episode=keep,
+        )
         latest.append(Reference(team, episodes))
         return value
 

@@ -49,14 +49,20 @@ class Players:
         self.pool = env if isinstance(env, EnvPool) else None
         self.env, self.actors, self.played = env, actors, played
         # a remote executor always plays through its workers; threads only pay with more than one
-        concurrent = (self.pool is not None and callable(actors) and executor is not None
-                      and (executor.workers > 1 or not isinstance(executor, LocalExecutor)))
+        concurrent = (
+            self.pool is not None
+            and callable(actors)
+            and executor is not None
+            and (executor.workers > 1 or not isinstance(executor, LocalExecutor))
+        )
         self.executor: Executor = executor if concurrent and executor is not None else LocalExecutor(1)
 
     def __getstate__(self) -> dict[str, Any]:
         if not isinstance(self.actors, TeamSpec):
-            raise TypeError("episodes run on remote workers need a TeamSpec team (Parts.actors), not "
-                            f"{type(self.actors).__name__}: a worker builds its own policies from the config")
+            raise TypeError(
+                "episodes run on remote workers need a TeamSpec team (Parts.actors), not "
+                f"{type(self.actors).__name__}: a worker builds its own policies from the config"
+            )
         return {"actors": self.actors, "played": self.played, "pool": None, "env": None, "executor": None}
 
     @contextmanager
@@ -89,8 +95,9 @@ def _worker_env(team: TeamSpec) -> Any:
     return _WORKER_ENVS[key]
 
 
-def play(players: Players, seed: int | None, episode: int, recorded: Trajectory | None = None
-         ) -> tuple[Trajectory, TrajectoryBuffer]:
+def play(
+    players: Players, seed: int | None, episode: int, recorded: Trajectory | None = None
+) -> tuple[Trajectory, TrajectoryBuffer]:
     """One episode from ``seed`` in a leased environment: its trajectory and its buffered records.
     With ``recorded`` (an episode of the same seed played by ``players.played``), the LLM agents
     answer from it where they ask what was asked there (:func:`lang_pz.policies.replay.replaying`)."""
@@ -98,8 +105,11 @@ def play(players: Players, seed: int | None, episode: int, recorded: Trajectory 
     with players.lease() as (env, team):
         if recorded is not None and players.played is not None:
             played = players.played
-            team = replaying(team, recorded, played.llm_team() if isinstance(played, TeamSpec)
-                             else played(env) if callable(played) else played)
+            team = replaying(
+                team,
+                recorded,
+                played.llm_team() if isinstance(played, TeamSpec) else played(env) if callable(played) else played,
+            )
         return rollout(env, team, seed=seed, episode=episode, writer=buf), buf
 
 
@@ -117,8 +127,14 @@ class Rerun(Protocol[R_co]):
     :class:`~lang_pz.critics.counterfactual.Counterfactual`) or a withheld skill
     (:class:`~lang_pz.skills.evidence.WithheldSkill`, a skill's measured utility)."""
 
-    def rerun(self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None,
-              seed: int = 0) -> R_co:
+    def rerun(
+        self,
+        env: Any,
+        policies: Mapping[str, Policy],
+        factual: Trajectory,
+        objective: Objective | None = None,
+        seed: int = 0,
+    ) -> R_co:
         """Play it in ``env`` with ``policies`` (the team that played ``factual``) and measure it."""
         ...
 

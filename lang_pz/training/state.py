@@ -44,21 +44,32 @@ class TrainState:
     def spent(self, metrics: IterationMetrics) -> dict[str, int]:
         """``calls`` and ``uncached_calls`` after an iteration that measured ``metrics`` (keywords
         for the next state)."""
-        return {"calls": self.calls + metrics.spent_calls,
-                "uncached_calls": self.uncached_calls + metrics.spent_uncached_calls}
+        return {
+            "calls": self.calls + metrics.spent_calls,
+            "uncached_calls": self.uncached_calls + metrics.spent_uncached_calls,
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The ``done.json`` fields (besides ``metrics``)."""
-        return {"policies": self.policies, "val_return_next": self.value, "calls_total": self.calls,
-                "uncached_calls_total": self.uncached_calls,
-                "momentum": self.momentum.to_json() if self.momentum else None}
+        return {
+            "policies": self.policies,
+            "val_return_next": self.value,
+            "calls_total": self.calls,
+            "uncached_calls_total": self.uncached_calls,
+            "momentum": self.momentum.to_json() if self.momentum else None,
+        }
 
     @classmethod
     def from_json(cls, done: dict[str, Any], momentum: Momentum | None) -> TrainState:
         """Inverse of :meth:`to_json` (``momentum`` is used when the record holds none)."""
         mom = Momentum.from_json(done["momentum"]) if momentum is not None and done.get("momentum") else momentum
-        return cls(policies=dict(done["policies"]), value=done["val_return_next"], momentum=mom,
-                   calls=done["calls_total"], uncached_calls=done.get("uncached_calls_total", done["calls_total"]))
+        return cls(
+            policies=dict(done["policies"]),
+            value=done["val_return_next"],
+            momentum=mom,
+            calls=done["calls_total"],
+            uncached_calls=done.get("uncached_calls_total", done["calls_total"]),
+        )
 
 
 @dataclass
@@ -96,8 +107,11 @@ class IterationMetrics:
     @property
     def spent_uncached_calls(self) -> int:
         """Of :attr:`spent_calls`, those the response cache did not serve (what ``max_llm_calls`` counts)."""
-        return self.spent_calls - self.cached_calls - sum(int(u.get("cached_calls", 0))
-                                                          for u in self.interrupted_usage.values())
+        return (
+            self.spent_calls
+            - self.cached_calls
+            - sum(int(u.get("cached_calls", 0)) for u in self.interrupted_usage.values())
+        )
 
 
 @dataclass
@@ -172,10 +186,19 @@ class UsageMeter:
         return round(time.perf_counter() - self.t0, 2)
 
 
-def iteration_metrics(*, iteration: int, trajectories: Sequence[Trajectory], value: float | None,
-                      decision: Acceptance[Any], changed: Sequence[str], meter: UsageMeter,
-                      gated: Mapping[str, Any] | Sequence[str] = (), critic_failures: int = 0,
-                      optimiser_failures: int = 0, test_value: float | None = None) -> IterationMetrics:
+def iteration_metrics(
+    *,
+    iteration: int,
+    trajectories: Sequence[Trajectory],
+    value: float | None,
+    decision: Acceptance[Any],
+    changed: Sequence[str],
+    meter: UsageMeter,
+    gated: Mapping[str, Any] | Sequence[str] = (),
+    critic_failures: int = 0,
+    optimiser_failures: int = 0,
+    test_value: float | None = None,
+) -> IterationMetrics:
     """The :class:`IterationMetrics` of an iteration from what its steps returned.
 
     Args:
@@ -197,12 +220,17 @@ def iteration_metrics(*, iteration: int, trajectories: Sequence[Trajectory], val
         train_returns=[round(t.team_return, 3) for t in trajectories],
         val_return=None if value is None else round(value, 3),
         candidate_val_return=None if decision.candidate_value is None else round(decision.candidate_value, 3),
-        accepted=decision.accepted, changed_agents=list(changed), accepted_agents=list(decision.accepted_labels),
+        accepted=decision.accepted,
+        changed_agents=list(changed),
+        accepted_agents=list(decision.accepted_labels),
         parse_error_rate=round(sum(s.parse_error is not None for s in steps) / max(1, len(steps)), 4),
-        critic_failures=critic_failures, optimiser_failures=optimiser_failures,
+        critic_failures=critic_failures,
+        optimiser_failures=optimiser_failures,
         llm_calls=sum(int(u["calls"]) for u in usage.values()),
-        cached_calls=sum(int(u["cached_calls"]) for u in usage.values()), usage=usage,
-        seconds=meter.seconds(), gated_agents=list(gated),
+        cached_calls=sum(int(u["cached_calls"]) for u in usage.values()),
+        usage=usage,
+        seconds=meter.seconds(),
+        gated_agents=list(gated),
         test_return=None if test_value is None else round(test_value, 3),
         interrupted_usage=meter.log.interrupted if meter.log is not None else {},
     )

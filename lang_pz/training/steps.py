@@ -92,8 +92,9 @@ def collect(
         raise ValueError(f"{len(seeds)} seeds for {len(episodes)} episodes: give one seed per episode")
     repeated = sorted({e for e in episodes if list(episodes).count(e) > 1})
     if repeated:
-        raise ValueError(f"episode numbers {repeated} repeat: each episode needs its own number (its records are "
-                         "keyed by it)")
+        raise ValueError(
+            f"episode numbers {repeated} repeat: each episode needs its own number (its records are keyed by it)"
+        )
     kept = {t.episode: t for t in (log.kept if log is not None else [])}
     todo = [(s, ep) for s, ep in zip(seeds, episodes) if ep not in kept]
     players = Players(env, actors, executor)
@@ -136,8 +137,9 @@ def evaluate(
     (episodes concurrently as in :func:`collect`; each one's records appended to ``writer`` at once)."""
     players = Players(env, actors, executor)
 
-    played = players.executor.map(functools.partial(play_job, players), [(s, episode0 + i) for i, s in enumerate(seeds)],
-                                  remote=True)
+    played = players.executor.map(
+        functools.partial(play_job, players), [(s, episode0 + i) for i, s in enumerate(seeds)], remote=True
+    )
     for _traj, buf in played:
         if writer is not None:
             buf.flush_to(writer)
@@ -176,8 +178,7 @@ def validate(
     numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
     players = Players(env, actors, executor, None if reference is None else reference.team)
     recorded = [None if reference is None else reference.episodes.get(s) for s in seeds]
-    played = players.executor.map(functools.partial(play_job, players), list(zip(seeds, numbers, recorded)),
-                                  remote=True)
+    played = players.executor.map(functools.partial(play_job, players), list(zip(seeds, numbers, recorded)), remote=True)
     values = []
     writer = log.validation_writer() if log is not None and not test else None
     try:
@@ -186,9 +187,16 @@ def validate(
             if writer is not None:
                 buf.flush_to(writer)
             if log is not None:
-                log.log("test" if test else "validation", {
-                    "episode": traj.episode, "policies": label, "seed": s, "team_return": round(traj.team_return, 3),
-                    "objective": round(value, 3)})
+                log.log(
+                    "test" if test else "validation",
+                    {
+                        "episode": traj.episode,
+                        "policies": label,
+                        "seed": s,
+                        "team_return": round(traj.team_return, 3),
+                        "objective": round(value, 3),
+                    },
+                )
             values.append(value)
             if on_episode is not None:
                 on_episode(traj)
@@ -235,8 +243,9 @@ def play_batch(
     ex = executor or LocalExecutor(1)
     with ThreadPoolExecutor(2) as side:
         submit = side.submit if ex.workers > 1 or not isinstance(ex, LocalExecutor) else _now
-        tested = submit(validate, env, actors, test_seeds, objective=objective, log=log, label="current", test=True,
-                        executor=ex)
+        tested = submit(
+            validate, env, actors, test_seeds, objective=objective, log=log, label="current", test=True, executor=ex
+        )
         current = submit(value) if callable(value) else _now(lambda: value)
         trajectories = collect(env, actors, seeds, episodes, log=log, executor=ex, on_episode=on_episode, desc=desc)
         return Batch(trajectories, current.result(), tested.result())

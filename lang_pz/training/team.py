@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from lang_pz.training.config import TrainConfig
 
 
-def make_actors(policies: Mapping[str, str], backend: LLMBackend, partners: Mapping[str, Policy] | None = None
-                ) -> dict[str, Policy]:
+def make_actors(
+    policies: Mapping[str, str], backend: LLMBackend, partners: Mapping[str, Policy] | None = None
+) -> dict[str, Policy]:
     """The team that plays: an :class:`~lang_pz.policies.llm.LLMPolicy` per text policy on
     ``backend``, plus the fixed ``partners`` (agent -> policy)."""
     return {**{a: LLMPolicy(p, backend) for a, p in policies.items()}, **(partners or {})}

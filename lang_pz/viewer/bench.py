@@ -23,17 +23,28 @@ def bench_view(folder: str | Path) -> dict[str, Any]:
     episodes = read_jsonl(root / "episodes.jsonl")
     summary_path, episodes_path = root / "summary.json", root / "episodes.jsonl"
     rows = read_json(summary_path)
-    fresh = (isinstance(rows, list) and summary_path.is_file()
-             and (not episodes_path.is_file() or summary_path.stat().st_mtime >= episodes_path.stat().st_mtime))
+    fresh = (
+        isinstance(rows, list)
+        and summary_path.is_file()
+        and (not episodes_path.is_file() or summary_path.stat().st_mtime >= episodes_path.stat().st_mtime)
+    )
     if not fresh:
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for r in episodes:
             groups.setdefault((str(r.get("env")), str(r.get("team"))), []).append(r)
-        rows = [summarise(env, team, str(recs[0].get("spec", "")), str(recs[0].get("objective", "")), recs).as_dict()
-                for (env, team), recs in groups.items()]
+        rows = [
+            summarise(env, team, str(recs[0].get("spec", "")), str(recs[0].get("objective", "")), recs).as_dict()
+            for (env, team), recs in groups.items()
+        ]
     keep = ("env", "team", "seed", "value", "objective", "team_return", "steps", "seconds", "llm_calls")
-    return {"kind": "bench", "title": f"bench: {root.name}", "source": str(root), "complete": fresh,
-            "rows": rows, "episodes": [{k: r.get(k) for k in keep} for r in episodes]}
+    return {
+        "kind": "bench",
+        "title": f"bench: {root.name}",
+        "source": str(root),
+        "complete": fresh,
+        "rows": rows,
+        "episodes": [{k: r.get(k) for k in keep} for r in episodes],
+    }
 
 
 def critic_view(folder: str | Path) -> dict[str, Any]:
@@ -42,5 +53,11 @@ def critic_view(folder: str | Path) -> dict[str, Any]:
     root = Path(folder)
     summary = read_json(root / "summary.json") or {}
     cases = {p.name: read_jsonl(p) for p in sorted(root.glob("*.jsonl"))}
-    return {"kind": "eval-critic", "title": f"critic evaluation: {root.name}", "source": str(root),
-            "backend": summary.get("backend"), "summaries": summary.get("summaries", []), "cases": cases}
+    return {
+        "kind": "eval-critic",
+        "title": f"critic evaluation: {root.name}",
+        "source": str(root),
+        "backend": summary.get("backend"),
+        "summaries": summary.get("summaries", []),
+        "cases": cases,
+    }

@@ -69,13 +69,16 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
         raise RunDirError(f"--out {dest} is a file; give a folder for the page (index.html and its data)")
     data_dir = dest / "data"
     if dest.is_dir() and any(dest.iterdir()) and not (data_dir / "view.js").is_file():
-        raise RunDirError(f"--out {dest} holds other files (its data/ would be replaced); give a new or empty "
-                          "folder, or the folder of an earlier view")
+        raise RunDirError(
+            f"--out {dest} holds other files (its data/ would be replaced); give a new or empty "
+            "folder, or the folder of an earlier view"
+        )
     shutil.rmtree(data_dir, ignore_errors=True)
     (data_dir / "episodes").mkdir(parents=True)
     for name in STATIC:
-        (dest / name).write_text(resources.files("lang_pz.viewer").joinpath("static").joinpath(name).read_text("utf-8"),
-                                 encoding="utf-8")
+        (dest / name).write_text(
+            resources.files("lang_pz.viewer").joinpath("static").joinpath(name).read_text("utf-8"), encoding="utf-8"
+        )
     if kind == "run":
         view = run_overview(src)
         view["episodes"] = []

@@ -62,9 +62,14 @@ def _skills(folder: Path) -> dict[str, Any] | None:
         lib = read_library(folder)
     except (LangPZError, OSError) as exc:
         return {"error": str(exc)}
-    return {"version": lib.version,
-            "skills": {f"{scope}/{name}": {"version": s.version, "description": s.description, "body": s.body}
-                       for scope, skills in lib.scopes.items() for name, s in skills.items()}}
+    return {
+        "version": lib.version,
+        "skills": {
+            f"{scope}/{name}": {"version": s.version, "description": s.description, "body": s.body}
+            for scope, skills in lib.scopes.items()
+            for name, s in skills.items()
+        },
+    }
 
 
 def _usage(files: IterationFiles, metrics: dict[str, Any] | None) -> dict[str, dict[str, float]]:
@@ -85,26 +90,40 @@ def _credits(files: IterationFiles) -> dict[str, dict[str, Any]]:
             if not isinstance(c, dict) or "credit" not in c:
                 continue
             mine = out.setdefault(agent, {"episodes": []})
-            mine["episodes"].append({"episode": rep.get("episode"), "credit": c["credit"],
-                                     "explanation": c.get("explanation", ""), "steps": c.get("steps", [])})
+            mine["episodes"].append(
+                {
+                    "episode": rep.get("episode"),
+                    "credit": c["credit"],
+                    "explanation": c.get("explanation", ""),
+                    "steps": c.get("steps", []),
+                }
+            )
     for mine in out.values():
         mine["mean"] = sum(float(e["credit"]) for e in mine["episodes"]) / len(mine["episodes"])
     return out
 
 
-def _iteration(run: RunFolder, it: int, metrics: dict[str, Any] | None, before: dict[str, str],
-               maskills: bool) -> dict[str, Any]:
+def _iteration(
+    run: RunFolder, it: int, metrics: dict[str, Any] | None, before: dict[str, str], maskills: bool
+) -> dict[str, Any]:
     files = run.iteration(it)
     policies = _policies(files.policies)
     candidates = _policies(files.candidates)
     rec: dict[str, Any] = {
-        "iteration": it, "done": files.done.is_file(), "metrics": metrics, "usage": _usage(files, metrics),
-        "policies": policies, "candidates": candidates,
+        "iteration": it,
+        "done": files.done.is_file(),
+        "metrics": metrics,
+        "usage": _usage(files, metrics),
+        "policies": policies,
+        "candidates": candidates,
         "diff": {a: word_diff_ops(before.get(a, ""), p) for a, p in policies.items() if a in before and before[a] != p},
         "candidate_diff": {a: word_diff_ops(policies.get(a, ""), c) for a, c in candidates.items()},
-        "credits": _credits(files), "gated": read_jsonl(files.log("gated")),
-        "acceptance": read_jsonl(files.log("acceptance")), "validation": read_jsonl(files.log("validation")),
-        "test": read_jsonl(files.log("test")), "critic_errors": read_jsonl(files.log("critic_errors")),
+        "credits": _credits(files),
+        "gated": read_jsonl(files.log("gated")),
+        "acceptance": read_jsonl(files.log("acceptance")),
+        "validation": read_jsonl(files.log("validation")),
+        "test": read_jsonl(files.log("test")),
+        "critic_errors": read_jsonl(files.log("critic_errors")),
         "optimiser_errors": read_jsonl(files.log("optimiser_errors")),
     }
     if maskills:
@@ -121,15 +140,17 @@ def episode_id(it: int, kind: str, episode: int) -> str:
 
 def _episode_files(run: RunFolder, it: int) -> list[tuple[str, Path]]:
     files = run.iteration(it)
-    return [(k, p) for k, p in (("train", files.trajectories), ("validation", files.validation_trajectories))
-            if p.is_file()]
+    return [(k, p) for k, p in (("train", files.trajectories), ("validation", files.validation_trajectories)) if p.is_file()]
 
 
 def episode_summary(ep: dict[str, Any]) -> dict[str, Any]:
     """The line of the episode list for an episode record of :func:`run_episodes` (no steps)."""
     keep = ("id", "iteration", "set", "episode", "seed", "finished", "returns", "agents")
-    return {**{k: ep[k] for k in keep}, "team_return": ep["team_return"] if ep["finished"] else None,
-            "decisions": len(ep["steps"])}
+    return {
+        **{k: ep[k] for k in keep},
+        "team_return": ep["team_return"] if ep["finished"] else None,
+        "decisions": len(ep["steps"]),
+    }
 
 
 def run_overview(folder: str | Path) -> dict[str, Any]:
@@ -150,16 +171,27 @@ def run_overview(folder: str | Path) -> dict[str, Any]:
         iterations.append(rec)
         before = rec["policies"] or before
     final_test = read_jsonl(run.final_test)
-    final = {"policies": _policies(run.final_policies), "test": final_test,
-             "test_mean": sum(float(r["objective"]) for r in final_test) / len(final_test) if final_test else None}
+    final = {
+        "policies": _policies(run.final_policies),
+        "test": final_test,
+        "test_mean": sum(float(r["objective"]) for r in final_test) / len(final_test) if final_test else None,
+    }
     if maskills:
         final["skills"] = _skills(run.final_skills)
     agents = list(dict.fromkeys(a for rec in iterations for a in rec["policies"]))
     mode = (config.get("langmarl") or {}).get("critic_mode", config.get("critic_mode", "?"))
     method = "MASkills (a skill library)" if maskills else f"critic mode {mode}"
-    return {"kind": "run", "title": f"{config.get('env_id', '?')}: {method}", "source": str(run.root),
-            "config": config, "maskills": maskills, "finished": run.final_policies.is_dir(), "agents": agents,
-            "iterations": iterations, "final": final}
+    return {
+        "kind": "run",
+        "title": f"{config.get('env_id', '?')}: {method}",
+        "source": str(run.root),
+        "config": config,
+        "maskills": maskills,
+        "finished": run.final_policies.is_dir(),
+        "agents": agents,
+        "iterations": iterations,
+        "final": final,
+    }
 
 
 def run_episodes(folder: str | Path) -> Iterator[dict[str, Any]]:
@@ -176,16 +208,39 @@ def run_episodes(folder: str | Path) -> Iterator[dict[str, Any]]:
         for kind, path in _episode_files(run, it):
             for t in read_trajectories(path):
                 rep = credits.get(t.episode, {}) if kind == "train" else {}
-                yield {"id": episode_id(it, kind, t.episode), "iteration": it, "set": kind, "episode": t.episode,
-                       "seed": t.seed, "finished": t.finished, "returns": t.returns,
-                       "team_return": round(t.team_return, 3), "agents": t.agents,
-                       "steps": [_step(asdict(s)) for s in t.steps],
-                       "states": {str(k): v for k, v in t.states.items()},
-                       "credits": rep.get("credits", {}), "critic_mode": rep.get("mode"),
-                       "counterfactuals": cfs.get(t.episode, []) if kind == "train" else []}
+                yield {
+                    "id": episode_id(it, kind, t.episode),
+                    "iteration": it,
+                    "set": kind,
+                    "episode": t.episode,
+                    "seed": t.seed,
+                    "finished": t.finished,
+                    "returns": t.returns,
+                    "team_return": round(t.team_return, 3),
+                    "agents": t.agents,
+                    "steps": [_step(asdict(s)) for s in t.steps],
+                    "states": {str(k): v for k, v in t.states.items()},
+                    "credits": rep.get("credits", {}),
+                    "critic_mode": rep.get("mode"),
+                    "counterfactuals": cfs.get(t.episode, []) if kind == "train" else [],
+                }
 
 
 def _step(s: dict[str, Any]) -> dict[str, Any]:
     """An agent step with the fields the grid and the cell panel show."""
-    return {k: s[k] for k in ("step", "agent", "observation", "raw_output", "action", "parse_error", "reward",
-                              "prompt_tokens", "completion_tokens", "meta", "legal_actions")}
+    return {
+        k: s[k]
+        for k in (
+            "step",
+            "agent",
+            "observation",
+            "raw_output",
+            "action",
+            "parse_error",
+            "reward",
+            "prompt_tokens",
+            "completion_tokens",
+            "meta",
+            "legal_actions",
+        )
+    }

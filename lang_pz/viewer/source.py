@@ -57,8 +57,9 @@ def kind_of(folder: str | Path) -> Kind:
     root = Path(folder)
     if not root.is_dir():
         what = "is a file" if root.exists() else "does not exist"
-        raise RunDirError(f"{root} {what}; give the folder that `lang-pz train`, `lang-pz bench` or "
-                          "`lang-pz eval-critic` wrote")
+        raise RunDirError(
+            f"{root} {what}; give the folder that `lang-pz train`, `lang-pz bench` or `lang-pz eval-critic` wrote"
+        )
     if RunFolder(root).config.is_file():
         return "run"
     if (root / "episodes.jsonl").is_file():
@@ -68,5 +69,7 @@ def kind_of(folder: str | Path) -> Kind:
         return "eval-critic"
     if isinstance(summary, list):
         return "bench"
-    raise RunDirError(f"{root} is not a run, bench or eval-critic folder: a training run holds config.json, a "
-                      "bench folder episodes.jsonl, an eval-critic folder summary.json with 'summaries'")
+    raise RunDirError(
+        f"{root} is not a run, bench or eval-critic folder: a training run holds config.json, a "
+        "bench folder episodes.jsonl, an eval-critic folder summary.json with 'summaries'"
+    )

@@ -95,8 +95,13 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
     # -- PettingZoo API ----------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, str]:
         return observation_dict(
-            self.adapter, self.env, agent, self._observation_for(agent), self._inner("infos").get(agent, {}),
-            self.observation_max_length, self._notes.get(agent),
+            self.adapter,
+            self.env,
+            agent,
+            self._observation_for(agent),
+            self._inner("infos").get(agent, {}),
+            self.observation_max_length,
+            self._notes.get(agent),
         )
 
     @property
@@ -111,8 +116,15 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
 
     def _info_of(self, agent: str, info: dict[str, Any]) -> dict[str, Any]:
         """``agent``'s language info (legal actions computed once if they never change)."""
-        return agent_info(self.adapter, self.env, agent, self._observation_for(agent, for_info=True), info,
-                          self._action_infos.get(agent), self._fixed_actions)
+        return agent_info(
+            self.adapter,
+            self.env,
+            agent,
+            self._observation_for(agent, for_info=True),
+            info,
+            self._action_infos.get(agent),
+            self._fixed_actions,
+        )
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._action_infos, self._notes = {}, {}
@@ -128,8 +140,15 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
             self._changed()
             return
         inner, self._action_infos[agent], note = decode_action(
-            self.adapter, env, agent, action, self._observation_for(agent), self._inner("infos")[agent],
-            strict=self.strict, max_length=self.action_max_length, warned=self._warned,
+            self.adapter,
+            env,
+            agent,
+            action,
+            self._observation_for(agent),
+            self._inner("infos")[agent],
+            strict=self.strict,
+            max_length=self.action_max_length,
+            warned=self._warned,
         )
         if note is None:
             self._notes.pop(agent, None)

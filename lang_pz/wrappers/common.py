@@ -91,10 +91,12 @@ class NonTextActionWarning(UserWarning):
 
 def non_text_message(action: Any) -> str:
     """Why a non-str action is refused, and the fix."""
-    return (f"a language env takes action text, got {type(action).__name__} {action!r:.40}: it is refused "
-            "(the fallback is played and info['parse_error'] names the type), never read as the word "
-            f"{str(action)[:20]!r}. Send the action word, or give the RL library index actions with "
-            "lang_pz.interop.to_vector_env / to_masked_aec_env; strict=True raises instead")
+    return (
+        f"a language env takes action text, got {type(action).__name__} {action!r:.40}: it is refused "
+        "(the fallback is played and info['parse_error'] names the type), never read as the word "
+        f"{str(action)[:20]!r}. Send the action word, or give the RL library index actions with "
+        "lang_pz.interop.to_vector_env / to_masked_aec_env; strict=True raises instead"
+    )
 
 
 def fit_charset(text: str, max_length: int) -> str:
@@ -117,8 +119,15 @@ def with_note(text: str, note: str | None) -> str:
     return f"{head}\n{note}\n{last}" if sep else f"{text}\n{note}"
 
 
-def observation_dict(adapter: LanguageAdapter, env: Any, agent: str | None, observation: Any,
-                     info: Mapping[str, Any], max_length: int, note: str | None = None) -> dict[str, str]:
+def observation_dict(
+    adapter: LanguageAdapter,
+    env: Any,
+    agent: str | None,
+    observation: Any,
+    info: Mapping[str, Any],
+    max_length: int,
+    note: str | None = None,
+) -> dict[str, str]:
     """The language observation ``{"text": ...}`` of one agent (``note``: see :func:`with_note`)."""
     return {"text": fit_charset(with_note(adapter.render(env, agent, observation, info), note), max_length)}
 
@@ -132,20 +141,30 @@ class FixedActions:
         self._adapter: LanguageAdapter | None = None
         self._known: dict[Any, tuple[list[str] | None, list[float] | None] | None] = {}
 
-    def get(self, adapter: LanguageAdapter, env: Any,
-            agent: str | None) -> tuple[list[str] | None, list[float] | None] | None:
+    def get(
+        self, adapter: LanguageAdapter, env: Any, agent: str | None
+    ) -> tuple[list[str] | None, list[float] | None] | None:
         """``(legal_actions, action_range)`` if fixed for ``agent`` under ``adapter``, else ``None``."""
         if adapter is not self._adapter:
             self._adapter, self._known = adapter, {}
         if agent not in self._known:
-            self._known[agent] = ((adapter.legal_actions(env, agent, None, {}), adapter.action_range(env, agent))
-                                  if adapter.legal_actions_fixed(env, agent) else None)
+            self._known[agent] = (
+                (adapter.legal_actions(env, agent, None, {}), adapter.action_range(env, agent))
+                if adapter.legal_actions_fixed(env, agent)
+                else None
+            )
         return self._known[agent]
 
 
-def agent_info(adapter: LanguageAdapter, env: Any, agent: str | None, observation: Any,
-               info: Mapping[str, Any], action_info: Mapping[str, Any] | None,
-               fixed: FixedActions | None = None) -> dict[str, Any]:
+def agent_info(
+    adapter: LanguageAdapter,
+    env: Any,
+    agent: str | None,
+    observation: Any,
+    info: Mapping[str, Any],
+    action_info: Mapping[str, Any] | None,
+    fixed: FixedActions | None = None,
+) -> dict[str, Any]:
     """The inner info plus ``legal_actions`` / ``action_range`` and the last action's decoding.
 
     A numeric ``action_mask`` is removed from the info: a Text action space cannot be
@@ -176,9 +195,19 @@ def agent_info(adapter: LanguageAdapter, env: Any, agent: str | None, observatio
 # -- attribute forwarding -------------------------------------------------------------------
 
 #: Attributes of the PettingZoo API itself: each layer answers for its own (as in PettingZoo).
-API_ATTRIBUTES: frozenset[str] = frozenset(AECEnv.__annotations__) | frozenset(ParallelEnv.__annotations__) | {
-    "render_mode", "state_space", "num_agents", "max_num_agents", "unwrapped", "env", "aec_env",
-}
+API_ATTRIBUTES: frozenset[str] = (
+    frozenset(AECEnv.__annotations__)
+    | frozenset(ParallelEnv.__annotations__)
+    | {
+        "render_mode",
+        "state_space",
+        "num_agents",
+        "max_num_agents",
+        "unwrapped",
+        "env",
+        "aec_env",
+    }
+)
 
 
 def wrapped_layers(env: Any) -> Iterator[Any]:
@@ -219,8 +248,7 @@ class ForwardsAttributes:
     """
 
     #: Public attributes set on the wrapper itself (subclasses that add some extend this).
-    local_attributes: frozenset[str] = frozenset({"env", "adapter", "strict", "observation_max_length",
-                                                  "action_max_length"})
+    local_attributes: frozenset[str] = frozenset({"env", "adapter", "strict", "observation_max_length", "action_max_length"})
 
     def __getattr__(self, name: str) -> Any:
         fast = self.__dict__.get("_holders")
@@ -252,7 +280,8 @@ class ForwardsAttributes:
                 if layer is None or name in layer.__dict__:
                     break
                 if any(name in vars(c) for c in type(layer).__mro__) or not isinstance(
-                        layer, (BaseWrapper, BaseParallelWrapper)):
+                    layer, (BaseWrapper, BaseParallelWrapper)
+                ):
                     layer = None
                     break
                 layer = layer.__dict__.get("env")
@@ -260,7 +289,8 @@ class ForwardsAttributes:
                 inner[name] = layer
         self.__dict__["_inner_holders"] = inner
         self.__dict__["_holders"] = {
-            name: h for name, h in inner.items()
+            name: h
+            for name, h in inner.items()
             if name not in self.__dict__ and not any(name in vars(c) for c in type(self).__mro__)
         }
 
@@ -270,8 +300,13 @@ class ForwardsAttributes:
         return getattr(holder, name) if holder is not None else getattr(self.env, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if (name.startswith("_") or name in self.local_attributes or name in API_ATTRIBUTES
-                or name in self.__dict__ or any(name in vars(c) for c in type(self).__mro__)):
+        if (
+            name.startswith("_")
+            or name in self.local_attributes
+            or name in API_ATTRIBUTES
+            or name in self.__dict__
+            or any(name in vars(c) for c in type(self).__mro__)
+        ):
             object.__setattr__(self, name, value)
             return
         holder = _holder(self.__dict__.get("env"), name)
@@ -290,8 +325,14 @@ class MultiAgentTextSpaces(ForwardsAttributes):
     observation_max_length: int
     action_max_length: int
 
-    def _init_language(self, possible_agents: list[str], adapter: LanguageAdapter | None, strict: bool,
-                       observation_max_length: int, action_max_length: int) -> None:
+    def _init_language(
+        self,
+        possible_agents: list[str],
+        adapter: LanguageAdapter | None,
+        strict: bool,
+        observation_max_length: int,
+        action_max_length: int,
+    ) -> None:
         self.adapter = adapter if adapter is not None else LanguageAdapter()
         self.strict = strict
         self.observation_max_length = observation_max_length

@@ -43,8 +43,11 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
         action_max_length: int = ACTION_MAX_LENGTH,
     ) -> None:
         RecordConstructorArgs.__init__(
-            self, adapter=adapter, strict=strict,
-            observation_max_length=observation_max_length, action_max_length=action_max_length,
+            self,
+            adapter=adapter,
+            strict=strict,
+            observation_max_length=observation_max_length,
+            action_max_length=action_max_length,
         )
         gym.Wrapper.__init__(self, env)
         self.adapter = adapter if adapter is not None else LanguageAdapter()
@@ -69,8 +72,15 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
 
     def step(self, action: Any) -> tuple[dict[str, str], SupportsFloat, bool, bool, dict[str, Any]]:
         inner, action_info, note = decode_action(
-            self.adapter, self.env, None, action, self._raw_obs, self._raw_info, strict=self.strict,
-            max_length=self.action_max_length, warned=self._warned,
+            self.adapter,
+            self.env,
+            None,
+            action,
+            self._raw_obs,
+            self._raw_info,
+            strict=self.strict,
+            max_length=self.action_max_length,
+            warned=self._warned,
         )
         obs, reward, terminated, truncated, info = self.env.step(inner)
         text, info = self._wrap(obs, info, action_info, note)

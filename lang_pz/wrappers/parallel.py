@@ -52,18 +52,19 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
             obs = self._raw_obs[agent] = obs.value()
         return obs
 
-    def _wrap(self, obs: dict[str, Any], infos: dict[str, Any],
-              action_infos: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _wrap(
+        self, obs: dict[str, Any], infos: dict[str, Any], action_infos: dict[str, dict[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         self._raw_obs.update(obs)
         self._raw_infos.update(infos)
         adapter, env, notes, limit = self.adapter, self.env, self._notes, self.observation_max_length
         text = {
-            a: observation_dict(adapter, env, a, self._for_adapter(a), infos.get(a, {}), limit, notes.get(a))
-            for a in obs
+            a: observation_dict(adapter, env, a, self._for_adapter(a), infos.get(a, {}), limit, notes.get(a)) for a in obs
         }
         info = {
-            a: agent_info(adapter, env, a, self._for_adapter(a) if a in obs else None, i, action_infos.get(a),
-                          self._fixed_actions)
+            a: agent_info(
+                adapter, env, a, self._for_adapter(a) if a in obs else None, i, action_infos.get(a), self._fixed_actions
+            )
             for a, i in infos.items()
         }
         return text, info
@@ -83,19 +84,29 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
         """
         if not isinstance(actions, Mapping):
             example = dict.fromkeys(self.env.agents[:2], "...")
-            raise TypeError(f"step takes a dict agent -> action text for every live agent, e.g. {example}, "
-                            f"got {type(actions).__name__} {actions!r}")
+            raise TypeError(
+                f"step takes a dict agent -> action text for every live agent, e.g. {example}, "
+                f"got {type(actions).__name__} {actions!r}"
+            )
         missing = [a for a in self.env.agents if a not in actions and a not in self._ended]
         if missing:
             unknown = sorted(set(map(str, actions)) - set(self.possible_agents))
             extra = f" (actions name {unknown}, which are not agents)" if unknown else ""
-            raise ValueError(f"step got no action for live agent(s) {missing}{extra}: a parallel env takes one "
-                             f"action per agent in env.agents ({list(self.env.agents)}) each step")
+            raise ValueError(
+                f"step got no action for live agent(s) {missing}{extra}: a parallel env takes one "
+                f"action per agent in env.agents ({list(self.env.agents)}) each step"
+            )
         inner, action_infos, notes = {}, {}, {}
         for agent, text in actions.items():
             inner[agent], action_infos[agent], note = decode_action(
-                self.adapter, self.env, agent, text, self._for_adapter(agent),
-                self._raw_infos.get(agent, {}), strict=self.strict, max_length=self.action_max_length,
+                self.adapter,
+                self.env,
+                agent,
+                text,
+                self._for_adapter(agent),
+                self._raw_infos.get(agent, {}),
+                strict=self.strict,
+                max_length=self.action_max_length,
                 warned=self._warned,
             )
             if note is not None:
@@ -121,5 +132,4 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
 
     def state_text(self) -> str:
         """Global state as text, for a centralised critic only (never give it to policies)."""
-        return self.adapter.state_text(self.env, {a: self._for_adapter(a) for a in self.env.agents
-                                                  if a in self._raw_obs})
+        return self.adapter.state_text(self.env, {a: self._for_adapter(a) for a in self.env.agents if a in self._raw_obs})

@@ -21,7 +21,19 @@ from lang_pz.envs.classic.tictactoe import (
 from lang_pz.envs.classic.turns import PhraseTable, TurnBasedAdapter, parse_phrases
 
 __all__ = [
-    "TICTACTOE_SQUARES", "ConnectFourAdapter", "PhraseTable", "RPSAdapter", "TicTacToeAdapter",
-    "TurnBasedAdapter", "make_connect_four", "make_rps", "make_tictactoe", "parse_phrases",
-    "rps_moves", "rps_outcome", "tictactoe_action", "tictactoe_phrases", "tictactoe_square",
+    "TICTACTOE_SQUARES",
+    "ConnectFourAdapter",
+    "PhraseTable",
+    "RPSAdapter",
+    "TicTacToeAdapter",
+    "TurnBasedAdapter",
+    "make_connect_four",
+    "make_rps",
+    "make_tictactoe",
+    "parse_phrases",
+    "rps_moves",
+    "rps_outcome",
+    "tictactoe_action",
+    "tictactoe_phrases",
+    "tictactoe_square",
 ]

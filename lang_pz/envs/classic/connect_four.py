@@ -49,7 +49,7 @@ class ConnectFourAdapter(TurnBasedAdapter):
         # board: 42 cells, row 0 on top
         lines = [" ".join(_COLUMNS)]
         for r in range(6):
-            lines.append(" ".join(symbols[v] for v in board[7 * r:7 * r + 7]))
+            lines.append(" ".join(symbols[v] for v in board[7 * r : 7 * r + 7]))
         return "\n".join(lines)
 
     def _free_columns(self, env: Any, agent: str | None) -> list[int]:

@@ -38,7 +38,15 @@ from lang_pz.registration import Api
 
 #: Square names in reading order (square 1 is top-left, 9 bottom-right).
 TICTACTOE_SQUARES = (
-    "top-left", "top", "top-right", "left", "center", "right", "bottom-left", "bottom", "bottom-right",
+    "top-left",
+    "top",
+    "top-right",
+    "left",
+    "center",
+    "right",
+    "bottom-left",
+    "bottom",
+    "bottom-right",
 )
 _TTT_SYNONYMS = {
     "top": ("top-center", "top-centre", "top-middle", "upper-center", "upper-middle"),
@@ -94,7 +102,7 @@ class TicTacToeAdapter(TurnBasedAdapter):
 
     @staticmethod
     def _grid(cells: Sequence[str]) -> str:
-        rows = [" " + " | ".join(cells[3 * r:3 * r + 3]) for r in range(3)]
+        rows = [" " + " | ".join(cells[3 * r : 3 * r + 3]) for r in range(3)]
         return "\n---+---+---\n".join(rows)
 
     def _free_squares(self, env: Any, agent: str | None) -> list[int]:

@@ -108,5 +108,6 @@ class TurnBasedAdapter(LanguageAdapter):
     def to_move(env: Any, agent: str | None) -> bool:
         """Whether ``agent`` is the one to move now, in a game that is not over."""
         raw = env.unwrapped
-        return (agent == raw.agent_selection and not raw.terminations.get(agent, False)
-                and not raw.truncations.get(agent, False))
+        return (
+            agent == raw.agent_selection and not raw.terminations.get(agent, False) and not raw.truncations.get(agent, False)
+        )

@@ -43,8 +43,10 @@ def colour(rgb: Any) -> str:
 def where(rel: Sequence[float]) -> str:
     """A relative position ``(dx, dy)`` in words: ``0.42 right, 0.13 down (distance 0.44)``."""
     dx, dy = float(rel[0]), float(rel[1])
-    return (f"{abs(dx):.2f} {'right' if dx >= 0 else 'left'}, {abs(dy):.2f} {'up' if dy >= 0 else 'down'} "
-            f"(distance {np.hypot(dx, dy):.2f})")
+    return (
+        f"{abs(dx):.2f} {'right' if dx >= 0 else 'left'}, {abs(dy):.2f} {'up' if dy >= 0 else 'down'} "
+        f"(distance {np.hypot(dx, dy):.2f})"
+    )
 
 
 def heard(comm: Sequence[float] | np.ndarray, speaker: str) -> str:
@@ -91,10 +93,15 @@ class MPEAdapter(LanguageAdapter):
             base = super().action_components(env, agent)
             movable = self._agent(env, agent).movable
             memo[agent] = base and dataclasses.replace(
-                base, default=0.0,
-                meaning=("Push yourself (the push is right - left, up - down)." if movable
-                         else "Send a message: the strongest word is the one heard."),
-                example="right=0.8 up=0.3" if movable else f"{base.names[0]}=1")
+                base,
+                default=0.0,
+                meaning=(
+                    "Push yourself (the push is right - left, up - down)."
+                    if movable
+                    else "Send a message: the strongest word is the one heard."
+                ),
+                example="right=0.8 up=0.3" if movable else f"{base.names[0]}=1",
+            )
         return memo[agent]
 
     def component_names(self, env: Any, agent: str | None) -> list[str]:
@@ -127,8 +134,11 @@ class MPEAdapter(LanguageAdapter):
 
     def state_text(self, env: Any, observations: Mapping[str, Any]) -> str:
         """Every agent's text, and each agent's goal where the scenario has one (critic only)."""
-        goals = [f"{a.goal_a.name} must reach the {colour(a.goal_b.color)} landmark"
-                 for a in env.unwrapped.world.agents if getattr(a, "_goal_b", None) is not None]
+        goals = [
+            f"{a.goal_a.name} must reach the {colour(a.goal_b.color)} landmark"
+            for a in env.unwrapped.world.agents
+            if getattr(a, "_goal_b", None) is not None
+        ]
         text = super().state_text(env, observations)
         return f"{text}\nGoals: {'; '.join(goals)}" if goals else text
 
@@ -140,12 +150,14 @@ class SpreadAdapter(MPEAdapter):
         obs = np.asarray(observation, dtype=float)
         names = [a for a in env.possible_agents if a != agent]
         n_lm = len(env.unwrapped.world.landmarks)
-        lms = obs[4:4 + 2 * n_lm].reshape(-1, 2)
-        others = obs[4 + 2 * n_lm:4 + 2 * n_lm + 2 * len(names)].reshape(-1, 2)
-        lines = [f"You are {agent}, one of {len(names) + 1} agents that must cover {n_lm} landmarks together "
-                 "(simple_spread): each landmark should have an agent on it; bumping into a teammate costs reward.",
-                 f"You are at ({obs[2]:+.2f}, {obs[3]:+.2f}), moving ({obs[0]:+.2f}, {obs[1]:+.2f}).",
-                 "Landmarks, from you:"]
+        lms = obs[4 : 4 + 2 * n_lm].reshape(-1, 2)
+        others = obs[4 + 2 * n_lm : 4 + 2 * n_lm + 2 * len(names)].reshape(-1, 2)
+        lines = [
+            f"You are {agent}, one of {len(names) + 1} agents that must cover {n_lm} landmarks together "
+            "(simple_spread): each landmark should have an agent on it; bumping into a teammate costs reward.",
+            f"You are at ({obs[2]:+.2f}, {obs[3]:+.2f}), moving ({obs[0]:+.2f}, {obs[1]:+.2f}).",
+            "Landmarks, from you:",
+        ]
         for i, rel in enumerate(lms):
             mine = np.hypot(*rel)
             closer = [(np.hypot(*(rel - o)), n) for o, n in zip(others, names) if np.hypot(*(rel - o)) < mine]
@@ -164,15 +176,20 @@ class SpeakerListenerAdapter(MPEAdapter):
         obs = np.asarray(observation, dtype=float)
         colours = self._landmark_colours(env)
         if not self._agent(env, agent).movable:
-            return (f"You are {agent} (simple_speaker_listener). You cannot move. The listener must reach the "
-                    f"{colour(obs[:3])} landmark; it does not know which one. Tell it with one word: your "
-                    "message is what it reads next.")
-        lms = obs[2:2 + 2 * len(colours)].reshape(-1, 2)
-        lines = [f"You are {agent} (simple_speaker_listener). Go to the landmark the speaker names; only the "
-                 "speaker knows which.",
-                 f"You are moving ({obs[0]:+.2f}, {obs[1]:+.2f}).", "Landmarks, from you:"]
+            return (
+                f"You are {agent} (simple_speaker_listener). You cannot move. The listener must reach the "
+                f"{colour(obs[:3])} landmark; it does not know which one. Tell it with one word: your "
+                "message is what it reads next."
+            )
+        lms = obs[2 : 2 + 2 * len(colours)].reshape(-1, 2)
+        lines = [
+            f"You are {agent} (simple_speaker_listener). Go to the landmark the speaker names; only the "
+            "speaker knows which.",
+            f"You are moving ({obs[0]:+.2f}, {obs[1]:+.2f}).",
+            "Landmarks, from you:",
+        ]
         lines += [f"  {c} landmark: {where(rel)}" for c, rel in zip(colours, lms)]
-        lines.append(heard(obs[2 + 2 * len(colours):], "The speaker"))
+        lines.append(heard(obs[2 + 2 * len(colours) :], "The speaker"))
         return "\n".join(lines)
 
 
@@ -185,10 +202,13 @@ class ReferenceAdapter(MPEAdapter):
         other = next(a for a in env.possible_agents if a != agent)
         k = 2 + 2 * len(colours)
         lms = obs[2:k].reshape(-1, 2)
-        lines = [f"You are {agent} (simple_reference). You must reach a landmark only {other} knows, and "
-                 f"{other} must reach the {colour(obs[k:k + 3])} landmark, which only you know: move, and tell "
-                 f"{other} its colour with one word.",
-                 f"You are moving ({obs[0]:+.2f}, {obs[1]:+.2f}).", "Landmarks, from you:"]
+        lines = [
+            f"You are {agent} (simple_reference). You must reach a landmark only {other} knows, and "
+            f"{other} must reach the {colour(obs[k : k + 3])} landmark, which only you know: move, and tell "
+            f"{other} its colour with one word.",
+            f"You are moving ({obs[0]:+.2f}, {obs[1]:+.2f}).",
+            "Landmarks, from you:",
+        ]
         lines += [f"  {c} landmark: {where(rel)}" for c, rel in zip(colours, lms)]
-        lines.append(heard(obs[k + 3:], other))
+        lines.append(heard(obs[k + 3 :], other))
         return "\n".join(lines)

@@ -50,8 +50,15 @@ def _common(env_id: str, api: str, max_cycles: Any, continuous_actions: Any, str
     check_bool("strict", strict)
 
 
-def make_simple_spread(api: Api = "parallel", *, N: int = 3, local_ratio: float = 0.5, max_cycles: int = 25,
-                       continuous_actions: bool = False, strict: bool = False) -> Any:
+def make_simple_spread(
+    api: Api = "parallel",
+    *,
+    N: int = 3,
+    local_ratio: float = 0.5,
+    max_cycles: int = 25,
+    continuous_actions: bool = False,
+    strict: bool = False,
+) -> Any:
     """simple_spread: ``N`` agents cover ``N`` landmarks (module docstring).
 
     Args:
@@ -71,12 +78,21 @@ def make_simple_spread(api: Api = "parallel", *, N: int = 3, local_ratio: float 
         raise InvalidKwargError(f"local_ratio must be from 0 to 1, got {local_ratio!r}")
     from mpe2 import simple_spread_v3
 
-    return _wrap(simple_spread_v3, SpreadAdapter(continuous_actions), api, strict, N=N, local_ratio=local_ratio,
-                 max_cycles=max_cycles, continuous_actions=continuous_actions)
+    return _wrap(
+        simple_spread_v3,
+        SpreadAdapter(continuous_actions),
+        api,
+        strict,
+        N=N,
+        local_ratio=local_ratio,
+        max_cycles=max_cycles,
+        continuous_actions=continuous_actions,
+    )
 
 
-def make_simple_speaker_listener(api: Api = "parallel", *, max_cycles: int = 25, continuous_actions: bool = False,
-                                 strict: bool = False) -> Any:
+def make_simple_speaker_listener(
+    api: Api = "parallel", *, max_cycles: int = 25, continuous_actions: bool = False, strict: bool = False
+) -> Any:
     """simple_speaker_listener: the speaker names the goal landmark's colour, the listener goes there.
 
     Raises:
@@ -85,12 +101,24 @@ def make_simple_speaker_listener(api: Api = "parallel", *, max_cycles: int = 25,
     _common("mpe/simple_speaker_listener", api, max_cycles, continuous_actions, strict)
     from mpe2 import simple_speaker_listener_v4
 
-    return _wrap(simple_speaker_listener_v4, SpeakerListenerAdapter(continuous_actions), api, strict,
-                 max_cycles=max_cycles, continuous_actions=continuous_actions)
+    return _wrap(
+        simple_speaker_listener_v4,
+        SpeakerListenerAdapter(continuous_actions),
+        api,
+        strict,
+        max_cycles=max_cycles,
+        continuous_actions=continuous_actions,
+    )
 
 
-def make_simple_reference(api: Api = "parallel", *, local_ratio: float = 0.5, max_cycles: int = 25,
-                          continuous_actions: bool = False, strict: bool = False) -> Any:
+def make_simple_reference(
+    api: Api = "parallel",
+    *,
+    local_ratio: float = 0.5,
+    max_cycles: int = 25,
+    continuous_actions: bool = False,
+    strict: bool = False,
+) -> Any:
     """simple_reference: two agents, each knowing the other's goal colour, move and tell each other.
 
     Raises:
@@ -102,5 +130,12 @@ def make_simple_reference(api: Api = "parallel", *, local_ratio: float = 0.5, ma
         raise InvalidKwargError(f"local_ratio must be from 0 to 1, got {local_ratio!r}")
     from mpe2 import simple_reference_v3
 
-    return _wrap(simple_reference_v3, ReferenceAdapter(continuous_actions), api, strict, local_ratio=local_ratio,
-                 max_cycles=max_cycles, continuous_actions=continuous_actions)
+    return _wrap(
+        simple_reference_v3,
+        ReferenceAdapter(continuous_actions),
+        api,
+        strict,
+        local_ratio=local_ratio,
+        max_cycles=max_cycles,
+        continuous_actions=continuous_actions,
+    )

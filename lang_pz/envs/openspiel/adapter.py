@@ -74,8 +74,12 @@ class OpenSpielAdapter(LanguageAdapter):
         memo = self.__dict__.setdefault("_legal_memo", {})
         if memo.get("key") != key:
             player = self._player(env, agent)
-            to_move = (not state.is_terminal() and agent == raw.agent_selection
-                       and not raw.terminations.get(agent, False) and not raw.truncations.get(agent, False))
+            to_move = (
+                not state.is_terminal()
+                and agent == raw.agent_selection
+                and not raw.terminations.get(agent, False)
+                and not raw.truncations.get(agent, False)
+            )
             actions = list(state.legal_actions(player)) if to_move else []
             words = move_words([state.action_to_string(player, a) for a in actions])
             memo["key"], memo["value"] = key, dict(zip(words, actions))
@@ -108,8 +112,10 @@ class OpenSpielAdapter(LanguageAdapter):
 
         if game_type.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
             at_once = " Players choose at the same time: nobody sees the others' choice before choosing."
-        line = (f"Game: {game_type.long_name} (OpenSpiel {game_type.short_name}), {n} players. "
-                f"You are {agent} (seat {self._player(env, agent)} of {n}).{at_once}")
+        line = (
+            f"Game: {game_type.long_name} (OpenSpiel {game_type.short_name}), {n} players. "
+            f"You are {agent} (seat {self._player(env, agent)} of {n}).{at_once}"
+        )
         return f"{line}\n{self.note}" if self.note else line
 
     # -- LanguageAdapter hooks ---------------------------------------------------------------
@@ -123,7 +129,7 @@ class OpenSpielAdapter(LanguageAdapter):
         if legal:
             shown = ", ".join(legal)
             if len(shown) > MAX_TEXT_CHARS // 2:
-                cut = shown[:MAX_TEXT_CHARS // 2].rsplit(", ", 1)[0]
+                cut = shown[: MAX_TEXT_CHARS // 2].rsplit(", ", 1)[0]
                 shown = f"{cut} (and {len(legal) - cut.count(', ') - 1} more of this form)"
             line = f"Your turn. Legal moves: {shown}. Reply with one move."
         elif state.is_terminal() or env.terminations.get(agent, False) or env.truncations.get(agent, False):

@@ -30,23 +30,33 @@ from lang_pz.registration import Api
 
 #: Rules and legends for the games whose strings are terse, by OpenSpiel short name.
 NOTES: dict[str, str] = {
-    "kuhn_poker": ("Rules: three cards, 0 = Jack, 1 = Queen, 2 = King; each player antes 1 chip and gets one "
-                   "card. What you know is your card, then the moves so far (p = pass, b = bet). Pass after "
-                   "a bet folds; otherwise the higher card wins the pot."),
-    "leduc_poker": ("Rules: six cards, 0 and 1 = Jack, 2 and 3 = Queen, 4 and 5 = King. Private is your card, "
-                    "Public the shared card of round 2; a pair with it wins, else the higher card. Round1 / "
-                    "Round2 list the moves so far (0 = fold, 1 = call, 2 = raise); Pot and Money are chips."),
-    "goofspiel": ("Rules: each round a point card is shown (the current point card); both players "
-                  "bid one card of their hand at once; the higher bid wins the points, a tie wins nothing. "
-                  "Win sequence: who won each round (-3 = nobody). Most points wins."),
-    "hanabi": ("Rules (cooperative): build each colour's firework from rank 1 up. You cannot see your own cards "
-               "(XX) but see your partner's. Each card line is 'card || what you were told | what it may "
-               "still be'. Reveal spends an info token; a wrong play costs a life token. Cur player marks "
-               "whose hand is listed first (yours)."),
-    "breakthrough": ("Rules: b = player_0's pieces (moving down the board), w = player_1's (moving up). A piece "
-                     "steps one square forward or diagonally forward, captures diagonally only. A move is "
-                     "from-square then to-square, e.g. a5a4. Reach the far row, or capture every enemy "
-                     "piece, to win."),
+    "kuhn_poker": (
+        "Rules: three cards, 0 = Jack, 1 = Queen, 2 = King; each player antes 1 chip and gets one "
+        "card. What you know is your card, then the moves so far (p = pass, b = bet). Pass after "
+        "a bet folds; otherwise the higher card wins the pot."
+    ),
+    "leduc_poker": (
+        "Rules: six cards, 0 and 1 = Jack, 2 and 3 = Queen, 4 and 5 = King. Private is your card, "
+        "Public the shared card of round 2; a pair with it wins, else the higher card. Round1 / "
+        "Round2 list the moves so far (0 = fold, 1 = call, 2 = raise); Pot and Money are chips."
+    ),
+    "goofspiel": (
+        "Rules: each round a point card is shown (the current point card); both players "
+        "bid one card of their hand at once; the higher bid wins the points, a tie wins nothing. "
+        "Win sequence: who won each round (-3 = nobody). Most points wins."
+    ),
+    "hanabi": (
+        "Rules (cooperative): build each colour's firework from rank 1 up. You cannot see your own cards "
+        "(XX) but see your partner's. Each card line is 'card || what you were told | what it may "
+        "still be'. Reveal spends an info token; a wrong play costs a life token. Cur player marks "
+        "whose hand is listed first (yours)."
+    ),
+    "breakthrough": (
+        "Rules: b = player_0's pieces (moving down the board), w = player_1's (moving up). A piece "
+        "steps one square forward or diagonally forward, captures diagonally only. A move is "
+        "from-square then to-square, e.g. a5a4. Reach the far row, or capture every enemy "
+        "piece, to win."
+    ),
 }
 
 
@@ -63,14 +73,16 @@ def _load(game: str, params: dict[str, Any]) -> None:
     if game not in names:
         close = difflib.get_close_matches(game, names, n=3, cutoff=0.6)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise UnknownEnvironmentError(f"OpenSpiel has no game {game!r}.{hint} pyspiel.registered_names() lists "
-                                      f"its {len(names)} games")
+        raise UnknownEnvironmentError(
+            f"OpenSpiel has no game {game!r}.{hint} pyspiel.registered_names() lists its {len(names)} games"
+        )
     try:
         pyspiel.load_game(game, params)
     except pyspiel.SpielError as exc:
         defaults = pyspiel.load_game(game).get_parameters()
-        raise InvalidKwargError(f"OpenSpiel game {game!r} refused parameters {params}: {exc}; its parameters "
-                                f"and defaults: {defaults}") from None
+        raise InvalidKwargError(
+            f"OpenSpiel game {game!r} refused parameters {params}: {exc}; its parameters and defaults: {defaults}"
+        ) from None
 
 
 def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
@@ -137,8 +149,17 @@ def make_openspiel(api: Api = "aec", *, game: str, strict: bool = False, **param
     return LanguageAECWrapper(OrderEnforcingWrapper(env), OpenSpielAdapter(NOTES.get(game, "")), strict=strict)
 
 
-def make_hanabi(api: Api = "aec", *, players: int = 2, colors: int = 2, ranks: int = 3, hand_size: int = 3,
-                max_information_tokens: int = 3, max_life_tokens: int = 1, strict: bool = False) -> Any:
+def make_hanabi(
+    api: Api = "aec",
+    *,
+    players: int = 2,
+    colors: int = 2,
+    ranks: int = 3,
+    hand_size: int = 3,
+    max_information_tokens: int = 3,
+    max_life_tokens: int = 1,
+    strict: bool = False,
+) -> Any:
     """Hanabi, cooperative (a small configuration by default; full Hanabi is colors=5, ranks=5,
     hand_size=5, max_information_tokens=8, max_life_tokens=3).
 
@@ -151,9 +172,17 @@ def make_hanabi(api: Api = "aec", *, players: int = 2, colors: int = 2, ranks: i
     check_int("hand_size", hand_size, 1, 5)
     check_int("max_information_tokens", max_information_tokens, 1)
     check_int("max_life_tokens", max_life_tokens, 1)
-    return make_openspiel(api, game="hanabi", strict=strict, players=players, colors=colors, ranks=ranks,
-                          hand_size=hand_size, max_information_tokens=max_information_tokens,
-                          max_life_tokens=max_life_tokens)
+    return make_openspiel(
+        api,
+        game="hanabi",
+        strict=strict,
+        players=players,
+        colors=colors,
+        ranks=ranks,
+        hand_size=hand_size,
+        max_information_tokens=max_information_tokens,
+        max_life_tokens=max_life_tokens,
+    )
 
 
 def make_kuhn_poker(api: Api = "aec", *, players: int = 2, strict: bool = False) -> Any:
@@ -176,8 +205,7 @@ def make_leduc_poker(api: Api = "aec", *, players: int = 2, strict: bool = False
     return make_openspiel(api, game="leduc_poker", strict=strict, players=players)
 
 
-def make_goofspiel(api: Api = "aec", *, num_cards: int = 5, points_order: str = "random",
-                   strict: bool = False) -> Any:
+def make_goofspiel(api: Api = "aec", *, num_cards: int = 5, points_order: str = "random", strict: bool = False) -> Any:
     """Goofspiel: simultaneous bids for point cards (``num_cards`` rounds).
 
     Raises:

@@ -60,8 +60,19 @@ from lang_pz.envs.overcooked.make import (
 from lang_pz.envs.overcooked.text import OvercookedAdapter, describe_for, describe_state
 
 __all__ = [
-    "AGENTS", "LAYOUTS", "MAX_SKILL_TICKS", "PRIMITIVES", "OvercookedAdapter", "OvercookedParallelEnv",
-    "describe_for", "describe_state", "import_overcooked", "make_asymmetric_advantages",
-    "make_coordination_ring", "make_counter_circuit", "make_cramped_room", "make_env",
+    "AGENTS",
+    "LAYOUTS",
+    "MAX_SKILL_TICKS",
+    "PRIMITIVES",
+    "OvercookedAdapter",
+    "OvercookedParallelEnv",
+    "describe_for",
+    "describe_state",
+    "import_overcooked",
+    "make_asymmetric_advantages",
+    "make_coordination_ring",
+    "make_counter_circuit",
+    "make_cramped_room",
+    "make_env",
     "make_forced_coordination",
 ]

@@ -45,6 +45,8 @@ _INSTALL_HINT = (
     "pip install 'lang_pz[overcooked]' && pip install --no-deps overcooked-ai==1.1.0 "
     "(or `make install`; --no-deps keeps overcooked-ai's pygame from overwriting pygame-ce)"
 )
+
+
 def import_overcooked() -> Any:
     """Import ``overcooked_ai_py`` (its ``gym`` import's deprecation notice silenced).
 
@@ -88,8 +90,14 @@ class OvercookedParallelEnv(ParallelEnv):
 
     metadata = {"name": "overcooked_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
-    def __init__(self, layout: str, horizon: int = 400, actions: str = "primitive",
-                 shaping_factor: float = 0.0, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        layout: str,
+        horizon: int = 400,
+        actions: str = "primitive",
+        shaping_factor: float = 0.0,
+        render_mode: str | None = None,
+    ) -> None:
         oc_env = import_overcooked()
         from overcooked_ai_py.mdp.overcooked_mdp import OvercookedGridworld
 
@@ -149,7 +157,8 @@ class OvercookedParallelEnv(ParallelEnv):
             i = self.index(agent)
             self._mask_cache = {k: v for k, v in self._mask_cache.items() if k[1] == self._tick_id}
             self._mask_cache[key] = np.array(
-                [is_possible(self.planners, self.game_state, i, w) for w in SKILL_WORDS], dtype=np.int8)
+                [is_possible(self.planners, self.game_state, i, w) for w in SKILL_WORDS], dtype=np.int8
+            )
         return self._mask_cache[key]
 
     def note_unread(self, agent: str, reason: str | None, *, replace: bool = True) -> None:
@@ -232,11 +241,17 @@ class OvercookedParallelEnv(ParallelEnv):
         while True:
             before = self.game_state
             p0, p1 = before.players
-            a0 = next_action(self.planners, before, 0, runs[0], frozenset({p1.position})) \
-                if runs[0].status == "running" else Action.STAY
+            a0 = (
+                next_action(self.planners, before, 0, runs[0], frozenset({p1.position}))
+                if runs[0].status == "running"
+                else Action.STAY
+            )
             going = runs[0].expected[0] if runs[0].status == "running" and runs[0].expected else p0.position
-            a1 = next_action(self.planners, before, 1, runs[1], frozenset({p0.position, going})) \
-                if runs[1].status == "running" else Action.STAY
+            a1 = (
+                next_action(self.planners, before, 1, runs[1], frozenset({p0.position, going}))
+                if runs[1].status == "running"
+                else Action.STAY
+            )
             joint = (a0, a1)
             sp, sh = self._tick(joint)
             sparse = [x + y for x, y in zip(sparse, sp)]
@@ -247,15 +262,24 @@ class OvercookedParallelEnv(ParallelEnv):
             if self.game.is_done() or ticks >= MAX_SKILL_TICKS or any(r.status != "running" for r in runs):
                 break
         outcome = {
-            a: {"skill": r.skill, "status": "in progress" if r.status == "running" else r.status,
-                "ticks": r.ticks, "reason": r.reason}
+            a: {
+                "skill": r.skill,
+                "status": "in progress" if r.status == "running" else r.status,
+                "ticks": r.ticks,
+                "reason": r.reason,
+            }
             for a, r in zip(AGENTS, runs)
         }
         return sparse, shaped, ticks, outcome
 
     def _info(self, agent: str, sparse: float, shaped: float, ticks: int) -> dict[str, Any]:
-        return {"timestep": int(self.game_state.timestep), "ticks": ticks, "soups_delivered": self.soups_delivered,
-                "sparse_reward": sparse, "shaped_reward": shaped}
+        return {
+            "timestep": int(self.game_state.timestep),
+            "ticks": ticks,
+            "soups_delivered": self.soups_delivered,
+            "sparse_reward": sparse,
+            "shaped_reward": shaped,
+        }
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":

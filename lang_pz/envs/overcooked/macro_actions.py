@@ -110,8 +110,11 @@ _MEMO: dict[tuple[str, str], Planners] = {}
 
 
 def _key(mdp: Any, params: dict[str, Any]) -> str:
-    blob = json.dumps({"terrain": mdp.terrain_mtx, "start": mdp.start_player_positions,
-                       "orders": mdp.start_all_orders, "params": params}, sort_keys=True, default=str)
+    blob = json.dumps(
+        {"terrain": mdp.terrain_mtx, "start": mdp.start_player_positions, "orders": mdp.start_all_orders, "params": params},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -235,8 +238,14 @@ def skill_targets(planners: Planners, state: Any, index: int, skill: str) -> tup
     held = _held(player)
     if skill.startswith("wait "):
         return [], ""
-    needs = {"pick up onion": None, "pick up dish": None, "start cooking": None,
-             "put onion in pot": "onion", "fill dish with soup": "dish", "deliver soup": "soup"}
+    needs = {
+        "pick up onion": None,
+        "pick up dish": None,
+        "start cooking": None,
+        "put onion in pot": "onion",
+        "fill dish with soup": "dish",
+        "deliver soup": "soup",
+    }
     if skill in needs:
         need = needs[skill]
         if need is None and held is not None:
@@ -293,8 +302,9 @@ def is_possible(planners: Planners, state: Any, index: int, skill: str) -> bool:
     return skill.startswith("wait ") or bool(skill_targets(planners, state, index, skill)[0])
 
 
-def next_action(planners: Planners, state: Any, index: int, run: SkillRun,
-                avoid: frozenset[tuple[int, int]] = frozenset()) -> Any:
+def next_action(
+    planners: Planners, state: Any, index: int, run: SkillRun, avoid: frozenset[tuple[int, int]] = frozenset()
+) -> Any:
     """The primitive overcooked_ai action player ``index`` takes this tick for ``run``.
 
     Marks ``run`` impossible (and returns ``STAY``) when its precondition fails or no target
@@ -316,8 +326,7 @@ def next_action(planners: Planners, state: Any, index: int, run: SkillRun,
         run.status, run.reason = "impossible", reason
         return Action.STAY
     goals = [g for g in goals if g[0] not in avoid] or goals  # prefer targets nobody stands on
-    actions, path, _cost, goal = min((planners.counter_mp.get_plan(me, g) + (g,) for g in goals),
-                                     key=lambda p: p[2])
+    actions, path, _cost, goal = min((planners.counter_mp.get_plan(me, g) + (g,) for g in goals), key=lambda p: p[2])
     action = actions[0]
     if action == Action.INTERACT:
         if run.skill == "fill dish with soup" and not _ready_pot_faced(planners, state, goal):

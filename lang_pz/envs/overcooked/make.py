@@ -58,8 +58,9 @@ def make_env(
         raise InvalidKwargError(f"shaping_factor must be >= 0 (0 = sparse reward only), got {shaping_factor!r}")
     check_bool("strict", strict)
     check_choice("render_mode", render_mode, (None, "ansi"))
-    env = OvercookedParallelEnv(layout, horizon=horizon, actions=actions,
-                                shaping_factor=shaping_factor, render_mode=render_mode)
+    env = OvercookedParallelEnv(
+        layout, horizon=horizon, actions=actions, shaping_factor=shaping_factor, render_mode=render_mode
+    )
     adapter = OvercookedAdapter(actions)
     if api == "aec":
         return LanguageAECWrapper(parallel_to_aec(env), adapter, strict=strict)
@@ -74,7 +75,8 @@ def _entry_point(layout: str) -> Callable[..., Any]:
 
     sig = inspect.signature(make_env)
     make.__signature__ = sig.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in sig.parameters.values() if p.name != "layout"])
+        parameters=[p for p in sig.parameters.values() if p.name != "layout"]
+    )
     make.__name__ = make.__qualname__ = f"make_{layout}"
     make.__doc__ = f"Make language Overcooked on {layout} (see :func:`make_env`)."
     return make

@@ -23,11 +23,16 @@ if TYPE_CHECKING:
     from lang_pz.envs.overcooked.core import OvercookedParallelEnv
 
 _DIRECTIONS = {(0, -1): "up", (0, 1): "down", (1, 0): "right", (-1, 0): "left"}
-_TERRAIN = {"X": "counter", "O": "onion dispenser", "T": "tomato dispenser", "D": "dish dispenser",
-            "P": "pot", "S": "serving window", " ": "floor"}
+_TERRAIN = {
+    "X": "counter",
+    "O": "onion dispenser",
+    "T": "tomato dispenser",
+    "D": "dish dispenser",
+    "P": "pot",
+    "S": "serving window",
+    " ": "floor",
+}
 _OBJECT_LETTER = {"onion": "o", "tomato": "t", "dish": "d", "soup": "s"}
-
-
 
 
 def _held_text(player: Any) -> str:
@@ -65,8 +70,10 @@ def _pot_text(state: Any, pos: tuple[int, int]) -> str:
     if soup.is_ready:
         return f"Pot ({pos[0]},{pos[1]}): soup of {_ingredients(soup.ingredients)}, READY to fill a dish."
     if soup.is_cooking:
-        return (f"Pot ({pos[0]},{pos[1]}): soup of {_ingredients(soup.ingredients)}, cooking, "
-                f"{soup.cook_time_remaining} more steps.")
+        return (
+            f"Pot ({pos[0]},{pos[1]}): soup of {_ingredients(soup.ingredients)}, cooking, "
+            f"{soup.cook_time_remaining} more steps."
+        )
     return f"Pot ({pos[0]},{pos[1]}): {_ingredients(soup.ingredients)} of 3, not cooking{' (full)' if n >= 3 else ''}."
 
 
@@ -101,7 +108,7 @@ def _marked(lines: list[str], marks: dict[tuple[int, int], str]) -> list[str]:
     out = list(lines)
     for (x, y), letter in marks.items():
         row = out[y + 1]
-        out[y + 1] = row[:x + 2] + letter + row[x + 3:]
+        out[y + 1] = row[: x + 2] + letter + row[x + 3 :]
     return out
 
 
@@ -117,16 +124,20 @@ class _Tick:
         changed: dict[int, list[str]] = {}
         for (x, y), obj in on.items():
             changed.setdefault(y, list(layout.rows[y]))[x] = _OBJECT_LETTER.get(obj.name, "?")
-        self.map = [layout.header] + [prefix + "".join(changed.get(y, row)) for y, (prefix, row) in
-                                      enumerate(zip(layout.prefixes, layout.rows))]
-        self.players = [f"at ({p.position[0]},{p.position[1]}), {_facing_text(mdp, state, p)}, "
-                        f"holding {_held_text(p)}." for p in state.players]
+        self.map = [layout.header] + [
+            prefix + "".join(changed.get(y, row)) for y, (prefix, row) in enumerate(zip(layout.prefixes, layout.rows))
+        ]
+        self.players = [
+            f"at ({p.position[0]},{p.position[1]}), {_facing_text(mdp, state, p)}, holding {_held_text(p)}."
+            for p in state.players
+        ]
         lines = [_pot_text(state, p) for p in layout.pots]
         on_counters = [f"{obj.name} ({x},{y})" for (x, y), obj in sorted(on.items())]
         if on_counters:
             lines.append("On counters: " + ", ".join(on_counters) + ".")
-        orders = [f"soup of {_ingredients(list(r.ingredients))} ({r.value} points, cooks {r.time} steps)"
-                  for r in state.all_orders]
+        orders = [
+            f"soup of {_ingredients(list(r.ingredients))} ({r.value} points, cooks {r.time} steps)" for r in state.all_orders
+        ]
         lines.append("Orders: " + "; ".join(orders) + ".")
         self.shared = lines
 
@@ -147,7 +158,7 @@ def _outcome_text(outcome: Mapping[str, Any] | None, you: bool) -> str | None:
     who, did = ("Your", "you") if you else ("Its", "it")
     if "unread" in outcome:
         done = outcome.get("skill", outcome.get("action"))
-        note = outcome['unread']
+        note = outcome["unread"]
         return f"{note[0].upper()}{note[1:]}, so {did} did '{done}' instead."
     if "skill" in outcome:
         status, n = outcome["status"], outcome["ticks"]
@@ -185,10 +196,12 @@ def describe_state(env: OvercookedParallelEnv) -> str:
     """The global state text (both players named, no "you"), for the centralised critic."""
     state, tick = env.game_state, _tick(env)
     t = int(state.timestep)
-    lines = [f"Overcooked, {env.layout}. Step {t} of {env.horizon}. Soups delivered: "
-             f"{env.soups_delivered} (team score {env.score}).",
-             *_marked(tick.map, {p.position: str(k) for k, p in enumerate(state.players)}),
-             _layout(env.mdp).key + " 0/1: player_0/player_1."]
+    lines = [
+        f"Overcooked, {env.layout}. Step {t} of {env.horizon}. Soups delivered: "
+        f"{env.soups_delivered} (team score {env.score}).",
+        *_marked(tick.map, {p.position: str(k) for k, p in enumerate(state.players)}),
+        _layout(env.mdp).key + " 0/1: player_0/player_1.",
+    ]
     for k in range(len(state.players)):
         last = _outcome_text(env.last_outcome.get(AGENTS[k]), False)
         lines.append(f"player_{k}: {tick.players[k]}" + (f" {last}" if last else ""))

@@ -34,8 +34,9 @@ class TextArenaAdapter(LanguageAdapter):
 
     def _to_move(self, env: Any, agent: str | None) -> bool:
         raw = self._raw(env)
-        return (agent == raw.agent_selection and not raw.terminations.get(agent, False)
-                and not raw.truncations.get(agent, False))
+        return (
+            agent == raw.agent_selection and not raw.terminations.get(agent, False) and not raw.truncations.get(agent, False)
+        )
 
     def _moves(self, env: Any, agent: str | None) -> list[str] | None:
         return self._raw(env).moves.get(agent) if self._to_move(env, agent) else None
@@ -46,8 +47,10 @@ class TextArenaAdapter(LanguageAdapter):
         if len(history) > MAX_HISTORY_CHARS:
             history = f"[{len(history) - MAX_HISTORY_CHARS} earlier characters left out] " + history[-MAX_HISTORY_CHARS:]
         seat = raw.possible_agents.index(agent)
-        return (f"Game: {raw.game.split('-')[0]} (TextArena {raw.game}), {raw.num_players} players. You are {agent} "
-                f"(the game's Player {seat}).\n{history}")
+        return (
+            f"Game: {raw.game.split('-')[0]} (TextArena {raw.game}), {raw.num_players} players. You are {agent} "
+            f"(the game's Player {seat}).\n{history}"
+        )
 
     def render(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
         raw = self._raw(env)

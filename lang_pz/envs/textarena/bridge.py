@@ -132,7 +132,7 @@ class TextArenaAEC(AECEnv):
             self._game.state.observations[pid] = []
 
     def observe(self, agent: str) -> str:
-        return "\n".join(self.history[agent])[-OBSERVATION_MAX_LENGTH * 8:]
+        return "\n".join(self.history[agent])[-OBSERVATION_MAX_LENGTH * 8 :]
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -24,8 +24,7 @@ from lang_pz.error import UnknownEnvironmentError
 from lang_pz.registration import Api
 
 
-def make_textarena(api: Api = "aec", *, game: str, num_players: int = 2, max_turns: int = 200,
-                   strict: bool = False) -> Any:
+def make_textarena(api: Api = "aec", *, game: str, num_players: int = 2, max_turns: int = 200, strict: bool = False) -> Any:
     """Make TextArena game ``game`` (module docstring).
 
     Args:

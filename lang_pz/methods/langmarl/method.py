@@ -53,13 +53,22 @@ def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactu
     :class:`~lang_pz.critics.central.CentralCritic`."""
     mode = settings(config).critic_mode
     if mode == "counterfactual":
-        return DifferenceCritic(backend, max_attempts=config.critic_max_attempts,
-                                temperature=config.critic_temperature, retry_temperature=config.retry_temperature)
+        return DifferenceCritic(
+            backend,
+            max_attempts=config.critic_max_attempts,
+            temperature=config.critic_temperature,
+            retry_temperature=config.retry_temperature,
+        )
     return CentralCritic(
-        backend, mode=mode, max_attempts=config.critic_max_attempts,
-        max_prompt_steps=config.critic_max_prompt_steps, max_prompt_chars=config.critic_max_prompt_chars,
-        credit_levels=settings(config).critic_credit_levels, temperature=config.critic_temperature,
-        retry_temperature=config.retry_temperature)
+        backend,
+        mode=mode,
+        max_attempts=config.critic_max_attempts,
+        max_prompt_steps=config.critic_max_prompt_steps,
+        max_prompt_chars=config.critic_max_prompt_chars,
+        credit_levels=settings(config).critic_credit_levels,
+        temperature=config.critic_temperature,
+        retry_temperature=config.retry_temperature,
+    )
 
 
 class LangMARL(Method[TrainState]):
@@ -74,24 +83,35 @@ class LangMARL(Method[TrainState]):
     name = "langmarl"
     objects = ("critic", "optimiser")
 
-    def __init__(self, parts: Parts, critic: Critic[Counterfactual, CriticReport],
-                 optimiser: TextualPolicyOptimiser) -> None:
+    def __init__(
+        self, parts: Parts, critic: Critic[Counterfactual, CriticReport], optimiser: TextualPolicyOptimiser
+    ) -> None:
         super().__init__(parts)
         self.critic, self.optimiser = critic, optimiser
         self.settings = settings(parts.config)
 
     @classmethod
-    def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,  # type: ignore[override]  # base's **objects: the names in objects
-              run: RunFolder | None = None, critic: Critic[Counterfactual, CriticReport] | None = None,
-              optimiser: TextualPolicyOptimiser | None = None) -> LangMARL:
+    def build(  # type: ignore[override]  # base's **objects: the names in objects
+        cls,
+        config: TrainConfig,
+        *,
+        backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+        run: RunFolder | None = None,
+        critic: Critic[Counterfactual, CriticReport] | None = None,
+        optimiser: TextualPolicyOptimiser | None = None,
+    ) -> LangMARL:
         """The shared parts (:func:`lang_pz.training.build`), the critic of ``critic_mode`` and the
         textual optimiser (``critic`` / ``optimiser`` objects replace them)."""
         parts = build(config, backends=backends)
         optimiser = optimiser or TextualPolicyOptimiser(
-            parts.meters["optimiser"], max_policy_chars=config.max_policy_chars,
+            parts.meters["optimiser"],
+            max_policy_chars=config.max_policy_chars,
             max_rewrite=settings(config).max_rewrite,
-            max_attempts=config.optimiser_max_attempts, temperature=config.optimiser_temperature,
-            retry_temperature=config.retry_temperature, directions=settings(config).directions)
+            max_attempts=config.optimiser_max_attempts,
+            temperature=config.optimiser_temperature,
+            retry_temperature=config.retry_temperature,
+            directions=settings(config).directions,
+        )
         return cls(parts, critic or make_critic(config, parts.meters["critic"]), optimiser)
 
     def _momentum(self) -> Momentum | None:
@@ -120,10 +140,18 @@ class LangMARL(Method[TrainState]):
     def evidence(self, actors: Team, batch: Batch, log: IterationLog) -> list[Evidence]:
         """Counterfactual re-runs of the batch's seeds (:func:`~lang_pz.training.gather_evidence`)."""
         cfg, p = self.settings, self.parts
-        return gather_evidence(p.envs, actors, batch.trajectories, self.probe_groups(), cfg.counterfactual,
-                               objective=p.objective, seed=self.config.seed + log.iteration,
-                               steps=cfg.counterfactual_steps,
-                               log=log, executor=p.executor)
+        return gather_evidence(
+            p.envs,
+            actors,
+            batch.trajectories,
+            self.probe_groups(),
+            cfg.counterfactual,
+            objective=p.objective,
+            seed=self.config.seed + log.iteration,
+            steps=cfg.counterfactual_steps,
+            log=log,
+            executor=p.executor,
+        )
 
     def gate(self, evidence: Sequence[Evidence], log: IterationLog) -> dict[str, float | None]:
         """The agents to give no edit (:func:`~lang_pz.training.evidence_gate`), with their best gain."""
@@ -131,39 +159,78 @@ class LangMARL(Method[TrainState]):
             return {}
         return evidence_gate(self.parts.trainable, evidence, log=log)
 
-    def accept(self, state: TrainState, batch: Batch, updates: Mapping[str, PolicyUpdate],
-               evidence: Sequence[Evidence], validate: Validator, log: IterationLog) -> Acceptance[dict[str, str]]:
+    def accept(
+        self,
+        state: TrainState,
+        batch: Batch,
+        updates: Mapping[str, PolicyUpdate],
+        evidence: Sequence[Evidence],
+        validate: Validator,
+        log: IterationLog,
+    ) -> Acceptance[dict[str, str]]:
         """The changed agents' candidates validated by ``validate`` in the configured order
         (:func:`~lang_pz.training.acceptance_groups`, :func:`~lang_pz.training.accept`)."""
         changed = [a for a, u in updates.items() if u.changed]
         groups = acceptance_groups(changed, self.config.acceptance_rule, {a: best_gain(a, evidence) for a in changed})
-        return accept(state.policies, policy_candidates({a: updates[a].new for a in changed}), batch.value,
-                      validate, groups=groups, tolerance=self.config.tolerance, log=log)
+        return accept(
+            state.policies,
+            policy_candidates({a: updates[a].new for a in changed}),
+            batch.value,
+            validate,
+            groups=groups,
+            tolerance=self.config.tolerance,
+            log=log,
+        )
 
-    def iteration(self, state: TrainState, log: IterationLog, callbacks: Sequence[Callback] = ()
-                  ) -> tuple[IterationMetrics, TrainState]:
+    def iteration(
+        self, state: TrainState, log: IterationLog, callbacks: Sequence[Callback] = ()
+    ) -> tuple[IterationMetrics, TrainState]:
         cfg, p, it = self.config, self.parts, log.iteration
         meter = UsageMeter(p.meters, log)
         log.write_policies(state.policies)
         actors = p.actors(state.policies)
         val = validator(p, log)
-        batch = play_batch(p.envs, actors, cfg.training_seeds(it), cfg.episode_numbers(it),
-                           value=state.value if state.value is not None else lambda: val(state.policies, "current"),
-                           test_seeds=cfg.test_seeds, objective=p.objective, log=log, executor=p.executor,
-                           on_episode=self.on_episode(it, callbacks), desc=f"iter {it} episodes")
+        batch = play_batch(
+            p.envs,
+            actors,
+            cfg.training_seeds(it),
+            cfg.episode_numbers(it),
+            value=state.value if state.value is not None else lambda: val(state.policies, "current"),
+            test_seeds=cfg.test_seeds,
+            objective=p.objective,
+            log=log,
+            executor=p.executor,
+            on_episode=self.on_episode(it, callbacks),
+            desc=f"iter {it} episodes",
+        )
         evidence = self.evidence(actors, batch, log)
-        reports, critic_failures = assess(self.critic, batch.trajectories, state.policies, evidence, log=log,
-                                          executor=p.executor)
+        reports, critic_failures = assess(
+            self.critic, batch.trajectories, state.policies, evidence, log=log, executor=p.executor
+        )
         gated = self.gate(evidence, log)
-        updates, optimiser_failures = propose(self.optimiser, state.policies,
-                                              [a for a in p.trainable if a not in gated], reports, state.momentum,
-                                              log=log, executor=p.executor)
+        updates, optimiser_failures = propose(
+            self.optimiser,
+            state.policies,
+            [a for a in p.trainable if a not in gated],
+            reports,
+            state.momentum,
+            log=log,
+            executor=p.executor,
+        )
         decision = self.accept(state, batch, updates, evidence, val, log)
         commit_momentum(state.momentum, updates, decision.accepted_labels)
-        metrics = iteration_metrics(iteration=it, trajectories=batch.trajectories, value=batch.value, decision=decision,
-                                    changed=[a for a, u in updates.items() if u.changed], gated=gated,
-                                    critic_failures=critic_failures, optimiser_failures=optimiser_failures,
-                                    meter=meter, test_value=batch.tested)
+        metrics = iteration_metrics(
+            iteration=it,
+            trajectories=batch.trajectories,
+            value=batch.value,
+            decision=decision,
+            changed=[a for a, u in updates.items() if u.changed],
+            gated=gated,
+            critic_failures=critic_failures,
+            optimiser_failures=optimiser_failures,
+            meter=meter,
+            test_value=batch.tested,
+        )
         new = TrainState(decision.parameter, decision.value, state.momentum, **state.spent(metrics))
         self.conclude(log, metrics, new, callbacks)
         return metrics, new

@@ -113,16 +113,31 @@ class MASkills(Method[SkillState]):
     name = "maskills"
     objects = ("critic", "writer")
 
-    def __init__(self, parts: Parts, critic: SkillCritic, writer: SkillWriter, scoping: Scoping, limits: SkillLimits,
-                 rules: ProposalRules, start_library: SkillLibrary) -> None:
+    def __init__(
+        self,
+        parts: Parts,
+        critic: SkillCritic,
+        writer: SkillWriter,
+        scoping: Scoping,
+        limits: SkillLimits,
+        rules: ProposalRules,
+        start_library: SkillLibrary,
+    ) -> None:
         super().__init__(parts)
         self.critic, self.writer, self.scoping, self.limits = critic, writer, scoping, limits
         self.rules, self.start_library = rules, start_library
 
     @classmethod
-    def build(cls, config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend] | None = None,  # type: ignore[override]  # base's **objects: the names in objects
-              run: RunFolder | None = None, critic: SkillCritic | None = None, writer: SkillWriter | None = None,
-              start: SkillLibrary | None = None) -> MASkills:
+    def build(  # type: ignore[override]  # base's **objects: the names in objects
+        cls,
+        config: TrainConfig,
+        *,
+        backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
+        run: RunFolder | None = None,
+        critic: SkillCritic | None = None,
+        writer: SkillWriter | None = None,
+        start: SkillLibrary | None = None,
+    ) -> MASkills:
         """Build (and check) every part of a skills run; nothing is written.
 
         With every role on the embedded model and the local executor, the actor gets two model
@@ -149,34 +164,49 @@ class MASkills(Method[SkillState]):
             start = read_library(ms.skills) if ms.skills else SkillLibrary()
         problems = limits.problems(start)
         if problems:
-            raise SkillLibraryError(f"starting library {ms.skills}: {'; '.join(problems)}; shorten the skills or "
-                                    "raise max_skills / max_skills_per_scope / max_skill_description_chars / "
-                                    "max_skill_body_chars")
+            raise SkillLibraryError(
+                f"starting library {ms.skills}: {'; '.join(problems)}; shorten the skills or "
+                "raise max_skills / max_skills_per_scope / max_skill_description_chars / "
+                "max_skill_body_chars"
+            )
         given = role_backends(backends)
         if "actor" not in given and config.executor == "local" and config.backend_spec("actor") == "embedded":
             given["actor"] = embedded_actor("embedded", config.backend_options.get("embedded", {}))
         parts = build(config, backends=given or None)
         unknown = sorted(set(ms.skill_roles) - set(parts.env.possible_agents))
         if unknown:
-            raise InvalidKwargError(f"skill_roles names {unknown}, which are not agents of {config.env_id}; its agents "
-                                    f"are {list(parts.env.possible_agents)}")
+            raise InvalidKwargError(
+                f"skill_roles names {unknown}, which are not agents of {config.env_id}; its agents "
+                f"are {list(parts.env.possible_agents)}"
+            )
         per_step = max(20, min(200, config.critic_max_prompt_chars // config.critic_max_prompt_steps))
         critic = critic or SkillCritic(
-            parts.meters["critic"], max_attempts=config.critic_max_attempts,
-            max_prompt_steps=config.critic_max_prompt_steps, max_state_chars=per_step,
-            temperature=config.critic_temperature, retry_temperature=config.retry_temperature, seed=config.seed,
-            attribution="invoked" if ms.skill_credit == "invocation" else "offered")
-        writer = writer or SkillWriter(parts.meters["optimiser"], limits=limits,
-                                       max_attempts=config.optimiser_max_attempts,
-                                       temperature=config.optimiser_temperature,
-                                       retry_temperature=config.retry_temperature, seed=config.seed)
+            parts.meters["critic"],
+            max_attempts=config.critic_max_attempts,
+            max_prompt_steps=config.critic_max_prompt_steps,
+            max_state_chars=per_step,
+            temperature=config.critic_temperature,
+            retry_temperature=config.retry_temperature,
+            seed=config.seed,
+            attribution="invoked" if ms.skill_credit == "invocation" else "offered",
+        )
+        writer = writer or SkillWriter(
+            parts.meters["optimiser"],
+            limits=limits,
+            max_attempts=config.optimiser_max_attempts,
+            temperature=config.optimiser_temperature,
+            retry_temperature=config.retry_temperature,
+            seed=config.seed,
+        )
         scoping = Scoping(ms.skill_scoping, dict(ms.skill_roles))
         unseen = scoping.unseen(start, parts.env.possible_agents)
         if unseen:
-            raise SkillLibraryError(f"starting library {ms.skills}: scope folder(s) {unseen} name no agent or role "
-                                    f"of {config.env_id} (its agents: {list(parts.env.possible_agents)}), so their "
-                                    "skills would never be offered; rename or remove them, or map agents to roles "
-                                    "with skill_roles")
+            raise SkillLibraryError(
+                f"starting library {ms.skills}: scope folder(s) {unseen} name no agent or role "
+                f"of {config.env_id} (its agents: {list(parts.env.possible_agents)}), so their "
+                "skills would never be offered; rename or remove them, or map agents to roles "
+                "with skill_roles"
+            )
         method = cls(parts, critic, writer, scoping, limits, ProposalRules(max_edits=ms.max_skill_edits), start)
         method.library_team(start, initial_policies(config, parts))(parts.env)  # every policy is buildable now
         return method
@@ -185,29 +215,42 @@ class MASkills(Method[SkillState]):
         """``env -> team``: the trainable LLM agents on ``library``, the other text agents plain
         LLM policies, fixed partners as configured."""
         p = self.parts
-        return SkillTeamSpec(dict(policies), p.config, p.meters["actor"], library=library, scoping=self.scoping,
-                             skilled=tuple(p.trainable))
+        return SkillTeamSpec(
+            dict(policies), p.config, p.meters["actor"], library=library, scoping=self.scoping, skilled=tuple(p.trainable)
+        )
 
     def team(self, state: SkillState) -> SkillTeamSpec:
         return self.library_team(state.library, state.policies)
 
     def start(self) -> SkillState:
-        return SkillState(initial_policies(self.config, self.parts), library=self.start_library,
-                          memory=SkillMemory(beta=self.config.momentum, min_weight=0.2))
+        return SkillState(
+            initial_policies(self.config, self.parts),
+            library=self.start_library,
+            memory=SkillMemory(beta=self.config.momentum, min_weight=0.2),
+        )
 
     def restore(self, run: RunFolder, done: Sequence[dict[str, Any]]) -> SkillState:
         last, path = done[-1], run.iteration(len(done) - 1).skill_memory
         try:
             mem = SkillMemory.from_json(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise RunDirError(f"{path} cannot be read ({exc}); delete iteration {len(done) - 1}'s done.json to redo it") from exc
-        return SkillState(dict(last["policies"]), last["val_return_next"], None, last["calls_total"],
-                          last.get("uncached_calls_total", last["calls_total"]),
-                          library=library_from_json(last["library"]), memory=mem)
+            raise RunDirError(
+                f"{path} cannot be read ({exc}); delete iteration {len(done) - 1}'s done.json to redo it"
+            ) from exc
+        return SkillState(
+            dict(last["policies"]),
+            last["val_return_next"],
+            None,
+            last["calls_total"],
+            last.get("uncached_calls_total", last["calls_total"]),
+            library=library_from_json(last["library"]),
+            memory=mem,
+        )
 
     def result(self, run_dir: Path, start: SkillState, metrics: list[IterationMetrics]) -> SkillTrainResult:
-        return SkillTrainResult(run_dir=run_dir, initial_policies=dict(start.policies),
-                                initial_library=self.start_library, metrics=metrics)
+        return SkillTrainResult(
+            run_dir=run_dir, initial_policies=dict(start.policies), initial_library=self.start_library, metrics=metrics
+        )
 
     def finish(self, run: RunFolder, state: SkillState, result: TrainResult) -> None:
         super().finish(run, state, result)
@@ -216,8 +259,10 @@ class MASkills(Method[SkillState]):
             result.final_library = state.library
 
     def summary(self, metrics: IterationMetrics, state: SkillState) -> str:
-        return (f"{len(metrics.accepted_agents)} of {len(metrics.changed_agents)} edit(s) kept, library version "
-                f"{state.library.version} ({len(state.library)} skill(s))")
+        return (
+            f"{len(metrics.accepted_agents)} of {len(metrics.changed_agents)} edit(s) kept, library version "
+            f"{state.library.version} ({len(state.library)} skill(s))"
+        )
 
     # -- the stages of one iteration -------------------------------------------------------
 
@@ -231,12 +276,17 @@ class MASkills(Method[SkillState]):
         """Withheld-skill re-runs per episode, or (``skill_credit: episode``) the shared outcome."""
         cfg, p = settings(self.config), self.parts
         if cfg.skill_credit == "invocation":
-            return [gather_skill_evidence(p.envs, team, t, p.objective, max_reruns=cfg.skill_reruns, log=log,
-                                          executor=p.executor) for t in batch.trajectories]
+            return [
+                gather_skill_evidence(
+                    p.envs, team, t, p.objective, max_reruns=cfg.skill_reruns, log=log, executor=p.executor
+                )
+                for t in batch.trajectories
+            ]
         return [shared_evidence(t, state.library, p.objective, batch.value, log=log) for t in batch.trajectories]
 
-    def iteration(self, state: SkillState, log: IterationLog, callbacks: Sequence[Callback] = ()
-                  ) -> tuple[IterationMetrics, SkillState]:
+    def iteration(
+        self, state: SkillState, log: IterationLog, callbacks: Sequence[Callback] = ()
+    ) -> tuple[IterationMetrics, SkillState]:
         cfg, p, it = self.config, self.parts, log.iteration
         meter = UsageMeter(p.meters, log)
         log.files.skill_edits.unlink(missing_ok=True)  # a redone iteration writes its edits again
@@ -247,31 +297,63 @@ class MASkills(Method[SkillState]):
         def current() -> float | None:
             if not self.validating:
                 return None
-            return validate(p.envs, team, cfg.validation_seeds, objective=p.objective, log=log, label="current",
-                            executor=p.executor)
+            return validate(
+                p.envs, team, cfg.validation_seeds, objective=p.objective, log=log, label="current", executor=p.executor
+            )
 
-        batch = play_batch(p.envs, team, cfg.training_seeds(it), cfg.episode_numbers(it),
-                           value=state.value if state.value is not None else current, test_seeds=cfg.test_seeds,
-                           objective=p.objective, log=log, executor=p.executor,
-                           on_episode=self.on_episode(it, callbacks), desc=f"iter {it} episodes")
+        batch = play_batch(
+            p.envs,
+            team,
+            cfg.training_seeds(it),
+            cfg.episode_numbers(it),
+            value=state.value if state.value is not None else current,
+            test_seeds=cfg.test_seeds,
+            objective=p.objective,
+            log=log,
+            executor=p.executor,
+            on_episode=self.on_episode(it, callbacks),
+            desc=f"iter {it} episodes",
+        )
         evidence = self.evidence(state, team, batch, log)
-        reports, critic_failures = assess(LibraryCritic(self.critic, state.library), batch.trajectories,
-                                          state.policies, evidence, log=log, executor=p.executor)
-        memory = state.memory.update(state.library, batch.trajectories, reports,
-                                     [u for e in evidence for u in e.utilities])
-        edits, writer_failures = propose_library_edits(state.library, memory, self.writer, scoping=self.scoping,
-                                                       rules=self.rules, log=log)
-        validate_library = library_validator(p.envs, team, cfg.validation_seeds, objective=p.objective,
-                                             enabled=self.validating, log=log, executor=p.executor)
-        decision = accept(state.library, edit_candidates(edits, self.limits), batch.value, validate_library,
-                          groups=acceptance_groups(list(edits), cfg.acceptance_rule), tolerance=cfg.tolerance, log=log)
-        library, events = settle(state.library, edits, decision, limits=self.limits, tolerance=cfg.tolerance,
-                                 memory=memory, log=log)
-        metrics = iteration_metrics(iteration=it, trajectories=batch.trajectories, value=batch.value,
-                                    decision=decision, changed=list(edits), critic_failures=critic_failures,
-                                    optimiser_failures=writer_failures, meter=meter, test_value=batch.tested)
-        new = SkillState(dict(state.policies), decision.value, None, **state.spent(metrics), library=library,
-                         memory=memory)
+        reports, critic_failures = assess(
+            LibraryCritic(self.critic, state.library),
+            batch.trajectories,
+            state.policies,
+            evidence,
+            log=log,
+            executor=p.executor,
+        )
+        memory = state.memory.update(state.library, batch.trajectories, reports, [u for e in evidence for u in e.utilities])
+        edits, writer_failures = propose_library_edits(
+            state.library, memory, self.writer, scoping=self.scoping, rules=self.rules, log=log
+        )
+        validate_library = library_validator(
+            p.envs, team, cfg.validation_seeds, objective=p.objective, enabled=self.validating, log=log, executor=p.executor
+        )
+        decision = accept(
+            state.library,
+            edit_candidates(edits, self.limits),
+            batch.value,
+            validate_library,
+            groups=acceptance_groups(list(edits), cfg.acceptance_rule),
+            tolerance=cfg.tolerance,
+            log=log,
+        )
+        library, events = settle(
+            state.library, edits, decision, limits=self.limits, tolerance=cfg.tolerance, memory=memory, log=log
+        )
+        metrics = iteration_metrics(
+            iteration=it,
+            trajectories=batch.trajectories,
+            value=batch.value,
+            decision=decision,
+            changed=list(edits),
+            critic_failures=critic_failures,
+            optimiser_failures=writer_failures,
+            meter=meter,
+            test_value=batch.tested,
+        )
+        new = SkillState(dict(state.policies), decision.value, None, **state.spent(metrics), library=library, memory=memory)
         atomic_write(log.files.skill_memory, json.dumps(memory.to_json(), indent=1))
         self.conclude(log, metrics, new, callbacks, skill_events=events)
         return metrics, new

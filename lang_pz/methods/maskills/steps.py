@@ -93,8 +93,14 @@ def gather_skill_evidence(
     return SkillEvidence(trajectory.episode, tuple(utilities))
 
 
-def shared_evidence(trajectory: Trajectory, library: SkillLibrary, objective: Objective, baseline: float | None,
-                    *, log: IterationLog | None = None) -> SkillEvidence:
+def shared_evidence(
+    trajectory: Trajectory,
+    library: SkillLibrary,
+    objective: Objective,
+    baseline: float | None,
+    *,
+    log: IterationLog | None = None,
+) -> SkillEvidence:
     """The ablation without per-invocation credit (:func:`~lang_pz.skills.evidence.shared_utilities`
     against ``baseline``, the current library's validation value, 0 without one); logged to
     ``counterfactuals.jsonl`` (``kind: shared_outcome``), not shown to the critic."""
@@ -115,8 +121,9 @@ class LibraryCritic:
     def __init__(self, critic: SkillCritic, library: SkillLibrary) -> None:
         self.critic, self.library = critic, library
 
-    def assess(self, trajectory: Trajectory, policies: Mapping[str, str] | None = None,
-               counterfactuals: Sequence[SkillUtility] = ()) -> SkillCriticReport:
+    def assess(
+        self, trajectory: Trajectory, policies: Mapping[str, str] | None = None, counterfactuals: Sequence[SkillUtility] = ()
+    ) -> SkillCriticReport:
         """See :meth:`SkillCritic.assess`."""
         return self.critic.assess(trajectory, self.library, list(counterfactuals))
 
@@ -198,18 +205,27 @@ def library_validator(
     With ``enabled=False`` (the ablation without rollback) nothing is played and ``None`` is
     returned, which :func:`~lang_pz.training.accept` accepts unchecked.
     """
+
     def val(library: SkillLibrary, label: str) -> float | None:
         if not enabled:
             return None
-        return validate(envs, team.with_library(library), seeds, objective=objective, log=log, label=label,
-                        executor=executor)
+        return validate(
+            envs, team.with_library(library), seeds, objective=objective, log=log, label=label, executor=executor
+        )
 
     return val
 
 
-def settle(library: SkillLibrary, edits: Mapping[str, SkillEdit], decision: Acceptance, *,
-           limits: SkillLimits | None = None, tolerance: float = 0.0, memory: SkillMemory | None = None,
-           log: IterationLog | None = None) -> tuple[SkillLibrary, list[dict[str, Any]]]:
+def settle(
+    library: SkillLibrary,
+    edits: Mapping[str, SkillEdit],
+    decision: Acceptance,
+    *,
+    limits: SkillLimits | None = None,
+    tolerance: float = 0.0,
+    memory: SkillMemory | None = None,
+    log: IterationLog | None = None,
+) -> tuple[SkillLibrary, list[dict[str, Any]]]:
     """The library after the accept step: each validated group of edits applied in order; a
     rejected group is applied and then rolled back, last edit first, to the previous version,
     with a note of the validation values (:meth:`SkillLibrary.rollback`; the history records it).
@@ -227,15 +243,24 @@ def settle(library: SkillLibrary, edits: Mapping[str, SkillEdit], decision: Acce
         for label in group:
             lib = lib.apply(edits[label], limits)
         if d["accepted"]:
-            note = ("kept unvalidated (skill_rollback is off, or no validation_seeds)" if cand is None or cur is None
-                    else f"kept: validation {cand:.4g} >= {cur:.4g} - tolerance {tolerance:g}")
+            note = (
+                "kept unvalidated (skill_rollback is off, or no validation_seeds)"
+                if cand is None or cur is None
+                else f"kept: validation {cand:.4g} >= {cur:.4g} - tolerance {tolerance:g}"
+            )
         else:
             note = f"rolled back: validation {cand:.4g} < {cur:.4g} - tolerance {tolerance:g}"
             for label in reversed(group):
                 lib = lib.rollback(edits[label], note)
         for label in group:
-            rec = {"event": "kept" if d["accepted"] else "rolled_back", "label": label, "library_version": lib.version,
-                   "val_return": cur, "candidate_val_return": cand, "note": note}
+            rec = {
+                "event": "kept" if d["accepted"] else "rolled_back",
+                "label": label,
+                "library_version": lib.version,
+                "val_return": cur,
+                "candidate_val_return": cand,
+                "note": note,
+            }
             events.append(rec)
             _record(log, rec)
             if memory is not None:

@@ -46,10 +46,31 @@ from lang_pz.tasks.datasets.items import (
 )
 
 __all__ = [
-    "BENCHMARKS", "DATA_DIR_ENV", "HOTPOTQA_FILES", "HUB_SOURCES", "MBPP_SPLITS", "CodeItem", "GSM8KItem",
-    "HotpotQAItem", "MathItem", "demo_items", "gsm8k_item", "hotpotqa_file", "hotpotqa_item", "humaneval_item",
-    "load_from_hub", "load_gsm8k", "load_hotpotqa", "load_humaneval", "load_items", "load_math500", "load_mbpp",
-    "math_item", "mbpp_item", "resolve_data_dir", "split",
+    "BENCHMARKS",
+    "DATA_DIR_ENV",
+    "HOTPOTQA_FILES",
+    "HUB_SOURCES",
+    "MBPP_SPLITS",
+    "CodeItem",
+    "GSM8KItem",
+    "HotpotQAItem",
+    "MathItem",
+    "demo_items",
+    "gsm8k_item",
+    "hotpotqa_file",
+    "hotpotqa_item",
+    "humaneval_item",
+    "load_from_hub",
+    "load_gsm8k",
+    "load_hotpotqa",
+    "load_humaneval",
+    "load_items",
+    "load_math500",
+    "load_mbpp",
+    "math_item",
+    "mbpp_item",
+    "resolve_data_dir",
+    "split",
 ]
 
 #: Benchmark names understood by :func:`load_items`, :func:`load_from_hub` and :func:`demo_items`.
@@ -69,14 +90,8 @@ def split(
     ``round(n * f_val)`` to validation and the rest to test. ``fractions`` must be three
     non-negative numbers summing to 1. The same ``items`` and ``seed`` always give the same split.
     """
-    if (
-        len(fractions) != 3
-        or any(f < 0 for f in fractions)
-        or abs(sum(fractions) - 1) > 1e-9
-    ):
-        raise LangPZError(
-            f"split: fractions must be 3 non-negative numbers summing to 1, got {fractions!r}"
-        )
+    if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
+        raise LangPZError(f"split: fractions must be 3 non-negative numbers summing to 1, got {fractions!r}")
     order = list(range(len(items)))
     random.Random(seed).shuffle(order)
     n = len(order)
@@ -93,7 +108,10 @@ _seeded_split = split  # load_items has a parameter named split
 
 #: MBPP's official split by task id (Austin et al., 2021, section 2.1).
 MBPP_SPLITS: dict[str, tuple[int, int]] = {
-    "prompt": (1, 10), "test": (11, 510), "val": (511, 600), "train": (601, 974),
+    "prompt": (1, 10),
+    "test": (11, 510),
+    "val": (511, 600),
+    "train": (601, 974),
 }
 _SEEDED_SPLITS = ("all", "train", "val", "test")
 _cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}

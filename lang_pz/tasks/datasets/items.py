@@ -6,8 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CodeItem", "GSM8KItem", "HotpotQAItem", "MathItem", "gsm8k_item", "hotpotqa_item",
-           "humaneval_item", "math_item", "mbpp_item"]
+__all__ = [
+    "CodeItem",
+    "GSM8KItem",
+    "HotpotQAItem",
+    "MathItem",
+    "gsm8k_item",
+    "hotpotqa_item",
+    "humaneval_item",
+    "math_item",
+    "mbpp_item",
+]
 
 
 @dataclass(frozen=True)

@@ -133,14 +133,24 @@ Module              Concept
 """
 
 from lang_pz.tasks.sandbox.config import (
-           TIMING_KEYS,
-           ExecutionResult,
-           SandboxConfig,
-           Status,
+    TIMING_KEYS,
+    ExecutionResult,
+    SandboxConfig,
+    Status,
 )
 from lang_pz.tasks.sandbox.isolation import WORKDIR, Plan, resolve
 from lang_pz.tasks.sandbox.run import run_python, run_python_many
 from lang_pz.tasks.sandbox.uids import UID_POOL_SIZE
 
-__all__ = ["TIMING_KEYS", "UID_POOL_SIZE", "WORKDIR", "ExecutionResult", "Plan", "SandboxConfig", "Status",
-           "resolve", "run_python", "run_python_many"]
+__all__ = [
+    "TIMING_KEYS",
+    "UID_POOL_SIZE",
+    "WORKDIR",
+    "ExecutionResult",
+    "Plan",
+    "SandboxConfig",
+    "Status",
+    "resolve",
+    "run_python",
+    "run_python_many",
+]

@@ -28,8 +28,16 @@ from lang_pz.tasks.sandbox import plain
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
 from lang_pz.tasks.sandbox.run import run_python
 
-__all__ = ["CallsResult", "Outcome", "answer_line", "call_functions", "plain_program", "record_calls", "replay",
-           "wide_output"]
+__all__ = [
+    "CallsResult",
+    "Outcome",
+    "answer_line",
+    "call_functions",
+    "plain_program",
+    "record_calls",
+    "replay",
+    "wide_output",
+]
 
 #: The source of :mod:`.plain`, put at the top of every sandboxed program of this module.
 PLAIN_SOURCE = Path(plain.__file__).read_text(encoding="utf-8")
@@ -123,7 +131,7 @@ def answer_line(result: ExecutionResult, nonce: str) -> Any:
     if len(lines) != 1 or result.stdout_truncated:
         return None
     try:
-        return json.loads(lines[0][len(nonce):], parse_constant=_refuse)
+        return json.loads(lines[0][len(nonce) :], parse_constant=_refuse)
     except (ValueError, RecursionError):
         return None
 
@@ -197,7 +205,7 @@ def _outcomes(answer: Any, n: int) -> list[Outcome] | None:
     for a in answer:
         if not isinstance(a, dict) or len(a) != 1 or not isinstance(next(iter(a.values())), str):
             return None
-        (kind, text), = a.items()
+        ((kind, text),) = a.items()
         if kind == "value":
             try:
                 out.append(Outcome(kind, plain.loads(text), text))
@@ -210,8 +218,9 @@ def _outcomes(answer: Any, n: int) -> list[Outcome] | None:
     return out
 
 
-def record_calls(setup: str, targets: Sequence[str], test: str,
-                 config: SandboxConfig) -> tuple[list[dict[str, str]] | None, ExecutionResult]:
+def record_calls(
+    setup: str, targets: Sequence[str], test: str, config: SandboxConfig
+) -> tuple[list[dict[str, str]] | None, ExecutionResult]:
     """The calls ``test`` makes to ``targets`` when they are the reference (``setup`` defines them).
 
     Returns ``(calls, result)``; ``calls`` is ``None`` when the test does not pass on the reference
@@ -225,10 +234,10 @@ def record_calls(setup: str, targets: Sequence[str], test: str,
     return answer["calls"], result
 
 
-def replay(setup: str, targets: Sequence[str], test: str, calls: Sequence[dict[str, str]], answers: str,
-           config: SandboxConfig) -> ExecutionResult:
+def replay(
+    setup: str, targets: Sequence[str], test: str, calls: Sequence[dict[str, str]], answers: str, config: SandboxConfig
+) -> ExecutionResult:
     """Run ``test`` with ``targets`` answering ``calls`` from ``answers`` (:attr:`CallsResult.raw`);
     ``result.ok`` is the verdict. Trusted code only: ``setup`` and ``test`` come from the benchmark."""
-    program, _ = plain_program(_REPLAY, SETUP=setup, TARGETS=list(targets), TEST=test, CALLS=list(calls),
-                          ANSWERS=answers)
+    program, _ = plain_program(_REPLAY, SETUP=setup, TARGETS=list(targets), TEST=test, CALLS=list(calls), ANSWERS=answers)
     return run_python(program, config)

@@ -110,22 +110,55 @@ def _system_view(python: str) -> list[str]:
     return args
 
 
-def command(plan: Plan, host_dir: str, max_file_bytes: int,
-            seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
+def command(
+    plan: Plan, host_dir: str, max_file_bytes: int, seccomp_fd: int | None = None
+) -> tuple[list[str], dict[str, str]]:
     """``(argv, env)`` the bootstrap ``exec``s to run ``host_dir/main.py`` under ``plan``
     (``seccomp_fd``: an inherited fd holding the filter, with ``plan.seccomp``)."""
     if plan.mode == "rlimits":
         return [plan.python, "-I", "-B", os.path.join(host_dir, "main.py")], minimal_env(host_dir)
     assert plan.bwrap is not None
-    argv = [plan.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
-            "--unshare-cgroup-try", *(["--unshare-net"] if plan.network_isolated else []),
-            "--disable-userns", *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
-            "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox",
-            *_system_view(plan.python), "--proc", "/proc", "--dev", "/dev",
-            "--size", str(max_file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-            "--size", str(max_file_bytes), "--tmpfs", WORKDIR,
-            "--ro-bind", os.path.join(host_dir, "main.py"), f"{WORKDIR}/main.py", "--chdir", WORKDIR,
-            "--", plan.python, "-I", "-B", f"{WORKDIR}/main.py"]
+    argv = [
+        plan.bwrap,
+        "--unshare-user",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        *(["--unshare-net"] if plan.network_isolated else []),
+        "--disable-userns",
+        *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",
+        "--hostname",
+        "sandbox",
+        *_system_view(plan.python),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(max_file_bytes),
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
+        "--size",
+        str(max_file_bytes),
+        "--tmpfs",
+        WORKDIR,
+        "--ro-bind",
+        os.path.join(host_dir, "main.py"),
+        f"{WORKDIR}/main.py",
+        "--chdir",
+        WORKDIR,
+        "--",
+        plan.python,
+        "-I",
+        "-B",
+        f"{WORKDIR}/main.py",
+    ]
     return argv, minimal_env(WORKDIR)
 
 
@@ -155,13 +188,26 @@ def _can_run(plan: Plan, uid: int | None) -> bool:
         if uid is not None:
             os.chown(tmp, uid, uid)
             os.chown(script, uid, uid)
-        with (filter_file() if plan.seccomp else tempfile.TemporaryFile()) as bpf:
+        with filter_file() if plan.seccomp else tempfile.TemporaryFile() as bpf:
             argv, env = command(plan, tmp, 2**20, bpf.fileno() if plan.seccomp else None)
-            cfg = {"rlimits": {}, "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
-                   "uid": uid, "argv": argv, "env": env}
+            cfg = {
+                "rlimits": {},
+                "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
+                "uid": uid,
+                "argv": argv,
+                "env": env,
+            }
             try:
-                r = subprocess.run(bootstrap_argv(cfg), cwd=tmp, env=minimal_env(tmp), stdin=subprocess.DEVNULL,
-                                   capture_output=True, timeout=60, check=False, pass_fds=(bpf.fileno(),))
+                r = subprocess.run(
+                    bootstrap_argv(cfg),
+                    cwd=tmp,
+                    env=minimal_env(tmp),
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                    pass_fds=(bpf.fileno(),),
+                )
             except (OSError, subprocess.SubprocessError):
                 return False
             return r.returncode == 0
@@ -190,8 +236,10 @@ def resolve(config: SandboxConfig) -> Plan:
     root = os.geteuid() == 0
     drop = root if config.drop_privileges is None else config.drop_privileges
     if drop and not root:
-        raise LangPZError("SandboxConfig(drop_privileges=True) needs the parent to run as root; "
-                          "use drop_privileges=None (the default) to run as the current user")
+        raise LangPZError(
+            "SandboxConfig(drop_privileges=True) needs the parent to run as root; "
+            "use drop_privileges=None (the default) to run as the current user"
+        )
     pythons = [config.python] if config.python is not None else _candidates()
     key = (config.bubblewrap, drop, config.isolate_network, config.python, config.uid_base if drop else None)
     return _cached(key, lambda: _probe(config, root, drop, pythons))
@@ -213,13 +261,16 @@ RLIMITS_WARNING = (
     "SandboxConfig(bubblewrap=False): model code runs with resource limits only. It can read every "
     "file its user may read (the project, the virtualenv, the benchmark's own answer key), and as a "
     "normal user also $HOME, the network, the parent's /proc entries, and leave processes running. "
-    "Install bubblewrap (apt-get install bubblewrap) for isolation.")
+    "Install bubblewrap (apt-get install bubblewrap) for isolation."
+)
 
 
 #: The warning when bubblewrap runs without the syscall filter.
-SECCOMP_WARNING = ("the sandbox runs without its syscall filter (io_uring, userfaultfd, perf_event_open, bpf, "
-                   "ptrace, mount, ... stay reachable): install pyseccomp (pip install 'lang_pz[tasks]') and "
-                   "libseccomp (apt-get install libseccomp2)")
+SECCOMP_WARNING = (
+    "the sandbox runs without its syscall filter (io_uring, userfaultfd, perf_event_open, bpf, "
+    "ptrace, mount, ... stay reachable): install pyseccomp (pip install 'lang_pz[tasks]') and "
+    "libseccomp (apt-get install libseccomp2)"
+)
 
 
 def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pythons: list[str]) -> Plan:
@@ -227,7 +278,9 @@ def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pyt
         bwrap = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
         net = config.isolate_network is not False
         sc = filter_bpf() is not None
-        plan = _first([Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap, sc) for p in pythons], uid) if bwrap else None
+        plan = (
+            _first([Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap, sc) for p in pythons], uid) if bwrap else None
+        )
         if plan is not None:
             if not sc:
                 warnings.warn(SECCOMP_WARNING, stacklevel=4)
@@ -238,21 +291,27 @@ def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pyt
             "code is not run without isolation by default. Install the Debian/Ubuntu package bubblewrap "
             "(apt-get install bubblewrap) and allow unprivileged user namespaces "
             "(sysctl kernel.unprivileged_userns_clone=1 / kernel.apparmor_restrict_unprivileged_userns=0), "
-            "or opt in to resource limits only with SandboxConfig(bubblewrap=False)")
+            "or opt in to resource limits only with SandboxConfig(bubblewrap=False)"
+        )
     warnings.warn(RLIMITS_WARNING, stacklevel=4)
     net = bool(config.isolate_network)
     if config.isolate_network is None:
         net = root and _can_run(Plan("rlimits", False, True, sys.executable), None)
     elif net and not (root and _can_run(Plan("rlimits", False, True, sys.executable), None)):
-        raise LangPZError("SandboxConfig(isolate_network=True): this process cannot create a network "
-                          "namespace (needs bubblewrap, or root and unshare(CLONE_NEWNET)); use isolate_network=None")
+        raise LangPZError(
+            "SandboxConfig(isolate_network=True): this process cannot create a network "
+            "namespace (needs bubblewrap, or root and unshare(CLONE_NEWNET)); use isolate_network=None"
+        )
     plan = _first([Plan("rlimits", drop, net, p) for p in pythons], uid)
     if plan is None:
         who = f"uid {uid if uid is not None else os.getuid()}"
         if config.python is not None:
-            raise LangPZError(f"SandboxConfig(python={config.python!r}) cannot be run by the sandbox user ({who}); "
-                              "pick an interpreter that every user can read and execute")
+            raise LangPZError(
+                f"SandboxConfig(python={config.python!r}) cannot be run by the sandbox user ({who}); "
+                "pick an interpreter that every user can read and execute"
+            )
         raise LangPZError(
             f"no Python interpreter that the sandbox user ({who}) can run: tried {pythons}. Install a system "
-            f"python{sys.version_info[0]}.{sys.version_info[1]} readable by every user, or pass SandboxConfig(python=...)")
+            f"python{sys.version_info[0]}.{sys.version_info[1]} readable by every user, or pass SandboxConfig(python=...)"
+        )
     return plan

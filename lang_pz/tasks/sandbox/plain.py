@@ -66,8 +66,9 @@ def encode(value: object, depth: int = 0) -> object:
                 raise NotPlain("an iterator of more than %d items" % MAX_ITEMS)
             items.append(encode(x, depth + 1))
         return {"i": items}
-    raise NotPlain("a %s is not plain data (None, bool, int, float, str, bytes, list, tuple, set, dict)"
-                   % type(value).__name__)
+    raise NotPlain(
+        "a %s is not plain data (None, bool, int, float, str, bytes, list, tuple, set, dict)" % type(value).__name__
+    )
 
 
 def decode(obj: object, depth: int = 0) -> object:
@@ -82,7 +83,7 @@ def decode(obj: object, depth: int = 0) -> object:
         return obj
     if type(obj) is not dict or len(obj) != 1:
         raise NotPlain("not a plain-data encoding: %.80r" % (obj,))
-    (tag, body), = obj.items()
+    ((tag, body),) = obj.items()
     try:
         if tag == "f" and body in ("inf", "-inf", "nan"):
             return float(body)
@@ -111,8 +112,10 @@ def dumps(value: object) -> str:
 
 def loads(text: str) -> object:
     """The value of one :func:`dumps` text; raises :class:`NotPlain` (malformed JSON included)."""
+
     def refuse(name: str) -> None:
         raise NotPlain("a bare " + name)
+
     try:
         return decode(json.loads(text, parse_constant=refuse))
     except (ValueError, RecursionError, TypeError) as e:

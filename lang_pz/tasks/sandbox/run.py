@@ -157,15 +157,30 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             "RLIMIT_NOFILE": 64,
             "RLIMIT_CORE": 0,
         }
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-                (filter_file() if plan.seccomp else tempfile.TemporaryFile()) as bpf:
+        with (
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+            filter_file() if plan.seccomp else tempfile.TemporaryFile() as bpf,
+        ):
             argv, env = command(plan, tmp, config.max_file_mb * 2**20, bpf.fileno() if plan.seccomp else None)
-            cfg = {"rlimits": rlimits, "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
-                   "uid": uid, "argv": argv, "env": env}
+            cfg = {
+                "rlimits": rlimits,
+                "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
+                "uid": uid,
+                "argv": argv,
+                "env": env,
+            }
             t0 = time.perf_counter()
             proc = subprocess.Popen(
-                bootstrap_argv(cfg), cwd=tmp, env=minimal_env(tmp), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True, close_fds=True, pass_fds=(bpf.fileno(),) if plan.seccomp else (),
+                bootstrap_argv(cfg),
+                cwd=tmp,
+                env=minimal_env(tmp),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(bpf.fileno(),) if plan.seccomp else (),
             )
             returncode, usage = _wait(proc.pid, config.wall_limit_s)
             timed_out = returncode is None
@@ -192,7 +207,7 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
                 stdout, err_tail = (_unplace(t, tmp) for t in (stdout, err_tail))
             err.seek(0, os.SEEK_END)
             err_cut = err.tell() > len(err_tail.encode("utf-8", errors="replace")) or len(err_tail) > config.max_output_chars
-            stderr = err_tail[-config.max_output_chars:] if config.max_output_chars else ""
+            stderr = err_tail[-config.max_output_chars :] if config.max_output_chars else ""
         return ExecutionResult(
             status=_status(returncode, timed_out, err_tail),
             returncode=returncode,
@@ -202,8 +217,13 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
             cpu_s=round(cpu, 4),
             stdout_truncated=out_cut,
             stderr_truncated=err_cut,
-            isolation={"mode": plan.mode, "uid": uid, "network": "isolated" if plan.network_isolated else "shared",
-                       "python": plan.python, "seccomp": plan.seccomp},
+            isolation={
+                "mode": plan.mode,
+                "uid": uid,
+                "network": "isolated" if plan.network_isolated else "shared",
+                "python": plan.python,
+                "seccomp": plan.seccomp,
+            },
         )
     finally:
         if uid is not None:

@@ -21,17 +21,59 @@ __all__ = ["REFUSED", "filter_bpf", "filter_file"]
 #: Syscalls the filter refuses (``EPERM``); names the running architecture lacks are skipped.
 REFUSED: tuple[str, ...] = (
     # kernel attack surface
-    "io_uring_setup", "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
-    "keyctl", "add_key", "request_key",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "userfaultfd",
+    "perf_event_open",
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
     # the file system and namespaces
-    "mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount",
-    "open_tree", "mount_setattr", "setns", "unshare", "open_by_handle_at", "name_to_handle_at", "quotactl",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "setns",
+    "unshare",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "quotactl",
     # other processes
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
     # the kernel and the machine
-    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon",
-    "swapoff", "acct", "syslog", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "iopl",
-    "ioperm", "vhangup", "lookup_dcookie", "uselib", "personality",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "syslog",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "iopl",
+    "ioperm",
+    "vhangup",
+    "lookup_dcookie",
+    "uselib",
+    "personality",
 )
 
 _lock = threading.Lock()
@@ -50,6 +92,7 @@ def filter_bpf() -> bytes | None:
 def _build() -> bytes | None:
     try:
         import pyseccomp
+
         f = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
     except (ImportError, OSError, RuntimeError):  # no package, or no libseccomp.so
         return None
@@ -75,8 +118,10 @@ def filter_file() -> IO[bytes]:
 
     bpf = filter_bpf()
     if bpf is None:
-        raise LangPZError("the seccomp filter needs the PyPI package pyseccomp (pip install pyseccomp) and "
-                          "libseccomp (apt-get install libseccomp2)")
+        raise LangPZError(
+            "the seccomp filter needs the PyPI package pyseccomp (pip install pyseccomp) and "
+            "libseccomp (apt-get install libseccomp2)"
+        )
     f = tempfile.TemporaryFile()
     f.write(bpf)
     f.seek(0)

@@ -25,8 +25,10 @@ __all__ = ["TesterRun", "run_tester_tests"]
 
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 #: Why a test was not checked (its call of the code sits inside a lambda or comprehension).
-NOT_CHECKED = ("not checked: a call of the code inside a lambda or comprehension cannot be run apart from "
-               "the test; write it as assert f(args) == expected")
+NOT_CHECKED = (
+    "not checked: a call of the code inside a lambda or comprehension cannot be run apart from "
+    "the test; write it as assert f(args) == expected"
+)
 
 _JUDGE = """
 class CodeRaised(Exception):
@@ -137,7 +139,7 @@ def run_tester_tests(code: str, setup: str, tests: Sequence[str], config: Sandbo
     for line in r.stdout.splitlines():
         if line.startswith(nonce):
             try:
-                rec = json.loads(line[len(nonce):])
+                rec = json.loads(line[len(nonce) :])
             except ValueError:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("test"), int) and rec["test"] not in outcome:

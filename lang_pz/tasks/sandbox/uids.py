@@ -19,8 +19,17 @@ import time
 
 from lang_pz.error import LangPZError
 
-__all__ = ["LOCK_DIR", "SHARED_TMP_DIRS", "UID_POOL_SIZE", "acquire_uid", "kill_uid", "pids_of_uid", "release_uid", "sweep_files",
-           "user_task_count"]
+__all__ = [
+    "LOCK_DIR",
+    "SHARED_TMP_DIRS",
+    "UID_POOL_SIZE",
+    "acquire_uid",
+    "kill_uid",
+    "pids_of_uid",
+    "release_uid",
+    "sweep_files",
+    "user_task_count",
+]
 
 _uid_lock = threading.Lock()
 _uids_in_use: dict[int, int] = {}  # uid -> the fd of its locked file
@@ -38,8 +47,10 @@ def _lock_dir() -> str:
     os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
     st = os.stat(LOCK_DIR)
     if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise LangPZError(f"{LOCK_DIR} is owned by uid {st.st_uid} or writable by others (mode {st.st_mode & 0o777:o}); "
-                          "remove it so the sandbox can recreate it root-only")
+        raise LangPZError(
+            f"{LOCK_DIR} is owned by uid {st.st_uid} or writable by others (mode {st.st_mode & 0o777:o}); "
+            "remove it so the sandbox can recreate it root-only"
+        )
     return LOCK_DIR
 
 

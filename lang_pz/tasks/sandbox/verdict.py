@@ -174,9 +174,15 @@ def _static_assert(node: ast.Assert, targets: Sequence[str]) -> tuple[dict[str, 
                     return (call, Check("is", want)) if want in (True, False, None) and type(want) is not int else None
                 return call, Check("eq" if isinstance(op, ast.Eq) else "ne", want)
         return None
-    if isinstance(op, (ast.Lt, ast.LtE)) and isinstance(left, ast.Call) and isinstance(left.func, ast.Name) \
-            and left.func.id == "abs" and len(left.args) == 1 and isinstance(left.args[0], ast.BinOp) \
-            and isinstance(left.args[0].op, ast.Sub):
+    if (
+        isinstance(op, (ast.Lt, ast.LtE))
+        and isinstance(left, ast.Call)
+        and isinstance(left.func, ast.Name)
+        and left.func.id == "abs"
+        and len(left.args) == 1
+        and isinstance(left.args[0], ast.BinOp)
+        and isinstance(left.args[0].op, ast.Sub)
+    ):
         tol, diff = _literal(right), left.args[0]
         for a, b in ((diff.left, diff.right), (diff.right, diff.left)):
             call, want = _static_call(a, targets), _literal(b)
@@ -212,8 +218,11 @@ def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
             tree = ast.parse(item.tests[0])
             checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
             rest = [n for n in tree.body if n not in checks]
-            fine = all((isinstance(n, ast.Assign) and _literal(n.value) is not _MISSING) or
-                       (isinstance(n, ast.Expr) and ast.unparse(n) == f"check({item.entry_point})") for n in rest)
+            fine = all(
+                (isinstance(n, ast.Assign) and _literal(n.value) is not _MISSING)
+                or (isinstance(n, ast.Expr) and ast.unparse(n) == f"check({item.entry_point})")
+                for n in rest
+            )
             if len(checks) != 1 or not fine or [a.arg for a in checks[0].args.args] != ["candidate"]:
                 return None
             got = _static(checks[0].body, ("candidate",))
@@ -243,8 +252,12 @@ def cast(item: CodeItem, config: SandboxConfig) -> Cast:
         setup, test = item.canonical_solution, item.tests[0]
     else:
         with PARSE_LOCK:
-            called = {n.func.id for t in item.tests for n in ast.walk(ast.parse(t))
-                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            called = {
+                n.func.id
+                for t in item.tests
+                for n in ast.walk(ast.parse(t))
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            }
             targets = tuple(sorted(called & _defined_names(item.canonical_solution)))
         setup, test = f"{item.canonical_solution}\n\n{item.test_setup}\n", "\n".join(item.tests) + "\n"
     found = _static_cast(item, targets)
@@ -263,8 +276,13 @@ def _failed(cr: CallsResult) -> Verdict | None:
         return Verdict(False, status, f"the code failed before any test: {cr.solution_error}", (cr.result,))
     if cr.outcomes is None:
         why = cr.result.status if cr.result.status != "ok" else "early_exit"
-        return Verdict(False, why, "the code's process did not hand back every answer (ended early, or "
-                       f"printed an answer of its own): {cr.result.stderr[-300:]}", (cr.result,))
+        return Verdict(
+            False,
+            why,
+            "the code's process did not hand back every answer (ended early, or "
+            f"printed an answer of its own): {cr.result.stderr[-300:]}",
+            (cr.result,),
+        )
     return None
 
 
@@ -288,11 +306,16 @@ def hidden_verdict(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
             return Verdict(True, cr.result.status, "", (cr.result,))
         out = cr.outcomes[bad[0]]
         got = {"value": "returned", "raised": "raised", "not_plain": "returned a non-plain"}[out.kind]
-        return Verdict(False, _failing(cr.result.status), f"{len(bad)} of {len(c.calls)} tests failed; first: "
-                       f"{_shown(c.calls[bad[0]])} {got} {out.text[:200]}", (cr.result,))
+        return Verdict(
+            False,
+            _failing(cr.result.status),
+            f"{len(bad)} of {len(c.calls)} tests failed; first: {_shown(c.calls[bad[0]])} {got} {out.text[:200]}",
+            (cr.result,),
+        )
     r = replay(c.setup, c.targets, c.test, c.calls, cr.raw, config)
-    return Verdict(r.ok, cr.result.status if r.ok else _failing(cr.result.status), "" if r.ok else r.stderr[-300:],
-                   (cr.result, r))
+    return Verdict(
+        r.ok, cr.result.status if r.ok else _failing(cr.result.status), "" if r.ok else r.stderr[-300:], (cr.result, r)
+    )
 
 
 def _shown(call: dict[str, str]) -> str:
