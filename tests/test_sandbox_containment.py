@@ -165,3 +165,34 @@ def test_an_escaped_child_does_not_outlive_the_run(who, mode):
     assert r["stdout"] == "parent done\n"
     leftover = subprocess.run(["pgrep", "-f", mark], capture_output=True, text=True).stdout.split()
     assert leftover == []
+
+
+_SITE_PROBE = """import glob, os, site, sys
+dirs = [p for p in site.getsitepackages() + glob.glob(sys.prefix + '/lib/python3*/*-packages') if os.path.isdir(p)]
+print(len(dirs), sum(len(os.listdir(p)) for p in dirs))
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("python", [None, SYSTEM_PY], ids=["default", "system"])
+def test_bubblewrap_shows_no_installed_packages(python):
+    """The standard library only: a system, conda or ``venv --copies`` interpreter keeps its
+    packages (the benchmark's answer key among them) under folders the sandbox shows."""
+    if python is not None and not os.path.exists(python):
+        pytest.skip(f"{python} is not installed")
+    from dataclasses import asdict
+
+    r = asdict(run_python(_SITE_PROBE, SandboxConfig(timeout_s=5.0, bubblewrap=True, python=python)))
+    assert r["returncode"] == 0, r["stderr"]
+    _, entries = r["stdout"].split()
+    assert entries == "0", r["stdout"]  # the folders exist, empty
+
+
+def test_installed_packages_finds_the_interpreters_package_folders():
+    import site
+
+    from lang_pz.tasks.sandbox.isolation import installed_packages
+
+    here = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    roots = sorted({os.path.dirname(os.path.dirname(os.path.dirname(p))) for p in here})
+    assert set(here) <= set(installed_packages(roots))

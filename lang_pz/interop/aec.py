@@ -33,9 +33,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from lang_pz.error import LangPZError
+from lang_pz.error import ActionParseError, LangPZError
 from lang_pz.interop.encoders import HashedBagOfWords, TextEncoder
-from lang_pz.interop.wrappers import _index, _mask, action_words
+from lang_pz.interop.wrappers import _index, _language_wrapper, _mask, action_words
+from lang_pz.wrappers import LanguageAECWrapper
 
 
 class MaskedAECEnv(BaseWrapper):
@@ -69,6 +70,10 @@ class MaskedAECEnv(BaseWrapper):
             )
         super().__init__(env)
         agents = list(env.possible_agents)
+        lw = _language_wrapper(env)
+        #: the language wrapper whose parse tells which index each legal word names (the words an
+        #: env offers need not be the index: tic-tac-toe's squares 1-9, OpenSpiel's move names).
+        self._language = lw if actions is None and isinstance(lw, LanguageAECWrapper) else None
         if actions is None:
             words = {a: action_words(env, a) for a in agents}
         elif isinstance(actions, Mapping):
@@ -110,8 +115,35 @@ class MaskedAECEnv(BaseWrapper):
         text = observation_text(self.env.observe(agent))
         return {
             "observation": text if self.encoder is None else self.encoder(text),
-            "action_mask": _mask(self.words[agent], self.env.infos.get(agent, {})),
+            "action_mask": self._mask(agent),
         }
+
+    def _legal(self, agent: str) -> dict[int, str] | None:
+        """Index -> the legal word that names it now (``None`` when the env lists no legal words,
+        or the bridge was given its own words)."""
+        lw = self._language
+        info = self.env.infos.get(agent, {})
+        legal = info.get("legal_actions")
+        if lw is None or legal is None:
+            return None
+        by_index: dict[int, str] = {}
+        obs, inner_info = lw._observation_for(agent), lw._inner("infos")[agent]
+        for word in legal:
+            try:
+                i = lw.adapter.parse(lw.env, agent, str(word), obs, inner_info)
+            except ActionParseError:
+                continue
+            if type(i) is int and 0 <= i < len(self.words[agent]):
+                by_index.setdefault(i, str(word))
+        return by_index
+
+    def _mask(self, agent: str) -> np.ndarray:
+        legal = self._legal(agent)
+        if legal is None:
+            return _mask(self.words[agent], self.env.infos.get(agent, {}))
+        mask = np.zeros(len(self.words[agent]), dtype=np.int8)
+        mask[list(legal)] = 1
+        return mask
 
     @property
     def infos(self) -> dict[str, dict[str, Any]]:
@@ -123,7 +155,8 @@ class MaskedAECEnv(BaseWrapper):
             self.env.step(None)
             return
         words = self.words[agent]
-        self.env.step(words[_index(action, len(words), agent)])
+        i = _index(action, len(words), agent)
+        self.env.step((self._legal(agent) or {}).get(i, words[i]))
 
 
 def to_masked_aec_env(

