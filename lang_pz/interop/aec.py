@@ -35,7 +35,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from lang_pz.error import ActionParseError, LangPZError
 from lang_pz.interop.encoders import HashedBagOfWords, TextEncoder
-from lang_pz.interop.wrappers import _index, _language_wrapper, _mask, action_words
+from lang_pz.interop.wrappers import _index, _language_wrapper, _mask, bridge_words
 from lang_pz.wrappers import LanguageAECWrapper
 
 
@@ -74,16 +74,7 @@ class MaskedAECEnv(BaseWrapper):
         #: the language wrapper whose parse tells which index each legal word names (the words an
         #: env offers need not be the index: tic-tac-toe's squares 1-9, OpenSpiel's move names).
         self._language = lw if actions is None and isinstance(lw, LanguageAECWrapper) else None
-        if actions is None:
-            words = {a: action_words(env, a) for a in agents}
-        elif isinstance(actions, Mapping):
-            words = {a: [str(w) for w in actions[a]] for a in agents}
-        else:
-            words = {a: [str(w) for w in actions] for a in agents}
-        for a, w in words.items():
-            if not w:
-                raise LangPZError(f"no action words for {a}: a Discrete bridge needs at least one")
-        self.words = words
+        self.words = words = bridge_words(env, agents, actions)
         self.keep_text = keep_text
         self.encoder = None if keep_text else (encoder if encoder is not None else HashedBagOfWords())
         if self.encoder is not None and (not isinstance(self.encoder, TextEncoder) or not isinstance(self.encoder.dim, int)):

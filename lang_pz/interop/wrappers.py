@@ -77,6 +77,27 @@ def action_words(env: Any, agent: str | None = None) -> list[str]:
     return codec.action_vocabulary(space, lw.adapter.action_names)
 
 
+def bridge_words(
+    env: Any, agents: Sequence[str], actions: Sequence[str] | Mapping[str, Sequence[str]] | None
+) -> dict[str, list[str]]:
+    """Each agent's ``Discrete`` action words for a bridge: ``actions`` (one list for every agent,
+    or a dict agent -> list), default :func:`action_words` of each agent.
+
+    Raises:
+        LangPZError: no action words can be found, or an agent's list is empty.
+    """
+    if actions is None:
+        words = {a: action_words(env, a) for a in agents}
+    elif isinstance(actions, Mapping):
+        words = {a: [str(w) for w in actions[a]] for a in agents}
+    else:
+        words = {a: [str(w) for w in actions] for a in agents}
+    for a, w in words.items():
+        if not w:
+            raise LangPZError(f"no action words for {a}: a Discrete bridge needs at least one")
+    return words
+
+
 def box_space(env: Any, agent: str | None = None) -> spaces.Box:
     """The inner ``Box`` action space of ``agent`` in a lang_pz language env.
 
@@ -187,16 +208,7 @@ class DiscreteActions(BaseParallelWrapper):
     def __init__(self, env: ParallelEnv, actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None) -> None:
         super().__init__(env)
         agents = list(env.possible_agents)
-        if actions is None:
-            words = {a: action_words(env, a) for a in agents}
-        elif isinstance(actions, Mapping):
-            words = {a: [str(w) for w in actions[a]] for a in agents}
-        else:
-            words = {a: [str(w) for w in actions] for a in agents}
-        for a, w in words.items():
-            if not w:
-                raise LangPZError(f"no action words for {a}: a Discrete bridge needs at least one")
-        self.words = words
+        self.words = words = bridge_words(env, agents, actions)
         self._spaces = {a: spaces.Discrete(len(w)) for a, w in words.items()}
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
