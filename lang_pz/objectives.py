@@ -23,8 +23,21 @@ from dataclasses import dataclass
 from lang_pz.error import InvalidKwargError
 from lang_pz.trajectory import Trajectory
 
-#: Registered ids whose team return is 0 in every episode (two-player zero-sum games).
-ZERO_SUM_ENVS: frozenset[str] = frozenset({"classic/rps-v0", "classic/tictactoe-v0", "classic/connect_four-v0"})
+#: Registered ids whose team return is 0 in every episode (two-player zero-sum games; the OpenSpiel
+#: and TextArena ones checked with random play).
+ZERO_SUM_ENVS: frozenset[str] = frozenset(
+    {
+        "classic/rps-v0",
+        "classic/tictactoe-v0",
+        "classic/connect_four-v0",
+        "openspiel/kuhn_poker-v0",
+        "openspiel/leduc_poker-v0",
+        "openspiel/goofspiel-v0",
+        "openspiel/breakthrough-v0",
+        "textarena/tictactoe-v0",
+        "textarena/kuhn_poker-v0",
+    }
+)
 #: Overcooked's reward per soup, given to each player.
 SOUP_REWARD = 20.0
 
