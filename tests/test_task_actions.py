@@ -10,6 +10,7 @@ mode, an :class:`~lang_pz.error.ActionParseError` carrying the raw action. Found
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -23,6 +24,16 @@ TASK_IDS = ["tasks/hotpotqa-v0", "tasks/math500-v0", "tasks/gsm8k-v0", "tasks/hu
 DEEP_RETURN = "def f(x):\n    return " + "-" * 3000 + "1"  # RecursionError in ast.parse
 DEEP_ASSERT = "assert " + "-" * 3000 + "1 == 1"  # RecursionError in compile
 DEEPER_ASSERT = "assert " + "-" * 100000 + "1 == 1"  # MemoryError (parser stack)
+
+
+@pytest.fixture(autouse=True)
+def _default_recursion_limit():
+    """The inputs above overflow the parser and compiler at Python's default recursion limit (1000);
+    a library imported earlier in the same process may have raised it (then they compile)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(before)
 
 
 @pytest.mark.parametrize(
