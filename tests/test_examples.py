@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from standins import AGENTS, ENV, StandIn, run_contents
 
 from lang_pz.training import TrainConfig, train
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_training import AGENTS, ENV, StandIn
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -22,31 +20,6 @@ def load_example(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _contents(root: Path) -> dict[str, object]:
-    """Every file of a run folder, parsed, without wall-clock fields (latencies, seconds, run_dir)."""
-
-    def clean(x):
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items() if k not in ("latency_s", "seconds", "run_dir")}
-        if isinstance(x, list):
-            return [clean(v) for v in x]
-        return x
-
-    out: dict[str, object] = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_dir():
-            continue
-        rel = p.relative_to(root).as_posix()
-        text = p.read_text()
-        if p.suffix == ".jsonl":
-            out[rel] = [clean(json.loads(line)) for line in text.splitlines()]
-        elif p.suffix == ".json":
-            out[rel] = clean(json.loads(text))
-        else:
-            out[rel] = text
-    return out
 
 
 def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
@@ -64,7 +37,7 @@ def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
         TrainConfig(**base, run_dir=str(tmp_path / "custom")), backends=StandIn(flips).backend, margin=0.0
     )  # at margin 0 the variant's gate decides as the stock one
     theirs = train(TrainConfig(**base, run_dir=str(tmp_path / "train")), backends=StandIn(flips).backend)
-    a, b = _contents(tmp_path / "custom"), _contents(tmp_path / "train")
+    a, b = run_contents(tmp_path / "custom"), run_contents(tmp_path / "train")
     assert sorted(a) == sorted(b)
     for name in a:
         assert a[name] == b[name], name

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import functools
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from standins import AGENTS, StandIn, config, run_contents
 
 from lang_pz.executor import EnvPool, LocalExecutor
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_examples import _contents
-from test_training import AGENTS, StandIn, config
 
 
 def test_results_come_back_in_input_order_whatever_finishes_first():
@@ -84,7 +79,7 @@ def test_concurrent_training_writes_what_serial_training_writes(tmp_path):
 
     train(config(tmp_path / "serial", workers=1, **kw), backends=StandIn(AGENTS[:3]).backend)
     train(config(tmp_path / "concurrent", workers=6, **kw), backends=StandIn(AGENTS[:3]).backend)
-    a, b = _contents(tmp_path / "serial"), _contents(tmp_path / "concurrent")
+    a, b = run_contents(tmp_path / "serial"), run_contents(tmp_path / "concurrent")
     assert sorted(a) == sorted(b)
     for name in a:
         if name == "config.json":

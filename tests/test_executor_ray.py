@@ -18,13 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from standins import AGENTS, StandIn, config, prompt_of, role_of, run_contents
 
 from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_examples import _contents
-from test_training import AGENTS, StandIn, config, prompt_of, role_of
 
 HERE = Path(__file__).parent
 STAND_IN_SPEC = "openai:scripted-stand-in"  # never built: the test gives objects here, a factory to workers
@@ -66,15 +63,16 @@ def pid_of(_x: object) -> int:
 
 
 def square_after_one(job: tuple[int, str]) -> int:
-    """Task 0 finishes only after task 1 has (a file marks it), whatever the load."""
+    """Task 0 finishes only after the driver has handled task 1's result (``on_result`` marks it
+    with a file ``seen-1``), whatever the load: a marker written by task 1 itself would let task 0
+    finish before the driver noticed task 1, and the two results could then arrive together."""
     import time
 
     x, folder = job
     if x == 0:
         deadline = time.monotonic() + 120
-        while not (Path(folder) / "1").exists() and time.monotonic() < deadline:
+        while not (Path(folder) / "seen-1").exists() and time.monotonic() < deadline:
             time.sleep(0.01)
-    (Path(folder) / str(x)).write_text("done")
     return x * x
 
 
@@ -117,7 +115,7 @@ def stand_in_on_workers():
 
 
 def assert_same_run(local: Path, remote: Path) -> None:
-    a, b = _contents(local), _contents(remote)
+    a, b = run_contents(local), run_contents(remote)
     assert sorted(a) == sorted(b)
     for name in a:
         if name == "config.json":
@@ -148,7 +146,12 @@ def test_remote_tasks_run_in_worker_processes_local_ones_here_in_input_order(clu
     ex = RayExecutor(workers=2)
     finished: list[int] = []
     jobs = [(x, str(tmp_path)) for x in range(4)]
-    assert ex.map(square_after_one, jobs, on_result=lambda i, r: finished.append(i), remote=True) == [0, 1, 4, 9]
+
+    def seen(i: int, result: int) -> None:
+        finished.append(i)
+        (tmp_path / f"seen-{i}").write_text("")
+
+    assert ex.map(square_after_one, jobs, on_result=seen, remote=True) == [0, 1, 4, 9]
     assert sorted(finished) == [0, 1, 2, 3] and finished[0] == 1  # on_result in completion order
     assert os.getpid() not in ex.map(pid_of, range(4), remote=True)
     assert ex.map(pid_of, range(4)) == [os.getpid()] * 4  # LLM calls use this process's backends

@@ -22,7 +22,7 @@ Extras: ``pip install 'lang_pz[sb3]'`` (stable-baselines3, sb3-contrib, torch 2.
 ``'lang_pz[torchrl]'`` (torchrl, tensordict, torch 2.13.0 CPU), ``'lang_pz[tianshou]'``
 (tianshou 0.5.0, the version PettingZoo's tutorials use). The tutorials are
 ``examples/interop_*.py``; PettingZoo's own SB3 action-mask, Tianshou and LangChain tutorials
-run on the classic games with only the env constructor changed (``tests/test_interop_tutorials.py``).
+run on the classic games with only the env constructor changed (``tests/interop/test_interop_tutorials.py``).
 """
 
 from lang_pz.interop.aec import MaskedAECEnv, to_masked_aec_env

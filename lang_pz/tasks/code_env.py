@@ -37,7 +37,7 @@ info["timing"]  on the stepping agent, when its step ran the sandbox (a tester's
 Everything the agents wrote is executed only through :mod:`lang_pz.tasks.sandbox` (separate
 process, time/memory/process limits, no secrets in its environment); what a program does costs
 at most its episode's reward. The benchmark's own references pass: all 164 HumanEval and 974
-MBPP canonical solutions (tests/test_task_envs.py). Sources: HumanEval (Chen et al., 2021,
+MBPP canonical solutions (tests/tasks/test_task_envs.py). Sources: HumanEval (Chen et al., 2021,
 "Evaluating Large Language Models Trained on Code", section 2: functional correctness on
 hidden unit tests); MBPP (Austin et al., 2021, "Program Synthesis with Large Language Models",
 section 2.1: three assert tests per problem, the statement shown with its tests); the

@@ -31,8 +31,8 @@ environment         built from scratch (``PATH``, ``LANG``, ``HOME`` = ``TMPDIR`
 ==================  =========================================================================
 
 What is contained, by mode and by who runs the parent (each claim is tested with a hostile
-snippet in ``tests/test_sandbox.py``, ``tests/test_sandbox_containment.py``,
-``tests/test_sandbox_seccomp.py`` and ``tests/test_sandbox_uids.py``):
+snippet in ``tests/tasks/sandbox/test_sandbox.py``, ``tests/tasks/sandbox/test_sandbox_containment.py``,
+``tests/tasks/sandbox/test_sandbox_seccomp.py`` and ``tests/tasks/sandbox/test_sandbox_uids.py``):
 
 =============================  =====================  ===============  =====================
 claim                          bubblewrap (root or    rlimits, root    rlimits, normal user
@@ -83,7 +83,7 @@ bubblewrap is the default and is required: where it is missing or user namespace
 :func:`resolve` refuses with the install command; ``bubblewrap=False`` opts in to rlimits and
 warns once. What the reward of a code task is immune to (the verdict is computed outside the
 code's process, :mod:`.verdict`), by attack and mode, with the tests that hold each line
-(``A`` = ``tests/test_reward_attacks.py``, ``C`` = ``tests/test_sandbox_containment.py``; counts over every item:
+(``A`` = ``tests/tasks/sandbox/test_reward_attacks.py``, ``C`` = ``tests/tasks/sandbox/test_sandbox_containment.py``; counts over every item:
 ``benchmarks/results/reward_attacks.md``):
 
 ==================================  ==========  =======  ================================================
@@ -94,7 +94,7 @@ exit`` at import or in the                      ned      A::test_attacks_that_ne
 function, ``excepthook``, atexit,                        nothing_under_rlimits_either (each attack a
 ``__del__``, threads, signals                            parameter)
 always-equal results, patched       contained   contai-  the same, ``always_equal``, ``patch_builtins``;
-builtins / assert machinery                     ned      tests/test_reward_plain.py
+builtins / assert machinery                     ned      tests/tasks/sandbox/test_reward_plain.py
 reading the program or the caller's contained   contai-  the same, ``read_program``, ``frame_peek``
 frame for the expected values       (not the    ned (not
                                     4 *whole*   *whole*)
@@ -103,12 +103,12 @@ reading the benchmark's answer key  contained   **no**   A::test_no_attack_score
 (package folders shown empty, any                        [answer_key], C::test_bubblewrap_shows_no_
 interpreter)                                             installed_packages
 forged tester reports               contained   contai-  A::test_the_team_is_never_told_tests_passed_
-                                                ned      for_attack_code, tests/test_reward_tester.py
+                                                ned      for_attack_code, tests/tasks/sandbox/test_reward_tester.py
 killing the parent                  contained   root:    A::test_no_attack_scores_under_bubblewrap
                                                 yes      [kill_parent]
-another process's sandbox runs as   contained   contai-  tests/test_sandbox_uids.py
+another process's sandbox runs as   contained   contai-  tests/tasks/sandbox/test_sandbox_uids.py
 the same uid (root)                             ned
-kernel interfaces (io_uring, ...)   refused     **no**   tests/test_sandbox_seccomp.py
+kernel interfaces (io_uring, ...)   refused     **no**   tests/tasks/sandbox/test_sandbox_seccomp.py
 ==================================  ==========  =======  ================================================
 
 Not contained in any mode: CPU and memory are

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from skill_standins import AGENTS, ENV, SkillStandIn, team_return
 from typer.testing import CliRunner
 
 import lang_pz
 from lang_pz.skills import Skill, SkillLibrary, read_library, write_library
 from lang_pz.skills.transfer import evaluate_library
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_skills_loop import AGENTS, ENV, SkillStandIn, team_return
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")

@@ -16,7 +16,7 @@ import pytest
 from lang_pz.skills import read_library
 from lang_pz.trajectory import read_trajectories
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lines_of(path: Path, episode: int) -> list[str]:

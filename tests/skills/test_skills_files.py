@@ -26,7 +26,7 @@ from lang_pz.skills import (
 from lang_pz.skills.diff import diff_libraries
 from lang_pz.skills.files import MANIFEST, check_library
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 runner = CliRunner()
 
 GOOD = """---

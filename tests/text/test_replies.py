@@ -21,7 +21,7 @@ from lang_pz.policies import LLMPolicy
 from lang_pz.text import replies
 from lang_pz.text.replies import INFO_KEY, ReplyFormat
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["tasks/hotpotqa-v0", "tasks/gsm8k-v0", "tasks/math500-v0"]
 
 

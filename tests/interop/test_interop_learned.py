@@ -63,7 +63,7 @@ def model_path(tmp_path_factory):
 
 
 #: The pixel baseline of benchmarks/results/baselines.md (train_sb3_pistonball.py --obs pixels, 1.5 MB).
-TRAINED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "sb3_pistonball5.zip"
+TRAINED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "sb3_pistonball5.zip"
 #: The same trained on the observation text (``--obs text``, 0.6 MB), with HashedBagOfWordsV1.
 TRAINED_TEXT = TRAINED.with_name("sb3_pistonball5_text.zip")
 

@@ -30,7 +30,7 @@ from lang_pz.evaluation.whowhen import (
     to_trajectory,
 )
 
-WHOWHEN = Path(__file__).parent / "data" / "whowhen"
+WHOWHEN = Path(__file__).resolve().parents[1] / "data" / "whowhen"
 runner = CliRunner()
 
 

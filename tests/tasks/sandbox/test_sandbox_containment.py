@@ -21,7 +21,7 @@ from lang_pz.tasks.sandbox import SandboxConfig, resolve, run_python
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
 
 ROOT = os.geteuid() == 0
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 SITE = next((p for p in sys.path if p.endswith("site-packages")), "")
 NORMAL_UID = 1_400_000_321  # not in the sandbox pool
 

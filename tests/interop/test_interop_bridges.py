@@ -27,7 +27,7 @@ from lang_pz.interop import (
     to_vector_env,
 )
 
-ROOT = Path(__file__).resolve().parents[1]  # subprocesses import this checkout's lang_pz
+ROOT = Path(__file__).resolve().parents[2]  # subprocesses import this checkout's lang_pz
 
 
 def pistonball(**kw):

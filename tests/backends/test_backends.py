@@ -199,7 +199,7 @@ def test_import_does_not_load_llama_cpp_or_openai():
 def _repo_root():
     from pathlib import Path
 
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def test_make_backend_specs():

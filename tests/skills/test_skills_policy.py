@@ -19,7 +19,7 @@ from lang_pz.skills import TEAM, Scoping, Skill, SkillLibrary, read_library
 from lang_pz.skills.evidence import skill_utilities
 from lang_pz.skills.policy import NONE, SkillPolicy, invocations, skill_policies, usage_counts
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 PUSH = Skill("push-up", "Lift the ball. Use when the ball is above you.", "Always push up.")
 DOWN = Skill("go-down", "Make a slope. Use when the ball is to your left.", "Always go down.")
 

@@ -8,11 +8,11 @@ test_skills_loop.py for every role (unit level: the real model is in test_skills
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from skill_standins import SkillStandIn, jsonl
 
 import lang_pz
 from lang_pz.backends import ScriptedBackend
@@ -21,10 +21,7 @@ from lang_pz.skills import SkillMemory, invocations, read_library, skill_policie
 from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_skills_loop import SkillStandIn, jsonl
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")

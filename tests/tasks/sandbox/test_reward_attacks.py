@@ -20,7 +20,7 @@ from lang_pz.tasks.sandbox import SandboxConfig, resolve
 from lang_pz.tasks.sandbox.verdict import cast
 
 _spec = importlib.util.spec_from_file_location(
-    "reward_attacks", Path(__file__).resolve().parents[1] / "benchmarks" / "reward_attacks.py"
+    "reward_attacks", Path(__file__).resolve().parents[3] / "benchmarks" / "reward_attacks.py"
 )
 ra = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ra)  # type: ignore[union-attr]

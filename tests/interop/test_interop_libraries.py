@@ -14,7 +14,7 @@ import lang_pz
 import lang_pz.interop
 from lang_pz.error import DependencyNotInstalled
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _missing(module: str) -> bool:

@@ -13,7 +13,7 @@ from lang_pz.skills.critic import SkillCritic
 from lang_pz.skills.evidence import skill_utilities
 from lang_pz.skills.policy import invocations, skill_policies
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 
 
 @pytest.mark.integration

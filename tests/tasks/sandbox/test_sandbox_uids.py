@@ -40,7 +40,7 @@ print(json.dumps(out))
 
 @pytest.mark.skipif(not ROOT, reason="the uid pool is used only when the parent is root")
 def test_two_processes_never_share_a_sandbox_uid(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     ready = [str(tmp_path / "a"), str(tmp_path / "b")]
     procs = [
         subprocess.Popen([sys.executable, "-c", _CHILD, ready[i], ready[1 - i]], env=env, stdout=subprocess.PIPE, text=True)
@@ -69,7 +69,7 @@ def test_a_uid_held_by_another_process_is_skipped_until_it_dies() -> None:
             "import sys, time; from lang_pz.tasks.sandbox.uids import acquire_uid\n"
             f"print(acquire_uid({base}), flush=True); time.sleep(60)",
         ],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
         stdout=subprocess.PIPE,
         text=True,
     )
