@@ -15,6 +15,14 @@ candidate and its current team are also played on the test seeds, afterwards).
     python benchmarks/credit_learning.py                          # the committed results
     python benchmarks/credit_learning.py --seeds 1 --iterations 1 --out /tmp/cl   # a quick look
 
+With ``--starts random`` every piston's starting policy is drawn from the training seed (push down,
+push up or stay, uniformly), so the start is not "all down plus wrong pistons", and the limit is
+known instead: every one of the 3**5 constant teams is played on the same held-out test seeds
+(cheap, no model), and each mode's final held-out return is reported as a share of the best one's.
+An agent "should not have changed" when its starting word is already the best constant team's word
+for it. ``central_global`` can only move the whole team to one word; the best constant team on
+these seeds is heterogeneous, which is what the per-agent modes can reach and it cannot.
+
 Writes ``benchmarks/results/credit_learning.{md,json,png}`` and the run folders under ``--out``.
 """
 
@@ -34,6 +42,8 @@ from lang_pz.runs import RunFolder, read_policies
 from lang_pz.training import TrainConfig, evaluate, make_actors, train
 
 MODES = ("central_credit", "counterfactual", "central_global", "independent")
+#: Modes a run may name beyond the default four (the reference-free credit modes, when present).
+EXTRA_MODES = ("decisive", "coalition")
 ENV = {"n_pistons": 5, "hold": 25}
 GOOD, BAD = "Always push down.", "Always push up."
 HURTING = ("piston_0", "piston_1", "piston_2")  # from all down, pushing up costs 253 / 370 / 187
@@ -44,6 +54,39 @@ def wrong_agents(seed: int) -> list[str]:
     """One or two of the pistons whose pushing up hurts, drawn from the training seed."""
     rng = np.random.default_rng(seed)
     return sorted(rng.choice(HURTING, size=int(rng.integers(1, 3)), replace=False).tolist())
+
+
+WORDS = {"down": GOOD, "up": BAD, "stay": "Always stay."}
+
+
+def random_start(seed: int) -> dict[str, str]:
+    """Each piston's starting policy, drawn uniformly from :data:`WORDS` with the training seed."""
+    rng = np.random.default_rng(10_000 + seed)
+    return {f"piston_{i}": WORDS[str(w)] for i, w in enumerate(rng.choice(sorted(WORDS), size=5))}
+
+
+def word_of(policy: str) -> str:
+    """The action word a policy text names (the three starting texts, or an optimised one)."""
+    low = policy.lower()
+    return "down" if "down" in low else "up" if "up" in low else "stay"
+
+
+def constant_teams(test_seeds: list[int]) -> list[tuple[tuple[str, ...], float]]:
+    """Every constant 5-piston team's mean return on ``test_seeds``, best first (no model)."""
+    import itertools
+
+    from lang_pz.policies.scripted import ConstantPolicy
+    from lang_pz.rollout import rollout
+
+    env = lang_pz.make("butterfly/pistonball-v0", **ENV)
+    out = []
+    try:
+        for team in itertools.product(("down", "stay", "up"), repeat=5):
+            pols = {f"piston_{i}": ConstantPolicy(w) for i, w in enumerate(team)}
+            out.append((team, float(np.mean([rollout(env, pols, seed=s).team_return for s in test_seeds]))))
+    finally:
+        env.close()
+    return sorted(out, key=lambda tv: -tv[1])
 
 
 def interval(values: list[float]) -> tuple[float, float]:
@@ -73,7 +116,13 @@ def decisions(run: Path) -> list[tuple[dict[str, str], dict[str, str], float, fl
 
 
 def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
-    wrong = wrong_agents(s)
+    if args.starts == "random":
+        start = random_start(s)
+        best = dict(zip([f"piston_{i}" for i in range(5)], args.best_team, strict=True))
+        wrong = sorted(a for a, p in start.items() if word_of(p) != best[a])
+    else:
+        wrong = wrong_agents(s)
+        start = {f"piston_{i}": BAD if f"piston_{i}" in wrong else GOOD for i in range(5)}
     run = args.out / f"{mode}_seed{s}"
     cache = run.parent / f"cache_{mode}_seed{s}"
     cfg = TrainConfig(
@@ -86,7 +135,7 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         critic_mode=mode,
         counterfactual=["alternatives"],
         initial_policy=GOOD,
-        initial_policies=dict.fromkeys(wrong, BAD),
+        initial_policies={a: p for a, p in start.items() if p != GOOD},
         max_llm_calls=args.budget,
         backend_options={"embedded": {"cache": str(cache)}},
         run_dir=str(run),
@@ -98,6 +147,8 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
     spent.write_text(f"{seconds:.1f}\n")
     curve = [m.test_return for m in res.metrics] + [res.final_test_return]
     changed = {a for a in res.final_policies if res.final_policies[a] != res.initial_policies[a]}
+    if args.starts == "random":  # an optimised text that still names the same word is no change
+        changed = {a for a in changed if word_of(res.final_policies[a]) != word_of(res.initial_policies[a])}
     done = RunFolder(run).completed_iterations()
     uncached = done[-1].get("uncached_calls_total", done[-1]["calls_total"]) if done else 0
     # validation against the held-out test on every validated decision (played afterwards, same cache)
@@ -112,6 +163,8 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         "mode": mode,
         "seed": s,
         "wrong": wrong,
+        "start": {a: word_of(p) for a, p in start.items()},
+        "final": {a: word_of(p) for a, p in res.final_policies.items()},
         "curve": curve,
         "changed": sorted(changed),
         "fixed": sorted(changed & set(wrong)),
@@ -126,11 +179,11 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
 
 def table(rows: list[dict], args: argparse.Namespace) -> str:
     lines = [
-        "| critic mode | held-out test return: start -> end (95 % CI) | wrong agents fixed | right agents "
-        "changed | uncached LLM calls | validation agrees with test |",
-        "|---|---|---|---|---|---|",
+        "| critic mode | held-out test return: start -> end (95 % CI) | share of the best constant team "
+        "(95 % CI) | wrong agents fixed | right agents changed | uncached LLM calls | validation agrees with test |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for mode in MODES:
+    for mode in args.modes:
         rs = [r for r in rows if r["mode"] == mode]
         if not rs:
             continue
@@ -141,7 +194,9 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
         right = sum(len(r["changed_right"]) for r in rs)
         agree = [a for r in rs for a in r["agreement"]]
         lines.append(
-            f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | {fixed} of {wrong} | "
+            f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | "
+            + (f"{np.mean(end) / args.best:.2f} [{lo / args.best:.2f}, {hi / args.best:.2f}] | " if args.best else "- | ")
+            + f"{fixed} of {wrong} | "
             f"{right} of {5 * len(rs) - wrong} | {np.mean([r['uncached_calls'] for r in rs]):.0f} | "
             + (f"{sum(agree)} of {len(agree)}" if agree else "no decision")
             + " |"
@@ -172,7 +227,7 @@ def plot(rows: list[dict], path: Path) -> None:
     fig = Figure(figsize=(7, 4.2), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    for mode in MODES:
+    for mode in dict.fromkeys(r["mode"] for r in rows):
         rs = [r for r in rows if r["mode"] == mode]
         n = min((len(r["curve"]) for r in rs), default=0)
         if not n:
@@ -199,7 +254,13 @@ def main() -> None:
     parser.add_argument("--validation-seeds", type=int, default=8)
     parser.add_argument("--test-seeds", type=int, default=8)
     parser.add_argument("--budget", type=int, default=1500, help="uncached LLM calls per run")
-    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES + EXTRA_MODES)
+    parser.add_argument(
+        "--starts",
+        choices=("wrong", "random"),
+        default="wrong",
+        help="wrong: all down with one or two wrong pistons; random: each piston's start drawn from the seed",
+    )
     parser.add_argument("--out", type=Path, default=Path("runs/credit_learning"))
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument(
@@ -212,6 +273,8 @@ def main() -> None:
         "a run without --only then resumes the finished runs and writes the results)",
     )
     args = parser.parse_args()
+    teams = constant_teams(list(range(2000, 2000 + args.test_seeds)))
+    (args.best_team, args.best) = teams[0] if args.starts == "random" else (None, None)
     t0, rows = time.perf_counter(), []
     for s in args.only if args.only is not None else range(args.seeds):
         for mode in args.modes:
@@ -226,16 +289,27 @@ def main() -> None:
     if args.only is not None:
         return
     args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "credit_learning.json").write_text(json.dumps(rows, indent=1) + "\n")
-    plot(rows, args.results / "credit_learning.png")
+    stem = "credit_learning" if args.starts == "wrong" else "credit_learning_random"
+    (args.results / f"{stem}.json").write_text(json.dumps(rows, indent=1) + "\n")
+    plot(rows, args.results / f"{stem}.png")
     text = table(rows, args)
-    (args.results / "credit_learning.md").write_text(
-        f"# Which agent should change? (`python benchmarks/credit_learning.py`, {minutes:.0f} min)\n\n"
+    limit = ""
+    if args.starts == "random":
+        uniform = [(team, v) for team, v in teams if len(set(team)) == 1]
+        limit = (
+            f"The limit, from all {len(teams)} constant teams on the same {args.test_seeds} test seeds: best "
+            f"{', '.join(teams[0][0])} = {teams[0][1]:.1f}; best team of one word (all central_global can "
+            f"reach) {', '.join(uniform[0][0])} = {uniform[0][1]:.1f}.\n\n"
+        )
+    (args.results / f"{stem}.md").write_text(
+        f"# Which agent should change? (`python benchmarks/credit_learning.py --starts {args.starts}`, "
+        f"{minutes:.0f} min)\n\n"
         f"{args.seeds} training seeds x {len(args.modes)} critic modes, {args.iterations} iterations, budget "
         f"{args.budget} uncached calls per run, {args.validation_seeds} validation and {args.test_seeds} test seeds; "
         "see the script's docstring for the setup.\n\n"
+        + limit
         + text
-        + "\n\n![curves](credit_learning.png)\n\n"
+        + f"\n\n![curves]({stem}.png)\n\n"
         + per_seed(rows)
         + "\n"
     )
