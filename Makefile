@@ -42,7 +42,7 @@ lint: $(STAMP)  ## ruff (lint + format check) and mypy, configured in pyproject.
 	$(BIN)/mypy
 
 docs: $(STAMP)  ## the documentation site (docs/, mkdocs.yml) into site/; any warning is an error
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache .hypothesis

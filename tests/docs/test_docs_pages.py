@@ -64,3 +64,18 @@ def test_every_docs_python_block_runs(page, tmp_path, monkeypatch):
             exec(compile(block, f"{page.relative_to(DOCS)} python block {i}", "exec"), namespace)
         except Exception as exc:  # pragma: no cover - the message names the page and block
             raise AssertionError(f"{page.relative_to(DOCS)} python block {i} failed: {exc!r}\n{block}") from exc
+
+
+def test_every_relative_link_of_the_readme_and_the_pages_names_a_file_that_exists():
+    """The README links the site's pages and the screenshots; mkdocs checks links between pages,
+    this checks the README's too (and image links everywhere)."""
+    checked = 0
+    for source in [ROOT / "README.md", *PAGES]:
+        text = source.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (source.parent / target.split("#")[0]).resolve()
+            assert path.exists(), f"{source.relative_to(ROOT)} links {target}, which does not exist"
+            checked += 1
+    assert checked >= 30
