@@ -43,6 +43,7 @@ lint: $(STAMP)  ## ruff (lint + format check) and mypy, configured in pyproject.
 
 docs: $(STAMP)  ## the documentation site (docs/, mkdocs.yml) into site/; any warning is an error
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	@echo "site/: $$(find site -name index.html | wc -l) pages, warnings: 0 (mkdocs --strict fails the build on any warning)"
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache .hypothesis
