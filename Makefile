@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast bench experiment lint clean
+.PHONY: install demo test test-fast bench experiment lint docs clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
 	# The RL-library bridges' tests need torch: the CPU build of torch==2.13.0 (the sb3/torchrl extras
 	# pin it; where pip finds only PyPI's CUDA build that is about 5.4 GB), and Ray core for --executor ray.
-	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev,sb3,torchrl,tianshou,ray]"
+	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev,docs,sb3,torchrl,tianshou,ray]"
 	# overcooked-ai without its declared deps: its `pygame` would overwrite pygame-ce (used by
 	# Pistonball) in site-packages; its real runtime deps come from the `overcooked` extra above.
 	$(BIN)/pip install --quiet --constraint constraints.txt --no-deps overcooked-ai==1.1.0
@@ -41,5 +41,9 @@ lint: $(STAMP)  ## ruff (lint + format check) and mypy, configured in pyproject.
 	$(BIN)/ruff format --check lang_pz tests examples benchmarks tools
 	$(BIN)/mypy
 
+docs: $(STAMP)  ## the documentation site (docs/, mkdocs.yml) into site/; any warning is an error
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	@echo "site/: $$(find site -name index.html | wc -l) pages, warnings: 0 (mkdocs --strict fails the build on any warning)"
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache .hypothesis
+	rm -rf $(VENV) runs site .pytest_cache .hypothesis

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bench tables of the envs users bring (README "Games users bring"): the LLM team on the
+# The bench tables of the envs users bring (docs/envs/openspiel.md, mpe.md, textarena.md): the LLM team on the
 # embedded model (SmolLM2-135M), random, and the classical players, with 95 % bootstrap
 # intervals. Each env has an LLM case (few episodes, LLM_SEEDS: the machine is shared) and a
 # classical case without LLM seats (many episodes). Each command's wall time is written beside

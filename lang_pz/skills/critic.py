@@ -205,7 +205,9 @@ class SkillCritic:
         max_attempts: calls before :class:`~lang_pz.error.SchemaValidationError`.
         max_prompt_steps: at most this many steps rendered (every invocation step first).
         max_state_chars: longest global-state text shown per step.
-        temperature, retry_temperature, seed: sampling of the first attempt and of retries.
+        temperature: sampling temperature of the first attempt.
+        retry_temperature: sampling temperature of the retries.
+        seed: sampling seed of the attempts.
         attribution: judge the skills agents invoked (default), or every skill they were shown
             (an ablation: :func:`skill_uses`).
     """

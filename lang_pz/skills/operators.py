@@ -96,7 +96,10 @@ class SkillWriter:
     Args:
         backend: the LLM backend.
         limits: the library limits (the schema's and validation's lengths).
-        max_attempts, temperature, retry_temperature, seed: as the policy critic.
+        max_attempts: as the policy critic.
+        temperature: as the policy critic.
+        retry_temperature: as the policy critic.
+        seed: as the policy critic.
 
     Attributes:
         generations: every call made, oldest first (for usage and budgets).

@@ -149,7 +149,10 @@ class SkillPolicy(LLMPolicy):
         agent: the agent this policy plays (which skills it sees, and the record).
         scoping: which scopes the agent sees (default: its own, its role's = itself, the team's).
         withheld: names of skills hidden from this agent (see :meth:`without`).
-        prompt_format, max_tokens, temperature, seed: as :class:`~lang_pz.policies.llm.LLMPolicy`.
+        prompt_format: as :class:`~lang_pz.policies.llm.LLMPolicy`.
+        max_tokens: as :class:`~lang_pz.policies.llm.LLMPolicy`.
+        temperature: as :class:`~lang_pz.policies.llm.LLMPolicy`.
+        seed: as :class:`~lang_pz.policies.llm.LLMPolicy`.
     """
 
     def __init__(

@@ -368,7 +368,10 @@ def language_api_test(
         kwargs: extra keyword arguments for ``lang_pz.make`` or the constructor.
         num_cycles: cycles for PettingZoo's tests and the language episode.
         seed: seed of the language episode and its random choices.
-        api_tests / seed_tests / language_checks / strict_check: turn parts off.
+        api_tests: run PettingZoo's / Gymnasium's API tests (False turns them off).
+        seed_tests: run the seed tests (False turns them off).
+        language_checks: run lang_pz's text checks (False turns them off).
+        strict_check: run the strict-mode parse check (False turns it off).
         garbage: text actions that must not parse (default :data:`GARBAGE`).
         render_check: let ``check_env`` try every render mode (may open a window).
 

@@ -209,7 +209,8 @@ def iteration_metrics(
         changed: labels of the candidates proposed (``changed_agents`` in ``metrics.jsonl``).
         meter: the iteration's :class:`UsageMeter`.
         gated: agents the evidence gate left alone.
-        critic_failures / optimiser_failures: failed critic reports / proposals.
+        critic_failures: failed critic reports.
+        optimiser_failures: failed proposals.
         test_value: the held-out test value of the iteration's starting parameter.
     """
     usage = meter.usage()

@@ -77,7 +77,8 @@ def collect(
     Args:
         env: the language environment, or an :class:`~lang_pz.executor.EnvPool`.
         actors: agent -> policy for every possible agent, or ``env -> team``.
-        seeds / episodes: the episodes' reset seeds and numbers (same length).
+        seeds: the episodes' reset seeds (as long as ``episodes``).
+        episodes: the episodes' numbers (as long as ``seeds``).
         log: the iteration's log, if any.
         on_episode: called with each new trajectory as it finishes (not for kept ones).
         executor: runs the episodes (default: one after another).

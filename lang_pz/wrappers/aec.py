@@ -30,7 +30,8 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
         strict: if True, an action that is refused raises
             :class:`lang_pz.error.ActionParseError`; otherwise the adapter's fallback action
             is applied and the raw text and reason are put in the agent's ``info``.
-        observation_max_length / action_max_length: bounds of the Text spaces (characters).
+        observation_max_length: bound of the observation Text space (characters).
+        action_max_length: bound of the action Text space (characters).
 
     Actions: every action first passes :func:`lang_pz.spaces.check_action_text` with
     ``action_max_length`` (a ``str`` of at most that many characters; anything else is refused

@@ -146,7 +146,9 @@ class MASkills(Method[SkillState]):
 
         Args:
             config: the run's config (``method: maskills``).
-            backends / critic / writer: objects instead of the config's specs.
+            backends: backend objects instead of the config's specs.
+            critic: a skill critic object instead of the config's spec.
+            writer: a writer object instead of the config's spec.
             run: the run being resumed: its starting library is its ``iter_000/skills``.
             start: the starting library (default: ``run``'s, else read from ``config.maskills.skills``, or empty).
 
