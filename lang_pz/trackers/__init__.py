@@ -1,4 +1,4 @@
-"""Send what a run measures to the experiment trackers people use: TensorBoard, Weights & Biases.
+"""Send what a run measures to the experiment trackers people use: TensorBoard, W&B, MLflow.
 
 Each tracker is a :class:`~lang_pz.training.Callback` (:class:`Tracker`, what is logged is listed in
 :mod:`lang_pz.trackers.base`) and an optional extra, imported only when used. Build them from
@@ -6,9 +6,8 @@ Each tracker is a :class:`~lang_pz.training.Callback` (:class:`Tracker`, what is
 
     tensorboard:DIR          event files in DIR (tensorboardX)
     wandb:offline[:DIR]      a W&B run written under DIR/wandb (no network); wandb:online uploads
-
-MLflow is not offered: every mlflow-skinny release caps ``importlib_metadata<10``, below the
-version lang_pz's pinned environment holds.
+    mlflow:DIR               an MLflow run in the file store DIR (no network)
+    mlflow:URI               an MLflow run on a tracking server (http(s)://...) or database URI
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from typing import Any
 
 from lang_pz.trackers.base import Tracker, Trackers
 
-FORMS = "tensorboard:DIR, wandb:offline[:DIR] or wandb:online[:DIR]"
+FORMS = "tensorboard:DIR, wandb:offline[:DIR], wandb:online[:DIR], mlflow:DIR or mlflow:URI"
 
 
 def make_tracker(spec: str, config: Mapping[str, Any] | None = None) -> Tracker:
@@ -38,8 +37,11 @@ def make_tracker(spec: str, config: Mapping[str, Any] | None = None) -> Tracker:
 
         mode, _, directory = rest.partition(":")
         return WandbTracker(mode, directory or None, config)
-    hint = " (MLflow is not offered: its releases need importlib_metadata<10)" if kind == "mlflow" else ""
-    raise ValueError(f"--log {spec!r} is not a tracker; give {FORMS}{hint}")
+    if kind == "mlflow" and rest:
+        from lang_pz.trackers.mlflow import MlflowTracker
+
+        return MlflowTracker(rest, config)
+    raise ValueError(f"--log {spec!r} is not a tracker; give {FORMS}")
 
 
 def open_trackers(specs: Sequence[str], config: Mapping[str, Any] | None = None) -> Trackers:

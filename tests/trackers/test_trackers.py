@@ -157,10 +157,41 @@ def test_bench_log_from_the_command_line(tmp_path):
 def test_bad_log_specs_are_refused_before_training(tmp_path):
     with pytest.raises(ValueError, match="tensorboard:DIR"):
         make_tracker("tensorboard")
-    with pytest.raises(ValueError, match="importlib_metadata"):
-        make_tracker("mlflow:runs/mlflow")
+    with pytest.raises(ValueError, match="mlflow:DIR"):
+        make_tracker("mlflow")
     with pytest.raises(ValueError, match="offline or online"):
         make_tracker("wandb:sometimes")
     result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "run"), "--log", "neptune:x"])
     assert result.exit_code == 2 and "is not a tracker" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_mlflow_file_store_holds_the_learning_curve_usage_policies_and_config(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_DISABLE_TELEMETRY", raising=False)
+    pytest.importorskip("mlflow.tracking")
+    from mlflow.telemetry.utils import is_telemetry_disabled
+    from mlflow.tracking import MlflowClient
+
+    store = tmp_path / "mlruns"
+    with open_trackers([f"mlflow:{store}"], {"env_id": "butterfly/pistonball-v0", "seed": 0}) as trackers:
+        run = small_run(tmp_path / "run", callbacks=tuple(trackers.trackers))
+        (tracker,) = trackers.trackers
+        trackers.finish(type("Result", (), {"metrics": metrics_of(run), "final_policies": {}, "final_test_return": 1.5})())
+    assert is_telemetry_disabled()  # nothing leaves the machine
+    client = MlflowClient(tracking_uri=store.resolve().as_uri())
+    (logged,) = client.search_runs([client.get_experiment_by_name("lang_pz").experiment_id])
+    assert logged.info.run_id == tracker.run_id and logged.info.status == "FINISHED"
+    assert logged.data.params == {"env_id": "butterfly/pistonball-v0", "seed": "0"}
+    metrics = metrics_of(run)
+
+    def history(key: str) -> list[tuple[int, float]]:
+        return sorted((m.step, m.value) for m in client.get_metric_history(tracker.run_id, key))
+
+    assert history("iteration/test_return") == [(m["iteration"], pytest.approx(m["test_return"])) for m in metrics]
+    assert history("usage/actor/calls") == [(m["iteration"], m["usage"]["actor"]["calls"]) for m in metrics]
+    assert history("final/test_return") == [(len(metrics), 1.5)]
+    episodes = read_trajectories(RunFolder(run).iteration(0).trajectories)
+    assert history("episode/team_return")[0] == (1, pytest.approx(episodes[0].team_return))
+    artifacts = Path(client.download_artifacts(tracker.run_id, "policy/piston_1", str(tmp_path / "dl")))
+    after_first = read_policies(RunFolder(run).iteration(1).policies)
+    assert (artifacts / "iteration_0.txt").read_text() == after_first["piston_1"]
