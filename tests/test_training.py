@@ -1151,7 +1151,9 @@ def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_pat
         TrainConfig(skill_reruns=3)
     with pytest.raises(ValidationError, match=r"the maskills section is a setting of method 'maskills'"):
         TrainConfig(maskills={})
-    with pytest.raises(ValidationError, match="given both flat and in the langmarl section"):
+    with pytest.raises(
+        ValidationError, match=r"'evidence_gate' and 'langmarl.evidence_gate' are both given .* keep langmarl"
+    ):
         TrainConfig(evidence_gate=False, langmarl={"evidence_gate": True})
     old = {
         **flat.model_dump(exclude={"langmarl", "maskills"}),

@@ -98,6 +98,36 @@ def set_fields(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def merge_set(fields: dict[str, Any], settings: dict[str, Any], config: Path | None = None) -> list[str]:
+    """Lay ``--set`` settings (from :func:`set_fields`) over ``fields`` (a config file's), in place.
+
+    A method's setting joins that method's section when the file has one. ``--set METHOD.KEY``
+    where the file gives ``KEY`` flat (``examples/demo.yaml``'s ``critic_mode:``) replaces the
+    flat value: the command line wins, and one note per such key says so.
+
+    Returns:
+        The notes (to print once each).
+    """
+    from lang_pz.training.config import SECTIONS, setting_names
+
+    names = setting_names()
+    notes = []
+    where = f" of {config}" if config is not None else ""
+    for key, value in settings.items():
+        section = fields.get(key if key in SECTIONS else names[key])
+        if key in SECTIONS:
+            for name in value:
+                if name in fields:  # given flat in the file, now in the section: the command line wins
+                    old = fields.pop(name)
+                    notes.append(f"--set {key}.{name}={value[name]!r} replaces {name}: {old!r}{where}")
+            fields[key] = {**section, **value} if isinstance(section, dict) else value
+        elif names[key] and isinstance(section, dict):
+            section[key] = value
+        else:
+            fields[key] = value
+    return notes
+
+
 @app.command(epilog=_config_help())
 def train(
     config: Annotated[Path | None, typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
@@ -227,14 +257,8 @@ def train(
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
-        for key, value in set_fields(set_ or []).items():  # a method's setting joins its section, if given
-            section = fields.get(key if key in SECTIONS else names[key])
-            if key in SECTIONS and isinstance(section, dict):
-                fields[key] = {**section, **value}
-            elif key not in SECTIONS and names[key] and isinstance(section, dict):
-                section[key] = value
-            else:
-                fields[key] = value
+        for note in merge_set(fields, set_fields(set_ or []), config):
+            say(note)
     except ValueError as exc:
         fail(exc)
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
