@@ -1071,7 +1071,7 @@ def test_an_interrupted_attempts_calls_count_in_the_totals_and_the_budget(tmp_pa
 
     text = summary_text(load_run(tmp_path / "run"))
     changed = sum(len(m.accepted_agents) for m in res.metrics)
-    assert f"+{spent} in interrupted attempts" in text and f"accepted ({changed} agent policies changed)" in text
+    assert f"+{spent} in interrupted attempts" in text and f"candidates: {changed} accepted," in text
 
 
 def test_usage_is_saved_safely_from_steps_running_side_by_side(tmp_path):
