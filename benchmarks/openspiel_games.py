@@ -17,9 +17,26 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _census import Column, census_summary, reason_cell, write_census
 
 RESULTS = Path(__file__).parent / "results"
+
+TITLE = "OpenSpiel games through `openspiel/<game>`"
+COLUMNS: list[Column] = [("first observation (chars)", lambda r: r["obs_chars"] or ""), ("reason", reason_cell)]
+
+
+def intro(summary: Mapping[str, Any]) -> str:
+    """The line under the title: how the table was made."""
+    return (
+        f"`python benchmarks/openspiel_games.py --cycles {summary['cycles']}` "
+        f"({summary['wall_seconds']} s wall). Default parameters of every game."
+    )
+
 
 _CHILD = """
 import json, signal, sys, warnings, contextlib, io
@@ -108,33 +125,9 @@ def main() -> None:
     games = args.games or sorted(pyspiel.registered_names())
     t0 = time.perf_counter()
     rows = sorted(check_all(games, args.cycles, args.timeout), key=lambda r: str(r["game"]))
-    passed = sum(bool(r["passed"]) for r in rows)
-    summary = {
-        "open_spiel": getattr(pyspiel, "__version__", "?"),
-        "games": len(rows),
-        "passed": passed,
-        "cycles": args.cycles,
-        "wall_seconds": round(time.perf_counter() - t0, 1),
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    lines = [
-        f"# OpenSpiel games through `openspiel/<game>`: {passed} of {len(rows)} pass language_api_test",
-        "",
-        (
-            f"`python benchmarks/openspiel_games.py --cycles {args.cycles}` "
-            f"({summary['wall_seconds']} s wall). Default parameters of every game."
-        ),
-        "",
-        "| game | result | first observation (chars) | reason |",
-        "| --- | --- | --- | --- |",
-    ]
-    for r in rows:
-        reason = str(r["reason"]).replace("|", "/")
-        lines.append(f"| {r['game']} | {'pass' if r['passed'] else 'fail'} | {r['obs_chars'] or ''} | {reason} |")
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{passed} of {len(rows)} games pass", file=sys.stderr)
+    summary = census_summary(rows, args.cycles, time.perf_counter() - t0, open_spiel=getattr(pyspiel, "__version__", "?"))
+    write_census(args.out, summary, TITLE, intro(summary), COLUMNS)
+    print(f"{summary['passed']} of {len(rows)} games pass", file=sys.stderr)
 
 
 if __name__ == "__main__":

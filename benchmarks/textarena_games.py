@@ -15,15 +15,35 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import re
 import signal
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _census import Column, census_summary, reason_cell, write_census
 
 RESULTS = Path(__file__).parent / "results"
+
+TITLE = "TextArena games through `textarena/<game>`"
+COLUMNS: list[Column] = [
+    ("players", lambda r: r["players"] or ""),
+    ("moves listed", lambda r: "yes" if r["listed_moves"] else "no"),
+    ("first observation (chars)", lambda r: r["obs_chars"] or ""),
+    ("reason", reason_cell),
+]
+
+
+def intro(summary: Mapping[str, Any]) -> str:
+    """The line under the title: how the table was made."""
+    return (
+        f"`python benchmarks/textarena_games.py --cycles {summary['cycles']}` ({summary['wall_seconds']} s wall); "
+        "TextArena 0.7.4, base ids (`Name-v0`), the first player count the game accepts."
+    )
 
 
 class _TimedOut(Exception):
@@ -111,35 +131,9 @@ def main() -> None:
         row = check(game, args.cycles, args.timeout)
         rows.append(row)
         print(f"{game}: {'pass' if row['passed'] else 'FAIL ' + str(row['reason'])} ({row['seconds']} s)", file=sys.stderr)
-    passed = sum(bool(r["passed"]) for r in rows)
-    summary = {
-        "games": len(rows),
-        "passed": passed,
-        "cycles": args.cycles,
-        "wall_seconds": round(time.perf_counter() - t0, 1),
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    lines = [
-        f"# TextArena games through `textarena/<game>`: {passed} of {len(rows)} pass language_api_test",
-        "",
-        (
-            f"`python benchmarks/textarena_games.py --cycles {args.cycles}` ({summary['wall_seconds']} s wall); "
-            "TextArena 0.7.4, base ids (`Name-v0`), the first player count the game accepts."
-        ),
-        "",
-        "| game | result | players | moves listed | first observation (chars) | reason |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in rows:
-        reason = str(r["reason"]).replace("|", "/")
-        lines.append(
-            f"| {r['game']} | {'pass' if r['passed'] else 'fail'} | {r['players'] or ''} | "
-            f"{'yes' if r['listed_moves'] else 'no'} | {r['obs_chars'] or ''} | {reason} |"
-        )
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{passed} of {len(rows)} games pass", file=sys.stderr)
+    summary = census_summary(rows, args.cycles, time.perf_counter() - t0)
+    write_census(args.out, summary, TITLE, intro(summary), COLUMNS)
+    print(f"{summary['passed']} of {len(rows)} games pass", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -325,6 +325,41 @@ def _critic_mode(config: dict[str, Any]) -> str:
     return str((config.get("langmarl") or {}).get("critic_mode") or config.get("critic_mode") or "?")
 
 
+def candidate_counts(run: RunSummary, m: IterationRecord) -> tuple[int, int] | None:
+    """``(accepted, rejected)`` candidates of iteration ``m``: one per agent (or skill edit) whose
+    candidate was validated, from its ``acceptance.jsonl`` (a joint decision counts each of its
+    agents), else from the metrics' ``changed_agents`` / ``accepted_agents``; ``None`` for records
+    of older versions that list neither."""
+    decisions = _jsonl(RunFolder(run.run_dir).iteration(m.iteration).log("acceptance"))
+    if decisions:
+        acc = sum(len(d.get("agents") or [None]) for d in decisions if d.get("accepted"))
+        rej = sum(len(d.get("agents") or [None]) for d in decisions if not d.get("accepted"))
+        return acc, rej
+    if m.accepted is None:
+        return 0, 0
+    if m.accepted_agents is None:
+        return None
+    return len(m.accepted_agents), len(set(m.changed_agents) - set(m.accepted_agents))
+
+
+def decision_totals(run: RunSummary) -> list[str]:
+    """The totals of the validated update, saying what each number counts: candidates (one per
+    agent policy or skill edit validated) accepted and rejected, and iterations by outcome."""
+    ms = run.metrics
+    counts = [candidate_counts(run, m) for m in ms]
+    out = []
+    if all(c is not None for c in counts):
+        acc = sum(c[0] for c in counts if c is not None)
+        rej = sum(c[1] for c in counts if c is not None)
+        out.append(f"  candidates: {acc} accepted, {rej} rejected (of {acc + rej} validated)")
+    out.append(
+        f"  iterations: {len(ms)} done: {sum(m.accepted is True for m in ms)} with a candidate accepted, "
+        f"{sum(m.accepted is False for m in ms)} with every candidate rejected, "
+        f"{sum(m.accepted is None for m in ms)} with no candidate"
+    )
+    return out
+
+
 def summary_text(run: RunSummary) -> str:
     """A terminal-readable summary: run, per-iteration table, totals, policy diffs."""
     c, ms = run.config, run.metrics
@@ -357,14 +392,10 @@ def summary_text(run: RunSummary) -> str:
     lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
     lines += [f"  {it}: {text}" for it, text in decisions(run)]
     lost = sum(u.calls for m in ms for u in m.interrupted_usage.values())
-    known = all(m.accepted_agents is not None for m in ms)  # records of older versions do not list them
-    changed = f" ({sum(len(m.accepted_agents or []) for m in ms)} agent policies changed)" if known else ""
     totals = (
         f"totals: {sum(m.llm_calls for m in ms)} LLM calls"
         f"{f' (+{lost} in interrupted attempts)' if lost else ''}, {sum(m.seconds for m in ms):.1f} s, "
-        f"{sum(m.accepted is True for m in ms)} update(s) accepted{changed}, "
-        f"{sum(m.accepted is False for m in ms)} rejected, {sum(m.critic_failures for m in ms)} critic "
-        f"and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)"
+        f"{sum(m.critic_failures for m in ms)} critic and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)"
     )
     lines += ["", totals]
     for r in ROLES:  # what was spent: completed and interrupted attempts
@@ -377,6 +408,7 @@ def summary_text(run: RunSummary) -> str:
                 f"{sum(u.prompt_tokens for u in us)} prompt + {sum(u.completion_tokens for u in us)} "
                 f"completion tokens, {cost}"
             )
+    lines += decision_totals(run)
     if c.get("method") == "maskills":
         lines += ["", *skill_lines(run)]
     lines += ["", "policies, initial -> final ([-removed-] {+added+}):"]

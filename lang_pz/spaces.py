@@ -83,6 +83,27 @@ def check_action_text(action: Any, max_length: int = ACTION_MAX_LENGTH) -> str:
     return action
 
 
+def stored_text(key: str, text: Any, limit: int) -> dict[str, Any]:
+    """``{key: text}`` as an info or a record stores it, cut to ``limit`` characters.
+
+    What is stored is the text (the ``repr`` of a non-str) when it has at most ``limit``
+    characters; a longer one keeps its first ``limit`` characters and gains ``KEY_chars`` (its
+    full length) and ``KEY_truncated: True``. Used where a reply is recorded (``info
+    ["action_text"]``, capped at the action space's bound, which a longer action breaks anyway,
+    and the trajectory JSONL's ``raw_output``): a 10 MB reply costs 10 MB in every copy of the
+    info and every line of the file otherwise. The parser always sees the action as sent.
+
+    Raises:
+        ValueError: ``limit`` is negative.
+    """
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0 characters, got {limit}")
+    value = text if isinstance(text, str) else repr(text)
+    if len(value) <= limit:
+        return {key: value}
+    return {key: value[:limit], f"{key}_chars": len(value), f"{key}_truncated": True}
+
+
 # -- Unicode text (the benchmark tasks) ------------------------------------------------------------
 
 #: Code points left out of :func:`unicode_text_space`: control characters other than tab,

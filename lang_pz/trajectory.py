@@ -9,7 +9,11 @@ One JSON object per line, each with a ``"type"``:
   ``completion_tokens``, ``latency_s``, ``meta`` (what the policy reported about the
   decision, e.g. an invoked skill; ``raw_observation: true`` when the policy read the
   environment's raw observation instead of only its text), ``legal_actions`` (the action
-  words the agent was offered, or ``null`` for free text / continuous actions).
+  words the agent was offered, or ``null`` for free text / continuous actions). A
+  ``raw_output`` longer than the writer's ``max_raw_output_chars`` (default
+  :data:`MAX_RAW_OUTPUT_CHARS`) is stored cut, with ``raw_output_chars`` (its full length) and
+  ``raw_output_truncated: true`` (:func:`lang_pz.spaces.stored_text`); only the file is cut,
+  the :class:`Trajectory` in memory keeps it whole.
 - ``"state"`` (one per environment step, before the agents act): ``episode``, ``step``,
   ``text`` — a rendering of the global state. Only the centralised critic reads it
   (centralised training, decentralised execution); policies never see it.
@@ -32,6 +36,15 @@ from typing import IO, Any
 
 import numpy as np
 
+from lang_pz.spaces import stored_text
+
+#: Longest ``raw_output`` a :class:`TrajectoryWriter` stores, in characters (a reply of 4,096
+#: tokens is about 16,000); see the module docstring. Keep it above the env's action bound
+#: (``action_space(agent).max_length``; 1,024 by default, 8,192 for the task envs): a replay
+#: from the file (:mod:`lang_pz.policies.replay`) then sends an action that is refused or read
+#: exactly as the original was (any reply longer than the bound is refused, whatever its length).
+MAX_RAW_OUTPUT_CHARS: int = 32_768
+
 
 @dataclass
 class AgentStep:
@@ -50,6 +63,7 @@ class AgentStep:
     latency_s: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
     legal_actions: list[str] | None = None
+    raw_output_chars: int | None = None  # read back from a file that stored raw_output cut: its full length
 
 
 @dataclass
@@ -105,9 +119,17 @@ class TrajectoryWriter:
 
     Args:
         path: file to append to (parent folders are created).
+        max_raw_output_chars: longest ``raw_output`` stored whole (>= 0 characters; see the
+            module docstring).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    #: See ``max_raw_output_chars`` (a class default, so :class:`TrajectoryBuffer` has it too).
+    max_raw_output_chars: int = MAX_RAW_OUTPUT_CHARS
+
+    def __init__(self, path: str | Path, *, max_raw_output_chars: int = MAX_RAW_OUTPUT_CHARS) -> None:
+        if isinstance(max_raw_output_chars, bool) or not isinstance(max_raw_output_chars, int) or max_raw_output_chars < 0:
+            raise ValueError(f"max_raw_output_chars must be an int >= 0, got {max_raw_output_chars!r}")
+        self.max_raw_output_chars = max_raw_output_chars
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f: IO[str] = self.path.open("a", encoding="utf-8")
@@ -126,7 +148,13 @@ class TrajectoryWriter:
         self._write({"type": "state", "episode": episode, "step": step, "text": text})
 
     def agent_step(self, s: AgentStep) -> None:
-        self._write({"type": "agent_step", **asdict(s)})
+        """Write one agent step; its ``raw_output`` is cut to :attr:`max_raw_output_chars`."""
+        record = {"type": "agent_step", **asdict(s)}
+        full = record.pop("raw_output_chars")
+        record.update(stored_text("raw_output", s.raw_output, self.max_raw_output_chars))
+        if full is not None and "raw_output_chars" not in record:  # a step read back cut, written again
+            record.update(raw_output_chars=full, raw_output_truncated=True)
+        self._write(record)
 
     def episode_end(self, episode: int, seed: int | None, returns: dict[str, float], steps: int) -> None:
         self._write({"type": "episode_end", "episode": episode, "seed": seed, "returns": returns, "steps": steps})
@@ -190,6 +218,7 @@ def _iter_trajectories(lines: Iterable[str]) -> Iterator[Trajectory]:
         traj = by_ep.setdefault(ep, Trajectory(episode=ep, seed=None))
         kind = rec.pop("type")
         if kind == "agent_step":
+            rec.pop("raw_output_truncated", None)  # raw_output_chars says it
             traj.steps.append(AgentStep(**rec))
         elif kind == "state":
             traj.states[int(rec["step"])] = rec["text"]

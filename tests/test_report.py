@@ -112,7 +112,10 @@ def test_complete_run_loads_plots_and_summarises(tmp_path):
     assert rows[2][1:5] == ["-", "60.0", "15.0", "23.5"]  # no test seeds; mean of -20 and 140; val; candidate val
     assert [r[7] for r in rows] == ["61", "62", "63"]
     assert rows[2][8:10] == ["1054t", "$0.0010"]  # actor tokens 1002 + 52, cost
-    assert "186 LLM calls" in text and "2 update(s) accepted, 1 rejected" in text  # no accepted_agents
+    assert "186 LLM calls" in text and "3 critic and 3 optimiser failure(s)" in text
+    # no acceptance logs and no accepted_agents (older records): candidates cannot be counted
+    assert "candidates:" not in text
+    assert "iterations: 3 done: 2 with a candidate accepted, 1 with every candidate rejected, 0 with no candidate" in text
     assert "critic    63 calls (3 cached), 6003 prompt + 153 completion tokens, $0.0060" in text
     assert "piston_0: unchanged: Always push up." in text
     assert "Push [-up-] {+down+} when the ball is [-left.-] {+right, version 3.+}" in text
@@ -142,7 +145,8 @@ def test_rejections_only_leave_policies_unchanged(tmp_path):
     run = load_run(make_run(tmp_path / "run", [False, False, None]))
     assert run.final_policies == run.initial_policies
     text = summary_text(run)
-    assert "0 update(s) accepted, 2 rejected, 3 critic and 3 optimiser failure(s)" in text and "none" in text
+    assert "3 critic and 3 optimiser failure(s)" in text and "none" in text
+    assert "iterations: 3 done: 0 with a candidate accepted, 2 with every candidate rejected, 1 with no candidate" in text
     assert "piston_1: unchanged" in text
     assert_png(plot_learning_curve(run, tmp_path / "c.png"))
 
@@ -189,7 +193,7 @@ def test_cli_report_prints_summary_and_writes_png(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["report", str(root)])
     assert res.exit_code == 0, res.output
-    assert "2 update(s) accepted" in res.output and str(root / "learning_curve.png") in res.output
+    assert "2 with a candidate accepted" in res.output and str(root / "learning_curve.png") in res.output
     assert_png(root / "learning_curve.png")
     res = runner.invoke(app, ["report", str(root), "--out", str(tmp_path / "x.png")])
     assert res.exit_code == 0 and (tmp_path / "x.png").exists()
@@ -249,3 +253,30 @@ def test_the_critic_mode_is_read_from_the_langmarl_section_and_from_old_flat_con
     new = json.loads(TrainConfig(critic_mode="central_global").model_dump_json())
     assert "critic_mode" not in new and _critic_mode(new) == "central_global"
     assert _critic_mode({"critic_mode": "independent"}) == "independent" and _critic_mode({}) == "?"
+
+
+def test_totals_count_candidates_and_iterations_apart(tmp_path):
+    """Per-agent acceptance: an iteration with one candidate accepted and two rejected is one
+    iteration "with a candidate accepted" but three candidates (the totals once said "1 update(s)
+    accepted, 0 rejected" for it)."""
+    root = make_run(tmp_path / "run", [True, False])
+    decisions = {
+        0: [("piston_1", True), ("piston_0", False), ("piston_0+piston_1", False)],
+        1: [("piston_1", False)],
+    }
+    for k, rows in decisions.items():
+        lines = [
+            json.dumps({"agents": agents.split("+"), "val_return": 1.0, "candidate_val_return": 0.5, "accepted": ok})
+            for agents, ok in rows
+        ]
+        (root / f"iter_{k:03d}" / "acceptance.jsonl").write_text("\n".join(lines) + "\n")
+    text = summary_text(load_run(root))
+    assert "candidates: 1 accepted, 4 rejected (of 5 validated)" in text
+    assert "iterations: 2 done: 1 with a candidate accepted, 1 with every candidate rejected, 0 with no candidate" in text
+    metrics = [json.loads(x) for x in (root / "metrics.jsonl").read_text().splitlines()]
+    for m in metrics:  # without logs: the metrics' changed / accepted agents
+        m["changed_agents"], m["accepted_agents"] = ["piston_0", "piston_1"], ["piston_1"] if m["accepted"] else []
+    (root / "metrics.jsonl").write_text("\n".join(json.dumps(m) for m in metrics) + "\n")
+    for k in decisions:
+        (root / f"iter_{k:03d}" / "acceptance.jsonl").unlink()
+    assert "candidates: 1 accepted, 3 rejected (of 4 validated)" in summary_text(load_run(root))

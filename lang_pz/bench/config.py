@@ -16,15 +16,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from lang_pz.bench.runner import EnvCase
 from lang_pz.bench.teams import parse_team
+from lang_pz.configfile import ConfigFileError, load_yaml, where
 from lang_pz.error import InvalidKwargError
+
+#: The keys of a bench config and of one of its env entries.
+TOP_LEVEL_KEYS: tuple[str, ...] = ("envs", "backend")
+ENTRY_KEYS: tuple[str, ...] = ("id", "kwargs", "objective", "seeds", "teams", "label", "api")
 
 
 def parse_seeds(value: Any) -> list[int]:
@@ -71,7 +75,7 @@ def case_from_dict(d: Mapping[str, Any], data_dir: str | None = None) -> EnvCase
     Raises:
         InvalidKwargError: a missing ``id``/``seeds``/``teams`` or an unknown key (named).
     """
-    allowed = {"id", "kwargs", "objective", "seeds", "teams", "label", "api"}
+    allowed = set(ENTRY_KEYS)
     unknown = set(d) - allowed
     if unknown:
         raise InvalidKwargError(f"unknown key(s) {sorted(unknown)} in a bench env entry; valid: {sorted(allowed)}")
@@ -99,14 +103,37 @@ def case_from_dict(d: Mapping[str, Any], data_dir: str | None = None) -> EnvCase
 
 
 def load_config(path: str | Path, data_dir: str | None = None) -> tuple[list[EnvCase], dict[str, Any]]:
-    """The cases of a YAML bench config and its other top-level settings (e.g. ``backend``).
+    """The cases of a YAML bench config and its other top-level settings (``backend``).
 
     Raises:
-        InvalidKwargError: not a mapping with a non-empty ``envs`` list.
-        FileNotFoundError: no file at ``path``.
+        ConfigFileError: (an ``InvalidKwargError`` and a ``ValueError``) no file at ``path``, malformed YAML (``FILE:LINE:COLUMN``), not a
+            mapping with a non-empty ``envs`` list, an unknown key (``FILE:LINE`` of it, with a
+            did-you-mean), or an invalid env entry (``FILE:LINE`` of the entry and why).
     """
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    raw = load_yaml(path)
     if not isinstance(raw, Mapping) or not isinstance(raw.get("envs"), list) or not raw["envs"]:
-        raise InvalidKwargError(f"{path}: a bench config is a mapping with a non-empty 'envs' list")
-    settings = {k: v for k, v in raw.items() if k != "envs"}
-    return [case_from_dict(e, data_dir) for e in raw["envs"]], settings
+        raise ConfigFileError(f"{path}: a bench config is a mapping with a non-empty 'envs' list")
+    unknown = [k for k in raw if k not in TOP_LEVEL_KEYS]
+    if unknown:
+        raise ConfigFileError(
+            f"{where(path, unknown[0])}: unknown key {unknown[0]!r} in a bench config{_close(unknown[0], TOP_LEVEL_KEYS)}; "
+            f"valid: {list(TOP_LEVEL_KEYS)}"
+        )
+    cases = []
+    for i, entry in enumerate(raw["envs"]):
+        bad = [k for k in entry if k not in ENTRY_KEYS] if isinstance(entry, Mapping) else []
+        if bad:
+            raise ConfigFileError(
+                f"{where(path, 'envs', i, bad[0])}: unknown key {bad[0]!r} in a bench env entry"
+                f"{_close(bad[0], ENTRY_KEYS)}; valid: {sorted(ENTRY_KEYS)}"
+            )
+        try:
+            cases.append(case_from_dict(entry, data_dir))
+        except InvalidKwargError as exc:
+            raise ConfigFileError(f"{where(path, 'envs', i)}: {exc}") from None
+    return cases, {k: v for k, v in raw.items() if k != "envs"}
+
+
+def _close(key: object, valid: Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(key), list(valid), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

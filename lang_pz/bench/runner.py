@@ -135,7 +135,8 @@ def run_bench(
 
     Raises:
         InvalidKwargError: a team or objective that disagrees with earlier episodes in ``out_dir``,
-            or a seat that does not fit its env (a ``constant:WORD`` the env does not read:
+            a team naming an agent its env does not have (:func:`check_team_agents`, before
+            anything is played), or a seat that does not fit its env (a ``constant:WORD`` the env does not read:
             :func:`check_constant_seats`, before anything is played).
     """
     import lang_pz
@@ -145,6 +146,7 @@ def run_bench(
     from lang_pz.rollout import rollout
     from lang_pz.runs import append_jsonl
 
+    check_team_agents(cases)
     check_constant_seats(cases)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -221,6 +223,36 @@ def _usage(meter: Any, before: Mapping[str, float] | None) -> dict[str, Any]:
         "completion_tokens": int(now["completion_tokens"] - b.get("completion_tokens", 0)),
         "cost_usd": round(float(now["cost_usd"] - b.get("cost_usd", 0.0)), 6),
     }
+
+
+def check_team_agents(cases: Sequence[EnvCase]) -> None:
+    """Refuse, before any episode is played, a team that names an agent its env does not have
+    (``pistn_0=llm;*=heuristic``: the misspelt seat would be left to ``*``). Only envs whose
+    teams name agents are made (once each).
+
+    Raises:
+        InvalidKwargError: names the team, the unknown agent(s), the env and the env's agents.
+    """
+    import lang_pz
+
+    for case in cases:
+        named = [t for t in case.teams if set(t.seats) - {"*"}]
+        if not named:
+            continue
+        env = lang_pz.make(case.env_id, api=case.api, **dict(case.kwargs))  # type: ignore[arg-type]
+        try:
+            agents = list(env.possible_agents)
+        finally:
+            close = getattr(env, "close", None)
+            if callable(close):
+                close()
+        for team in named:
+            unknown = sorted(set(team.seats) - {"*", *agents})
+            if unknown:
+                raise InvalidKwargError(
+                    f"team {team.name!r} names {unknown}, not agents of {case.name} (agents: {', '.join(agents)}); "
+                    "nothing was played"
+                )
 
 
 def check_constant_seats(cases: Sequence[EnvCase]) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
-from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value
+from lang_pz.cli.common import KwOption, app, error_lines, fail, parse_kwargs, yaml_value
+from lang_pz.configfile import ConfigFileError, load_yaml, where
 from lang_pz.training.config import LangMARLConfig
 
 
@@ -96,6 +96,36 @@ def set_fields(pairs: list[str]) -> dict[str, Any]:
         else:
             out[key] = parsed
     return out
+
+
+def merge_set(fields: dict[str, Any], settings: dict[str, Any], config: Path | None = None) -> list[str]:
+    """Lay ``--set`` settings (from :func:`set_fields`) over ``fields`` (a config file's), in place.
+
+    A method's setting joins that method's section when the file has one. ``--set METHOD.KEY``
+    where the file gives ``KEY`` flat (``examples/demo.yaml``'s ``critic_mode:``) replaces the
+    flat value: the command line wins, and one note per such key says so.
+
+    Returns:
+        The notes (to print once each).
+    """
+    from lang_pz.training.config import SECTIONS, setting_names
+
+    names = setting_names()
+    notes = []
+    where = f" of {config}" if config is not None else ""
+    for key, value in settings.items():
+        section = fields.get(key if key in SECTIONS else names[key])
+        if key in SECTIONS:
+            for name in value:
+                if name in fields:  # given flat in the file, now in the section: the command line wins
+                    old = fields.pop(name)
+                    notes.append(f"--set {key}.{name}={value[name]!r} replaces {name}: {old!r}{where}")
+            fields[key] = {**section, **value} if isinstance(section, dict) else value
+        elif names[key] and isinstance(section, dict):
+            section[key] = value
+        else:
+            fields[key] = value
+    return notes
 
 
 @app.command(epilog=_config_help())
@@ -186,13 +216,14 @@ def train(
         _finish(result)
         return
     fields: dict[str, Any] = {}
+    from_file: dict[str, Any] = {}  # the file's settings as written (values the command line may replace)
     if config is not None:
         if not config.exists():
             fail(FileNotFoundError(f"--config {config} does not exist"))
         try:
-            fields = yaml.safe_load(config.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            fail(ValueError(f"--config {config} could not be read as YAML/JSON: {exc}"))
+            fields = load_yaml(config) or {}
+        except ConfigFileError as exc:
+            fail(ValueError(f"--config {exc}"))
         if not isinstance(fields, dict):
             fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
         known = [*(k for k in setting_names() if "." not in k), *SECTIONS]
@@ -201,10 +232,11 @@ def train(
                 close = difflib.get_close_matches(str(key), known, n=1)
                 fail(
                     ValueError(
-                        f"--config {config}: {key!r} is not a TrainConfig field"
+                        f"--config {where(config, key)}: {key!r} is not a TrainConfig field"
                         f"{f'; did you mean {close[0]!r}' if close else ''} (see `lang-pz train --help`)"
                     )
                 )
+        from_file = {k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()}
     overrides = {
         "env_id": env_id,
         "iterations": iterations,
@@ -227,14 +259,8 @@ def train(
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
-        for key, value in set_fields(set_ or []).items():  # a method's setting joins its section, if given
-            section = fields.get(key if key in SECTIONS else names[key])
-            if key in SECTIONS and isinstance(section, dict):
-                fields[key] = {**section, **value}
-            elif key not in SECTIONS and names[key] and isinstance(section, dict):
-                section[key] = value
-            else:
-                fields[key] = value
+        for note in merge_set(fields, set_fields(set_ or []), config):
+            say(note)
     except ValueError as exc:
         fail(exc)
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
@@ -243,6 +269,12 @@ def train(
         fail(NotADirectoryError(f"--run-dir {target} is a file; give a new (or empty) folder for the run"))
     try:
         cfg = TrainConfig(**fields)
+    except ValidationError as exc:
+        if config is not None:
+            _fail_in_file(exc, config, from_file, fields)
+        fail(exc)
+        return
+    try:
         with open_trackers(log or [], cfg.model_dump(mode="json")) as trackers:
             result = run_training(cfg, progress=say, callbacks=trackers.trackers)
             trackers.finish(result)
@@ -252,6 +284,34 @@ def train(
     except KeyboardInterrupt:
         _interrupted(Path(fields["run_dir"]))
     _finish(result)
+
+
+def _fail_in_file(exc: Any, config: Path, from_file: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Report a ``ValidationError`` one line per problem (:func:`error_lines`), each value that
+    came from the config file (not replaced on the command line) prefixed with ``FILE:LINE``."""
+    from lang_pz.training.config import SECTIONS
+
+    lines = error_lines(exc)
+    out = []
+    for e, line in zip(exc.errors(include_url=False), lines, strict=False):
+        loc = [str(part) for part in e["loc"]]
+        node_file, node_now = from_file, fields
+        for part in loc:
+            node_file = node_file.get(part, _MISSING) if isinstance(node_file, dict) else _MISSING
+            node_now = node_now.get(part, _MISSING) if isinstance(node_now, dict) else _MISSING
+        if loc and node_file is not _MISSING and node_file == node_now:
+            line = f"{where(config, *loc)}: {line}"
+        elif (
+            len(loc) > 1 and loc[0] in SECTIONS and loc[1] in from_file and from_file[loc[1]] == fields.get(loc[1], _MISSING)
+        ):
+            line = f"{where(config, loc[1])}: {line}"  # given flat in the file, moved to its section
+        out.append(line)
+    for line in out + lines[len(out) :]:
+        typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+_MISSING = object()
 
 
 def _interrupted(run_dir: Path) -> None:

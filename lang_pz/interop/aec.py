@@ -33,7 +33,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from lang_pz.error import ActionParseError, LangPZError
+from lang_pz.error import LangPZError
 from lang_pz.interop.encoders import HashedBagOfWords, TextEncoder
 from lang_pz.interop.wrappers import _index, _language_wrapper, _mask, bridge_words
 from lang_pz.wrappers import LanguageAECWrapper
@@ -111,21 +111,15 @@ class MaskedAECEnv(BaseWrapper):
 
     def _legal(self, agent: str) -> dict[int, str] | None:
         """Index -> the legal word that names it now (``None`` when the env lists no legal words,
-        or the bridge was given its own words)."""
-        lw = self._language
-        info = self.env.infos.get(agent, {})
-        legal = info.get("legal_actions")
-        if lw is None or legal is None:
+        or the bridge was given its own words), from the language wrapper's
+        :meth:`~lang_pz.wrappers.LanguageAECWrapper.parsed_legal_actions` (parsed once a step)."""
+        parsed = self._language.parsed_legal_actions(agent) if self._language is not None else None
+        if parsed is None:
             return None
         by_index: dict[int, str] = {}
-        obs, inner_info = lw._observation_for(agent), lw._inner("infos")[agent]
-        for word in legal:
-            try:
-                i = lw.adapter.parse(lw.env, agent, str(word), obs, inner_info)
-            except ActionParseError:
-                continue
+        for word, i in parsed.items():
             if type(i) is int and 0 <= i < len(self.words[agent]):
-                by_index.setdefault(i, str(word))
+                by_index.setdefault(i, word)
         return by_index
 
     def _mask(self, agent: str) -> np.ndarray:

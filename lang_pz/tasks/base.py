@@ -12,7 +12,9 @@ the bound of each task's action space, enforced by :func:`lang_pz.spaces.check_a
 The environment extracts what each role must deliver (an answer, sentence references, code,
 tests); text without it is a *parse error*, and so is an action that is not a ``str`` or is
 longer than the bound (its text is then not read at all): the role's documented fallback is
-applied and ``infos[agent]`` records ``action_text`` (``repr`` of a non-``str``), ``action``
+applied and ``infos[agent]`` records ``action_text`` (``repr`` of a non-``str``; cut to the
+bound, with ``action_text_chars`` and ``action_text_truncated``, when longer:
+:func:`lang_pz.spaces.stored_text`), ``action``
 (what was extracted or the fallback), ``parse_error`` and ``fallback``, as lang_pz's language
 wrappers do; with ``strict=True`` an :class:`~lang_pz.error.ActionParseError` carrying the raw
 action is raised instead and the turn is not taken. Any input gives one of the two. The team's reward (shared, e.g. answer F1 or hidden tests passed) is given
@@ -37,6 +39,7 @@ from lang_pz.envs.checks import check_bool, check_int
 from lang_pz.error import ActionParseError, InvalidKwargError, LangPZError
 from lang_pz.spaces import (
     check_action_text,
+    stored_text,
     to_unicode_charset,
     unicode_observation_space,
     unicode_text_space,
@@ -264,7 +267,7 @@ class TaskEnv(AECEnv, Generic[ItemT]):
             self.transcript.append(Message(self.turn + 1, "env", cut(visible_text(note), self.max_message_chars)))
         self.infos[agent] = {
             **self.infos[agent],
-            "action_text": action if isinstance(action, str) else repr(action),
+            **stored_text("action_text", action, self.ACTION_MAX_LENGTH),
             "action": self._jsonable(agent, value),
             "parse_error": error,
             "fallback": error is not None,

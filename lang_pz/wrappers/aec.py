@@ -7,6 +7,7 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
+from lang_pz.error import ActionParseError
 from lang_pz.spaces import ACTION_MAX_LENGTH, OBSERVATION_MAX_LENGTH
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.wrappers.common import (
@@ -70,11 +71,13 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
         self._raw_cache: dict[str, Any] = {}  # agent -> inner observation, since the last reset/step
         self._mask_in_obs: dict[str, bool] = {}
         self._infos: dict[str, dict[str, Any]] | None = None  # None: rebuild when read
+        self._legal_parsed: dict[str, dict[str, Any] | None] = {}  # agent -> parsed legal words, since the last step
 
     # -- the inner observation, fetched at most once per agent between two steps ------------
     def _changed(self) -> None:
         self._raw_cache = {}
         self._infos = None
+        self._legal_parsed = {}
 
     def _inner_observation(self, agent: str) -> Any:
         if agent not in self._raw_cache:
@@ -157,6 +160,26 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
             self._notes[agent] = note
         env.step(inner)
         self._changed()
+
+    def parsed_legal_actions(self, agent: str) -> dict[str, Any] | None:
+        """Each word of ``infos[agent]["legal_actions"]`` -> the inner action the adapter parses
+        it to now (words that do not parse are left out), in the listed order; ``None`` when
+        the env lists no legal words for ``agent``. Parsed once between two steps (for bridges
+        that index the words, :func:`lang_pz.interop.to_masked_aec_env`: the words need not be
+        the index, e.g. tic-tac-toe's squares 1-9 or OpenSpiel's move names)."""
+        if agent not in self._legal_parsed:
+            legal = self.infos.get(agent, {}).get("legal_actions")
+            parsed: dict[str, Any] | None = None
+            if legal is not None:
+                obs, info = self._observation_for(agent), self._inner("infos").get(agent, {})
+                parsed = {}
+                for word in map(str, legal):
+                    try:
+                        parsed.setdefault(word, self.adapter.parse(self.env, agent, word, obs, info))
+                    except ActionParseError:
+                        continue
+            self._legal_parsed[agent] = parsed
+        return self._legal_parsed[agent]
 
     def raw_observation(self, agent: str) -> Any:
         """The wrapped environment's own observation of ``agent`` now (for policies that opt in

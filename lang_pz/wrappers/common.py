@@ -19,6 +19,7 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 from lang_pz.error import ActionParseError
 from lang_pz.spaces import (
     check_action_text,
+    stored_text,
     text_observation_space,
     text_space,
     to_charset,
@@ -52,7 +53,9 @@ def decode_action(
 
     Returns:
         ``(action, action_info, note)``. ``action_info`` has ``action_text`` (the text, or the
-        ``repr`` of a non-str action), ``action`` (the applied inner action, JSON-able),
+        ``repr`` of a non-str action, cut to ``max_length`` characters: a longer one, refused,
+        also gives ``action_text_chars`` and ``action_text_truncated``, see
+        :func:`lang_pz.spaces.stored_text`), ``action`` (the applied inner action, JSON-able),
         ``parse_error`` (``None`` or the reason) and ``fallback`` (whether the fallback
         action was applied). ``note`` is the adapter's :meth:`~LanguageAdapter.fallback_text` after a
         fallback, for the agent's next observation, else ``None``.
@@ -74,7 +77,7 @@ def decode_action(
             raise ActionParseError(text, exc.reason) from None
         action, error = adapter.fallback(env, agent, observation, info), exc.reason
     action_info = {
-        "action_text": text if isinstance(text, str) else repr(text),
+        **stored_text("action_text", text, max_length),
         "action": action if type(action) is int else to_jsonable(action),
         "parse_error": error,
         "fallback": error is not None,

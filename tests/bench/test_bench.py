@@ -319,3 +319,19 @@ def test_a_case_that_would_pool_or_miscount_episodes_is_refused(kw, message):
 def test_a_team_with_a_typo_agent_or_an_empty_constant_is_refused(tmp_path, spec, message):
     with pytest.raises(InvalidKwargError, match=message):
         run_bench([pistonball_case({"t": spec}, seeds=[0])], tmp_path / "out")
+
+
+def test_a_typo_agent_in_a_later_team_is_refused_before_anything_is_played(tmp_path):
+    """A misspelt agent beside ``*`` in the second case: nothing of the first case is played
+    (the check used to come only when its team's turn came, after the earlier episodes)."""
+    first = pistonball_case({"random": "random"}, seeds=[0])
+    tictactoe = EnvCase(
+        "classic/tictactoe-v0", teams=[parse_team("random"), parse_team("player_0=random;*=random", "typo")], seeds=[0]
+    )
+    with pytest.raises(
+        InvalidKwargError,
+        match=r"team 'typo' names \['player_0'\], not agents of classic/tictactoe-v0 \(agents: player_1, player_2\); "
+        "nothing was played",
+    ):
+        run_bench([first, tictactoe], tmp_path / "out")
+    assert read_episodes(tmp_path / "out") == []

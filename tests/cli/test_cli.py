@@ -416,3 +416,40 @@ def test_an_empty_policy_file_is_named(tmp_path):
         runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--policies", str(tmp_path / "pols")])
     )
     assert f"{tmp_path / 'pols' / 'piston_0.txt'} is empty" in line
+
+
+@pytest.mark.parametrize(
+    "file_text, setting, note",
+    [
+        (
+            None,
+            "langmarl.critic_mode=independent",
+            "--set langmarl.critic_mode='independent' replaces critic_mode: 'counterfactual'",
+        ),
+        (
+            "method: maskills\nskill_credit: invocation\n",
+            "maskills.skill_credit=episode",
+            "--set maskills.skill_credit='episode' replaces skill_credit: 'invocation'",
+        ),
+    ],
+)
+def test_set_of_a_section_key_overrides_the_flat_key_of_the_config_file(tmp_path, file_text, setting, note):
+    """``examples/demo.yaml`` gives ``critic_mode`` flat; ``--set langmarl.critic_mode=...`` wins,
+    said once (the run then stops at ``--iterations 0``, before anything is trained)."""
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "examples" / "demo.yaml"
+    config = tmp_path / "c.yaml"
+    config.write_text(demo.read_text() if file_text is None else file_text)
+    res = runner.invoke(
+        app, ["train", "--config", str(config), "--set", setting, "--iterations", "0", "--run-dir", str(tmp_path / "r")]
+    )
+    assert " ".join(res.output.split()).count(f"{note} of {config}") == 1, res.output  # output holds stderr
+    assert _one_error(res) == "error: iterations: Input should be greater than or equal to 1 (got 0)"
+
+
+def test_a_config_file_giving_a_key_flat_and_in_its_section_names_both(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("critic_mode: independent\nlangmarl:\n  critic_mode: counterfactual\n")
+    res = runner.invoke(app, ["train", "--config", str(config), "--run-dir", str(tmp_path / "r")])
+    assert "'critic_mode' and 'langmarl.critic_mode' are both given" in _out(res)

@@ -365,3 +365,31 @@ def test_masked_aec_bridge_masks_exactly_the_legal_moves(env_id):
         played += 1
         assert env.env.infos[agent]["fallback"] is False, env.env.infos[agent]
     assert played > 0
+
+
+@pytest.mark.parametrize("env_id", ["classic/tictactoe-v0", "openspiel/kuhn_poker-v0"])
+def test_masked_aec_bridge_parses_the_legal_words_once_a_step(env_id, monkeypatch):
+    """The mask (observe / last) and the played word (step) share one parse of the legal words,
+    through the language wrapper's public ``parsed_legal_actions``: one parse per legal word
+    plus the step's own parse of the chosen word (it was two per legal word)."""
+    if env_id.startswith("openspiel/"):
+        pytest.importorskip("pyspiel")
+    from lang_pz.interop import to_masked_aec_env
+
+    inner = lang_pz.make(env_id)
+    adapter = inner.adapter
+    calls = []
+    parse = adapter.parse
+    monkeypatch.setattr(adapter, "parse", lambda *a, **k: calls.append(a[2]) or parse(*a, **k))
+    env = to_masked_aec_env(inner)
+    env.reset(seed=0)
+    for _ in range(2):
+        agent = env.agent_selection
+        legal = env.env.infos[agent]["legal_actions"]
+        calls.clear()
+        obs, *_ = env.last()
+        env.observe(agent)  # a second read of the mask parses nothing more
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        assert len(calls) == len(legal) + 1, calls
+        assert env.env.infos[agent]["fallback"] is False
+    assert inner.parsed_legal_actions(env.agent_selection) is inner.parsed_legal_actions(env.agent_selection)

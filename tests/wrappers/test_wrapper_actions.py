@@ -63,7 +63,9 @@ def test_action_longer_than_the_space_is_refused(env_id, api):
     too_long = at_bound + " "
     _, info, _ = _first_step(env, api, too_long)
     assert info["fallback"] is True and "max_length=1024" in info["parse_error"]
-    assert info["action_text"] == too_long  # recorded whole, never cut
+    # stored cut at the bound, with its length (the parser saw it whole: its reason names max_length)
+    assert info["action_text"] == at_bound and info["action_text_chars"] == ACTION_MAX_LENGTH + 1
+    assert info["action_text_truncated"] is True
 
 
 @pytest.mark.parametrize(("env_id", "api"), GAME_CASES)

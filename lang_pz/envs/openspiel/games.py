@@ -85,6 +85,29 @@ def _load(game: str, params: dict[str, Any]) -> None:
         ) from None
 
 
+def _import_shimmy_quietly() -> None:
+    """Import shimmy's OpenSpiel bridge without the old Gym's banner.
+
+    ``import shimmy`` imports its Gym bridges, hence ``gym``, which prints "Gym has been
+    unmaintained since 2022 ..." to stderr for every user of ``openspiel/*`` (lang_pz uses only
+    Gymnasium and never Gym). The banner comes from ``gym_notices``: its table is emptied for
+    the time of this import only and then restored (not a global filter): a program that imports
+    ``gym`` itself first still gets the banner, and nothing else printed meanwhile is hidden.
+    """
+    try:
+        import gym_notices.notices as gym_notices
+    except ImportError:  # no gym_notices: no banner
+        gym_notices = None
+    table = getattr(gym_notices, "notices", None)
+    if isinstance(table, dict):
+        gym_notices.notices = {}
+    try:
+        import shimmy.openspiel_compatibility  # noqa: F401
+    finally:
+        if isinstance(table, dict):
+            gym_notices.notices = table
+
+
 def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
     """Shimmy's ``OpenSpielCompatibilityV0`` of ``game``, with its move count fixed.
 
@@ -96,7 +119,8 @@ def _shimmy_env(game: str, params: dict[str, Any]) -> Any:
     the last move's rewards again to the remaining agents at each agent's final (dead) step, so
     their returns were off (Kuhn poker's loser lost twice the pot); here a dead step adds nothing.
     """
-    from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
+    _import_shimmy_quietly()
+    from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0  # imported: no banner now
 
     class _Compatibility(OpenSpielCompatibilityV0):
         def _execute_chance_node(self) -> None:

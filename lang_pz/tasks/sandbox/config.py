@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from lang_pz.error import InvalidKwargError
 
-__all__ = ["TIMING_KEYS", "ExecutionResult", "SandboxConfig", "Status"]
+__all__ = ["SANDBOX_MODES", "TIMING_KEYS", "ExecutionResult", "SandboxConfig", "Status", "sandbox_from_spec"]
 
 Status = Literal["ok", "error", "timeout", "memory", "output_limit"]
 
@@ -126,3 +128,71 @@ class ExecutionResult:
     def ok(self) -> bool:
         """Whether the program exited with code 0 within its limits."""
         return self.status == "ok"
+
+
+#: The ``sandbox=`` strings of the code task envs -> ``SandboxConfig.bubblewrap``.
+SANDBOX_MODES: dict[str, bool | None] = {"bubblewrap": None, "rlimits": False}
+
+
+def sandbox_from_spec(
+    spec: SandboxConfig | str | Mapping[str, Any] | None,
+    *,
+    timeout_s: float,
+    memory_mb: int,
+    default_timeout_s: float,
+    default_memory_mb: int,
+) -> SandboxConfig:
+    """The :class:`SandboxConfig` of a code task env's ``sandbox=`` keyword argument.
+
+    Args:
+        spec: ``None`` or ``"bubblewrap"`` (isolation, required: the default), ``"rlimits"``
+            (resource limits only, the opt-in of ``SandboxConfig(bubblewrap=False)``), a dict of
+            :class:`SandboxConfig` fields (e.g. from a YAML config:
+            ``{"bubblewrap": false, "max_processes": 4}``) or a :class:`SandboxConfig`, used as
+            given.
+        timeout_s, memory_mb: the env's own ``timeout_s`` (CPU seconds) and ``memory_mb``
+            (MiB) keyword arguments; they fill the config unless ``spec`` sets them.
+        default_timeout_s, default_memory_mb: their defaults in the env's signature (a value
+            other than these beside a ``SandboxConfig`` or a dict that sets the same field is a
+            conflict).
+
+    Raises:
+        InvalidKwargError: an unknown string or dict key (the valid ones listed), a value of
+            another type, the same limit given twice, or an invalid limit.
+    """
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
+        raise InvalidKwargError(f"timeout_s must be a number (CPU seconds), got {timeout_s!r}")
+    given = {"timeout_s": timeout_s != default_timeout_s, "memory_mb": memory_mb != default_memory_mb}
+    if isinstance(spec, SandboxConfig):
+        twice = [k for k, v in given.items() if v]
+        if twice:
+            raise InvalidKwargError(
+                f"{', '.join(twice)} given both as a keyword argument and in sandbox=SandboxConfig(...); "
+                f"set {' and '.join(twice)} inside the SandboxConfig (it is used as given)"
+            )
+        return spec
+    if spec is None or isinstance(spec, str):
+        if spec is not None and spec not in SANDBOX_MODES:
+            raise InvalidKwargError(
+                f"sandbox must be one of {list(SANDBOX_MODES)}, a dict of SandboxConfig fields or a "
+                f"SandboxConfig, got {spec!r}"
+            )
+        bubblewrap = SANDBOX_MODES[spec] if spec is not None else None
+        return SandboxConfig(timeout_s=float(timeout_s), memory_mb=memory_mb, bubblewrap=bubblewrap)
+    if isinstance(spec, Mapping):
+        fields_ = {f.name for f in dataclasses.fields(SandboxConfig)}
+        unknown = sorted(str(k) for k in spec if k not in fields_)
+        if unknown:
+            raise InvalidKwargError(
+                f"sandbox={dict(spec)!r}: {unknown} are not SandboxConfig fields; valid: {sorted(fields_)}"
+            )
+        twice = [k for k, v in given.items() if v and k in spec]
+        if twice:
+            raise InvalidKwargError(
+                f"{', '.join(twice)} given both as a keyword argument and in sandbox={dict(spec)!r}; give each once"
+            )
+        return SandboxConfig(**{"timeout_s": float(timeout_s), "memory_mb": memory_mb, **spec})
+    raise InvalidKwargError(
+        f"sandbox must be 'bubblewrap', 'rlimits', a dict of SandboxConfig fields or a SandboxConfig, got "
+        f"{type(spec).__name__} {spec!r}"
+    )
