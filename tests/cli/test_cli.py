@@ -438,7 +438,7 @@ def test_set_of_a_section_key_overrides_the_flat_key_of_the_config_file(tmp_path
     said once (the run then stops at ``--iterations 0``, before anything is trained)."""
     from pathlib import Path
 
-    demo = Path(__file__).resolve().parents[1] / "examples" / "demo.yaml"
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo.yaml"
     config = tmp_path / "c.yaml"
     config.write_text(demo.read_text() if file_text is None else file_text)
     res = runner.invoke(
