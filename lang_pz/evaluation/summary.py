@@ -83,6 +83,10 @@ class Summary:
         leakage: :func:`lang_pz.evaluation.baselines.action_leakage` of the cases (fault
             benchmark).
         settings: the run's settings.
+        hard_cases / agent_hard: the cases where every trivial rule (every baseline but the
+            random critic) misses the faulty agent even with ties at random (expected hit 0),
+            and the critic's strict agent accuracy on them: what is left when a per-agent
+            statistic, a speaker position or a return gives the label away elsewhere.
     """
 
     source: str
@@ -105,6 +109,8 @@ class Summary:
     dropped: int = 0
     leakage: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    hard_cases: int = 0
+    agent_hard: Rate = field(default_factory=lambda: Rate.of([]))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -131,6 +137,12 @@ def summarise(
     labels = Counter(r["truth_agent"] for r in records)
     vis = [c["visible"] for c in crit if c["visible"] is not None]
     drawn = n if drawn is None else drawn
+    trivial = [b for b in names if b != "random"]
+    hard = [
+        r["critic"]["agent_hit"]
+        for r in records
+        if trivial and all(r["baselines"][b]["agent_expected"] == 0 for b in trivial)
+    ]
     return Summary(
         source=source,
         critic=critic,
@@ -158,6 +170,8 @@ def summarise(
         dropped=drawn - n,
         leakage=dict(leakage or {}),
         settings=dict(settings or {}),
+        hard_cases=len(hard),
+        agent_hard=Rate.of(hard),
     )
 
 
@@ -168,12 +182,12 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
 
 def table(summaries: Sequence[Summary]) -> str:
     """A Markdown table: per summary the critic's strict accuracies with intervals, the expected
-    (ties at random) agent accuracy, chance, the best trivial rule, the random critic, and the
-    case counts."""
+    (ties at random) agent accuracy, chance, the best trivial rule, the random critic, the
+    accuracy on the cases every trivial rule misses, and the case counts."""
     head = (
         "| source | critic | cases (drawn/dropped) | agent acc [95% CI] | step acc [95% CI] | "
         "agent, ties at random | chance agent/step | random critic agent | best trivial rule (agent) | "
-        "majority label | ties | failed | step visible |"
+        "majority label | every trivial rule fails: n, agent acc | ties | failed | step visible |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in summaries:
@@ -186,7 +200,8 @@ def table(summaries: Sequence[Summary]) -> str:
             f"| {s.source} | {s.critic} | {s.cases} ({s.drawn}/{s.dropped}) | {s.agent} | {s.step} | "
             f"{s.agent_expected:.2f} | {s.chance_agent:.2f} / {s.chance_step:.2f} | "
             f"{rnd['agent'] if rnd else '-'} | {best_text} | "
-            f"{s.majority_label:.2f} | {s.ties} | {s.critic_failures} | {visible} |"
+            f"{s.majority_label:.2f} | {s.hard_cases}, {s.agent_hard if s.hard_cases else '-'} | "
+            f"{s.ties} | {s.critic_failures} | {visible} |"
         )
     return "\n".join(lines)
 
