@@ -1,28 +1,32 @@
-"""Which agent, which step? The corrected fault benchmark, for the LLM critic and the
-counterfactual critic, next to chance and trivial rules (issue 15).
+"""Which agent, which step? The fault benchmark for every critic configuration, next to chance
+and trivial rules (issues 15 and 21).
 
-For 5-piston Pistonball, Overcooked (cramped_room, skills) and GSM8K (solver + verifier), one
-agent of a good scripted team is made faulty for a short window (``misplay``: an action the
-team itself plays, in the wrong state; GSM8K ``harmful``: a wrong final answer), and a case
-counts only if the fault lowered the team return by at least 2 %. Critics, all on the embedded
+Environments (:func:`families`, one line each): 5-piston Pistonball, Overcooked cramped_room
+and asymmetric_advantages (skills, horizon 40), GSM8K and MATH-500 (solver + verifier, with
+``--data-dir``). One agent of a good scripted team is made faulty for a short window
+(``misplay``: an action the team itself plays, in the wrong state; math ``harmful``: a wrong
+final answer); the faulty agent is drawn stratified (each agent equally often); a case counts
+only if the fault lowered the team return by at least 2 %. Environments with at least three
+agents (Pistonball) also get two-fault cases, scored "both at the bottom"
+(:mod:`lang_pz.evaluation.pairs`).
+
+Critics (:data:`CRITICS`, one line each; a new critic mode is one more line), on the embedded
 SmolLM2-135M model where a model is used:
 
 - ``central_credit``: the LLM critic (one call, every agent's credit);
 - ``counterfactual/reference``: the counterfactual critic given re-runs in which each window of
-  two decisions of each agent is played as the base team would have (the evidence a fault
-  benchmark can compute: it knows the good team);
+  two decisions of each agent is played as the base team would have (a fault benchmark knows
+  the good team; training does not);
 - ``counterfactual/alternatives`` (Pistonball, Overcooked) or ``counterfactual/default``
-  (GSM8K, free text): re-runs with each other action word (or the environment's default) over
-  each window — the evidence training has, without a reference.
+  (math, free text): re-runs with each other action word (or the environment's default) over
+  each window: the evidence training has, without a reference.
 
-The LLM calls are what costs (15-30 s each for the critic's 2,000-token prompt on a busy
-2-core machine), so the LLM critics run on the first ``--llm-cases`` cases of each environment
-and the counterfactual critics' numbers (computed without a model: the model's words cannot
-change them) on ``--cases``; the first ``--llm-cases`` cases are the same in both. Writes
+The LLM critics (``Critic.llm``) run on the first ``--llm-cases`` cases of each environment and
+the others on ``--cases``; the first ``--llm-cases`` cases are the same in both. Writes
 ``benchmarks/results/credit_benchmark.md``, ``.json`` and ``.cases.jsonl`` (``--out`` to change)::
 
-    python benchmarks/credit_benchmark.py --data-dir DATA            # the committed results
-    python benchmarks/credit_benchmark.py --data-dir DATA --cases 4 --llm-cases 2  # a quick look
+    nice -n 10 python benchmarks/credit_benchmark.py --data-dir DATA     # the full run
+    python benchmarks/credit_benchmark.py --cases 2 --llm-cases 0 --pair-cases 2 --only butterfly/pistonball-v0
 """
 
 from __future__ import annotations
@@ -120,7 +124,7 @@ def families(data_dir: Path | None) -> list[Family]:
     out = [
         Family("butterfly/pistonball-v0", {"n_pistons": 5, "hold": 1, "max_cycles": 20}, pairs=True),
         Family("overcooked/cramped_room-v0", {"actions": "skills", "horizon": 40}),
-        Family("overcooked/coordination_ring-v0", {"actions": "skills", "horizon": 80}),
+        Family("overcooked/asymmetric_advantages-v0", {"actions": "skills", "horizon": 40}),
         Family("tasks/gsm8k-v0", data, "harmful", 1, "default", data=True),
         Family("tasks/math500-v0", data, "harmful", 1, "default", data=True),
     ]
@@ -166,7 +170,7 @@ def examples(cases_file: Path) -> list[str]:
     lines, seen = [], set()
     for line in cases_file.read_text().splitlines():
         r = json.loads(line)
-        if r["source"] in seen or "central_credit" not in r["critics"]:
+        if r.get("kind") == "two-fault" or r["source"] in seen or "central_credit" not in r["critics"]:
             continue
         seen.add(r["source"])
         lines.append(

@@ -131,7 +131,7 @@ def test_every_benchmark_configuration_runs(tmp_path):
     bench = load_benchmark()
     llm = ScriptedBackend(flat_reply)
     fams = bench.families(DATA if (DATA / "gsm8k").is_dir() and (DATA / "math500").is_dir() else None)
-    assert {"butterfly/pistonball-v0", "overcooked/cramped_room-v0", "overcooked/coordination_ring-v0"} <= {
+    assert {"butterfly/pistonball-v0", "overcooked/cramped_room-v0", "overcooked/asymmetric_advantages-v0"} <= {
         f.env for f in fams
     }
     names = set()
