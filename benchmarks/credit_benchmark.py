@@ -48,7 +48,7 @@ from lang_pz.critics.difference import DifferenceCritic
 from lang_pz.evaluation import CriticSpec, run_fault_benchmark
 from lang_pz.evaluation.faults import CaseContext
 from lang_pz.evaluation.pairs import PairSummary, pair_summary_dict, pair_table, run_pair_benchmark
-from lang_pz.evaluation.summary import Summary, rules_table, summary_dict, table
+from lang_pz.evaluation.summary import Rate, Summary, every_rule_fails, rules_table, summary_dict, table
 
 ROOT = Path(__file__).resolve().parent
 #: In a critic's name and evidence, replaced by the environment's evidence without a reference.
@@ -304,6 +304,38 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
+def _rate(d: dict[str, Any]) -> Rate:
+    return Rate(d["value"], (d["ci95"][0], d["ci95"][1]))
+
+
+def rescore(out: Path) -> tuple[list[Summary], list[PairSummary], dict[str, Any]]:
+    """The summaries of a finished run (``out``'s ``.json``), with the ``every trivial rule
+    fails`` column recomputed from its ``.cases.jsonl`` by :func:`every_rule_fails` (the run
+    itself is not repeated: every other number is the run's)."""
+    saved = json.loads(out.with_suffix(".json").read_text())
+    records = [json.loads(x) for x in out.with_suffix(".cases.jsonl").read_text().splitlines()]
+    summaries, pairs = [], []
+    for d in saved["summaries"]:
+        mine = [
+            r for r in records if r.get("kind") != "two-fault" and r["source"] == d["source"] and d["critic"] in r["critics"]
+        ]
+        hard = [r["critics"][d["critic"]]["agent_hit"] for r in mine if every_rule_fails(r)]
+        d = {**d, "hard_cases": len(hard), "agent_hard": Rate.of(hard)}
+        for k in ("agent", "step", "joint"):
+            d[k] = _rate(d[k])
+        d["baselines"] = {b: {k: _rate(v) for k, v in r.items()} for b, r in d["baselines"].items()}
+        summaries.append(Summary(**d))
+    for d in saved.get("two_fault", []):
+        mine = [
+            r for r in records if r.get("kind") == "two-fault" and r["source"] == d["source"] and d["critic"] in r["critics"]
+        ]
+        hard = [r["critics"][d["critic"]]["both"] for r in mine if every_rule_fails(r, "both_expected", "chance")]
+        d = {**d, "hard_cases": len(hard), "hard": Rate.of(hard), "both": _rate(d["both"])}
+        d["baselines"] = {b: _rate(v) for b, v in d["baselines"].items()}
+        pairs.append(PairSummary(**d))
+    return summaries, pairs, saved
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -325,8 +357,19 @@ def main(argv: list[str] | None = None) -> int:
         "12 s against 43 s for a 1,500-token prompt with 2)",
     )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "credit_benchmark")
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="rewrite the .md and .json of a finished run from its .cases.jsonl (no new cases; the other "
+        "options must be the run's)",
+    )
     args = ap.parse_args(argv)
     args.load = os.getloadavg()[0]
+    if args.rescore:
+        old, old_pairs, saved = rescore(args.out)
+        args.load = saved.get("load", args.load)
+        write(args, old, old_pairs, saved["wall_s"], saved["per_env_s"])
+        return 0
     chosen = [f for f in families(args.data_dir) if not args.only or f.env in args.only]
     if not chosen:
         ap.error(f"--only {args.only} names no benchmarked environment ({[f.env for f in families(args.data_dir)]})")
@@ -357,11 +400,21 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     for settings in [s.settings for s in summaries] + [s.settings for s in pairs]:  # no machine paths in the results
         settings["env_kwargs"] = {k: ("DATA" if k == "data_dir" else v) for k, v in settings["env_kwargs"].items()}
+    write(args, summaries, pairs, wall, per_env)
+    return 0
+
+
+def write(
+    args: argparse.Namespace, summaries: list[Summary], pairs: list[PairSummary], wall: float, per_env: dict[str, float]
+) -> None:
+    """Write the run's ``.md`` and ``.json`` (the ``.cases.jsonl`` is written case by case)."""
+    cases_file = args.out.with_suffix(".cases.jsonl")
     args.out.with_suffix(".md").write_text(markdown(summaries, pairs, args, wall, per_env, cases_file))
     args.out.with_suffix(".json").write_text(
         json.dumps(
             {
                 "command": command(args),
+                "load": round(args.load, 1),
                 "wall_s": round(wall, 1),
                 "per_env_s": {k: round(v, 1) for k, v in per_env.items()},
                 "summaries": [summary_dict(s) for s in summaries],
@@ -371,7 +424,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print(args.out.with_suffix(".md").read_text())
-    return 0
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from lang_pz.evaluation.baselines import baselines
 from lang_pz.evaluation.cases import TeamFactory, fault_truth, hurts, stratified_order
 from lang_pz.evaluation.faults import CriticSpec, _seed, _specs, prepare, score_specs
 from lang_pz.evaluation.scoring import Assessor
-from lang_pz.evaluation.summary import Rate, ResultsWriter
+from lang_pz.evaluation.summary import Rate, ResultsWriter, every_rule_fails
 from lang_pz.policies.base import Policy
 from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.rollout import rollout
@@ -205,8 +205,9 @@ class PairSummary:
         ties: cases whose second-lowest credit was tied with a third agent's.
         failures: cases where the critic raised (misses).
         baselines: name -> :class:`Rate` of each baseline (ties at random).
-        hard: the critic's strict score on the cases where every trivial rule scores 0 (ties at
-            random), with ``hard_cases`` such cases.
+        hard: the critic's strict score on the cases where no trivial rule does better than a
+            blind guess (:func:`~lang_pz.evaluation.summary.every_rule_fails`), with
+            ``hard_cases`` such cases.
         labels: faulty pair -> cases.
         settings: the run's settings.
     """
@@ -350,8 +351,7 @@ def run_pair_benchmark(
 def _summarise(source: str, critic: str, records: Sequence[Mapping[str, Any]], drawn: int, settings: Any) -> PairSummary:
     crit = [r["critics"][critic] for r in records]
     names = list(records[0]["baselines"]) if records else []
-    trivial = [n for n in names if n != "random"]
-    hard = [r["critics"][critic]["both"] for r in records if all(r["baselines"][n]["both_expected"] == 0 for n in trivial)]
+    hard = [r["critics"][critic]["both"] for r in records if every_rule_fails(r, "both_expected", "chance")]
     n = len(records)
     return PairSummary(
         source=source,

@@ -83,10 +83,10 @@ class Summary:
         leakage: :func:`lang_pz.evaluation.baselines.action_leakage` of the cases (fault
             benchmark).
         settings: the run's settings.
-        hard_cases / agent_hard: the cases where every trivial rule (every baseline but the
-            random critic) misses the faulty agent even with ties at random (expected hit 0),
-            and the critic's strict agent accuracy on them: what is left when a per-agent
-            statistic, a speaker position or a return gives the label away elsewhere.
+        hard_cases / agent_hard: the cases where every trivial rule fails
+            (:func:`every_rule_fails`), and the critic's strict agent accuracy on them: what is
+            left when a per-agent statistic, a speaker position or a return gives the label
+            away elsewhere.
     """
 
     source: str
@@ -117,6 +117,16 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if len(values) else 0.0
 
 
+def every_rule_fails(record: Mapping[str, Any], key: str = "agent_expected", chance: str = "chance_agent") -> bool:
+    """Whether no trivial rule (every baseline of ``record`` but the random critic) does better
+    than a blind guess on this case: each rule's expected hit (ties at random, ``key``) is at
+    most the case's chance (``chance``). A rule that ties every agent (``lowest_return`` with a
+    shared reward) scores exactly chance, and so fails; one that ties the faulty agent with
+    fewer than all does not."""
+    rules = [b for b in record.get("baselines", {}) if b != "random"]
+    return bool(rules) and all(record["baselines"][b][key] <= record[chance] + 1e-9 for b in rules)
+
+
 def summarise(
     source: str,
     critic: str,
@@ -137,12 +147,7 @@ def summarise(
     labels = Counter(r["truth_agent"] for r in records)
     vis = [c["visible"] for c in crit if c["visible"] is not None]
     drawn = n if drawn is None else drawn
-    trivial = [b for b in names if b != "random"]
-    hard = [
-        r["critic"]["agent_hit"]
-        for r in records
-        if trivial and all(r["baselines"][b]["agent_expected"] == 0 for b in trivial)
-    ]
+    hard = [r["critic"]["agent_hit"] for r in records if every_rule_fails(r)]
     return Summary(
         source=source,
         critic=critic,

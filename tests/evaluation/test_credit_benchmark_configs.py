@@ -123,8 +123,10 @@ def test_accuracy_where_every_trivial_rule_fails():
             },
         }
 
-    s = summarise("x", "c", [rec(True, [0.0, 0.0]), rec(False, [0.0, 0.5]), rec(False, [0.0, 0.0]), rec(True, [1.0, 0.0])])
-    assert s.hard_cases == 2 and s.agent_hard.value == 0.5
+    # a rule no better than a blind guess (0, or a tie of both agents: 0.5 = chance) fails
+    cases = [(True, [0.0, 0.0]), (False, [0.0, 1.0]), (False, [0.0, 0.0]), (True, [1.0, 0.0]), (True, [0.5, 0.5])]
+    s = summarise("x", "c", [rec(hit, rules) for hit, rules in cases])
+    assert s.hard_cases == 3 and s.agent_hard.value == pytest.approx(2 / 3)
 
 
 def test_every_benchmark_configuration_runs(tmp_path):
