@@ -51,6 +51,8 @@ from lang_pz.evaluation.pairs import PairSummary, pair_summary_dict, pair_table,
 from lang_pz.evaluation.summary import Rate, Summary, every_rule_fails, rules_table, summary_dict, table
 
 ROOT = Path(__file__).resolve().parent
+#: The default numbers of cases (a full run).
+DEFAULTS = {"cases": 20, "llm_cases": 8, "pair_cases": 10}
 #: In a critic's name and evidence, replaced by the environment's evidence without a reference.
 BLIND = "{blind}"
 
@@ -202,6 +204,11 @@ NOTES = """How to read it:
 - `counterfactual/default` (GSM8K: an empty reply): a silent solver scores 0 as a wrong one
   does, so a faulty solver is never found (a tie); a verifier that overwrote the right answer
   is.
+- Two faults: when one fault masks the other (the ball is already lost, the soup already late),
+  re-playing the masked agent's window as the base team would changes nothing, so even
+  `counterfactual/reference` gives it delta 0, tied with the clean agents (`ties`): "both at the
+  bottom" needs credit for sets of agents, not single windows. The misplay's extra action changes
+  make `action_switches` a strong trivial rule on two-fault cases.
 - The LLM critic (`central_credit`, SmolLM2-135M) mostly gives tied or arbitrary credits; its
   words, and the counterfactual critic's words (`+ LLM words`), copy the worked example and
   can contradict the computed facts, which is why the counterfactual critic's numbers never
@@ -269,8 +276,19 @@ def markdown(
         "Accuracies are strict (a tie for the lowest credit is a miss) with 95 % Wilson intervals; a step hit "
         "counts only the blamed agent's own steps. `ties at random` is the expected score of breaking ties "
         "uniformly; trivial rules and the random critic are scored with ties at random. `every trivial rule "
-        "fails`: the cases on which every trivial rule misses the faulty agent even with ties at random, and "
-        "the critic's agent accuracy on them (the cases no statistic gives away).",
+        "fails`: the cases on which no trivial rule does better than a blind guess (each rule's expected hit, "
+        "ties at random, is at most chance: a rule that ties every agent fails), and the critic's agent accuracy "
+        "on them (the cases no statistic gives away). With two agents whose first and last speakers differ, "
+        "`first_speaker` or `last_speaker` is right on every case, so that set is empty by construction: for "
+        "Overcooked and the math tasks read each rule's own accuracy against chance (the binomial test below)."
+        + (
+            f" **Fewer cases than the defaults** (`--cases {DEFAULTS['cases']} --llm-cases {DEFAULTS['llm_cases']} "
+            f"--pair-cases {DEFAULTS['pair_cases']}`) to fit the time available on a loaded machine: the intervals "
+            "are wide."
+            if (args.cases, args.llm_cases, args.pair_cases)
+            < (DEFAULTS["cases"], DEFAULTS["llm_cases"], DEFAULTS["pair_cases"])
+            else ""
+        ),
         "",
         "## Single fault",
         "",
@@ -344,9 +362,13 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("LANG_PZ_DATA_DIR"),
         help="benchmark data folder with gsm8k/ and math500/ (default $LANG_PZ_DATA_DIR; none: no math tasks)",
     )
-    ap.add_argument("--cases", type=int, default=20, help="kept single-fault cases per environment")
-    ap.add_argument("--llm-cases", type=int, default=8, help="the first cases also given to the LLM critics")
-    ap.add_argument("--pair-cases", type=int, default=10, help="kept two-fault cases (environments with >= 3 agents)")
+    ap.add_argument("--cases", type=int, default=DEFAULTS["cases"], help="kept single-fault cases per environment")
+    ap.add_argument(
+        "--llm-cases", type=int, default=DEFAULTS["llm_cases"], help="the first cases also given to the LLM critics"
+    )
+    ap.add_argument(
+        "--pair-cases", type=int, default=DEFAULTS["pair_cases"], help="kept two-fault cases (environments with >= 3 agents)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", action="append", default=[], help="run only this environment id (repeatable)")
     ap.add_argument(
