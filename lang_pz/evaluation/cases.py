@@ -9,7 +9,9 @@ Drawing (:func:`draw_case`): play the unfaulted episode of the seed; visit the a
 seeded random order and, per agent, its possible windows in a seeded random order; keep the
 first draw with a faulty step whose team return is lower than the unfaulted one by at least
 ``min_effect`` (a fraction of the unfaulted return's magnitude, e.g. 0.02 = 2 %, and never
-less than a strictly positive drop). A fault that changed nothing, or helped, tests no credit
+less than a strictly positive drop). ``agents=`` restricts the draw to the named agents (the
+benchmark's stratified draw names one per case, so each agent is the faulty one equally often:
+:func:`stratified_order`). A fault that changed nothing, or helped, tests no credit
 assignment: in Pistonball with the heuristic team a single-decision misplay (the opposite move)
 lowers the return by more than 5 points (1 %) in 4 % of the windows and changes nothing in most
 (measured, seeds 0-19, 5 pistons, hold 1, every agent and decision). A seed
@@ -93,6 +95,20 @@ class FaultCase:
         }
 
 
+def stratified_order(items: Sequence[Any], seed: int) -> list[Any]:
+    """``items`` in a seeded random order: the benchmark's ``k``-th kept case targets
+    ``order[k % len(order)]``, so over ``m * len(items)`` cases each item is the target exactly
+    ``m`` times (a stratified draw of the faulty agent, or of the faulty pair).
+
+    Raises:
+        InvalidKwargError: ``items`` is empty.
+    """
+    if not items:
+        raise InvalidKwargError("nothing to stratify over: no agents")
+    rng = np.random.default_rng(seed)
+    return [items[int(j)] for j in rng.permutation(len(items))]
+
+
 def fault_truth(trajectory: Trajectory, policy: FaultyPolicy, agent: str) -> tuple[list[int], list[int]]:
     """``(replaced_steps, faulty_steps)``: the faulty policy's replaced / faulty decisions as
     trajectory steps (decision ``k`` is the agent's ``k``-th step in ``trajectory``)."""
@@ -122,6 +138,7 @@ def draw_case(
     max_draws: int = 200,
     fault_seed: int = 0,
     episode: int = 0,
+    agents: Sequence[str] | None = None,
 ) -> tuple[FaultCase | None, int]:
     """Draw one case from ``seed`` (see the module docstring).
 
@@ -137,12 +154,16 @@ def draw_case(
             return's magnitude (see :func:`hurts`); ``None`` keeps any draw with a faulty step.
         max_draws: most (agent, window) draws played for this seed.
         fault_seed: seed of the fault's own generator.
+        episode: the episode index of the rollouts.
+        agents: the agents that may be made faulty (default: all, in a seeded random order);
+            given, they are tried in the order given.
 
     Returns:
         ``(case, draws)``: the case (``None`` when no draw qualified) and the draws played.
 
     Raises:
-        InvalidKwargError: ``window < 1``, ``max_draws < 1`` or a negative ``min_effect``.
+        InvalidKwargError: ``window < 1``, ``max_draws < 1``, a negative ``min_effect`` or an
+            agent of ``agents`` that is not one of ``env.possible_agents``.
     """
     if window < 1:
         raise InvalidKwargError(f"window must be >= 1 decision, got {window}")
@@ -155,9 +176,15 @@ def draw_case(
     if fault == "misplay" and action is None:
         action = repertoire(clean)
     draws = 0
-    agents = list(env.possible_agents)
-    for j in rng.permutation(len(agents)):
-        agent = agents[int(j)]
+    every = list(env.possible_agents)
+    if agents is None:
+        order = [every[int(j)] for j in rng.permutation(len(every))]
+    else:
+        order = list(agents)
+        unknown = [a for a in order if a not in every]
+        if unknown:
+            raise InvalidKwargError(f"agents {unknown} are not agents of the environment ({every})")
+    for agent in order:
         n_dec = len(clean.agent_steps(agent))
         for start in rng.permutation(max(1, n_dec - window + 1)):
             if draws >= max_draws:

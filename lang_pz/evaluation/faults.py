@@ -53,7 +53,7 @@ from lang_pz.evaluation.bases import (
     default_fault,
     default_harmful_action,
 )
-from lang_pz.evaluation.cases import FaultCase, draw_case
+from lang_pz.evaluation.cases import FaultCase, draw_case, stratified_order
 from lang_pz.evaluation.scoring import (
     Assessor,
     assess_and_score,
@@ -66,22 +66,59 @@ from lang_pz.policies.faulty import FAULTS
 
 
 @dataclass(frozen=True)
+class CaseContext:
+    """What a per-case critic (``CriticSpec.build``) may use to re-run the case itself.
+
+    Attributes:
+        env: the language environment (reset by each re-run).
+        team: the team that played ``trajectory`` (faulty agent(s) included); a re-run resets
+            its policies.
+        trajectory: the faulty episode.
+        seed: a seed for the critic's own draws (the episode seed is ``trajectory.seed``).
+        window: the fault window (decisions).
+        reference: ``() -> {agent: Policy}``, a fresh base team (a fault benchmark knows it;
+            training does not: a critic that claims to need no reference must not call it).
+    """
+
+    env: Any
+    team: dict[str, Policy]
+    trajectory: Any
+    seed: int
+    window: int
+    reference: Callable[[], dict[str, Policy]]
+
+
+@dataclass(frozen=True)
 class CriticSpec:
     """A critic under test and the evidence it is given.
 
     Attributes:
         name: its name in reports (e.g. ``"central_credit"``, ``"counterfactual"``).
-        critic: the assessor.
+        critic: the assessor (``None`` when ``build`` gives one per case).
         evidence: replacements of :func:`~lang_pz.critics.difference.window_probes` computed
             per case and passed as ``counterfactuals`` (empty: none). ``"reference"`` uses the
             base team as the reference policies.
         evidence_window: decisions per probe window (default: the fault ``window``).
+        build: ``CaseContext -> Assessor``, a critic built per case (one that runs its own
+            re-runs, e.g. a search by replay); used instead of ``critic``.
     """
 
     name: str
-    critic: Assessor
+    critic: Assessor | None = None
     evidence: tuple[str, ...] = ()
     evidence_window: int | None = None
+    build: Callable[[CaseContext], Assessor] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.critic is None) == (self.build is None):
+            raise InvalidKwargError(f"critic {self.name!r}: give exactly one of critic= and build=")
+
+    def assessor(self, context: CaseContext) -> Assessor:
+        """The critic for one case: ``build(context)`` or the shared ``critic``."""
+        if self.build is not None:
+            return self.build(context)
+        assert self.critic is not None
+        return self.critic
 
 
 def _seed(*parts: int) -> int:
@@ -112,6 +149,63 @@ def _specs(critics: Assessor | Sequence[CriticSpec]) -> list[CriticSpec]:
     return specs
 
 
+def prepare(
+    env_id: str,
+    *,
+    fault: str | None,
+    env_kwargs: Mapping[str, Any] | None,
+    base: str | BaseFactory | None,
+    fault_action: str | Mapping[str, str] | Sequence[str] | None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The environment, its agents, the base team's factory and the fault's action of a fault
+    benchmark (shared by the single- and the two-fault benchmark).
+
+    Returns:
+        ``{"env", "agents", "make_base", "base_name", "fault", "fault_action"}``.
+
+    Raises:
+        InvalidKwargError: as :func:`run_fault_benchmark`.
+    """
+    import lang_pz
+
+    fault = fault or default_fault(env_id)
+    if fault not in FAULTS:
+        raise InvalidKwargError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
+    if base is None or isinstance(base, str):
+        base_name = base or default_base(env_id)
+        make_base = base_factory(base_name, env_id)
+    else:
+        base_name, make_base = "custom", base
+    env = lang_pz.make(env_id, **dict(env_kwargs or {}))
+    if not hasattr(env, "possible_agents"):
+        raise InvalidKwargError(f"{env_id} is a single-agent Gymnasium env; the fault benchmark needs PettingZoo agents")
+    if fault == "harmful" and fault_action is None:
+        fault_action = default_harmful_action(env_id, env)
+        if fault_action is None:
+            raise InvalidKwargError(
+                f"no harmful action is known for {env_id}; give fault_action= (CLI: --fault-action WORD)"
+            )
+    agents = list(env.possible_agents)
+    infos = _reset_infos(env, seed)
+    free_text = [a for a in agents if legal_actions(infos[a]) is None and action_range(infos[a]) is None]
+    if free_text and (fault in ("random", "misplay") or base_name == "random"):
+        what = f"the {fault!r} fault" if fault in ("random", "misplay") else "the 'random' base team"
+        raise InvalidKwargError(
+            f"{what} needs a finite action set (info['legal_actions']), which {env_id} does not give for "
+            f"{free_text} (free-text actions); use fault 'harmful' (a fixed wrong text) or 'idle', and base "
+            f"{default_base(env_id)!r}"
+        )
+    return {
+        "env": env,
+        "agents": agents,
+        "make_base": make_base,
+        "base_name": base_name,
+        "fault": fault,
+        "fault_action": fault_action,
+    }
+
+
 def run_fault_benchmark(
     env_id: str,
     critics: Assessor | Sequence[CriticSpec],
@@ -127,6 +221,7 @@ def run_fault_benchmark(
     min_effect: float | None = 0.02,
     max_seeds: int | None = None,
     max_draws: int = 200,
+    stratify: bool = True,
     out: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[Summary]:
@@ -153,6 +248,12 @@ def run_fault_benchmark(
             changed nothing or helped, which test no credit assignment).
         max_seeds: seeds tried at most (default ``5 * cases``).
         max_draws: (agent, window) draws played at most per seed.
+        stratify: draw the faulty agent stratified: the ``k``-th kept case's faulty agent is
+            ``order[k % n_agents]`` of a seeded order of the agents
+            (:func:`~lang_pz.evaluation.cases.stratified_order`), so each agent is the faulty one
+            equally often (a seed where that agent's fault cannot hurt is dropped); ``False``:
+            the first agent, in a seeded random order, whose fault hurts (labels follow which
+            agents can hurt, and can be degenerate).
         out: JSONL file the per-case records are appended to, one flushed line per case.
         progress: called with a one-line message per seed.
 
@@ -165,43 +266,17 @@ def run_fault_benchmark(
             free-text environment.
         LangPZError: from the environment, the policies or the re-runs.
     """
-    import lang_pz
-
     specs = _specs(critics)
     if cases < 1:
         raise InvalidKwargError(f"cases must be >= 1, got {cases}")
     if tolerance < 0:
         raise InvalidKwargError(f"tolerance must be >= 0 steps, got {tolerance}")
-    fault = fault or default_fault(env_id)
-    if fault not in FAULTS:
-        raise InvalidKwargError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
     max_seeds = 5 * cases if max_seeds is None else max_seeds
     if max_seeds < cases:
         raise InvalidKwargError(f"max_seeds ({max_seeds}) must be >= cases ({cases})")
-    if base is None or isinstance(base, str):
-        base_name = base or default_base(env_id)
-        make_base = base_factory(base_name, env_id)
-    else:
-        base_name, make_base = "custom", base
-    env = lang_pz.make(env_id, **dict(env_kwargs or {}))
-    if not hasattr(env, "possible_agents"):
-        raise InvalidKwargError(f"{env_id} is a single-agent Gymnasium env; the fault benchmark needs PettingZoo agents")
-    if fault == "harmful" and fault_action is None:
-        fault_action = default_harmful_action(env_id, env)
-        if fault_action is None:
-            raise InvalidKwargError(
-                f"no harmful action is known for {env_id}; give fault_action= (CLI: --fault-action WORD)"
-            )
-    agents = list(env.possible_agents)
-    infos = _reset_infos(env, seed)
-    free_text = [a for a in agents if legal_actions(infos[a]) is None and action_range(infos[a]) is None]
-    if free_text and (fault in ("random", "misplay") or base_name == "random"):
-        what = f"the {fault!r} fault" if fault in ("random", "misplay") else "the 'random' base team"
-        raise InvalidKwargError(
-            f"{what} needs a finite action set (info['legal_actions']), which {env_id} does not give for "
-            f"{free_text} (free-text actions); use fault 'harmful' (a fixed wrong text) or 'idle', and base "
-            f"{default_base(env_id)!r}"
-        )
+    setup = prepare(env_id, fault=fault, env_kwargs=env_kwargs, base=base, fault_action=fault_action, seed=seed)
+    env, agents, make_base, base_name = setup["env"], setup["agents"], setup["make_base"], setup["base_name"]
+    fault, fault_action = setup["fault"], setup["fault_action"]
     settings = {
         "env_kwargs": dict(env_kwargs or {}),
         "base": base_name,
@@ -211,12 +286,14 @@ def run_fault_benchmark(
         "seed": seed,
         "fault_action": fault_action,
         "min_effect": min_effect,
+        "stratified": stratify,
         "critics": {s.name: {"evidence": list(s.evidence), "evidence_window": s.evidence_window or window} for s in specs},
     }
     rules = baselines(_seed(seed, 3))
     records: list[dict[str, Any]] = []
     kept: list[FaultCase] = []
     tried = draws_played = 0
+    order = stratified_order(agents, _seed(seed, 5))
     with ResultsWriter(out) as writer:
         for i in range(max_seeds):
             if len(kept) >= cases:
@@ -239,6 +316,7 @@ def run_fault_benchmark(
                 max_draws=max_draws,
                 fault_seed=_seed(seed, i, 2),
                 episode=i,
+                agents=[order[len(kept) % len(order)]] if stratify else None,
             )
             draws_played += draws
             if case is None:
@@ -288,8 +366,40 @@ def _score(
     """One case's record: the case's facts, chance, every critic's and baseline's score."""
     traj, truth = case.trajectory, case.faulty_steps
     all_steps = sorted({s.step for s in traj.steps})
+    scores = score_specs(
+        case.team, traj, specs, env, team, window=window, seed=seed, truth=(case.agent, truth), tolerance=tolerance
+    )
+    return {
+        **case.record(),
+        "chance_agent": 1.0 / len(traj.agents),
+        "chance_step": chance_step_hit(all_steps, truth, tolerance),
+        "critics": scores,
+        "baselines": {
+            n: _brief(assess_and_score(r, traj, case.agent, truth, tolerance=tolerance)) for n, r in rules.items()
+        },
+    }
+
+
+def score_specs(
+    faulty_team: dict[str, Policy],
+    traj: Any,
+    specs: Sequence[CriticSpec],
+    env: Any,
+    team: Callable[[], dict[str, Policy]],
+    *,
+    window: int,
+    seed: int,
+    truth: tuple[str, Sequence[int]] | None = None,
+    tolerance: int = 0,
+    score: Callable[[Assessor, Sequence[Counterfactual]], dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Every critic's score on one case: each evidence set's re-runs are computed once
+    (:func:`~lang_pz.critics.difference.window_probes`) and shared; a per-case critic is built
+    from a :class:`CaseContext`. ``score(critic, counterfactuals)`` scores one critic (default:
+    :func:`~lang_pz.evaluation.scoring.assess_and_score` against ``truth``)."""
     probes: dict[tuple[tuple[str, ...], int], tuple[list[Counterfactual], float]] = {}
-    scores: dict[str, Any] = {}
+    context = CaseContext(env=env, team=faulty_team, trajectory=traj, seed=seed, window=window, reference=team)
+    scores: dict[str, dict[str, Any]] = {}
     for spec in specs:
         cfs: list[Counterfactual] = []
         extra: dict[str, Any] = {}
@@ -299,7 +409,7 @@ def _score(
                 t0 = time.perf_counter()
                 found = window_probes(
                     env,
-                    case.team,
+                    faulty_team,
                     traj,
                     replacements=key[0],
                     window=key[1],
@@ -310,17 +420,14 @@ def _score(
             cfs, secs = probes[key]
             extra = {"reruns": len(cfs), "rerun_s": round(secs, 2)}
         t0 = time.perf_counter()
-        score = assess_and_score(spec.critic, traj, case.agent, truth, counterfactuals=cfs, tolerance=tolerance)
-        scores[spec.name] = {**score, **extra, "critic_s": round(time.perf_counter() - t0, 2)}
-    return {
-        **case.record(),
-        "chance_agent": 1.0 / len(traj.agents),
-        "chance_step": chance_step_hit(all_steps, truth, tolerance),
-        "critics": scores,
-        "baselines": {
-            n: _brief(assess_and_score(r, traj, case.agent, truth, tolerance=tolerance)) for n, r in rules.items()
-        },
-    }
+        critic = spec.assessor(context)
+        if score is not None:
+            result = score(critic, cfs)
+        else:
+            assert truth is not None
+            result = assess_and_score(critic, traj, truth[0], truth[1], counterfactuals=cfs, tolerance=tolerance)
+        scores[spec.name] = {**result, **extra, "critic_s": round(time.perf_counter() - t0, 2)}
+    return scores
 
 
 def _brief(score: Mapping[str, Any]) -> dict[str, Any]:

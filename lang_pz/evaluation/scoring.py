@@ -12,8 +12,10 @@ Shared by every critic benchmark (:mod:`lang_pz.evaluation.faults`,
   truth is among the k tied agents). A report that gives every agent the same credit therefore
   scores 0 strict and exactly 1 / n_agents expected, whatever the label distribution.
 - The *blamed steps* are the steps the blamed agent's credit cites; a *step hit* is a cited step
-  inside ``[first faulty step - tolerance, last faulty step + tolerance]``. Expected step
-  score: the mean step hit of the tied agents.
+  inside ``[first faulty step - tolerance, last faulty step + tolerance]`` that is one of the
+  blamed agent's *own* steps (a credit citing a teammate's step, e.g. a WebSurfer credit citing
+  the Orchestrator's message, is a miss). Expected step score: the mean step hit of the tied
+  agents.
 - *Visible*: whether some labelled step was among the steps the critic was shown
   (``CriticReport.shown_steps``; ``None`` when the report does not say).
 - A critic that fails (a :class:`~lang_pz.error.LangPZError`: no valid reply, backend error)
@@ -99,10 +101,28 @@ def chance_step_hit(all_steps: Sequence[int], truth_steps: Sequence[int], tolera
     return sum(lo <= s <= hi for s in steps) / len(steps)
 
 
+def own_steps(trajectory: Trajectory) -> dict[str, frozenset[int]]:
+    """Per agent, the steps at which it acted in ``trajectory`` (what its credit may cite as a hit)."""
+    out: dict[str, set[int]] = {}
+    for s in trajectory.steps:
+        out.setdefault(s.agent, set()).add(s.step)
+    return {a: frozenset(v) for a, v in out.items()}
+
+
 def score_report(
-    report: CriticReport, truth_agent: str, truth_steps: Sequence[int], *, tolerance: int = 0
+    report: CriticReport,
+    truth_agent: str,
+    truth_steps: Sequence[int],
+    *,
+    tolerance: int = 0,
+    steps_of: Mapping[str, frozenset[int]] | None = None,
 ) -> dict[str, Any]:
     """Score one report (see the module docstring).
+
+    Args:
+        steps_of: per agent, its own steps (:func:`own_steps`); a cited step counts as a step
+            hit only if it is one of the citing agent's own steps. ``None``: every cited step
+            counts (a caller without the trajectory).
 
     Returns:
         ``blamed``, ``tied``, ``cited`` (steps), ``credits``, strict ``agent_hit`` /
@@ -114,7 +134,8 @@ def score_report(
     lo, hi = fault_window(truth_steps, tolerance)
 
     def hits(agent: str) -> bool:
-        return any(lo <= s <= hi for s in report.credits[agent].steps)
+        own = None if steps_of is None else steps_of.get(agent, frozenset())
+        return any(lo <= s <= hi and (own is None or s in own) for s in report.credits[agent].steps)
 
     k = len(b.tied)
     agent_hit = b.agent == truth_agent
@@ -169,7 +190,7 @@ def assess_and_score(
         report = critic.assess(trajectory, None, counterfactuals)
     except LangPZError as exc:
         return failed_score(exc)
-    out = score_report(report, truth_agent, truth_steps, tolerance=tolerance)
+    out = score_report(report, truth_agent, truth_steps, tolerance=tolerance, steps_of=own_steps(trajectory))
     out["usage"] = report.usage
     out["explanations"] = {a: c.explanation for a, c in report.credits.items()}
     return out

@@ -83,6 +83,10 @@ class Summary:
         leakage: :func:`lang_pz.evaluation.baselines.action_leakage` of the cases (fault
             benchmark).
         settings: the run's settings.
+        hard_cases / agent_hard: the cases where every trivial rule fails
+            (:func:`every_rule_fails`), and the critic's strict agent accuracy on them: what is
+            left when a per-agent statistic, a speaker position or a return gives the label
+            away elsewhere.
     """
 
     source: str
@@ -105,10 +109,22 @@ class Summary:
     dropped: int = 0
     leakage: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    hard_cases: int = 0
+    agent_hard: Rate = field(default_factory=lambda: Rate.of([]))
 
 
 def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if len(values) else 0.0
+
+
+def every_rule_fails(record: Mapping[str, Any], key: str = "agent_expected", chance: str = "chance_agent") -> bool:
+    """Whether no trivial rule (every baseline of ``record`` but the random critic) does better
+    than a blind guess on this case: each rule's expected hit (ties at random, ``key``) is at
+    most the case's chance (``chance``). A rule that ties every agent (``lowest_return`` with a
+    shared reward) scores exactly chance, and so fails; one that ties the faulty agent with
+    fewer than all does not."""
+    rules = [b for b in record.get("baselines", {}) if b != "random"]
+    return bool(rules) and all(record["baselines"][b][key] <= record[chance] + 1e-9 for b in rules)
 
 
 def summarise(
@@ -131,6 +147,7 @@ def summarise(
     labels = Counter(r["truth_agent"] for r in records)
     vis = [c["visible"] for c in crit if c["visible"] is not None]
     drawn = n if drawn is None else drawn
+    hard = [r["critic"]["agent_hit"] for r in records if every_rule_fails(r)]
     return Summary(
         source=source,
         critic=critic,
@@ -158,6 +175,8 @@ def summarise(
         dropped=drawn - n,
         leakage=dict(leakage or {}),
         settings=dict(settings or {}),
+        hard_cases=len(hard),
+        agent_hard=Rate.of(hard),
     )
 
 
@@ -168,12 +187,12 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
 
 def table(summaries: Sequence[Summary]) -> str:
     """A Markdown table: per summary the critic's strict accuracies with intervals, the expected
-    (ties at random) agent accuracy, chance, the best trivial rule, the random critic, and the
-    case counts."""
+    (ties at random) agent accuracy, chance, the best trivial rule, the random critic, the
+    accuracy on the cases every trivial rule misses, and the case counts."""
     head = (
         "| source | critic | cases (drawn/dropped) | agent acc [95% CI] | step acc [95% CI] | "
         "agent, ties at random | chance agent/step | random critic agent | best trivial rule (agent) | "
-        "majority label | ties | failed | step visible |"
+        "majority label | every trivial rule fails: n, agent acc | ties | failed | step visible |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in summaries:
@@ -186,7 +205,8 @@ def table(summaries: Sequence[Summary]) -> str:
             f"| {s.source} | {s.critic} | {s.cases} ({s.drawn}/{s.dropped}) | {s.agent} | {s.step} | "
             f"{s.agent_expected:.2f} | {s.chance_agent:.2f} / {s.chance_step:.2f} | "
             f"{rnd['agent'] if rnd else '-'} | {best_text} | "
-            f"{s.majority_label:.2f} | {s.ties} | {s.critic_failures} | {visible} |"
+            f"{s.majority_label:.2f} | {s.hard_cases}, {s.agent_hard if s.hard_cases else '-'} | "
+            f"{s.ties} | {s.critic_failures} | {visible} |"
         )
     return "\n".join(lines)
 

@@ -208,12 +208,17 @@ def test_critic_that_finds_the_idle_agent_scores_one(tmp_path):
     out = tmp_path / "cases.jsonl"
     lines: list[str] = []
     [s] = run_fault_benchmark(PISTONBALL, critic, cases=4, fault="idle", env_kwargs=PB_KW, out=out, progress=lines.append)
-    assert (s.cases, s.agent.value, s.step.value, s.joint.value) == (4, 1.0, 1.0, 1.0)
     assert s.critic_failures == 0 and len(lines) == s.drawn >= 4
     records = [json.loads(x) for x in out.read_text().splitlines()]
-    assert len(records) == 4
-    for r in records:
+    assert len(records) == s.cases == 4
+    # stratified draw: four different faulty pistons; a long episode (the ball stuck) may not
+    # show the idle steps in the prompt's step budget, and then the critic cannot see the stay
+    shown = [r for r in records if r["critics"]["central_credit"]["visible"]]
+    assert len({r["truth_agent"] for r in records}) == 4 and len(shown) >= 3
+    assert s.agent.value == s.joint.value == len(shown) / 4
+    for r in shown:
         assert r["critics"]["central_credit"]["blamed"] == r["truth_agent"]
+    for r in records:
         assert set(r["faulty_steps"]) <= set(r["replaced_steps"]) and r["faulty_actions"] == ["stay", "stay"]
         assert r["chance_agent"] == pytest.approx(0.2) and 0 < r["chance_step"] <= 1
     assert len({r["truth_agent"] for r in records} | {r["replaced_steps"][0] for r in records}) > 2
@@ -224,7 +229,7 @@ def test_idle_fault_is_given_away_by_action_counts_and_the_default_fault_is_not(
     scored 20/20 with no credit assignment at all. The default fault (misplay) plays the team's
     own action words, so neither that rule nor the stay-blaming critic finds the faulty agent."""
     critic = CentralCritic(ScriptedBackend(stay_blamer))
-    [idle] = run_fault_benchmark(PISTONBALL, critic, cases=8, fault="idle", env_kwargs=PB_KW)
+    [idle] = run_fault_benchmark(PISTONBALL, critic, cases=8, fault="idle", env_kwargs=PB_KW, stratify=False)
     assert idle.baselines["unusual_actions"]["agent"].value == 1.0 and idle.agent.value == 1.0
     assert idle.leakage["worst_rule"] == "unusual_actions" and idle.leakage["p_value"] < 1e-3
     [mis] = run_fault_benchmark(PISTONBALL, critic, cases=8, env_kwargs=PB_KW)
@@ -289,7 +294,7 @@ def test_harmful_fault_plays_the_opposite_move(tmp_path):
 def test_several_critics_read_the_same_cases(tmp_path):
     out = tmp_path / "two.jsonl"
     specs = [CriticSpec("stay", CentralCritic(ScriptedBackend(stay_blamer))), CriticSpec("random", RandomCritic(1))]
-    a, b = run_fault_benchmark(PISTONBALL, specs, cases=3, fault="idle", env_kwargs=PB_KW, out=out)
+    a, b = run_fault_benchmark(PISTONBALL, specs, cases=3, fault="idle", env_kwargs=PB_KW, out=out, stratify=False)
     assert (a.critic, b.critic, a.cases, b.cases) == ("stay", "random", 3, 3) and a.agent.value == 1.0
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(records) == 3 and all(set(r["critics"]) == {"stay", "random"} for r in records)
@@ -355,7 +360,8 @@ def test_cli_runs_several_critic_modes_and_writes_results(tmp_path, monkeypatch)
     assert "agent acc" in res.output and PISTONBALL in res.output and "unusual_actions" in res.output
     summary = json.loads((out / "summary.json").read_text())
     assert [(s["critic"], s["cases"]) for s in summary["summaries"]] == [("central_credit", 2), ("counterfactual", 2)]
-    assert summary["summaries"][0]["agent"]["value"] == 1.0
+    # the stay-blamer finds the idle piston whenever its idle steps are shown in the prompt
+    assert summary["summaries"][0]["agent"]["value"] == summary["summaries"][0]["visible"] > 0
     assert summary["summaries"][1]["settings"]["critics"]["counterfactual"]["evidence"] == ["reference"]
     assert len(list(out.glob("*pistonball*.jsonl"))) == 1
 
@@ -518,7 +524,9 @@ def test_math_task_faults_lower_the_reward_and_an_oracle_critic_scores_one(fault
     critic = CentralCritic(ScriptedBackend(gold_blamer(gold)))
     out = tmp_path / "t.jsonl"
     kw = {"source": "demo", "index": 0}
-    [s] = run_fault_benchmark(GSM8K, critic, cases=6, fault=fault, env_kwargs=kw, out=out)
+    # not stratified: an idle (empty) verifier leaves the solver's right answer, so only the
+    # solver's idle fault hurts, and a stratified draw would drop every verifier seed
+    [s] = run_fault_benchmark(GSM8K, critic, cases=6, fault=fault, env_kwargs=kw, out=out, stratify=False)
     assert (s.cases, s.agent.value, s.step.value, s.critic_failures, s.dropped) == (6, 1.0, 1.0, 0, 0)
     assert s.chance_agent == pytest.approx(0.5) and s.chance_step == pytest.approx(0.5)
     records = [json.loads(x) for x in out.read_text().splitlines()]
