@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.decisive import SearchingCritic, local_runner
 from lang_pz.critics.difference import window_probes
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.baselines import action_leakage, baselines
@@ -293,7 +294,12 @@ def _score(
     for spec in specs:
         cfs: list[Counterfactual] = []
         extra: dict[str, Any] = {}
-        if spec.evidence:
+        if isinstance(spec.critic, SearchingCritic):  # decisive / coalition: the critic picks its re-runs
+            t0 = time.perf_counter()
+            found = spec.critic.search(traj, local_runner(env, case.team, traj, seed=seed))
+            cfs = found.probes
+            extra = {"reruns": found.reruns, "calls": found.calls, "rerun_s": round(time.perf_counter() - t0, 2)}
+        elif spec.evidence:
             key = (tuple(spec.evidence), spec.evidence_window or window)
             if key not in probes:
                 t0 = time.perf_counter()
