@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+
+if TYPE_CHECKING:
+    from lang_pz.critics.decisive import DecisiveCritic
 
 
 @app.command()
@@ -78,13 +81,14 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
         )
 
 
-def _searching(mode: str, llm: object, words: tuple[str, ...], window: int | None) -> object:
-    """The decisive or coalition critic searching with ``words`` (``reference`` is refused there)."""
+def _searching(mode: str, llm: object, words: tuple[str, ...], window: int | None) -> DecisiveCritic:
+    """The decisive or coalition critic searching with ``words`` (``reference`` is refused there),
+    over coarse windows of ``window`` decisions (default: the critic's)."""
     from lang_pz.critics.coalition import CoalitionCritic
     from lang_pz.critics.decisive import DecisiveCritic
 
     kind = CoalitionCritic if mode == "coalition" else DecisiveCritic
-    return kind(llm, replacements=words, **({"window": window} if window else {}))
+    return kind(llm, replacements=words) if window is None else kind(llm, replacements=words, window=window)
 
 
 @app.command("eval-critic")

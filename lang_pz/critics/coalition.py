@@ -60,7 +60,12 @@ class CoalitionProbe:
         return Probe(tuple(a for p in parts for a in p.agents), desc, at or None)
 
     def rerun(
-        self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None, seed: int = 0
+        self,
+        env: Any,
+        policies: Mapping[str, Policy],
+        factual: Trajectory,
+        objective: Objective | None = None,
+        seed: int = 0,
     ) -> tuple[Counterfactual, int]:
         """``(result, LLM requests)``: every part's agent plays its part's replacement."""
         team: dict[str, Policy] = {}
@@ -145,7 +150,7 @@ class CoalitionCritic(DecisiveCritic):
         for p in probes:
             if len(p.agents) > 1 and p.replacement == self._coalition(wins, p.agents).probe.replacement:
                 values[frozenset(p.agents)] = p.delta
-        total = {a: 0.0 for a in players}
+        total = dict.fromkeys(players, 0.0)
         used = 0
         for order in self.orders(trajectory, players):
             prefixes = [frozenset(order[:k]) for k in range(len(order) + 1)]

@@ -71,7 +71,12 @@ class CountedProbe:
     probe: Probe
 
     def rerun(
-        self, env: Any, policies: Mapping[str, Policy], factual: Trajectory, objective: Objective | None = None, seed: int = 0
+        self,
+        env: Any,
+        policies: Mapping[str, Policy],
+        factual: Trajectory,
+        objective: Objective | None = None,
+        seed: int = 0,
     ) -> tuple[Counterfactual, int]:
         """``(result, LLM requests)`` of the probe's re-run of ``factual``."""
         team = probe_team(policies, self.probe, seed=seed, factual=factual)
@@ -358,7 +363,7 @@ class DecisiveCritic(DifferenceCritic):
         """
         decisive = decisive_probes(trajectory, counterfactuals, self.share, self.min_gain)
         order = sorted(decisive, key=lambda a: (min(own_steps(trajectory, a, decisive[a].at_steps)), -decisive[a].delta))
-        credit = {a: 0.0 for a in trajectory.agents}
+        credit = dict.fromkeys(trajectory.agents, 0.0)
         credit.update({a: -(len(order) - i) / len(order) for i, a in enumerate(order)})
         cited = {a: own_steps(trajectory, a, decisive[a].at_steps) if a in decisive else [] for a in trajectory.agents}
         facts = {

@@ -296,9 +296,9 @@ def _score(
         extra: dict[str, Any] = {}
         if isinstance(spec.critic, SearchingCritic):  # decisive / coalition: the critic picks its re-runs
             t0 = time.perf_counter()
-            found = spec.critic.search(traj, local_runner(env, case.team, traj, seed=seed))
-            cfs = found.probes
-            extra = {"reruns": found.reruns, "calls": found.calls, "rerun_s": round(time.perf_counter() - t0, 2)}
+            search = spec.critic.search(traj, local_runner(env, case.team, traj, seed=seed))
+            cfs = search.probes
+            extra = {"reruns": search.reruns, "calls": search.calls, "rerun_s": round(time.perf_counter() - t0, 2)}
         elif spec.evidence:
             key = (tuple(spec.evidence), spec.evidence_window or window)
             if key not in probes:

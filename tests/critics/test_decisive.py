@@ -108,12 +108,13 @@ def test_the_same_seed_gives_the_same_result(env):
     assert reports[0] == reports[1]
 
 
-def test_nothing_to_recover_is_a_tie(env):
-    """The clean heuristic episode replayed with its own words: when no re-run beats the factual
-    episode, every agent gets credit 0."""
-    case = fault_case(env, 0)
-    no_gain = [p.model_copy(update={"delta": -abs(p.delta)}) for p in case and []]  # no probes at all
-    report = DecisiveCritic().assess(case.trajectory, None, no_gain)
+def test_nothing_to_recover_is_a_tie(env, cases):
+    """When no re-run beat the factual episode (here: the real re-runs with every gain made a
+    loss), nothing recovers and every agent gets credit 0."""
+    case = cases[0]
+    found = DecisiveCritic(max_reruns=40).search(case.trajectory, local_runner(env, case.team, case.trajectory))
+    worse = [p.model_copy(update={"delta": -abs(p.delta) - 1.0}) for p in found.probes]
+    report = DecisiveCritic().assess(case.trajectory, None, worse)
     assert {c.credit for c in report.credits.values()} == {0.0}
 
 

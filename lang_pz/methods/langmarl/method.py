@@ -83,7 +83,7 @@ def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactu
         )
     return CentralCritic(
         backend,
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]  # the re-run modes returned above
         max_attempts=config.critic_max_attempts,
         max_prompt_steps=config.critic_max_prompt_steps,
         max_prompt_chars=config.critic_max_prompt_chars,
@@ -185,15 +185,23 @@ class LangMARL(Method[TrainState]):
         p, seed = self.parts, self.config.seed + log.iteration
 
         def runner(plans: Sequence[Any]) -> list[Any]:
-            return rerun(p.envs, actors, [(traj, plan) for plan in plans], objective=p.objective, seed=seed, executor=p.executor)
+            return rerun(
+                p.envs, actors, [(traj, plan) for plan in plans], objective=p.objective, seed=seed, executor=p.executor
+            )
 
         found = critic.search(traj, runner)
         for c in found.probes:
             log.log("counterfactuals", {"episode": traj.episode, **c.model_dump(mode="json")})
         log.log(
             "credit_search",
-            {"episode": traj.episode, "mode": critic.mode, "reruns": found.reruns, "calls": found.calls,
-             "budget": found.budget, "exhausted": found.exhausted},
+            {
+                "episode": traj.episode,
+                "mode": critic.mode,
+                "reruns": found.reruns,
+                "calls": found.calls,
+                "budget": found.budget,
+                "exhausted": found.exhausted,
+            },
         )
         return Evidence(episode=traj.episode, counterfactuals=found.probes)
 
