@@ -27,9 +27,10 @@ beat the factual episode nothing recovers and every agent ties (credit 0).
 **Credit** (:meth:`DecisiveCritic.assess`, recomputed from the re-runs alone): an agent's
 decisive probe is its *minimal* recovering probe (no recovering probe of its replaces a strict
 subset of its decisions) with the earliest first step; its first decision is the agent's
-decisive step. Agents are ordered by decisive step (ties: larger gain first); the first gets
-credit -1, the ``i``-th of ``m`` ``-(m - i) / m``; agents with no recovering decision get 0
-(they rank above). Each credit cites its decisive probe's steps (at most three).
+decisive step. Agents are ordered by decisive step (then larger gain first; the same step and
+gain is a tie, e.g. both Overcooked cooks recovering the whole soup by a change at step 0); the
+``i``-th of ``m`` distinct places gets credit ``-(m - i) / m`` (the first -1); agents with no
+recovering decision get 0 (they rank above). Each credit cites its decisive probe's steps (at most three).
 """
 
 from __future__ import annotations
@@ -362,9 +363,10 @@ class DecisiveCritic(DifferenceCritic):
             BackendError: the explaining backend failed.
         """
         decisive = decisive_probes(trajectory, counterfactuals, self.share, self.min_gain)
-        order = sorted(decisive, key=lambda a: (min(own_steps(trajectory, a, decisive[a].at_steps)), -decisive[a].delta))
+        rank = {a: (min(own_steps(trajectory, a, decisive[a].at_steps)), -decisive[a].delta) for a in decisive}
+        keys = sorted(set(rank.values()))  # agents with the same step and gain tie (no arbitrary order)
         credit = dict.fromkeys(trajectory.agents, 0.0)
-        credit.update({a: -(len(order) - i) / len(order) for i, a in enumerate(order)})
+        credit.update({a: -(len(keys) - keys.index(k)) / len(keys) for a, k in rank.items()})
         cited = {a: own_steps(trajectory, a, decisive[a].at_steps) if a in decisive else [] for a in trajectory.agents}
         facts = {
             a: (

@@ -118,6 +118,24 @@ def test_nothing_to_recover_is_a_tie(env, cases):
     assert {c.credit for c in report.credits.values()} == {0.0}
 
 
+def test_the_same_decisive_step_and_gain_is_a_tie(cases):
+    """Two agents whose decisive change comes at the same step with the same gain share the
+    lowest credit (no agent order decides), an earlier one alone gets -1."""
+    from lang_pz.critics.counterfactual import Counterfactual
+
+    traj = cases[0].trajectory
+    a, b, c = traj.agents[:3]
+
+    def probe(agent, k, delta):
+        return Counterfactual(agents=(agent,), replacement="up", value=delta, delta=delta, steps=1, at_steps=(k,))
+
+    report = DecisiveCritic().assess(traj, None, [probe(a, 1, 10.0), probe(b, 1, 10.0), probe(c, 2, 9.0)])
+    credits = {x: report.credits[x].credit for x in (a, b, c)}
+    assert credits[a] == credits[b] == -1.0 < credits[c] < 0.0
+    report = DecisiveCritic().assess(traj, None, [probe(a, 0, 10.0), probe(b, 1, 10.0)])
+    assert report.credits[a].credit == -1.0 < report.credits[b].credit
+
+
 def test_bad_settings_are_refused():
     for kw, msg in (
         ({"window": 0}, "window must be >= 1"),
@@ -181,3 +199,23 @@ def test_train_runs_with_the_new_critic_mode(tmp_path, mode):
     probes = (d / "counterfactuals.jsonl").read_text().splitlines()
     assert search["reruns"] == len(probes) <= 12 + (4 if mode == "coalition" else 0)
     assert search["calls"] > 0  # the LLM actors were asked where a replacement reached them
+
+
+def test_eval_critic_runs_the_new_modes(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import lang_pz.backends
+    from lang_pz.cli import app
+
+    monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(_reply))
+    args = ["eval-critic", "--env", ENV_ID, "--kw", "n_pistons=5", "--kw", "hold=1", "--kw", "max_cycles=20"]
+    modes = ["--critic-mode", "decisive", "--critic-mode", "coalition", "--cases", "1"]
+    res = CliRunner().invoke(app, [*args, *modes, "--out", str(tmp_path / "res")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert [s["critic"] for s in summary["summaries"]] == ["decisive", "coalition"]
+    (record,) = [json.loads(x) for x in next((tmp_path / "res").glob("*pistonball*.jsonl")).read_text().splitlines()]
+    assert 0 < record["critics"]["decisive"]["reruns"] <= 200 and record["critics"]["decisive"]["calls"] == 0
+    assert record["critics"]["coalition"]["reruns"] <= 200 + 32
+    bad = CliRunner().invoke(app, [*args, *modes, "--evidence", "reference", "--out", str(tmp_path / "n")])
+    assert bad.exit_code != 0 and "'previous'/'reference'" in bad.output
