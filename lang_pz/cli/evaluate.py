@@ -206,7 +206,7 @@ def eval_critic(
     if whowhen is not None and set(modes) <= set(RERUN_MODES):
         fail(
             ValueError(
-                "--whowhen logs cannot be re-run: the counterfactual critic needs an --env; add "
+                "--whowhen logs cannot be re-run: the counterfactual, decisive and coalition critics need an --env; add "
                 "--critic-mode central_credit for Who&When"
             )
         )
