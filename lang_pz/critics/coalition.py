@@ -32,8 +32,9 @@ import numpy as np
 
 from lang_pz.critics.base import CriticReport
 from lang_pz.critics.counterfactual import Counterfactual, Probe, probe_team, run_probe
-from lang_pz.critics.decisive import DecisiveCritic, Runner, Search, decisive_probes, model_requests, own_steps
+from lang_pz.critics.decisive import DecisiveCritic, decisive_probes, own_steps
 from lang_pz.critics.difference import _span
+from lang_pz.critics.search import Runner, Search, model_requests
 from lang_pz.error import InvalidKwargError
 from lang_pz.objectives import Objective
 from lang_pz.policies.base import Policy

@@ -43,8 +43,9 @@ from typing import Any
 import numpy as np
 
 from lang_pz.critics.counterfactual import Counterfactual
-from lang_pz.critics.decisive import SearchingCritic, local_runner
+from lang_pz.critics.decisive import SearchingCritic
 from lang_pz.critics.difference import window_probes
+from lang_pz.critics.search import local_runner
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.baselines import action_leakage, baselines
 from lang_pz.evaluation.bases import (
