@@ -58,6 +58,7 @@ LOGS = (
     "counterfactuals",
     "credits",
     "critic_errors",
+    "credit_search",
     "gated",
     "gradients",
     "optimiser_errors",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+
+if TYPE_CHECKING:
+    from lang_pz.critics.decisive import DecisiveCritic
 
 
 @app.command()
@@ -63,6 +66,8 @@ def _critic_modes() -> tuple[str, ...]:
 
 MODE_CHOICES = _critic_modes()  # from the config's Literal type, so the two cannot drift
 SPECIAL_EVIDENCE = ("alternatives", "reference", "default", "random")
+#: Modes that need re-runs of an --env (they cannot score Who&When logs).
+RERUN_MODES = ("counterfactual", "decisive", "coalition")
 
 
 def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
@@ -74,6 +79,16 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
                 f"choose one of {', '.join(choices)}"
             )
         )
+
+
+def _searching(mode: str, llm: object, words: tuple[str, ...], window: int | None) -> DecisiveCritic:
+    """The decisive or coalition critic searching with ``words`` (``reference`` is refused there),
+    over coarse windows of ``window`` decisions (default: the critic's)."""
+    from lang_pz.critics.coalition import CoalitionCritic
+    from lang_pz.critics.decisive import DecisiveCritic
+
+    kind = CoalitionCritic if mode == "coalition" else DecisiveCritic
+    return kind(llm, replacements=words) if window is None else kind(llm, replacements=words, window=window)
 
 
 @app.command("eval-critic")
@@ -92,7 +107,9 @@ def eval_critic(
         typer.Option(
             "--critic-mode",
             help="critic under test (repeatable): central_credit, central_global, independent (the LLM "
-            "critic) or counterfactual (credit from re-runs; the LLM only words it)",
+            "critic), counterfactual (credit from re-runs; the LLM only words it), decisive (the earliest "
+            "decision whose change recovers the loss, searched by re-runs; no reference) or coalition (Shapley "
+            "values of replacing agents' decisive windows together)",
             show_default="central_credit",
         ),
     ] = None,
@@ -186,10 +203,10 @@ def eval_critic(
         _choice("--critic-mode", m, MODE_CHOICES)
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
-    if whowhen is not None and modes == ["counterfactual"]:
+    if whowhen is not None and set(modes) <= set(RERUN_MODES):
         fail(
             ValueError(
-                "--whowhen logs cannot be re-run: the counterfactual critic needs an --env; add "
+                "--whowhen logs cannot be re-run: the counterfactual, decisive and coalition critics need an --env; add "
                 "--critic-mode central_credit for Who&When"
             )
         )
@@ -214,6 +231,7 @@ def eval_critic(
                 DifferenceCritic(llm) if m == "counterfactual" else CentralCritic(llm, mode=m, max_prompt_chars=prompt_chars)  # type: ignore[arg-type]
             )
             for m in modes
+            if m not in ("decisive", "coalition")
         }
         out.mkdir(parents=True, exist_ok=True)
         log = lambda msg: typer.echo(msg, err=True)  # noqa: E731
@@ -221,6 +239,8 @@ def eval_critic(
         for i, env_id in enumerate(env_ids or []):
             words = tuple(evidence or (["default"] if env_family(env_id) == "math" else ["alternatives"]))
             specs = [CriticSpec(m, c, words if m == "counterfactual" else (), evidence_window) for m, c in critics.items()]
+            specs += [CriticSpec(m, _searching(m, llm, words, evidence_window)) for m in modes if m not in critics]
+            specs.sort(key=lambda sp: modes.index(sp.name))
             summaries += run_fault_benchmark(
                 env_id,
                 specs,
@@ -238,7 +258,7 @@ def eval_critic(
             )
         if whowhen is not None:
             for m, c in critics.items():
-                if m == "counterfactual":
+                if m in RERUN_MODES:
                     continue
                 summary, _ = run_whowhen_benchmark(
                     whowhen,

@@ -4,6 +4,11 @@
 - :mod:`lang_pz.critics.central`: :class:`CentralCritic`, the LLM critic (three modes);
 - :mod:`lang_pz.critics.counterfactual`: re-runs of the same seed (:class:`Counterfactual`,
   :class:`Evidence`), evidence the system computes;
+- :mod:`lang_pz.critics.decisive`: :class:`~lang_pz.critics.decisive.DecisiveCritic`, the earliest
+  decision whose change recovers the loss (Who&When's decisive step, searched by re-runs);
+- :mod:`lang_pz.critics.coalition`: :class:`~lang_pz.critics.coalition.CoalitionCritic`, Shapley
+  values of replacing agents' decisive windows together (joint faults);
+- :mod:`lang_pz.critics.search`: the budgeted, cached re-runs those two critics plan;
 - :mod:`lang_pz.critics.render`: how a trajectory is shown to an LLM critic.
 
 Benchmarks that score critics (fault injection, Who&When) live in :mod:`lang_pz.evaluation`.

@@ -43,7 +43,9 @@ from typing import Any
 import numpy as np
 
 from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.decisive import SearchingCritic
 from lang_pz.critics.difference import window_probes
+from lang_pz.critics.search import local_runner
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.baselines import action_leakage, baselines
 from lang_pz.evaluation.bases import (
@@ -403,7 +405,13 @@ def score_specs(
     for spec in specs:
         cfs: list[Counterfactual] = []
         extra: dict[str, Any] = {}
-        if spec.evidence:
+        critic = spec.assessor(context)
+        if isinstance(critic, SearchingCritic):  # decisive / coalition: the critic picks its own re-runs
+            t0 = time.perf_counter()
+            search = critic.search(traj, local_runner(env, faulty_team, traj, seed=seed))
+            cfs = search.probes
+            extra = {"reruns": search.reruns, "calls": search.calls, "rerun_s": round(time.perf_counter() - t0, 2)}
+        elif spec.evidence:
             key = (tuple(spec.evidence), spec.evidence_window or window)
             if key not in probes:
                 t0 = time.perf_counter()
@@ -420,7 +428,6 @@ def score_specs(
             cfs, secs = probes[key]
             extra = {"reruns": len(cfs), "rerun_s": round(secs, 2)}
         t0 = time.perf_counter()
-        critic = spec.assessor(context)
         if score is not None:
             result = score(critic, cfs)
         else:

@@ -18,7 +18,9 @@ from lang_pz.error import InvalidKwargError
 ROLES = ("actor", "critic", "optimiser")
 #: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
 #: be passed to :func:`lang_pz.training.train` instead).
-CriticModeName = Literal["central_credit", "central_global", "independent", "counterfactual"]
+CriticModeName = Literal["central_credit", "central_global", "independent", "counterfactual", "decisive", "coalition"]
+#: Critic modes that choose their own re-runs (:class:`~lang_pz.critics.decisive.SearchingCritic`).
+SEARCH_MODES = ("decisive", "coalition")
 PartnerKind = Literal["random", "heuristic", "greedy"]
 #: Option names refused in ``backend_options`` (the config is written to disk).
 SECRET_WORDS = ("key", "secret", "password", "token", "auth", "credential")
@@ -32,8 +34,10 @@ class LangMARLConfig(BaseModel):
 
     critic_mode: CriticModeName = Field(
         "central_credit",
-        description="central_credit, central_global, independent (LLM critics) or counterfactual "
-        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements)",
+        description="central_credit, central_global, independent (LLM critics), counterfactual "
+        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements), "
+        "decisive (blame the earliest decision whose change recovers the loss, Who&When) or coalition "
+        "(Shapley values of replacing agents' decisive windows together)",
     )
     counterfactual: list[str] = Field(
         default_factory=list, description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]"
@@ -55,6 +59,13 @@ class LangMARLConfig(BaseModel):
         "(the LLM picks and phrases); free: any text (as published)",
     )
     max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
+    decisive_window: int = Field(4, ge=1, description="decisive/coalition: decisions per coarse window of the search")
+    decisive_share: float = Field(
+        0.5, gt=0, le=1, description="decisive/coalition: share of the gap to the best re-run a change must recover"
+    )
+    decisive_max_reruns: int = Field(200, ge=1, description="decisive/coalition: most re-runs of the search per episode")
+    coalition_permutations: int = Field(20, ge=1, description="coalition: sampled permutations of the Shapley estimate")
+    coalition_max_reruns: int = Field(32, ge=0, description="coalition: most coalition re-runs per episode")
 
     @field_validator("counterfactual_steps")
     @classmethod
@@ -74,6 +85,23 @@ class LangMARLConfig(BaseModel):
                 "critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
                 "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])"
             )
+        if self.critic_mode in SEARCH_MODES:
+            if not self.counterfactual:
+                raise ValueError(
+                    f"critic_mode {self.critic_mode!r} searches re-runs that replace decisions by other choices: "
+                    "give them, e.g. counterfactual: [alternatives] (free-text roles then try [default])"
+                )
+            whole = [r for r in self.counterfactual if r in ("previous", "reference")]
+            if whole:
+                raise ValueError(
+                    f"critic_mode {self.critic_mode!r} replaces single decisions; counterfactual {whole} replaces "
+                    "whole policies: use alternatives, default, random or action words"
+                )
+            if self.counterfactual_steps is not None:
+                raise ValueError(
+                    f"critic_mode {self.critic_mode!r} chooses the decisions it replaces itself; drop "
+                    f"counterfactual_steps {self.counterfactual_steps} (decisive_window sets the coarse windows)"
+                )
         return self
 
 

@@ -21,7 +21,9 @@ from typing import Any
 from lang_pz.backends import LLMBackend
 from lang_pz.critics.base import Critic, CriticReport
 from lang_pz.critics.central import CentralCritic
+from lang_pz.critics.coalition import CoalitionCritic
 from lang_pz.critics.counterfactual import Counterfactual, Evidence, best_gain
+from lang_pz.critics.decisive import DecisiveCritic, SearchingCritic
 from lang_pz.critics.difference import DifferenceCritic
 from lang_pz.methods.base import Method
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
@@ -39,7 +41,8 @@ from lang_pz.training.config import LangMARLConfig, TrainConfig
 from lang_pz.training.parts import Parts, Validator, build, initial_policies, validator
 from lang_pz.training.players import Team
 from lang_pz.training.state import Callback, IterationMetrics, TrainState, UsageMeter, iteration_metrics
-from lang_pz.training.steps import Batch, assess, gather_evidence, play_batch, propose
+from lang_pz.training.steps import Batch, assess, gather_evidence, play_batch, propose, rerun
+from lang_pz.trajectory import Trajectory
 
 
 def settings(config: TrainConfig) -> LangMARLConfig:
@@ -49,9 +52,28 @@ def settings(config: TrainConfig) -> LangMARLConfig:
 
 def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactual, CriticReport]:
     """The critic of ``config.langmarl.critic_mode`` on ``backend``: the
-    :class:`~lang_pz.critics.difference.DifferenceCritic` for ``counterfactual``, else a
+    :class:`~lang_pz.critics.difference.DifferenceCritic` for ``counterfactual``, the
+    :class:`~lang_pz.critics.decisive.DecisiveCritic` for ``decisive``, the
+    :class:`~lang_pz.critics.coalition.CoalitionCritic` for ``coalition``, else a
     :class:`~lang_pz.critics.central.CentralCritic`."""
-    mode = settings(config).critic_mode
+    s = settings(config)
+    mode = s.critic_mode
+    if mode in ("decisive", "coalition"):
+        common: dict[str, Any] = {
+            "replacements": s.counterfactual,
+            "window": s.decisive_window,
+            "share": s.decisive_share,
+            "max_reruns": s.decisive_max_reruns,
+            "max_attempts": config.critic_max_attempts,
+            "temperature": config.critic_temperature,
+            "retry_temperature": config.retry_temperature,
+            "seed": config.seed,
+        }
+        if mode == "coalition":
+            return CoalitionCritic(
+                backend, permutations=s.coalition_permutations, coalition_reruns=s.coalition_max_reruns, **common
+            )
+        return DecisiveCritic(backend, **common)
     if mode == "counterfactual":
         return DifferenceCritic(
             backend,
@@ -61,7 +83,7 @@ def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactu
         )
     return CentralCritic(
         backend,
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]  # the re-run modes returned above
         max_attempts=config.critic_max_attempts,
         max_prompt_steps=config.critic_max_prompt_steps,
         max_prompt_chars=config.critic_max_prompt_chars,
@@ -135,11 +157,17 @@ class LangMARL(Method[TrainState]):
         mode, p = self.settings.critic_mode, self.parts
         if mode == "central_global":
             return [list(p.trainable)]
-        return [[a] for a in (list(p.env.possible_agents) if mode == "counterfactual" else p.trainable)]
+        every = mode in ("counterfactual", "decisive", "coalition")
+        return [[a] for a in (list(p.env.possible_agents) if every else p.trainable)]
 
     def evidence(self, actors: Team, batch: Batch, log: IterationLog) -> list[Evidence]:
-        """Counterfactual re-runs of the batch's seeds (:func:`~lang_pz.training.gather_evidence`)."""
+        """Counterfactual re-runs of the batch's seeds (:func:`~lang_pz.training.gather_evidence`);
+        a critic that chooses its own re-runs (``decisive``, ``coalition``) searches each episode,
+        its re-runs played by :func:`~lang_pz.training.steps.rerun` (logged to
+        ``counterfactuals.jsonl``, their count and LLM requests to ``credit_search.jsonl``)."""
         cfg, p = self.settings, self.parts
+        if isinstance(self.critic, SearchingCritic):
+            return [self._search(self.critic, actors, t, log) for t in batch.trajectories]
         return gather_evidence(
             p.envs,
             actors,
@@ -152,6 +180,30 @@ class LangMARL(Method[TrainState]):
             log=log,
             executor=p.executor,
         )
+
+    def _search(self, critic: SearchingCritic, actors: Team, traj: Trajectory, log: IterationLog) -> Evidence:
+        p, seed = self.parts, self.config.seed + log.iteration
+
+        def runner(plans: Sequence[Any]) -> list[Any]:
+            return rerun(
+                p.envs, actors, [(traj, plan) for plan in plans], objective=p.objective, seed=seed, executor=p.executor
+            )
+
+        found = critic.search(traj, runner)
+        for c in found.probes:
+            log.log("counterfactuals", {"episode": traj.episode, **c.model_dump(mode="json")})
+        log.log(
+            "credit_search",
+            {
+                "episode": traj.episode,
+                "mode": critic.mode,
+                "reruns": found.reruns,
+                "calls": found.calls,
+                "budget": found.budget,
+                "exhausted": found.exhausted,
+            },
+        )
+        return Evidence(episode=traj.episode, counterfactuals=found.probes)
 
     def gate(self, evidence: Sequence[Evidence], log: IterationLog) -> dict[str, float | None]:
         """The agents to give no edit (:func:`~lang_pz.training.evidence_gate`), with their best gain."""
