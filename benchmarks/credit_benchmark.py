@@ -19,7 +19,11 @@ SmolLM2-135M model where a model is used:
   the good team; training does not);
 - ``counterfactual/alternatives`` (Pistonball, Overcooked) or ``counterfactual/default``
   (math, free text): re-runs with each other action word (or the environment's default) over
-  each window: the evidence training has, without a reference.
+  each window: the evidence training has, without a reference;
+- ``decisive/...`` and ``coalition/...``: the reference-free searches of
+  :mod:`lang_pz.critics.decisive` (the earliest decision whose change recovers the loss) and
+  :mod:`lang_pz.critics.coalition` (Shapley values over agents' decisive windows), with the same
+  blind replacements; each runs its own re-runs (counted per case).
 
 The LLM critics (``Critic.llm``) run on the first ``--llm-cases`` cases of each environment and
 the others on ``--cases``; the first ``--llm-cases`` cases are the same in both. Writes
@@ -44,6 +48,8 @@ from typing import Any
 
 from lang_pz.backends import LlamaCppBackend
 from lang_pz.critics import CentralCritic
+from lang_pz.critics.coalition import CoalitionCritic
+from lang_pz.critics.decisive import DecisiveCritic
 from lang_pz.critics.difference import DifferenceCritic
 from lang_pz.evaluation import CriticSpec, run_fault_benchmark
 from lang_pz.evaluation.faults import CaseContext
@@ -96,6 +102,8 @@ CRITICS: list[Critic] = [
     Critic("counterfactual/reference + LLM words", lambda llm: DifferenceCritic(llm), ("reference",), llm=True),
     Critic("counterfactual/reference", lambda llm: DifferenceCritic(), ("reference",)),
     Critic(f"counterfactual/{BLIND}", lambda llm: DifferenceCritic(), (BLIND,)),
+    Critic(f"decisive/{BLIND}", lambda llm: DecisiveCritic()),  # offered words; free text: the default
+    Critic(f"coalition/{BLIND}", lambda llm: CoalitionCritic()),
 ]
 
 
