@@ -1,48 +1,60 @@
 #!/usr/bin/env bash
-# The bench tables of the envs users bring (README "Games users bring"): the LLM team on the
-# embedded model (SmolLM2-135M), random, and the classical players, with 95 % bootstrap
-# intervals. Each env has an LLM case (few episodes, LLM_SEEDS: the machine is shared) and a
-# classical case without LLM seats (many episodes). Each command's wall time is written beside
-# its table: benchmarks/results/envs_bench/<name>.wall.txt.
-#   bash benchmarks/envs_bench.sh [NAME ...]
+# The bench tables of the envs users bring (issue 23; results/envs_bench/envs_bench.md): the LLM
+# team on the embedded model (SmolLM2-135M, one llama.cpp thread), random, and the classical
+# players (OpenSpiel's CFR+ and MCTS, the MPE scripted baseline), with 95 % bootstrap intervals.
+# Each env has an LLM case (fewer episodes: every LLM call is ~10-20 s on a shared 2-core machine)
+# and a classical case without LLM seats (many episodes). Each command's wall time, date and load
+# average are written beside its table: benchmarks/results/envs_bench/<name>.wall.txt. A re-run
+# with the same results folder skips finished episodes; FRESH=1 deletes the folder first.
+#   bash benchmarks/envs_bench.sh [NAME ...]          # every table: bash benchmarks/envs_bench.sh
 # names: hanabi hanabi_classical leduc leduc_classical spread spread_classical
-#        tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical
+#        tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical
+# Episode counts: LLM_SEEDS (default per table, below), e.g. LLM_SEEDS=0-2 for a quick pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-LLM_SEEDS=${LLM_SEEDS:-0-2}
+export LANG_PZ_BACKEND_OPTIONS=${LANG_PZ_BACKEND_OPTIONS:-'{"embedded": {"n_threads": 1}}'}
 OUT=benchmarks/results/envs_bench
 mkdir -p "$OUT"
+seeds() { echo "${LLM_SEEDS:-$1}"; }  # the table's LLM seeds unless LLM_SEEDS says otherwise
 run() {  # NAME ARGS...
   local name=$1; shift
-  local t0; t0=$(date +%s.%N)
-  "$PY" -m lang_pz.cli bench --out "$OUT/$name" --no-plot "$@" > "$OUT/$name.md"
-  echo "$(echo "$(date +%s.%N) - $t0" | bc) s wall: lang-pz bench --out $OUT/$name --no-plot $*" > "$OUT/$name.wall.txt"
+  [ "${FRESH:-0}" = 1 ] && rm -rf "${OUT:?}/$name"
+  local t0 load date; t0=$(date +%s.%N); load=$(cut -d' ' -f1-3 /proc/loadavg); date=$(date -u +%FT%TZ)
+  nice -n 10 "$PY" -m lang_pz.cli bench --out "$OUT/$name" --no-plot "$@" > "$OUT/$name.md"
+  printf '%.0f s wall, started %s, load average at start %s (end %s): lang-pz bench --out %s --no-plot %s\n' \
+    "$(echo "$(date +%s.%N) - $t0" | bc)" "$date" "$load" "$(cut -d' ' -f1-3 /proc/loadavg)" "$OUT/$name" "$*" \
+    > "$OUT/$name.wall.txt"
   cat "$OUT/$name.md" "$OUT/$name.wall.txt"
 }
-ALL="hanabi hanabi_classical leduc leduc_classical spread spread_classical tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical"
+ALL="hanabi hanabi_classical leduc leduc_classical spread spread_classical tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical"
 for NAME in ${*:-$ALL}; do
   case $NAME in
-    hanabi) run hanabi --env openspiel/hanabi-v0 --objective return:player_0 --seeds "$LLM_SEEDS" \
-              --team "llm team=:llm" ;;
+    hanabi) run hanabi --env openspiel/hanabi-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
+              --team "llm team=:llm" --team "random=:random" ;;
     hanabi_classical) run hanabi_classical --env openspiel/hanabi-v0 --objective return:player_0 --seeds 0-199 \
               --team "random=:random" ;;
-    leduc) run leduc --env openspiel/leduc_poker-v0 --objective return:player_0 --seeds "$LLM_SEEDS" \
+    leduc) run leduc --env openspiel/leduc_poker-v0 --objective return:player_0 --seeds "$(seeds 0-19)" \
               --team "llm vs cfr=:player_0=llm;*=spiel:cfr" --team "llm vs random=:player_0=llm;*=random" ;;
     leduc_classical) run leduc_classical --env openspiel/leduc_poker-v0 --objective return:player_0 --seeds 0-199 \
               --team "random vs cfr=:player_0=random;*=spiel:cfr" --team "cfr vs random=:player_0=spiel:cfr;*=random" \
               --team "cfr vs cfr=:spiel:cfr" --team "random vs random=:random" ;;
-    spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds "$LLM_SEEDS" --team "llm team=:llm" ;;
+    spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds "$(seeds 0-2)" --team "llm team=:llm" ;;
     spread_classical) run spread_classical --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds 0-29 \
               --team "random=:random" --team "scripted=:scripted" ;;
-    tictactoe) run tictactoe --env textarena/tictactoe-v0 --objective return:player_0 --seeds "$LLM_SEEDS" \
+    tictactoe) run tictactoe --env textarena/tictactoe-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
               --team "llm vs random=:player_0=llm;*=random" ;;
     tictactoe_classical) run tictactoe_classical --env textarena/tictactoe-v0 --objective return:player_0 \
               --seeds 0-49 --team "random vs random=:random" ;;
-    kuhn_ta) run kuhn_ta --env textarena/kuhn_poker-v0 --objective return:player_0 --seeds "$LLM_SEEDS" \
+    kuhn_ta) run kuhn_ta --env textarena/kuhn_poker-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
               --team "llm vs random=:player_0=llm;*=random" ;;
     kuhn_ta_classical) run kuhn_ta_classical --env textarena/kuhn_poker-v0 --objective return:player_0 \
               --seeds 0-49 --team "random vs random=:random" ;;
+    mcts) run mcts --env openspiel/tic_tac_toe --objective return:player_0 --seeds "$(seeds 0-9)" \
+              --team "llm vs mcts=:player_0=llm;*=spiel:mcts" --team "llm vs random=:player_0=llm;*=random" ;;
+    mcts_classical) run mcts_classical --env openspiel/tic_tac_toe --objective return:player_0 --seeds 0-49 \
+              --team "mcts vs random=:player_0=spiel:mcts;*=random" --team "random vs mcts=:player_0=random;*=spiel:mcts" \
+              --team "mcts vs mcts=:spiel:mcts" --team "random vs random=:random" ;;
     *) echo "unknown bench name $NAME; names: $ALL" >&2; exit 2 ;;
   esac
 done
