@@ -3,7 +3,11 @@
 # team on the embedded model (SmolLM2-135M, one llama.cpp thread), random, and the classical
 # players (OpenSpiel's CFR+ and MCTS, the MPE scripted baseline), with 95 % bootstrap intervals.
 # Each env has an LLM case (fewer episodes: every LLM call is ~10-20 s on a shared 2-core machine)
-# and a classical case without LLM seats (many episodes). Each command's wall time, date and load
+# and a classical case without LLM seats (many episodes), with a 'no reply' row: a constant seat
+# whose word is the env's fallback move (the first legal move: Play 0, x(0,0), [0], [check], stay;
+# once that word is illegal, the fallback plays), i.e. what an LLM whose every reply is unreadable
+# scores; an LLM row must beat it. Leduc has no such word (its fallback folds to a bet, and Fold is
+# not legal at the first move), so it shows 'always call' instead. Each command's wall time, date and load
 # average are written beside its table: benchmarks/results/envs_bench/<name>.wall.txt. A re-run
 # with the same results folder skips finished episodes; FRESH=1 deletes the folder first.
 #   bash benchmarks/envs_bench.sh [NAME ...]          # every table: bash benchmarks/envs_bench.sh
@@ -33,28 +37,30 @@ for NAME in ${*:-$ALL}; do
     hanabi) run hanabi --env openspiel/hanabi-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
               --team "llm team=:llm" --team "random=:random" ;;
     hanabi_classical) run hanabi_classical --env openspiel/hanabi-v0 --objective return:player_0 --seeds 0-199 \
-              --team "random=:random" ;;
+              --team "random=:random" --team "no reply=:constant:Play 0" ;;
     leduc) run leduc --env openspiel/leduc_poker-v0 --objective return:player_0 --seeds "$(seeds 0-19)" \
               --team "llm vs cfr=:player_0=llm;*=spiel:cfr" --team "llm vs random=:player_0=llm;*=random" ;;
     leduc_classical) run leduc_classical --env openspiel/leduc_poker-v0 --objective return:player_0 --seeds 0-199 \
               --team "random vs cfr=:player_0=random;*=spiel:cfr" --team "cfr vs random=:player_0=spiel:cfr;*=random" \
-              --team "cfr vs cfr=:spiel:cfr" --team "random vs random=:random" ;;
+              --team "cfr vs cfr=:spiel:cfr" --team "random vs random=:random" \
+              --team "always call vs cfr=:player_0=constant:Call;*=spiel:cfr" ;;
     spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds "$(seeds 0-2)" --team "llm team=:llm" ;;
     spread_classical) run spread_classical --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds 0-29 \
-              --team "random=:random" --team "scripted=:scripted" ;;
+              --team "random=:random" --team "scripted=:scripted" --team "no reply=:constant:stay" ;;
     tictactoe) run tictactoe --env textarena/tictactoe-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
               --team "llm vs random=:player_0=llm;*=random" ;;
     tictactoe_classical) run tictactoe_classical --env textarena/tictactoe-v0 --objective return:player_0 \
-              --seeds 0-49 --team "random vs random=:random" ;;
+              --seeds 0-49 --team "random vs random=:random" --team "no reply vs random=:player_0=constant:[0];*=random" ;;
     kuhn_ta) run kuhn_ta --env textarena/kuhn_poker-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
               --team "llm vs random=:player_0=llm;*=random" ;;
     kuhn_ta_classical) run kuhn_ta_classical --env textarena/kuhn_poker-v0 --objective return:player_0 \
-              --seeds 0-49 --team "random vs random=:random" ;;
+              --seeds 0-49 --team "random vs random=:random" --team "no reply vs random=:player_0=constant:[check];*=random" ;;
     mcts) run mcts --env openspiel/tic_tac_toe --objective return:player_0 --seeds "$(seeds 0-9)" \
               --team "llm vs mcts=:player_0=llm;*=spiel:mcts" --team "llm vs random=:player_0=llm;*=random" ;;
     mcts_classical) run mcts_classical --env openspiel/tic_tac_toe --objective return:player_0 --seeds 0-49 \
               --team "mcts vs random=:player_0=spiel:mcts;*=random" --team "random vs mcts=:player_0=random;*=spiel:mcts" \
-              --team "mcts vs mcts=:spiel:mcts" --team "random vs random=:random" ;;
+              --team "mcts vs mcts=:spiel:mcts" --team "random vs random=:random" \
+              --team "no reply vs mcts=:player_0=constant:x(0,0);*=spiel:mcts" --team "no reply vs random=:player_0=constant:x(0,0);*=random" ;;
     *) echo "unknown bench name $NAME; names: $ALL" >&2; exit 2 ;;
   esac
 done
