@@ -11,8 +11,10 @@
 # average are written beside its table: benchmarks/results/envs_bench/<name>.wall.txt. A re-run
 # with the same results folder skips finished episodes; FRESH=1 deletes the folder first.
 #   bash benchmarks/envs_bench.sh [NAME ...]          # every table: bash benchmarks/envs_bench.sh
-# names: hanabi hanabi_classical leduc leduc_classical spread spread_classical
-#        tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical
+# names: hanabi hanabi_classical leduc leduc_classical spread spread_classical spread3_classical
+#        tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical examples
+# (examples: one observation per new id, benchmarks/envs_examples.py). After the runs,
+# benchmarks/envs_bench_report.py assembles results/envs_bench/envs_bench.md (done here too).
 # Episode counts: LLM_SEEDS (default per table, below), e.g. LLM_SEEDS=0-2 for a quick pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +33,7 @@ run() {  # NAME ARGS...
     > "$OUT/$name.wall.txt"
   cat "$OUT/$name.md" "$OUT/$name.wall.txt"
 }
-ALL="hanabi hanabi_classical leduc leduc_classical spread spread_classical tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical"
+ALL="examples hanabi hanabi_classical leduc leduc_classical spread spread_classical spread3_classical tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical"
 for NAME in ${*:-$ALL}; do
   case $NAME in
     hanabi) run hanabi --env openspiel/hanabi-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
@@ -44,7 +46,9 @@ for NAME in ${*:-$ALL}; do
               --team "random vs cfr=:player_0=random;*=spiel:cfr" --team "cfr vs random=:player_0=spiel:cfr;*=random" \
               --team "cfr vs cfr=:spiel:cfr" --team "random vs random=:random" \
               --team "always call vs cfr=:player_0=constant:Call;*=spiel:cfr" ;;
-    spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds "$(seeds 0-2)" --team "llm team=:llm" ;;
+    spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=3 --seeds "$(seeds 0-1)" --team "llm team=:llm" ;;
+    spread3_classical) run spread3_classical --env mpe/simple_spread-v0 --kw max_cycles=3 --seeds 0-49 \
+              --team "random=:random" --team "scripted=:scripted" --team "no reply=:constant:stay" ;;
     spread_classical) run spread_classical --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds 0-29 \
               --team "random=:random" --team "scripted=:scripted" --team "no reply=:constant:stay" ;;
     tictactoe) run tictactoe --env textarena/tictactoe-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
@@ -61,6 +65,8 @@ for NAME in ${*:-$ALL}; do
               --team "mcts vs random=:player_0=spiel:mcts;*=random" --team "random vs mcts=:player_0=random;*=spiel:mcts" \
               --team "mcts vs mcts=:spiel:mcts" --team "random vs random=:random" \
               --team "no reply vs mcts=:player_0=constant:x(0,0);*=spiel:mcts" --team "no reply vs random=:player_0=constant:x(0,0);*=random" ;;
+    examples) "$PY" benchmarks/envs_examples.py > "$OUT/examples.md" ;;
     *) echo "unknown bench name $NAME; names: $ALL" >&2; exit 2 ;;
   esac
 done
+"$PY" benchmarks/envs_bench_report.py
