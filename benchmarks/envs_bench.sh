@@ -12,8 +12,9 @@
 # with the same results folder skips finished episodes; FRESH=1 deletes the folder first.
 #   bash benchmarks/envs_bench.sh [NAME ...]          # every table: bash benchmarks/envs_bench.sh
 # names: hanabi hanabi_classical leduc leduc_classical spread spread_classical spread3_classical
-#        tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical examples
-# (examples: one observation per new id, benchmarks/envs_examples.py). After the runs,
+#        tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical examples replies
+# (examples: one observation per new id, benchmarks/envs_examples.py; replies: how many LLM
+# replies parsed, benchmarks/envs_bench_replies.py, after the LLM tables). After the runs,
 # benchmarks/envs_bench_report.py assembles results/envs_bench/envs_bench.md (done here too).
 # Episode counts: LLM_SEEDS (default per table, below), e.g. LLM_SEEDS=0-2 for a quick pass.
 set -euo pipefail
@@ -33,7 +34,7 @@ run() {  # NAME ARGS...
     > "$OUT/$name.wall.txt"
   cat "$OUT/$name.md" "$OUT/$name.wall.txt"
 }
-ALL="examples hanabi hanabi_classical leduc leduc_classical spread spread_classical spread3_classical tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical"
+ALL="examples hanabi hanabi_classical leduc leduc_classical spread spread_classical spread3_classical tictactoe tictactoe_classical kuhn_ta kuhn_ta_classical mcts mcts_classical replies"
 for NAME in ${*:-$ALL}; do
   case $NAME in
     hanabi) run hanabi --env openspiel/hanabi-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
@@ -66,6 +67,7 @@ for NAME in ${*:-$ALL}; do
               --team "mcts vs mcts=:spiel:mcts" --team "random vs random=:random" \
               --team "no reply vs mcts=:player_0=constant:x(0,0);*=spiel:mcts" --team "no reply vs random=:player_0=constant:x(0,0);*=random" ;;
     examples) "$PY" benchmarks/envs_examples.py > "$OUT/examples.md" ;;
+    replies) "$PY" benchmarks/envs_bench_replies.py hanabi leduc spread tictactoe kuhn_ta mcts > "$OUT/replies.md" ;;
     *) echo "unknown bench name $NAME; names: $ALL" >&2; exit 2 ;;
   esac
 done

@@ -63,6 +63,12 @@ def main(argv: list[str] | None = None) -> None:
     for title, tables in SECTIONS:
         parts.append(f"## {title}\n")
         parts.extend(table_block(out, name, what) for name, what in tables)
+    if (out / "replies.md").is_file():
+        parts.append(
+            "## The LLM seats' replies (`benchmarks/envs_bench_replies.py`: every LLM episode replayed from the "
+            "response cache; a fallen-back reply played the env's fallback move)\n"
+        )
+        parts.append((out / "replies.md").read_text().strip() + "\n")
     if (out / "examples.md").is_file():
         text = (out / "examples.md").read_text().strip()
         parts.append("\n".join("#" + line if line.startswith("#") else line for line in text.splitlines()) + "\n")
