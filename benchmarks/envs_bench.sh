@@ -16,7 +16,8 @@
 # (examples: one observation per new id, benchmarks/envs_examples.py; replies: how many LLM
 # replies parsed, benchmarks/envs_bench_replies.py, after the LLM tables). After the runs,
 # benchmarks/envs_bench_report.py assembles results/envs_bench/envs_bench.md (done here too).
-# Episode counts: LLM_SEEDS (default per table, below), e.g. LLM_SEEDS=0-2 for a quick pass.
+# Episode counts: LLM_SEEDS (default per table, below: the counts in results/envs_bench), e.g.
+# LLM_SEEDS=0-2 for a quick pass. On the shared machine the LLM tables took 10-47 minutes each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -47,20 +48,20 @@ for NAME in ${*:-$ALL}; do
               --team "random vs cfr=:player_0=random;*=spiel:cfr" --team "cfr vs random=:player_0=spiel:cfr;*=random" \
               --team "cfr vs cfr=:spiel:cfr" --team "random vs random=:random" \
               --team "always call vs cfr=:player_0=constant:Call;*=spiel:cfr" ;;
-    spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=3 --seeds "$(seeds 0-1)" --team "llm team=:llm" ;;
+    spread) run spread --env mpe/simple_spread-v0 --kw max_cycles=3 --seeds "$(seeds 0-5)" --team "llm team=:llm" ;;
     spread3_classical) run spread3_classical --env mpe/simple_spread-v0 --kw max_cycles=3 --seeds 0-49 \
               --team "random=:random" --team "scripted=:scripted" --team "no reply=:constant:stay" ;;
     spread_classical) run spread_classical --env mpe/simple_spread-v0 --kw max_cycles=10 --seeds 0-29 \
               --team "random=:random" --team "scripted=:scripted" --team "no reply=:constant:stay" ;;
-    tictactoe) run tictactoe --env textarena/tictactoe-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
+    tictactoe) run tictactoe --env textarena/tictactoe-v0 --objective return:player_0 --seeds "$(seeds 0-6)" \
               --team "llm vs random=:player_0=llm;*=random" ;;
     tictactoe_classical) run tictactoe_classical --env textarena/tictactoe-v0 --objective return:player_0 \
               --seeds 0-49 --team "random vs random=:random" --team "no reply vs random=:player_0=constant:[0];*=random" ;;
-    kuhn_ta) run kuhn_ta --env textarena/kuhn_poker-v0 --objective return:player_0 --seeds "$(seeds 0-9)" \
+    kuhn_ta) run kuhn_ta --env textarena/kuhn_poker-v0 --objective return:player_0 --seeds "$(seeds 0-5)" \
               --team "llm vs random=:player_0=llm;*=random" ;;
     kuhn_ta_classical) run kuhn_ta_classical --env textarena/kuhn_poker-v0 --objective return:player_0 \
               --seeds 0-49 --team "random vs random=:random" --team "no reply vs random=:player_0=constant:[check];*=random" ;;
-    mcts) run mcts --env openspiel/tic_tac_toe --objective return:player_0 --seeds "$(seeds 0-9)" \
+    mcts) run mcts --env openspiel/tic_tac_toe --objective return:player_0 --seeds "$(seeds 0-3)" \
               --team "llm vs mcts=:player_0=llm;*=spiel:mcts" --team "llm vs random=:player_0=llm;*=random" ;;
     mcts_classical) run mcts_classical --env openspiel/tic_tac_toe --objective return:player_0 --seeds 0-49 \
               --team "mcts vs random=:player_0=spiel:mcts;*=random" --team "random vs mcts=:player_0=random;*=spiel:mcts" \
