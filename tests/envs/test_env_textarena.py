@@ -51,6 +51,29 @@ def test_a_game_without_listed_moves_takes_bracketed_actions():
     assert env.infos[agent]["parse_error"] is None and env.agent_selection != agent
 
 
+@pytest.mark.parametrize(
+    ("env_id", "offender", "valid"),
+    [
+        ("textarena/nim-v0", "player_0", "[0 1]"),  # the mover's invalid take
+        ("textarena/nim-v0", "player_1", "[0 1]"),
+        ("textarena/TruthAndDeception-v0", "player_1", "[I am not sure]"),  # the guesser's unreadable guess
+    ],
+)
+def test_an_invalid_move_loses_for_the_seat_that_made_it(env_id, offender, valid):
+    # An adversary's question: can a seat score by answering nonsense? TextArena's rule for an
+    # invalid move (its error allowance, then a loss) must land on the offender, not its opponent.
+    env = lang_pz.make(env_id)
+    env.reset(seed=0)
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    for agent in env.agent_iter(max_iter=200):
+        _, reward, term, trunc, _ = env.last()
+        returns[agent] += reward
+        env.step(None if term or trunc else "[zzz]" if agent == offender else valid)
+    assert all(env.terminations.values()), "the game should end on the offender's invalid moves"
+    (other,) = [a for a in env.possible_agents if a != offender]
+    assert returns[offender] < 0 < returns[other]
+
+
 def test_same_seed_same_game_even_with_two_games_side_by_side():
     envs = [lang_pz.make("textarena/kuhn_poker-v0") for _ in range(2)]
     texts: list[list[str]] = [[], []]
