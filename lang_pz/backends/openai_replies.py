@@ -115,8 +115,9 @@ def reply_choice(text: str, choices: Sequence[str], wrapped: bool) -> str:
 
 def reply_in_format(text: str, pattern: str, stop: Sequence[str], wrapped: bool) -> str:
     """The reply of a request constrained to an env's reply format (``pattern``, a whole-reply
-    regex): ``text`` itself or, ``wrapped``, the string of its ``{"reply": ...}``; one stop
-    sequence the server left at its end (a completion grammar may end a reply with it) is cut.
+    regex): ``text`` itself (one stop sequence the server left at its end is cut: a completion
+    grammar may end a reply with it) or, ``wrapped``, the string of its ``{"reply": ...}`` cut at
+    its first stop sequence.
 
     Raises:
         ReplyError: ``"reply outside the format"`` (not that JSON, or no match of ``pattern``):
@@ -133,6 +134,8 @@ def reply_in_format(text: str, pattern: str, stop: Sequence[str], wrapped: bool)
             ) from None
         if not isinstance(reply, str):
             raise ReplyError("reply outside the format", f'"reply" is a JSON {type(reply).__name__}, not a string')
+        for s in stop:  # the request's stops, applied to the string (not sent: they would cut the JSON)
+            reply = reply.split(s, 1)[0] if s else reply
     candidates = [reply] + [reply[: -len(s)] for s in stop if s and reply.endswith(s)]
     for candidate in candidates:
         if re.fullmatch(pattern, candidate) is not None:

@@ -25,7 +25,8 @@ reaches the server as :data:`ConstrainedDecoding` says (:func:`decoding`):
 - ``"json_schema"``: a chat request's ``response_format`` asks for ``{"reply": <a string
   matching the pattern>}`` (:func:`reply_schema`; OpenAI, Ollama and other servers with
   JSON-schema structured output; sent in the ``structured_output`` form) and the backend
-  unwraps the string; completion-format requests stay free text (``/completions`` has no
+  unwraps the string (the request's stop sequences are applied to it, not sent: a ``"`` would
+  end the JSON; ``max_tokens`` gets :data:`JSON_REPLY_TOKENS` more); completion-format requests stay free text (``/completions`` has no
   standard field for a schema);
 - ``"off"``: free text (the env's fallback handles what does not parse);
 - ``"auto"`` (default): ``"llama_cpp"`` with ``structured_output="json_object"``, else ``"off"``.
@@ -51,6 +52,8 @@ StructuredOutput = Literal["json_schema", "json_object"]
 #: How a server is asked to keep a reply to an env's reply format (see the module docstring).
 ConstrainedDecoding = Literal["auto", "llama_cpp", "vllm", "vllm_guided", "json_schema", "off"]
 CONSTRAINED_DECODING: tuple[str, ...] = ("auto", "llama_cpp", "vllm", "vllm_guided", "json_schema", "off")
+#: Tokens added to ``max_tokens`` for the ``{"reply": ...}`` around a reply (``"json_schema"`` mode).
+JSON_REPLY_TOKENS = 16
 _VLLM_FIELDS = {
     "vllm": ("structured_outputs", {"regex": "regex", "choice": "choice", "json": "json"}),
     "vllm_guided": (None, {"regex": "guided_regex", "choice": "guided_choice", "json": "guided_json"}),
@@ -107,9 +110,11 @@ def decoding(request: GenerationRequest, structured_output: StructuredOutput, mo
 
 def schema_pattern(regex: str) -> str:
     """``regex`` (a :mod:`lang_pz.text.replies` pattern) as a JSON-schema ``pattern``: anchored
-    (``^...$``), plain groups for ``(?:`` and escaped characters written out (llama.cpp's
-    schema converter, behind llama.cpp's and Ollama's servers, takes neither ``(?:`` nor ``\\xHH``
-    outside a character class; the language is the same)."""
+    (``^...$``), plain groups for ``(?:``, escaped characters written out, and regex
+    metacharacters as one-character classes (``[.]``): llama.cpp's schema converter, behind
+    llama.cpp's and Ollama's servers, takes no ``(?:``, mangles ``\\xHH`` outside a character
+    class and copies ``\\.`` into a GBNF literal, where llama.cpp refuses it (its server process
+    then ends). The language is the same."""
     out: list[str] = []
     in_class = False
     i = 0
@@ -123,13 +128,12 @@ def schema_pattern(regex: str) -> str:
                 continue
             ch = chr(int(m.group(1) or m.group(2), 16))
             i += 1 + m.end()
-            special = "]\\^-" if in_class else "\\.^$|?*+()[]{}"
-            if ch in "\n\r\t":
-                out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
-            elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-                out.append(f"\\x{ord(ch):02X}")
+            if ord(ch) < 0x20 or ord(ch) == 0x7F or ch in "[]\\^-":
+                out.append(f"\\x{ord(ch):02X}" if in_class else f"[\\x{ord(ch):02X}]")
+            elif not in_class and ch in ".$|?*+(){}":
+                out.append(f"[{ch}]")  # not "\\.": the converter copies such escapes into GBNF, which refuses them
             else:
-                out.append("\\" + ch if ch in special else ch)
+                out.append(ch)
             continue
         if not in_class and regex.startswith("(?:", i):
             out.append("(")
@@ -249,8 +253,10 @@ def request_body(
     }
     if request.seed is not None:
         body["seed"] = int(request.seed)
-    if request.stop:
+    if request.stop and not how.reply_json:
         body["stop"] = list(request.stop)
+    if how.reply_json:  # the JSON around the reply: its stops apply to the unwrapped string instead
+        body["max_tokens"] = request.max_tokens + JSON_REPLY_TOKENS
     if how.mode in _VLLM_FIELDS:
         if request.choices is not None:
             _vllm_field(body, how.mode, "choice", list(dict.fromkeys(request.choices)))

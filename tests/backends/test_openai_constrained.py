@@ -75,7 +75,9 @@ def _format() -> ReplyFormat:
 
 
 def _backend(stub: RecordingStub, mode: str, **kw) -> OpenAIBackend:
-    return OpenAIBackend("m", base_url=stub.url, constrained_decoding=mode, cache=False, max_attempts=2, backoff_s=0.01, **kw)
+    return OpenAIBackend(
+        "m", base_url=stub.url, constrained_decoding=mode, cache=False, max_attempts=2, backoff_s=0.01, **kw
+    )
 
 
 def test_vllm_modes_send_the_regex_and_choices_in_vllms_fields(stub):
@@ -179,7 +181,9 @@ def _all_formats() -> list[ReplyFormat]:
         env = lang_pz.make(env_id, source="demo")
         env.reset(seed=0)
         out += [ReplyFormat.from_info(env.infos[a]) for a in env.possible_agents if a in env.infos]
-    return [f for f in out if f is not None]
+    from lang_pz.envs.textarena.adapter import BRACKETED_FORMAT, MOVE_FORMATS
+
+    return [f for f in out if f is not None] + [BRACKETED_FORMAT, *MOVE_FORMATS.values()]
 
 
 _FORMATS = _all_formats()
