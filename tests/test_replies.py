@@ -118,6 +118,22 @@ def test_every_stated_grammar_compiles_in_llama_cpp():
     assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr[-1500:]
 
 
+def test_code_replies_of_the_format_are_python():
+    """Every tester reply of the format compiles (a measured reply with ``01``, a syntax error in
+    Python 3, did not parse before the numbers lost their leading zeros)."""
+    env = lang_pz.make("tasks/mbpp-v0", source="demo")
+    env.reset(seed=0)
+    fmt = env.reply_format("tester")
+    assert not fmt.matches("assert f(15, 01, 2012) == True".replace("f", env.function_name(env.item)))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.from_regex(fmt.regex, fullmatch=True))
+    def compiles(reply):
+        compile(reply, "<reply>", "exec")
+
+    compiles()
+
+
 def test_textarena_games_that_list_no_moves_state_their_move_format():
     pytest.importorskip("textarena")
     from lang_pz.envs.textarena.adapter import MOVE_FORMATS

@@ -219,7 +219,11 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
             head = replies.literal(f"def {name}(") if name else replies.literal("def ")
             body = replies.chars('"' + _CONTROL, 1, 150)
             return ReplyFormat.of(replies.sequence(head, body), f"def {name or 'f'}(x): return x")
-        num = replies.sequence(replies.repeat(replies.literal("-"), 0, 1), replies.digits(1, 6))
+        # no leading zero: "01" is a syntax error in Python 3 (a measured tester reply)
+        natural = replies.either(
+            replies.literal("0"), replies.sequence(replies.one_of(list("123456789")), replies.digits(0, 5))
+        )
+        num = replies.sequence(replies.repeat(replies.literal("-"), 0, 1), natural)
         text = replies.sequence(replies.literal("'"), replies.chars("'\\\"" + _CONTROL, 0, 12), replies.literal("'"))
         nums = replies.sequence(num, replies.repeat(replies.sequence(replies.literal(", "), num), 0, 2))
         listed = replies.sequence(replies.literal("["), replies.repeat(nums, 0, 1), replies.literal("]"))
