@@ -32,7 +32,15 @@ sent is :mod:`lang_pz.backends.openai_requests`, what replies and failures mean 
 Completion-format requests (``prompt=``) with ``choices=``/``json_schema=`` need
 ``structured_output="json_object"`` (sent as llama-cpp-python's ``grammar``; a JSON schema
 needs llama-cpp-python installed locally to be converted); with ``"json_schema"`` they raise
-:class:`BackendError`.
+:class:`BackendError` (``constrained_decoding="vllm"`` sends them in vLLM's own fields instead).
+
+An env's reply format (``info["reply_format"]``, the request's ``grammar`` and ``pattern``) is
+sent as ``constrained_decoding`` says: ``"llama_cpp"`` (the GBNF ``grammar`` field),
+``"vllm"`` / ``"vllm_guided"`` (vLLM's ``structured_outputs`` / ``guided_*`` fields with the
+regex), ``"json_schema"`` (a ``{"reply": ...}`` schema with the regex as its ``pattern``, for
+OpenAI and Ollama), ``"off"`` (free text); ``"auto"`` is ``"llama_cpp"`` on a
+``"json_object"`` server, else ``"off"``. A constrained reply outside the format is retried
+like any unusable reply (:mod:`lang_pz.backends.openai_requests` has the details).
 """
 
 from __future__ import annotations
