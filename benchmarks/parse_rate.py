@@ -44,6 +44,7 @@ TASK_KWARGS: dict[str, dict[str, Any]] = {
 
 
 FAILED: list[str] = []  # the replies of the env being measured that did not parse (first few)
+STATED: list[bool] = []  # whether the env being measured stated a reply format at some turn
 
 
 def _count(counts: Counter[tuple[str, bool]], who: str, info: dict[str, Any]) -> None:
@@ -61,6 +62,8 @@ class _Policy(LLMPolicy):
         self.free_text, self.samples = free_text, samples
 
     def decide(self, observation: Any, info: Any = None) -> Any:
+        if info and INFO_KEY in info and not STATED:
+            STATED.append(True)
         if self.free_text and info and INFO_KEY in info:
             info = {k: v for k, v in info.items() if k != INFO_KEY}
         decision = super().decide(observation, info)
@@ -119,11 +122,16 @@ def measure(
 
 def table(results: dict[str, dict[str, list[int]]]) -> str:
     """The results as a Markdown table: one row per env (and task role), one column per label."""
-    labels = sorted({label for r in results.values() for label in r}, key=lambda x: (x != "before", x))
+    labels = sorted(
+        {label for r in results.values() for label in r if label != "reply_format"}, key=lambda x: (x != "before", x)
+    )
     lines = ["| env | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
     for key in sorted(results):
         cells = []
         for label in labels:
+            if label == "before" and label not in results[key] and results[key].get("reply_format") is False:
+                cells.append("same requests")  # no reply format: --free-text sends what it sends without
+                continue
             ok, n = results[key].get(label, (0, 0))
             cells.append(f"{ok}/{n} ({100 * ok / n:.0f} %)" if n else "-")
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
@@ -153,6 +161,7 @@ def main() -> None:
         try:
             samples: list[str] = []
             FAILED.clear()
+            STATED.clear()
             counts = measure(env_id, backend, args.replies, args.items, args.free_text, samples)
         except Exception as exc:
             print(f"{env_id}: not measured ({type(exc).__name__}: {exc})", flush=True)
@@ -161,6 +170,7 @@ def main() -> None:
             ok, n = counts[(who, True)], counts[(who, True)] + counts[(who, False)]
             key = env_id if who == "all" else f"{env_id} {who}"
             results.setdefault(key, {})[args.label] = [ok, n]
+            results[key]["reply_format"] = bool(STATED)
             print(f"{key}: {ok}/{n} parsed ({time.perf_counter() - t0:.0f} s)", flush=True)
         print(f"  first replies: {samples}; failed: {FAILED}", flush=True)
         path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
