@@ -279,9 +279,12 @@ def request_body(
             body["response_format"] = response_format(reply_schema(request.pattern), structured_output)
     else:
         plain = request.grammar is not None or request.pattern is not None
-        grammar = completion_grammar(request, structured_output, endpoint) if not plain else None
-        if plain and how.mode == "llama_cpp":
-            grammar = request.grammar
+        if plain:
+            grammar = request.grammar if how.mode == "llama_cpp" else None
+        elif how.mode == "llama_cpp" and request.choices is not None:
+            grammar = choices_gbnf(request.choices)  # a llama.cpp server, whatever structured_output says
+        else:
+            grammar = completion_grammar(request, structured_output, endpoint)
         if grammar is not None:
             body["grammar"] = grammar
     if chat:

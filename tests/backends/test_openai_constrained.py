@@ -140,6 +140,9 @@ def test_off_and_auto_send_free_text_to_a_schema_server(stub):
     assert all(set(b) == {"model", "max_tokens", "temperature", "seed", "messages"} for _, b in stub.bodies)
     # auto on a llama.cpp server (structured_output="json_object") is the GBNF grammar field
     assert request_body(request, "m", "json_object", "e")[1]["grammar"] == fmt.gbnf
+    # llama_cpp named explicitly: choices of a completion request go as a grammar too
+    body = request_body(GenerationRequest(prompt="P", choices=("a", "b")), "m", "json_schema", "e", "llama_cpp")[1]
+    assert body["grammar"] == 'root ::= "a" | "b"' and "response_format" not in body
 
 
 def test_the_policy_over_vllm_mode_gets_a_parsing_reply_in_a_task_env(stub):
