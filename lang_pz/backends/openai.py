@@ -32,7 +32,15 @@ sent is :mod:`lang_pz.backends.openai_requests`, what replies and failures mean 
 Completion-format requests (``prompt=``) with ``choices=``/``json_schema=`` need
 ``structured_output="json_object"`` (sent as llama-cpp-python's ``grammar``; a JSON schema
 needs llama-cpp-python installed locally to be converted); with ``"json_schema"`` they raise
-:class:`BackendError`.
+:class:`BackendError` (``constrained_decoding="vllm"`` sends them in vLLM's own fields instead).
+
+An env's reply format (``info["reply_format"]``, the request's ``grammar`` and ``pattern``) is
+sent as ``constrained_decoding`` says: ``"llama_cpp"`` (the GBNF ``grammar`` field),
+``"vllm"`` / ``"vllm_guided"`` (vLLM's ``structured_outputs`` / ``guided_*`` fields with the
+regex), ``"json_schema"`` (a ``{"reply": ...}`` schema with the regex as its ``pattern``, for
+OpenAI and Ollama), ``"off"`` (free text); ``"auto"`` is ``"llama_cpp"`` on a
+``"json_object"`` server, else ``"off"``. A constrained reply outside the format is retried
+like any unusable reply (:mod:`lang_pz.backends.openai_requests` has the details).
 """
 
 from __future__ import annotations
@@ -70,12 +78,13 @@ from lang_pz.backends.openai_replies import (
     final_error,
     public_url,
     reply_choice,
+    reply_in_format,
     reply_text,
     retry_after,
     stop_on_dns_failure,
     token_count,
 )
-from lang_pz.backends.openai_requests import StructuredOutput, request_body
+from lang_pz.backends.openai_requests import ConstrainedDecoding, StructuredOutput, decoding, request_body, resolve_mode
 from lang_pz.backends.retry import Backoff, RetrySchedule, number_in_range
 from lang_pz.error import BackendError
 
@@ -105,6 +114,14 @@ class OpenAIBackend(LLMBackend):
         max_retry_after_s: cap in seconds on a server's ``Retry-After``.
         retry_seed: seeds the jitter (same seed, same waits).
         structured_output: how the server takes a JSON schema (see the module docstring).
+        constrained_decoding: how the server is asked to keep replies to an env's reply format
+            (a request's ``grammar``/``pattern``): ``"llama_cpp"`` (GBNF ``grammar`` field),
+            ``"vllm"`` (``structured_outputs``, vLLM >= 0.10.2), ``"vllm_guided"``
+            (``guided_regex``/``guided_choice``/``guided_json``, vLLM < 0.12), ``"json_schema"``
+            (a ``{"reply": ...}`` JSON schema with a ``pattern``: OpenAI, Ollama), ``"off"``
+            (free text) or ``"auto"`` (``"llama_cpp"`` with ``structured_output="json_object"``,
+            else ``"off"``); details in :mod:`lang_pz.backends.openai_requests`. Constrained
+            replies are checked against the format and retried when outside it.
         prompt_format: which request form the served model follows best.
         cache: ``True`` (default) = the persistent default :class:`ResponseCache`;
             ``False``/``None`` = no cache; a directory or a :class:`ResponseCache` to use.
@@ -134,6 +151,7 @@ class OpenAIBackend(LLMBackend):
         max_retry_after_s: float = 60.0,
         retry_seed: int = 0,
         structured_output: StructuredOutput = "json_schema",
+        constrained_decoding: ConstrainedDecoding = "auto",
         prompt_format: PromptFormat = "chat",
         cache: ResponseCache | str | Path | bool | None = True,
     ) -> None:
@@ -142,6 +160,7 @@ class OpenAIBackend(LLMBackend):
             raise ValueError("OpenAIBackend needs a model name, e.g. model='gpt-4o-mini'")
         if structured_output not in ("json_schema", "json_object"):
             raise ValueError(f"structured_output must be 'json_schema' or 'json_object', got {structured_output!r}")
+        resolve_mode(constrained_decoding, structured_output)  # ValueError naming the valid modes
         if prompt_format not in ("chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat' or 'completion', got {prompt_format!r}")
         self.timeout_s = number_in_range("timeout_s", timeout_s, 1e-3)
@@ -150,6 +169,7 @@ class OpenAIBackend(LLMBackend):
         self.model = model
         self.prompt_format = prompt_format
         self.structured_output: StructuredOutput = structured_output
+        self.constrained_decoding: ConstrainedDecoding = constrained_decoding
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._uses_placeholder_key = not key
         self._secret = key or _PLACEHOLDER_KEY
@@ -189,8 +209,11 @@ class OpenAIBackend(LLMBackend):
         return self.schedule.max_attempts
 
     def cache_identity(self) -> dict[str, Any]:
-        """Endpoint (without credentials), model, prompt format and structured-output mode."""
+        """Endpoint (without credentials), model, prompt format, structured-output mode and (when
+        set) the constrained-decoding mode."""
+        extra = {} if self.constrained_decoding == "auto" else {"constrained_decoding": self.constrained_decoding}
         return {
+            **extra,
             "backend": type(self).__name__,
             "model": self.model,
             "base_url": self.base_url,
@@ -201,7 +224,7 @@ class OpenAIBackend(LLMBackend):
     def __repr__(self) -> str:
         return (
             f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, "
-            f"structured_output={self.structured_output!r}, timeout_s={self.timeout_s:g}, "
+            f"structured_output={self.structured_output!r}, constrained_decoding={self.constrained_decoding!r}, timeout_s={self.timeout_s:g}, "
             f"max_attempts={self.max_attempts})"
         )
 
@@ -248,7 +271,10 @@ class OpenAIBackend(LLMBackend):
             BackendError: any other failure (HTTP 400/401/404..., a bad request).
         """
         chat = request.messages is not None
-        path, common = request_body(request, self.model, self.structured_output, f"{self.base_url} ({self.model})")
+        how = decoding(request, self.structured_output, self.constrained_decoding)
+        path, common = request_body(
+            request, self.model, self.structured_output, f"{self.base_url} ({self.model})", self.constrained_decoding
+        )
         # The body is plain JSON already: posted as it is, without the client's typed-parameter
         # transform (measured: about 40 % of the client's CPU per request, which bounds how many
         # requests one process keeps in flight).
@@ -262,7 +288,10 @@ class OpenAIBackend(LLMBackend):
                 raise ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
             text = reply_text(body, chat)
             if request.choices is not None:
-                text = reply_choice(text, request.choices, chat)
+                text = reply_choice(text, request.choices, how.choice_json)
+            elif how.reply_checked:
+                assert request.pattern is not None
+                text = reply_in_format(text, request.pattern, request.stop, how.reply_json)
             return text, body
 
         failures: list[str] = []

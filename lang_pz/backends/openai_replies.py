@@ -3,7 +3,8 @@
 - :func:`reply_text`: the text of a chat.completion / text_completion body, checked field by
   field (a server may send any JSON: ``choices`` missing or empty, ``message`` null, a number
   for ``content``); each defect raises :class:`ReplyError` with its kind; :func:`reply_choice`:
-  the choice a ``choices`` request got;
+  the choice a ``choices`` request got; :func:`reply_in_format`: the reply of a request
+  constrained to an env's reply format, checked against it;
 - :func:`failure_kind`: which failures are retried, by kind (``"timeout"``, ``"HTTP 503"``,
   ``"malformed JSON"``...); :func:`retry_after`: the wait a failed request's server asked for;
 - :func:`context_figures`: whether an HTTP error says the prompt is over the model's context,
@@ -91,15 +92,15 @@ def reply_text(body: Any, chat: bool) -> str:
     return text
 
 
-def reply_choice(text: str, choices: Sequence[str], chat: bool) -> str:
-    """The choice a ``choices`` request got: ``text`` itself (completion format, constrained by
-    a grammar) or its ``{"choice": ...}`` (chat, constrained by a schema).
+def reply_choice(text: str, choices: Sequence[str], wrapped: bool) -> str:
+    """The choice a ``choices`` request got: ``text`` itself (constrained by a grammar or vLLM's
+    choice field) or, ``wrapped``, its ``{"choice": ...}`` (constrained by a JSON schema).
 
     Raises:
         ReplyError: ``"reply outside the choices"`` (not that JSON, or not one of ``choices``).
     """
     choice: Any = text
-    if chat:
+    if wrapped:
         try:
             choice = json.loads(text)["choice"]
         except (ValueError, TypeError, KeyError, RecursionError) as exc:
@@ -110,6 +111,36 @@ def reply_choice(text: str, choices: Sequence[str], chat: bool) -> str:
     if choice not in choices:
         raise ReplyError("reply outside the choices", f"{choice!r:.300} is not one of {list(choices)!r}")
     return str(choice)
+
+
+def reply_in_format(text: str, pattern: str, stop: Sequence[str], wrapped: bool) -> str:
+    """The reply of a request constrained to an env's reply format (``pattern``, a whole-reply
+    regex): ``text`` itself (one stop sequence the server left at its end is cut: a completion
+    grammar may end a reply with it) or, ``wrapped``, the string of its ``{"reply": ...}`` cut at
+    its first stop sequence.
+
+    Raises:
+        ReplyError: ``"reply outside the format"`` (not that JSON, or no match of ``pattern``):
+            the server did not constrain the reply (e.g. it ignored a field it does not know).
+    """
+    reply: Any = text
+    if wrapped:
+        try:
+            reply = json.loads(text)["reply"]
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise ReplyError(
+                "reply outside the format",
+                f'asked for {{"reply": ...}}, got {text[:300]!r} ({type(exc).__name__}: {exc})',
+            ) from None
+        if not isinstance(reply, str):
+            raise ReplyError("reply outside the format", f'"reply" is a JSON {type(reply).__name__}, not a string')
+        for s in stop:  # the request's stops, applied to the string (not sent: they would cut the JSON)
+            reply = reply.split(s, 1)[0] if s else reply
+    candidates = [reply] + [reply[: -len(s)] for s in stop if s and reply.endswith(s)]
+    for candidate in candidates:
+        if re.fullmatch(pattern, candidate) is not None:
+            return candidate
+    raise ReplyError("reply outside the format", f"{reply!r:.300} does not match the reply format {pattern[:200]!r}")
 
 
 def token_count(usage: Any, name: str) -> int:

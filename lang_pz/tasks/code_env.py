@@ -28,6 +28,9 @@ info["score"]   ``passed``, ``status`` (``"ok"``, ``"error"`` = a test failed, a
                 such as ``"timeout"``, ``"early_exit"`` or ``"no_code"``), ``error`` (why it
                 failed; the program's folder shows as ``/sandbox``), ``code`` (the final code),
                 ``tester_runs`` (per tester turn: tests run / passed)
+reply format    each role's reply as a grammar and a regex (:meth:`CodeTaskEnv.reply_format`):
+                the coder's one-line ``def <entry point>(...``, the tester's one
+                ``assert <entry point>(<literals>) == <literal>``
 info["timing"]  on the stepping agent, when its step ran the sandbox (a tester's tests; the
                 hidden tests at the last step): ``sandbox_wall_s``, ``sandbox_cpu_s``. The only
                 info that differs between two runs of the same seed
@@ -65,6 +68,8 @@ from lang_pz.tasks.sandbox import SandboxConfig, resolve
 from lang_pz.tasks.sandbox.config import sandbox_from_spec
 from lang_pz.tasks.sandbox.tester import run_tester_tests
 from lang_pz.tasks.sandbox.verdict import PARSE_LOCK, Verdict, hidden_verdict
+from lang_pz.text import replies
+from lang_pz.text.replies import ReplyFormat
 
 __all__ = [
     "CodeTaskEnv",
@@ -76,6 +81,10 @@ __all__ = [
 ]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
+_CALLED = re.compile(r"assert\s+(?:not\s+)?\(?\s*(?:set\(|math\.isclose\()?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: Characters that never stand in a one-line reply of the code formats (control characters:
+#: Python refuses a NUL in source) nor in a single-quoted string literal (quote, backslash).
+_CONTROL = "".join(map(chr, range(0x20))) + "\x7f"
 _CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.MULTILINE)
 
 
@@ -215,6 +224,44 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
                 f"{exc}. With lang_pz.make, sandbox='rlimits' is that opt-in (e.g. "
                 "lang_pz.make('tasks/mbpp-v0', sandbox='rlimits'))"
             ) from None
+
+    def function_name(self, item: CodeItem) -> str | None:
+        """The function under test: HumanEval's entry point, else the function MBPP's first test calls."""
+        if item.entry_point:
+            return item.entry_point
+        m = _CALLED.match(item.tests[0].strip()) if item.tests else None
+        return m.group(1) if m else None
+
+    def reply_format(self, role: str) -> ReplyFormat:
+        """What a reply of ``role`` that parses looks like (see :mod:`lang_pz.text.replies`): the
+        coder's one line starting ``def <name>(`` (at most 160 characters; a function needs no
+        more to parse, not to be right), the tester's one ``assert <name>(<args>) == <value>``
+        with up to three arguments, each value a number, a short single-quoted string, a list
+        of up to three numbers, ``True``, ``False`` or ``None`` (always valid Python)."""
+        name = self.function_name(self.item)
+        if role == "coder":
+            head = replies.literal(f"def {name}(") if name else replies.literal("def ")
+            body = replies.chars('"' + _CONTROL, 1, 150)
+            return ReplyFormat.of(replies.sequence(head, body), f"def {name or 'f'}(x): return x")
+        # no leading zero: "01" is a syntax error in Python 3 (a measured tester reply)
+        natural = replies.either(
+            replies.literal("0"), replies.sequence(replies.one_of(list("123456789")), replies.digits(0, 5))
+        )
+        num = replies.sequence(replies.repeat(replies.literal("-"), 0, 1), natural)
+        text = replies.sequence(replies.literal("'"), replies.chars("'\\\"" + _CONTROL, 0, 12), replies.literal("'"))
+        nums = replies.sequence(num, replies.repeat(replies.sequence(replies.literal(", "), num), 0, 2))
+        listed = replies.sequence(replies.literal("["), replies.repeat(nums, 0, 1), replies.literal("]"))
+        value = replies.either(num, text, listed, replies.one_of(["True", "False", "None"]))
+        args = replies.repeat(
+            replies.sequence(value, replies.repeat(replies.sequence(replies.literal(", "), value), 0, 2)), 0, 1
+        )
+        test = replies.sequence(replies.literal(f"assert {name or 'f'}("), args, replies.literal(") == "), value)
+        return ReplyFormat.of(test, f"assert {name or 'f'}(1) == 1")
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        for agent in self.agents:
+            self.infos[agent][replies.INFO_KEY] = self.reply_format(agent).as_info()
 
     def _task_id(self) -> str:
         return self.item.task_id

@@ -19,6 +19,7 @@ from gymnasium import spaces
 from lang_pz.error import ActionParseError
 from lang_pz.text import codec
 from lang_pz.text.components import Components
+from lang_pz.text.replies import ReplyFormat
 
 #: Box actions with this many numbers or fewer (and more than one) get named components.
 MAX_COMPONENTS = 64
@@ -180,6 +181,13 @@ class LanguageAdapter:
         if hit is None or hit[0] is not space:
             hit = memo[agent] = (space, Components.of_box(space, self.component_names(env, agent)))
         return hit[1]
+
+    def reply_format(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> ReplyFormat | None:
+        """What a free-text reply of ``agent`` that parses looks like (:mod:`lang_pz.text.replies`),
+        put in ``info["reply_format"]`` for policies to decode under; ``None`` (default) where the
+        actions are listed words, a number or named numbers (those are constrained already) or no
+        format is known. Override in an adapter whose free-text replies have a form."""
+        return None
 
     def action_range(self, env: Any, agent: str | None) -> list[float] | None:
         """``[low, high]`` for a one-number Box action space, else ``None``."""

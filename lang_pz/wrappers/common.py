@@ -25,6 +25,7 @@ from lang_pz.spaces import (
     to_charset,
 )
 from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.text.replies import INFO_KEY as REPLY_FORMAT_KEY
 from lang_pz.trajectory import to_jsonable
 
 _MAX_REASON = 300
@@ -190,6 +191,10 @@ def agent_info(
     components = adapter.action_components(env, agent)
     if components is not None:
         out["action_components"] = components.as_info()
+    if legal is None and rng is None and components is None:
+        reply = adapter.reply_format(env, agent, observation, info)
+        if reply is not None:
+            out[REPLY_FORMAT_KEY] = reply.as_info()
     if action_info:
         out.update(action_info)
     return out

@@ -113,3 +113,42 @@ def test_a_prompt_over_the_servers_context_is_fitted_from_its_reply(backend):
     assert info.value.context_window == 2048 and info.value.prompt_tokens > 2048
     decision = LLMPolicy("Always push up.", backend).decide(long_obs, {"legal_actions": ["up", "down", "stay"]})
     assert decision.action in ("up", "down", "stay") and decision.meta["observation_chars_left_out"] > 0
+
+
+def _task_turn(env_id: str):
+    """(env, agent, observation, info) at the first turn of a demo episode of ``env_id``."""
+    env = lang_pz.make(env_id, source="demo")
+    env.reset(seed=0)
+    agent = env.agent_selection
+    obs, _, _, _, info = env.last()
+    return env, agent, obs, info
+
+
+@pytest.mark.parametrize(
+    ("mode", "prompt_format"), [("llama_cpp", "completion"), ("llama_cpp", "chat"), ("json_schema", "chat")]
+)
+@pytest.mark.parametrize("env_id", ["tasks/gsm8k-v0", "tasks/hotpotqa-v0", "tasks/mbpp-v0"])
+def test_an_envs_reply_format_constrains_a_real_llama_cpp_server(server_url, env_id, mode, prompt_format):
+    """The env's reply format through the server: the GBNF ``grammar`` field (completion and
+    chat), or a ``{"reply": ...}`` JSON schema with the format's pattern, which the server turns
+    into a grammar itself (response_format json_object); every reply is in the format and the
+    env parses it (free text, the same prompts, parsed 0 of 9 times: benchmarks/results/parse_rate.md)."""
+    from lang_pz.text.replies import ReplyFormat
+
+    backend = OpenAIBackend(
+        "smollm2",
+        base_url=server_url,
+        structured_output="json_object",
+        constrained_decoding=mode,
+        prompt_format=prompt_format,
+        cache=False,
+        max_attempts=2,
+        backoff_s=0.1,
+    )
+    env, agent, obs, info = _task_turn(env_id)
+    fmt = ReplyFormat.from_info(info)
+    reply = LLMPolicy("Choose the action that helps your team most.", backend).decide(obs, info).action
+    assert fmt.matches(reply), reply
+    env.step(reply)
+    assert env.infos[agent]["parse_error"] is None
+    assert backend.usage.calls == 1 and backend.retries.total() == 0

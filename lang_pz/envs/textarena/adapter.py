@@ -9,6 +9,11 @@ Parsing: where moves are listed, a reply that is one of them (``[4]``) or names 
 ``I play [4]``; two different moves are ambiguous); elsewhere any reply with an action in
 square brackets, passed to the game, which judges it by its own rules. Fallback: the first
 listed move, else ``[pass]`` (the game's rule for an invalid move then applies).
+
+Reply format (``info["reply_format"]``, :mod:`lang_pz.text.replies`) where no moves are listed:
+the game's own move form where it is known (:data:`MOVE_FORMATS`: Nim's ``[pile quantity]``),
+else one action in square brackets (at most 60 characters); every such reply parses (whether
+the move is legal is the game's to judge).
 """
 
 from __future__ import annotations
@@ -19,11 +24,33 @@ from typing import Any
 
 from lang_pz.envs.classic.turns import parse_phrases
 from lang_pz.error import ActionParseError
+from lang_pz.text import replies
 from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.text.replies import ReplyFormat
 
 #: Characters of the game's messages kept in an observation (the latest ones).
 MAX_HISTORY_CHARS = 6000
 _BRACKETED = re.compile(r"\[[^\[\]\n]{1,200}\]")
+#: Reply formats of the games whose move form is known (TextArena id without ``-raw``).
+MOVE_FORMATS: dict[str, ReplyFormat] = {
+    # "Remove objects with the format '[pile quantity]', e.g. '[0 3]'" (TextArena Nim-v0's prompt)
+    "Nim-v0": ReplyFormat.of(
+        replies.sequence(
+            replies.literal("["), replies.digits(1, 2), replies.literal(" "), replies.digits(1, 2), replies.literal("]")
+        ),
+        "[0 3]",
+    ),
+}
+#: Any other game that lists no moves: one action in square brackets.
+BRACKETED_FORMAT = ReplyFormat.of(
+    replies.sequence(
+        replies.literal("["),
+        replies.chars('[]"' + replies.WHITESPACE, 1, 1),
+        replies.chars('[]"', 0, 58),
+        replies.literal("]"),
+    ),
+    "[4]",
+)
 
 
 class TextArenaAdapter(LanguageAdapter):
@@ -71,6 +98,13 @@ class TextArenaAdapter(LanguageAdapter):
             return []
         moves = self._moves(env, agent)
         return list(moves) if moves else None
+
+    def reply_format(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> ReplyFormat | None:
+        """On ``agent``'s turn in a game that lists no moves: the game's move form
+        (:data:`MOVE_FORMATS`) or :data:`BRACKETED_FORMAT`; else ``None``."""
+        if not self._to_move(env, agent) or self._moves(env, agent):
+            return None
+        return MOVE_FORMATS.get(self._raw(env).game, BRACKETED_FORMAT)
 
     def parse(self, env: Any, agent: str | None, text: str, observation: Any, info: Mapping[str, Any]) -> str:
         """The move to send (module docstring).
