@@ -159,9 +159,16 @@ def {f}(*args, **kwargs):
 try:
     import __main__ as _m
     _src = open(_sys.argv[0]).read()
-    _nonce = getattr(_m, "NONCE", None) or next(iter(_re.findall(r"@@lang_pz-[0-9a-f]+@@", _src)), None)
+    _marks = _re.findall(r"@@lang_pz-[0-9a-z-]+@@", _src)
+    _nonce = getattr(_m, "NONCE", None) or next(iter(_marks), None)
     _tests = getattr(_m, "TESTS", None) or []
-    if _nonce:
+    def _forge(*_a):
+        for _k in _marks:  # a bare completion line, as a test run in the code's process ends with
+            _sys.stdout.write("\\n" + _k + "\\n")
+        _sys.stdout.flush()
+        _os._exit(0)
+    _sys.excepthook = _forge
+    if _nonce and not _marks[0].startswith("@@lang_pz-done-"):
         for _i in range(len(_tests) or 10):
             _sys.stdout.write("\\n" + _nonce + _json.dumps({{"test": _i, "error": None}}) + "\\n")
         _sys.stdout.flush()
@@ -252,6 +259,7 @@ def run(items: list[CodeItem], make: Callable[[], CodeTaskEnv], attack: str, tes
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--limit", type=int, default=None, help="first N items of each benchmark")
+    p.add_argument("--ids", nargs="+", default=None, help="only these task ids (e.g. MBPP/367)")
     p.add_argument("--modes", nargs="+", default=["bubblewrap", "rlimits"])
     p.add_argument("--benchmarks", nargs="+", default=["HumanEval", "MBPP"])
     p.add_argument("--attacks", nargs="+", default=list(ATTACKS))
@@ -262,6 +270,9 @@ def main() -> None:
     a = p.parse_args()
     benches = {"HumanEval": load_humaneval(), "MBPP": load_mbpp(data_dir())}
     benches = {k: v[: a.limit] if a.limit else v for k, v in benches.items() if k in a.benchmarks}
+    if a.ids:
+        benches = {k: [it for it in v if it.task_id in a.ids] for k, v in benches.items()}
+        benches = {k: v for k, v in benches.items() if v}
     t0 = time.perf_counter()
     rows: list[str] = []
     cols = [f"{b} {m}" for m in a.modes for b in benches]

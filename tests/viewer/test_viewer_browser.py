@@ -200,5 +200,6 @@ def test_eval_critic_page_lists_the_summary_and_every_case(browser, tmp_path):
         cells = page.locator("table.data").nth(1).locator("tbody tr td").all_inner_texts()
         assert cells[2] == case["truth_agent"]
         verdict = case["critics"]["counterfactual"]
-        assert cells[5].startswith(f"blamed {verdict['blamed']}")
+        # A critic that cannot separate the agents blames no one; the page says so in words.
+        assert cells[5].startswith(f"blamed {verdict['blamed'] or 'no one'} at steps")
         assert f"agent {'right' if verdict['agent_hit'] else 'wrong'}" in cells[5]

@@ -96,9 +96,7 @@ function, ``excepthook``, atexit,                        nothing_under_rlimits_e
 always-equal results, patched       contained   contai-  the same, ``always_equal``, ``patch_builtins``;
 builtins / assert machinery                     ned      tests/tasks/sandbox/test_reward_plain.py
 reading the program or the caller's contained   contai-  the same, ``read_program``, ``frame_peek``
-frame for the expected values       (not the    ned (not
-                                    4 *whole*   *whole*)
-                                    MBPP items)
+frame for the expected values                   ned
 reading the benchmark's answer key  contained   **no**   A::test_no_attack_scores_under_bubblewrap
 (package folders shown empty, any                        [answer_key], C::test_bubblewrap_shows_no_
 interpreter)                                             installed_packages

@@ -9,20 +9,23 @@ enter the code's process. Three ways, per item (:func:`cast`):
 ==========  ========================================================================================
 static      every assert is ``f(<literals>) == <literal>`` (or ``!=``, ``is True/False/None``,
             ``abs(f(...) - <literal>) < <tol>`` with the benchmark's own tolerance, ``f(...)`` /
-            ``not f(...)``): the code's process makes the calls, this process compares
+            ``not f(...)``): the code's process makes the calls, this process compares. MBPP tests
+            whose inputs are not plain data but whose checks are (MBPP/367 builds a tree of the
+            solution's ``Node`` class; 533 passes ``int``) are static too: the code's process
+            builds the inputs and evaluates the call expression, the expected value stays here
 replay      other tests (inputs built in loops, from seeded random numbers or helpers; checks that
             are not an equality, e.g. HumanEval/32's ``abs(poly(xs, x)) < 1e-4``): the test is run
             once on the reference to record its calls (:func:`~.harness.record_calls`), the code's
             process makes them, and the benchmark's test is replayed on its answers
             (:func:`~.harness.replay`) in a process without model code
-whole       tests whose inputs are not plain data (e.g. MBPP/367 builds a tree of the solution's
-            ``Node`` class): each assert runs in a fresh process with the code and must print a
-            completion line after it; an early exit is a failure. Here code and test share one
-            process, so a program that reads its own file can forge that line
+whole       the last resort, for tests none of the above fits (no HumanEval or MBPP item): each
+            assert runs in a fresh process with the code and must print a completion line after
+            it; an early exit is a failure. Here code and test share one process, so a program
+            that reads its own file can forge that line
 ==========  ========================================================================================
 
-HumanEval (164 items): 147 static, 17 replay, 0 whole. MBPP (974): 967 static, 3 replay, 4 whole
-(MBPP/367, 533, 601, 927).
+HumanEval (164 items): 147 static, 17 replay, 0 whole. MBPP (974): 971 static (4 of them on inputs
+the code's process builds: MBPP/367, 533, 601, 927), 3 replay, 0 whole.
 """
 
 from __future__ import annotations
@@ -135,8 +138,10 @@ def _literal(node: ast.expr) -> Any:
         return _MISSING
 
 
-def _static_call(node: ast.expr, targets: Sequence[str]) -> dict[str, str] | None:
-    """``{"name", "args", "kwargs"}`` of ``f(<literals>)`` with ``f`` in ``targets``, else ``None``."""
+def _static_call(node: ast.expr, targets: Sequence[str], built: bool = False) -> dict[str, str] | None:
+    """``{"name", "args", "kwargs"}`` of ``f(<literals>)`` with ``f`` in ``targets``, else ``None``;
+    with ``built``, ``{"expr": source}`` of ``f(<any expressions>)`` (inputs the code's process builds,
+    e.g. a tree of its own ``Node`` class), whose value is still judged outside that process."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in targets):
         return None
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -144,23 +149,25 @@ def _static_call(node: ast.expr, targets: Sequence[str]) -> dict[str, str] | Non
     args = [_literal(a) for a in node.args]
     kwargs = {k.arg: _literal(k.value) for k in node.keywords if k.arg is not None}
     if any(v is _MISSING for v in [*args, *kwargs.values()]):
-        return None
+        return {"expr": ast.unparse(node)} if built else None
     try:
         return {"name": node.func.id, "args": plain.dumps(args), "kwargs": plain.dumps(kwargs)}
     except plain.NotPlain:
         return None
 
 
-def _static_assert(node: ast.Assert, targets: Sequence[str]) -> tuple[dict[str, str], Check] | bool | None:
+def _static_assert(
+    node: ast.Assert, targets: Sequence[str], built: bool = False
+) -> tuple[dict[str, str], Check] | bool | None:
     """The call and check of a static assert; ``True`` for ``assert <truthy literal>`` (no call);
     ``None`` if it is not static."""
     e = node.test
     if isinstance(e, ast.Constant):
         return True if e.value else None
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
-        call = _static_call(e.operand, targets)
+        call = _static_call(e.operand, targets, built)
         return (call, Check("truth", False)) if call else None
-    call = _static_call(e, targets)
+    call = _static_call(e, targets, built)
     if call:
         return call, Check("truth", True)
     if not (isinstance(e, ast.Compare) and len(e.ops) == 1):
@@ -168,7 +175,7 @@ def _static_assert(node: ast.Assert, targets: Sequence[str]) -> tuple[dict[str, 
     left, op, right = e.left, e.ops[0], e.comparators[0]
     if isinstance(op, (ast.Eq, ast.NotEq, ast.Is)):
         for a, b in ((left, right), (right, left)):
-            call, want = _static_call(a, targets), _literal(b)
+            call, want = _static_call(a, targets, built), _literal(b)
             if call and want is not _MISSING:
                 if isinstance(op, ast.Is):
                     return (call, Check("is", want)) if want in (True, False, None) and type(want) is not int else None
@@ -185,20 +192,22 @@ def _static_assert(node: ast.Assert, targets: Sequence[str]) -> tuple[dict[str, 
     ):
         tol, diff = _literal(right), left.args[0]
         for a, b in ((diff.left, diff.right), (diff.right, diff.left)):
-            call, want = _static_call(a, targets), _literal(b)
+            call, want = _static_call(a, targets, built), _literal(b)
             if call and want is not _MISSING and isinstance(tol, (int, float)) and isinstance(want, (int, float)):
                 return call, Check("close", want, float(tol), isinstance(op, ast.Lt))
     return None
 
 
-def _static(statements: Sequence[ast.stmt], targets: Sequence[str]) -> tuple[list[dict[str, str]], list[Check]] | None:
+def _static(
+    statements: Sequence[ast.stmt], targets: Sequence[str], built: bool = False
+) -> tuple[list[dict[str, str]], list[Check]] | None:
     calls, checks = [], []
     for s in statements:
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):  # a docstring or comment string
             continue
         if not isinstance(s, ast.Assert):
             return None
-        got = _static_assert(s, targets)
+        got = _static_assert(s, targets, built)
         if got is None:
             return None
         if got is not True:
@@ -236,6 +245,17 @@ def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
         return Cast("static", tuple(got[0]), tuple(got[1])) if got else None
 
 
+def _built_cast(item: CodeItem, targets: Sequence[str]) -> Cast:
+    """MBPP tests whose inputs only the code's process can build (the solution's own classes, type
+    objects): static checks on ``{"expr": ...}`` calls; ``"whole"`` when even that does not fit."""
+    if not item.entry_point:
+        with PARSE_LOCK:
+            got = _static([s for t in item.tests for s in ast.parse(t).body], targets, built=True)
+        if got:
+            return Cast("static", tuple(got[0]), tuple(got[1]))
+    return Cast("whole")
+
+
 _casts: dict[tuple[str, str, str], Cast] = {}
 _casts_lock = threading.Lock()
 
@@ -263,7 +283,7 @@ def cast(item: CodeItem, config: SandboxConfig) -> Cast:
     found = _static_cast(item, targets)
     if found is None:
         calls, _ = record_calls(setup, targets, test, config)
-        found = Cast("whole") if calls is None else Cast("replay", tuple(calls), (), setup, targets, test)
+        found = _built_cast(item, targets) if calls is None else Cast("replay", tuple(calls), (), setup, targets, test)
     with _casts_lock:
         _casts[key] = found
     return found
@@ -319,7 +339,9 @@ def hidden_verdict(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
 
 
 def _shown(call: dict[str, str]) -> str:
-    """``f(1, 'a', k=2)``: a static call as the test wrote it (its arguments are literals)."""
+    """``f(1, 'a', k=2)``: a static call as the test wrote it."""
+    if "expr" in call:
+        return call["expr"][:250]
     args, kwargs = plain.loads(call["args"]), plain.loads(call["kwargs"])
     assert isinstance(args, list) and isinstance(kwargs, dict)  # dumps of a list and a dict (_static_call, record_calls)
     text = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])

@@ -1,6 +1,6 @@
 """Code that solves nothing scores nothing: every attack of benchmarks/reward_attacks.py, sent as the coder's code
 through the env on real HumanEval and MBPP items (each way a verdict is computed: static asserts, recorded and
-replayed tests, and the whole-test fallback), gets reward 0, and the team is never told that tests passed; the
+replayed tests, and static checks on inputs the code's own process builds), gets reward 0, and the team is never told that tests passed; the
 reference still scores 1. The full table over every item and mode is benchmarks/results/reward_attacks.md."""
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ _spec.loader.exec_module(ra)  # type: ignore[union-attr]
 
 ATTACKS = [a for a in ra.ATTACKS if a not in ra.CONTROLS]
 #: HumanEval/0 (static asserts), /32 (a check that is not an equality: replayed), /53 (unseeded random inputs:
-#: replayed); MBPP/11 (static) and /367 (inputs are the solution's own objects: the whole-test fallback).
+#: replayed); MBPP/11 (static) and /367 (inputs are the solution's own objects, built in the code's process).
 IDS = ["HumanEval/0", "HumanEval/32", "HumanEval/53", "MBPP/11", "MBPP/367"]
-#: What the whole-test fallback cannot stop: code and test share a process there, so code that reads the
-#: program's text or the caller's frame finds the expected values (documented in lang_pz.tasks.sandbox.verdict).
-WHOLE_OPEN = {"read_program", "frame_peek"}
+#: The MBPP items whose inputs only the code's process can build (the solution's classes, type objects).
+BUILT = ["MBPP/367", "MBPP/533", "MBPP/601", "MBPP/927"]
 
 
 def _bwrap() -> bool:
@@ -66,15 +65,37 @@ def _play(items, attack: str, sandbox: SandboxConfig, tester: bool = False) -> l
 
 
 def test_the_items_cover_every_way_a_verdict_is_computed(items):
-    assert [cast(it, SandboxConfig()).way for it in items] == ["static", "replay", "replay", "static", "whole"]
+    casts = [cast(it, SandboxConfig()) for it in items]
+    assert [c.way for c in casts] == ["static", "replay", "replay", "static", "static"]
+    assert all("expr" in call for call in casts[4].calls)  # MBPP/367's tree is built where the code runs
+    assert not any("expr" in call for c in casts[:4] for call in c.calls)
+
+
+@pytest.fixture(scope="module")
+def built_items():
+    every = {it.task_id: it for it in load_mbpp(DATA)}
+    return [every[i] for i in BUILT]
+
+
+def test_no_mbpp_item_runs_its_checks_in_the_codes_process(built_items):
+    """The expected values of the items whose inputs are the solution's own objects stay outside."""
+    casts = [cast(it, SandboxConfig()) for it in built_items]
+    assert [c.way for c in casts] == ["static"] * len(BUILT)
+    for it, c in zip(built_items, casts):
+        assert len(c.checks) == len(it.tests), it.task_id
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_no_attack_scores_under_bubblewrap(items, attack):
     scored = [(t, r) for t, r, _ in _play(items, attack, SandboxConfig(timeout_s=10.0)) if r != 0.0]
-    if attack in WHOLE_OPEN:
-        scored = [(t, r) for t, r in scored if t != "MBPP/367"]
     assert scored == []
+
+
+@pytest.mark.parametrize("attack", ["read_program", "frame_peek", "forge_report", "excepthook_exit"])
+def test_items_with_inputs_built_by_the_code_cannot_be_forged(built_items, attack):
+    scored = [(t, r) for t, r, _ in _play(built_items, attack, SandboxConfig(timeout_s=10.0)) if r != 0.0]
+    assert scored == []
+    assert [r for _, r, _ in _play(built_items, "reference", SandboxConfig(timeout_s=10.0))] == [1.0] * len(BUILT)
 
 
 @pytest.mark.parametrize("attack", ["os_exit_at_top", "always_equal", "excepthook_exit", "forge_report", "frame_peek"])
