@@ -4,7 +4,7 @@ The model's code runs in a sandboxed process that is given only the inputs of th
 functions return comes back as plain data (:mod:`.plain`) and is judged elsewhere, so ending the
 process early, patching what reports, returning an object whose ``__eq__`` always says yes or
 printing "passed" lines decide nothing (an early exit is a failure). The expected values never
-enter the code's process. Three ways, per item (:func:`cast`):
+enter the code's process. Two ways, per item (:func:`cast`):
 
 ==========  ========================================================================================
 static      every assert is ``f(<literals>) == <literal>`` (or ``!=``, ``is True/False/None``,
@@ -18,30 +18,27 @@ replay      other tests (inputs built in loops, from seeded random numbers or he
             once on the reference to record its calls (:func:`~.harness.record_calls`), the code's
             process makes them, and the benchmark's test is replayed on its answers
             (:func:`~.harness.replay`) in a process without model code
-whole       the last resort, for tests none of the above fits (no HumanEval or MBPP item): each
-            assert runs in a fresh process with the code and must print a completion line after
-            it; an early exit is a failure. Here code and test share one process, so a program
-            that reads its own file can forge that line
 ==========  ========================================================================================
 
-HumanEval (164 items): 147 static, 17 replay, 0 whole. MBPP (974): 971 static (4 of them on inputs
-the code's process builds: MBPP/367, 533, 601, 927), 3 replay, 0 whole.
+HumanEval (164 items): 147 static, 17 replay. MBPP (974): 971 static (4 of them on inputs the
+code's process builds: MBPP/367, 533, 601, 927), 3 replay. An item that fits neither way (a
+dataset of one's own) is refused with :class:`~lang_pz.error.LangPZError`: running its asserts
+beside the code would let the code report them passed.
 """
 
 from __future__ import annotations
 
 import ast
-import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lang_pz.error import LangPZError
 from lang_pz.tasks.datasets import CodeItem
 from lang_pz.tasks.sandbox import plain
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
 from lang_pz.tasks.sandbox.harness import CallsResult, Outcome, call_functions, record_calls, replay
-from lang_pz.tasks.sandbox.run import run_python
 
 __all__ = ["PARSE_LOCK", "Cast", "Check", "Verdict", "cast", "hidden_verdict", "solution_program"]
 
@@ -90,13 +87,13 @@ class Cast:
     """An item's hidden tests as the code's process will see them (see the module docstring).
 
     Attributes:
-        way: ``"static"``, ``"replay"`` or ``"whole"``.
+        way: ``"static"`` or ``"replay"``.
         calls: the calls the code's process makes (static and replay).
         checks: one :class:`Check` per call (static).
         setup, targets, test: the reference, the names under test and the test (replay).
     """
 
-    way: Literal["static", "replay", "whole"]
+    way: Literal["static", "replay"]
     calls: tuple[dict[str, str], ...] = ()
     checks: tuple[Check, ...] = ()
     setup: str = ""
@@ -247,13 +244,22 @@ def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
 
 def _built_cast(item: CodeItem, targets: Sequence[str]) -> Cast:
     """MBPP tests whose inputs only the code's process can build (the solution's own classes, type
-    objects): static checks on ``{"expr": ...}`` calls; ``"whole"`` when even that does not fit."""
+    objects): static checks on ``{"expr": ...}`` calls.
+
+    Raises:
+        LangPZError: the tests fit no way of the module docstring.
+    """
     if not item.entry_point:
         with PARSE_LOCK:
             got = _static([s for t in item.tests for s in ast.parse(t).body], targets, built=True)
         if got:
             return Cast("static", tuple(got[0]), tuple(got[1]))
-    return Cast("whole")
+    raise LangPZError(
+        f"{item.task_id}: its tests fit no verdict the code cannot set: their inputs are not plain data "
+        "(so they cannot be recorded and replayed) and not every assert is `f(...) == <literal>` (or !=, "
+        "is, abs(f(...) - x) < tol). Write each assert in that form; running them beside the code would "
+        "let the code report them passed (see lang_pz.tasks.sandbox.verdict)"
+    )
 
 
 _casts: dict[tuple[str, str, str], Cast] = {}
@@ -262,7 +268,11 @@ _casts_lock = threading.Lock()
 
 def cast(item: CodeItem, config: SandboxConfig) -> Cast:
     """How ``item``'s hidden tests are run (cached per item and process; a replay cast records the
-    reference's calls once, in the sandbox)."""
+    reference's calls once, in the sandbox).
+
+    Raises:
+        LangPZError: the tests fit no way of the module docstring.
+    """
     key = (item.task_id, item.canonical_solution, "\n".join(item.tests))
     with _casts_lock:
         if key in _casts:
@@ -310,11 +320,10 @@ def hidden_verdict(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
     """Whether ``code`` passes ``item``'s hidden tests, judged outside its process (module docstring).
 
     Raises:
-        LangPZError: the sandbox cannot be set up (see :func:`~lang_pz.tasks.sandbox.run_python`).
+        LangPZError: the sandbox cannot be set up (see :func:`~lang_pz.tasks.sandbox.run_python`),
+            or the item's tests fit no way of the module docstring.
     """
     c = cast(item, config)
-    if c.way == "whole":
-        return _whole(item, code, config)
     cr = call_functions(solution_program(item, code), c.calls, config)
     failed = _failed(cr)
     if failed is not None:
@@ -352,20 +361,3 @@ def _failing(status: str) -> str:
     """The status of failed tests: the code's own run's if it went wrong, else ``"error"`` (as an
     ``AssertionError`` gives)."""
     return "error" if status == "ok" else status
-
-
-_DONE = "\nimport sys as _s\n_s.stdout.write('\\n' + {nonce!r} + '\\n')\n"
-
-
-def _whole(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
-    """Each assert in a fresh process with the code; it must print a completion line after it."""
-    tests = [item.tests[0]] if item.entry_point else list(item.tests)
-    runs = []
-    for test in tests:
-        nonce = "@@lang_pz-done-" + secrets.token_hex(8) + "@@"
-        r = run_python(f"{solution_program(item, code)}\n{test}\n" + _DONE.format(nonce=nonce), config)
-        runs.append(r)
-        if not (r.ok and r.stdout.splitlines()[-1:] == [nonce]):
-            status = r.status if r.status != "ok" else "early_exit"
-            return Verdict(False, status, r.stderr[-300:] or "ended before the test's end", tuple(runs))
-    return Verdict(True, "ok", "", tuple(runs))

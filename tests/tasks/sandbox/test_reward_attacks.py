@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from lang_pz.tasks import load_humaneval, load_mbpp
+from lang_pz.error import LangPZError
+from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp
 from lang_pz.tasks.code_env import CodeTaskEnv
 from lang_pz.tasks.sandbox import SandboxConfig, resolve
 from lang_pz.tasks.sandbox.verdict import cast
@@ -83,6 +84,21 @@ def test_no_mbpp_item_runs_its_checks_in_the_codes_process(built_items):
     assert [c.way for c in casts] == ["static"] * len(BUILT)
     for it, c in zip(built_items, casts):
         assert len(c.checks) == len(it.tests), it.task_id
+
+
+def test_an_item_whose_checks_only_the_codes_process_could_run_is_refused():
+    """An item of one's own whose input is the solution's own object and whose check reads an attribute
+    of the result: replaying it is impossible and judging it beside the code would let the code pass it,
+    so no verdict is given."""
+    item = CodeItem(
+        "Mine/1",
+        "Write grow(box), doubling box.size.",
+        "class Box:\n    def __init__(self, size):\n        self.size = size\n"
+        "def grow(box):\n    return Box(2 * box.size)\n",
+        ("assert grow(Box(2)).size == 4",),
+    )
+    with pytest.raises(LangPZError, match=r"Mine/1: its tests fit no verdict.*f\(\.\.\.\) == <literal>"):
+        cast(item, SandboxConfig())
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
