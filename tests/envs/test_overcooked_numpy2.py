@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("overcooked_ai_py")
 
-import lang_pz  # noqa: E402
-from lang_pz.envs.overcooked.core import NUMPY2_ALIASES, numpy2_aliases  # noqa: E402
-from lang_pz.policies.overcooked import overcooked_partner  # noqa: E402
+import lang_pz
+from lang_pz.envs.overcooked.core import NUMPY2_ALIASES, numpy2_aliases
+from lang_pz.policies.overcooked import overcooked_partner
 
 #: np.<name> that overcooked_ai uses and lang_pz does not restore: removed in NumPy 1.24 (so missing
 #: from NumPy 1.26 too), used only by its random-layout generator (mdp/layout_generator.py:327).

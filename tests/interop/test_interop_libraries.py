@@ -12,7 +12,6 @@ import pytest
 
 import lang_pz
 import lang_pz.interop
-from lang_pz.error import DependencyNotInstalled
 
 ROOT = Path(__file__).resolve().parents[2]
 
