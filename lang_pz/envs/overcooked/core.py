@@ -57,7 +57,7 @@ def numpy2_aliases() -> list[str]:
     """Restore the NumPy 1 aliases that overcooked_ai 1.1.0 uses and NumPy 2 removed, where missing.
 
     overcooked_ai 1.1.0 (its last release, 2020) writes ``np.Inf``, removed in NumPy 2.0 (NEP 52),
-    which lang_pz's venv holds for RLlib, torch and Ray. Its uses, in ``overcooked_ai_py``:
+    which lang_pz's venv holds (RLlib's pandas 3 needs it). Its uses, in ``overcooked_ai_py``:
 
     - ``mdp/overcooked_env.py:329`` and ``:370``: default arguments
       ``display_until=np.Inf`` of ``run_agents`` / ``get_rollouts``, evaluated at *import*:
@@ -66,13 +66,11 @@ def numpy2_aliases() -> list[str]:
       motion planner and medium-level action manager (lang_pz's skills and the greedy partner);
     - ``agents/agent.py:353``: ``GreedyHumanModel``'s minimum cost (the greedy partner).
 
-    That is every removed alias in its source (searched for ``np.Inf``, ``np.NaN``, ``np.float_``,
-    ``np.complex_``, ``np.string_``, ``np.unicode_``, ``np.product``, ``np.cumproduct``,
-    ``np.alltrue``, ``np.sometrue``, ``np.round_``, ``np.asfarray``, ``np.bool8``, ``np.in1d``,
-    ``np.trapz``, ``np.row_stack``, ``np.infty``, ``np.NINF``/``PINF``). Not restored:
-    ``np.int`` (``mdp/layout_generator.py:327``, random layouts, which lang_pz never builds),
-    removed in NumPy 1.24 and so already missing from NumPy 1.26. ``np.Inf`` is ``np.inf`` (the
-    same float), so nothing else changes; on NumPy 1 every alias exists and this does nothing.
+    That is the only one: once it is set, every ``np.<name>`` in overcooked_ai's code exists on
+    NumPy 2.4 (``tests/envs/test_overcooked_numpy2.py`` walks its source), except ``np.int``
+    (``mdp/layout_generator.py:327``, random layouts, which lang_pz never builds), removed in
+    NumPy 1.24 and so already missing from NumPy 1.26. ``np.Inf`` is ``np.inf`` (the same float),
+    so nothing else changes; on NumPy 1 the alias exists and this does nothing.
 
     Returns:
         The names it set (empty on NumPy 1, or when called again).
