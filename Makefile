@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
 	# The RL-library bridges' tests need torch: the CPU build of torch==2.13.0 (the sb3/torchrl extras
 	# pin it; where pip finds only PyPI's CUDA build that is about 5.4 GB), and Ray core for --executor ray.
-	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev,docs,sb3,torchrl,tianshou,ray]"
+	$(BIN)/pip install --quiet --constraint constraints.txt --editable ".[all,dev,docs,sb3,torchrl,tianshou,ray,rllib]"
 	# overcooked-ai without its declared deps: its `pygame` would overwrite pygame-ce (used by
 	# Pistonball) in site-packages; its real runtime deps come from the `overcooked` extra above.
 	$(BIN)/pip install --quiet --constraint constraints.txt --no-deps overcooked-ai==1.1.0

@@ -1,8 +1,8 @@
-"""Tutorial: RLlib PPO on a lang_pz language env through lang_pz.interop (run by benchmarks/rllib_venv.sh, in
-a venv with ray[rllib]; RLlib cannot share the main venv: it pins gymnasium==1.2.2 and numpy>=2).
+"""Tutorial: RLlib PPO on a lang_pz language env through lang_pz.interop (pip install 'lang_pz[rllib]').
 
-Trains PPO with one policy shared by every piston of 3-piston Pistonball (hold 5) for a few hundred
-environment steps and prints the steps sampled, the time and the mean episode return.
+Trains PPO with one policy shared by every piston of 5-piston Pistonball (hold 5) for a few hundred
+environment steps and prints the steps sampled, the time and the mean episode return. RLlib writes
+its logs to ~/ray_results, as it always does.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def main() -> None:
 
     from lang_pz.interop import register_rllib_env
 
-    name = register_rllib_env("lang_pz_pistonball", "butterfly/pistonball-v0", n_pistons=3, hold=5, max_cycles=75)
+    name = register_rllib_env("lang_pz_pistonball", "butterfly/pistonball-v0", n_pistons=5, hold=5, max_cycles=75)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     config = (
         PPOConfig()

@@ -15,12 +15,13 @@
                                    work, ``AsyncVectorEnv(shared_memory=True)`` fails loudly
 :func:`sb3_vec_env`                a Stable-Baselines3 VecEnv over every agent (SuperSuit)
 :func:`torchrl_env`                a TorchRL ``PettingZooWrapper``
-:func:`register_rllib_env`         a Ray Tune env name for RLlib (a venv of its own)
+:func:`register_rllib_env`         a Ray Tune env name for RLlib (the ``rllib`` extra)
 =================================  =========================================================
 
 Extras: ``pip install 'lang_pz[sb3]'`` (stable-baselines3, sb3-contrib, torch 2.13.0 CPU),
 ``'lang_pz[torchrl]'`` (torchrl, tensordict, torch 2.13.0 CPU), ``'lang_pz[tianshou]'``
-(tianshou 0.5.0, the version PettingZoo's tutorials use). The tutorials are
+(tianshou 0.5.0, the version PettingZoo's tutorials use), ``'lang_pz[rllib]'`` (RLlib 2.60 without its
+gymnasium pin). The tutorials are
 ``examples/interop_*.py``; PettingZoo's own SB3 action-mask, Tianshou and LangChain tutorials
 run on the classic games with only the env constructor changed (``tests/interop/test_interop_tutorials.py``).
 """

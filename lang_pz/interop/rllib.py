@@ -2,9 +2,11 @@
 
 RLlib's PPO has no encoder for ``Dict({"text": Text})`` and no ``Text`` action space; the
 registered env is :func:`lang_pz.interop.to_vector_env` of the language env, wrapped in RLlib's
-``ParallelPettingZooEnv``. ``ray[rllib]`` 2.60 pins ``gymnasium==1.2.2`` and NumPy 2, which the
-main lang_pz venv (gymnasium 1.4, overcooked-ai's NumPy < 2) cannot hold: use a venv of its own
-(``benchmarks/rllib_venv.sh`` builds one and trains PPO for a few hundred steps).
+``ParallelPettingZooEnv``. Install it with ``pip install 'lang_pz[rllib]'``: ray[rllib] 2.60's
+runtime deps without its ``gymnasium==1.2.2`` pin (``pip install 'ray[rllib]'`` would downgrade
+lang_pz's gymnasium 1.4; RLlib's PPO trains on 1.4, ``tests/interop/test_rllib_training.py``).
+Its pandas 3 needs NumPy 2, which lang_pz's venv holds (Overcooked-AI included: see
+:func:`lang_pz.envs.overcooked.core.numpy2_aliases`). ``examples/interop_rllib.py`` trains PPO.
 """
 
 from __future__ import annotations
@@ -24,15 +26,15 @@ def register_rllib_env(name: str, env_id: str, *, encoder: TextEncoder | None = 
         ``name`` (for ``PPOConfig().environment(name)``).
 
     Raises:
-        DependencyNotInstalled: ``ray[rllib]`` is missing (in a separate venv; see the module docstring).
+        DependencyNotInstalled: RLlib is missing; the message says how to install it.
     """
     try:
         from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
         from ray.tune.registry import register_env
     except ImportError as exc:
         raise DependencyNotInstalled(
-            "register_rllib_env needs ray[rllib]: pip install 'ray[rllib]==2.60.0' torch==2.13.0 in a venv "
-            "of its own (it pins gymnasium==1.2.2 and numpy>=2; see benchmarks/rllib_venv.sh)"
+            f"register_rllib_env needs RLlib ({exc}): pip install 'lang_pz[rllib]' (ray[rllib]'s deps without "
+            "its gymnasium==1.2.2 pin; `pip install 'ray[rllib]'` would downgrade gymnasium)"
         ) from exc
     import lang_pz
 

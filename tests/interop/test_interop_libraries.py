@@ -12,7 +12,6 @@ import pytest
 
 import lang_pz
 import lang_pz.interop
-from lang_pz.error import DependencyNotInstalled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,24 +88,6 @@ def test_torchrl_env_specs_and_rollout():
     assert td["piston", "observation"].shape == (4, 3, 256)
     assert td["piston", "action"].max() < 3
     assert td["next", "piston", "info", "fallback"].sum() == 0
-
-
-def test_rllib_registration():
-    try:
-        import ray.rllib  # noqa: F401
-
-        has_rllib = True
-    except ImportError:
-        has_rllib = False
-    if not has_rllib:
-        with pytest.raises(DependencyNotInstalled, match="venv of its own"):
-            lang_pz.interop.register_rllib_env("x", "butterfly/pistonball-v0")
-        pytest.skip(
-            "ray[rllib] is not installed in this venv: it pins gymnasium==1.2.2 and numpy>=2, which this venv "
-            "cannot hold; `bash benchmarks/rllib_venv.sh` trains RLlib PPO through lang_pz.interop in a venv of its own"
-        )
-    name = lang_pz.interop.register_rllib_env("lang_pz_test_pistonball", "butterfly/pistonball-v0", n_pistons=3)
-    assert name == "lang_pz_test_pistonball"
 
 
 # -- Box actions (continuous) ------------------------------------------------------------------

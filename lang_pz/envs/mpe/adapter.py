@@ -40,7 +40,7 @@ def colour(rgb: Any) -> str:
     return "unknown" if not np.any(rgb) else _COLOURS[int(np.argmax(rgb))]
 
 
-def where(rel: Sequence[float]) -> str:
+def where(rel: Sequence[float] | np.ndarray) -> str:
     """A relative position ``(dx, dy)`` in words: ``0.42 right, 0.13 down (distance 0.44)``."""
     dx, dy = float(rel[0]), float(rel[1])
     return (

@@ -3,6 +3,8 @@
 Actions are indices (into :data:`PRIMITIVES` or :data:`lang_pz.envs.overcooked.macro_actions.SKILL_WORDS`);
 the observation is only the tick. The text is in :mod:`lang_pz.envs.overcooked.text`; the
 package docstring (:mod:`lang_pz.envs.overcooked`) has the table of agents, spaces and rewards.
+
+Importing this module calls :func:`numpy2_aliases` (overcooked_ai 1.1.0 on NumPy 2).
 """
 
 from __future__ import annotations
@@ -47,16 +49,53 @@ _INSTALL_HINT = (
 )
 
 
+#: NumPy 2 removed these aliases (NEP 52); overcooked_ai 1.1.0 uses them (see :func:`numpy2_aliases`).
+NUMPY2_ALIASES: dict[str, float] = {"Inf": np.inf}
+
+
+def numpy2_aliases() -> list[str]:
+    """Restore the NumPy 1 aliases that overcooked_ai 1.1.0 uses and NumPy 2 removed, where missing.
+
+    overcooked_ai 1.1.0 (its last release, 2020) writes ``np.Inf``, removed in NumPy 2.0 (NEP 52),
+    which lang_pz's venv holds (RLlib's pandas 3 needs it). Its uses, in ``overcooked_ai_py``:
+
+    - ``mdp/overcooked_env.py:329`` and ``:370``: default arguments
+      ``display_until=np.Inf`` of ``run_agents`` / ``get_rollouts``, evaluated at *import*:
+      without the alias ``import overcooked_ai_py.mdp.overcooked_env`` raises ``AttributeError``;
+    - ``planning/planners.py:130, 272, 273, 288, 300, 579, 594``: initial minimum costs of the
+      motion planner and medium-level action manager (lang_pz's skills and the greedy partner);
+    - ``agents/agent.py:353``: ``GreedyHumanModel``'s minimum cost (the greedy partner).
+
+    That is the only one: once it is set, every ``np.<name>`` in overcooked_ai's code exists on
+    NumPy 2.4 (``tests/envs/test_overcooked_numpy2.py`` walks its source), except ``np.int``
+    (``mdp/layout_generator.py:327``, random layouts, which lang_pz never builds), removed in
+    NumPy 1.24 and so already missing from NumPy 1.26. ``np.Inf`` is ``np.inf`` (the same float),
+    so nothing else changes; on NumPy 1 the alias exists and this does nothing.
+
+    Returns:
+        The names it set (empty on NumPy 1, or when called again).
+    """
+    added = [name for name in NUMPY2_ALIASES if not hasattr(np, name)]
+    for name in added:
+        setattr(np, name, NUMPY2_ALIASES[name])
+    return added
+
+
+numpy2_aliases()
+
+
 def import_overcooked() -> Any:
-    """Import ``overcooked_ai_py`` (its ``gym`` import's deprecation notice silenced).
+    """Import ``overcooked_ai_py`` (its ``gym`` import's deprecation notice silenced), after
+    :func:`numpy2_aliases`.
 
     Returns:
         The ``overcooked_ai_py.mdp.overcooked_env`` module.
 
     Raises:
-        DependencyNotInstalled: it is missing, or NumPy 2 is installed (it uses ``np.Inf``);
-            the message says how to install it.
+        DependencyNotInstalled: it is missing, or uses a NumPy name this NumPy lacks that
+            :func:`numpy2_aliases` does not restore; the message says how to install it.
     """
+    numpy2_aliases()
     try:
         with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -65,10 +104,10 @@ def import_overcooked() -> Any:
         raise DependencyNotInstalled(
             f"Overcooked needs {exc.name or 'overcooked_ai_py'}, which is not installed: {_INSTALL_HINT}"
         ) from exc
-    except AttributeError as exc:  # `np.Inf` and friends under NumPy 2
+    except AttributeError as exc:  # a NumPy name numpy2_aliases() does not restore
         raise DependencyNotInstalled(
-            f"overcooked-ai 1.1.0 does not work with numpy {np.__version__} ({exc}): "
-            "pip install 'numpy<2' (the lang_pz[overcooked] extra pins it)"
+            f"overcooked-ai 1.1.0 does not work with numpy {np.__version__} ({exc}): install overcooked-ai==1.1.0 "
+            "(the version lang_pz restores NumPy 2's removed aliases for) or the numpy of constraints.txt"
         ) from exc
     return oc_env
 

@@ -160,7 +160,9 @@ def _load_or_build(path: Path, build: Any, check: Any) -> Any:
 def load_planners(mdp: Any) -> Planners:
     """The planners of ``mdp``'s layout: from this process's memo, else from the pickle in
     :func:`planner_dir`, else built (0.03-4 s per layout, 1.6 s more for Counter Circuit's
-    counter planner) and pickled there.
+    counter planner) and pickled there. The file names carry overcooked_ai's version and NumPy's
+    major version: NumPy 1 cannot unpickle NumPy 2's arrays (``numpy._core``), and NumPy 2 reads
+    NumPy 1's only with a ``DeprecationWarning``, so each keeps its own.
 
     Args:
         mdp: an ``overcooked_ai_py.mdp.overcooked_mdp.OvercookedGridworld``.
@@ -177,7 +179,7 @@ def load_planners(mdp: Any) -> Planners:
     memo_key = (str(folder), _key(mdp, {"v": version}))
     if memo_key in _MEMO:
         return _MEMO[memo_key]
-    stem = f"{mdp.layout_name}-{version}"
+    stem = f"{mdp.layout_name}-{version}-np{metadata.version('numpy').split('.')[0]}"
     with _planners_folder(folder / "overcooked_ai"):
         mlam = _load_or_build(
             folder / f"{stem}-mlam-{_key(mdp, NO_COUNTERS_PARAMS)}.pkl",

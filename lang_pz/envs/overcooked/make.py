@@ -42,7 +42,7 @@ def make_env(
 
     Raises:
         InvalidKwargError: a bad value (named in the message, with the valid ones).
-        DependencyNotInstalled: overcooked-ai (or NumPy < 2) is missing; says how to install.
+        DependencyNotInstalled: overcooked-ai is missing; says how to install.
     """
     from pettingzoo.utils.conversions import parallel_to_aec
 
