@@ -188,3 +188,31 @@ def test_each_agents_collected_rewards_are_its_openspiel_return(env_id, seed):
         env.step(None if term or trunc else str(rng.choice(info["legal_actions"])))
     returns = env.unwrapped.game_state.returns()
     assert collected == pytest.approx({a: returns[i] for i, a in enumerate(env.possible_agents)})
+
+
+def test_any_game_is_openspiel_name_with_or_without_v0():
+    """Issue 23's ``make("openspiel/<game>", **params)``, and its ``-v0`` form (an id as every other)."""
+    bare, versioned = _first("openspiel/liars_dice", numdice=1), _first("openspiel/liars_dice-v0", numdice=1)
+    assert bare.observe("player_0") == versioned.observe("player_0")
+    assert "OpenSpiel liars_dice" in versioned.observe("player_0")["text"]
+    with pytest.raises(UnknownEnvironmentError, match=r"has version -v0 only; make openspiel/liars_dice-v0"):
+        lang_pz.make("openspiel/liars_dice-v1")
+
+
+def test_a_registered_game_without_version_is_its_registered_id():
+    """As pettingzoo.make and gymnasium.make resolve ids: ``openspiel/hanabi`` was the full 5-colour
+    game through the generic adapter while ``pettingzoo.make("aec", "openspiel/hanabi")`` was hanabi-v0."""
+    ours = _first("openspiel/hanabi")
+    assert ours.unwrapped.game_state.get_game().get_parameters()["colors"] == 2  # hanabi-v0's, not OpenSpiel's 5
+    assert lang_pz.spec("openspiel/hanabi").id == "openspiel/hanabi-v0"
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggested"),
+    [("openspiel/leduc", "'openspiel/leduc_poker'"), ("openspiel/liars_dic-v0", "'openspiel/liars_dice'")],
+)
+def test_an_unknown_game_names_the_id_and_close_games(typo, suggested):
+    with pytest.raises(UnknownEnvironmentError) as info:
+        lang_pz.make(typo)
+    said = str(info.value)
+    assert said.startswith(f"no environment {typo.removesuffix('-v0')!r}") and f"Did you mean {suggested}" in said
