@@ -138,7 +138,8 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
         _check_options(LlamaCppBackend, kwargs, ())
         options = {**from_env, **kwargs}
         return LlamaCppBackend(**options)
-    if name == "openai" and sep and rest:
+    if name == "openai" and sep and rest.strip():
+        rest = rest.strip()  # 'openai: gpt-4o' is the model 'gpt-4o', not ' gpt-4o' (an unknown model to the server)
         from lang_pz.backends.openai import OpenAIBackend
 
         from_env = _env_options("openai")
@@ -149,4 +150,6 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
     hint = ""
     if name == "openai":
         hint = " (the model is missing: e.g. 'openai:gpt-4o-mini')"
+    elif name.strip().lower() in ("embedded", "openai"):
+        hint = f" (did you mean {name.strip().lower() + (':' + rest if sep else '')!r}?)"
     raise ValueError(f"unknown backend spec {spec!r}{hint}; valid forms: " + ", ".join(repr(s) for s in BACKEND_SPECS))

@@ -51,9 +51,9 @@ def check_evidence(evidence: Sequence[str] | None, modes: Sequence[str]) -> None
     if "reference" in evidence and searching:
         fail(
             ValueError(
-                f"--evidence reference cannot be used with --critic-mode {', '.join(searching)} (it searches for a "
-                "correction without the base team); use alternatives, default, random or action words, or run "
-                "reference with --critic-mode counterfactual alone"
+                f"--evidence reference cannot be used with --critic-mode {', '.join(searching)}: its search replaces "
+                "decisions by choices the agent had, not by 'previous'/'reference' (whole policies); use "
+                "alternatives, default, random or action words, or run reference with --critic-mode counterfactual alone"
             )
         )
 
