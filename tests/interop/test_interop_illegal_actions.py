@@ -39,7 +39,7 @@ def _vector(**kw):
 )
 def test_an_illegal_index_is_refused_naming_it(bad, said):
     env = _vector()
-    actions = {a: 1 for a in env.agents}
+    actions = dict.fromkeys(env.agents, 1)
     with pytest.raises(LangPZError) as info:
         env.step({**actions, "piston_0": bad})
     assert str(info.value).startswith("action of piston_0 must be an index in 0..2") and said in str(info.value)
@@ -48,20 +48,20 @@ def test_an_illegal_index_is_refused_naming_it(bad, said):
 @pytest.mark.parametrize("good", [2, np.int64(2), 2.0, np.array([2]), np.array([[2]]), [2]])
 def test_an_index_in_the_forms_libraries_send_is_the_word(good):
     env = _vector()
-    *_, infos = env.step({**{a: 1 for a in env.agents}, "piston_0": good})
+    *_, infos = env.step({**dict.fromkeys(env.agents, 1), "piston_0": good})
     assert infos["piston_0"]["fallback"] is False
 
 
 def test_an_action_for_an_agent_the_env_lacks_is_named():
     env = _vector()
     with pytest.raises(ValueError, match=r"step got actions for \['piston_9'\], which are not agents of this env"):
-        env.step({**{a: 1 for a in env.agents}, "piston_9": 1})  # was KeyError: 'piston_9'
+        env.step({**dict.fromkeys(env.agents, 1), "piston_9": 1})  # was KeyError: 'piston_9'
 
 
 def test_step_before_reset_says_reset_first():
     env = lang_pz.make("butterfly/pistonball-v0", **pistonball_kw)
     with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\)"):
-        env.step({a: "up" for a in env.possible_agents})  # was AttributeError: no attribute 'agents'
+        env.step(dict.fromkeys(env.possible_agents, "up"))  # was AttributeError: no attribute 'agents'
 
 
 @pytest.mark.parametrize(
