@@ -216,3 +216,26 @@ def test_an_unknown_game_names_the_id_and_close_games(typo, suggested):
         lang_pz.make(typo)
     said = str(info.value)
     assert said.startswith(f"no environment {typo.removesuffix('-v0')!r}") and f"Did you mean {suggested}" in said
+
+
+@pytest.mark.filterwarnings("ignore::lang_pz.wrappers.common.NonTextActionWarning")
+@pytest.mark.parametrize(("game", "params"), [("liars_dice", {"numdice": 1}), ("oh_hell", {}), ("first_sealed_auction", {})])
+def test_garbage_through_the_generic_path_plays_the_fallback_and_says_so(game, params):
+    """The family ids are not in the registry the fuzz test walks: garbage here too plays the first
+    legal move, marked as a fallback with the reason, never a crash and never read as a move."""
+    env = _first(f"openspiel/{game}", **params)
+    junk = ["", "garbage", None, 3, "0", "x" * 5000, "\x00", {"action": 1}]
+    played = 0
+    for i in range(60):
+        if not env.agents:
+            env.reset(seed=i)
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        first = env.unwrapped.game_state.legal_actions()[0]
+        env.step(junk[i % len(junk)])
+        info = env.infos[agent]
+        assert info["fallback"] and info["parse_error"] and info["action"] == first, info
+        played += 1
+    assert played >= 30
