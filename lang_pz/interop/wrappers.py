@@ -84,11 +84,21 @@ def bridge_words(
     or a dict agent -> list), default :func:`action_words` of each agent.
 
     Raises:
-        LangPZError: no action words can be found, or an agent's list is empty.
+        LangPZError: no action words can be found, ``actions`` is one str (it would be read as its
+            letters), a dict lacks an agent, or an agent's list is empty.
     """
+    if isinstance(actions, str) or (isinstance(actions, Mapping) and any(isinstance(v, str) for v in actions.values())):
+        raise LangPZError(
+            f"actions= is a list of action words, e.g. ['down', 'stay', 'up'], not one str: got {actions!r:.80}"
+        )
     if actions is None:
         words = {a: action_words(env, a) for a in agents}
     elif isinstance(actions, Mapping):
+        missing = [a for a in agents if a not in actions]
+        if missing:
+            raise LangPZError(
+                f"actions= has no words for {missing}; a dict needs every agent of {list(agents)} (or give one list for all)"
+            )
         words = {a: [str(w) for w in actions[a]] for a in agents}
     else:
         words = {a: [str(w) for w in actions] for a in agents}

@@ -115,3 +115,15 @@ def test_masked_aec_bridge_plays_the_fallback_for_a_masked_index_and_refuses_non
         LangPZError, match=re.escape(f"action of {live} must be an index in 0..2, got 0.5: not a whole number")
     ):
         env.step(0.5)
+
+
+@pytest.mark.parametrize(
+    ("actions", "said"),
+    [
+        ("rock", "actions= is a list of action words, e.g. ['down', 'stay', 'up'], not one str: got 'rock'"),
+        ({"player_0": ["rock"]}, "actions= has no words for ['player_1']"),  # was KeyError: 'player_1'
+    ],
+)
+def test_bridge_words_given_wrongly_are_refused(actions, said):
+    with pytest.raises(LangPZError, match=re.escape(said)):
+        to_vector_env(lang_pz.make("classic/rps-v0"), actions=actions)  # a str was read as its letters
