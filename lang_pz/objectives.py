@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lang_pz.error import InvalidKwargError
+from lang_pz.registration import canonical_id
 from lang_pz.trajectory import Trajectory
 
 #: Registered ids whose team return is 0 in every episode (two-player zero-sum games; the OpenSpiel
@@ -98,7 +99,7 @@ def make_objective(spec: str, agents: Sequence[str], env_id: str = "") -> Object
     """
     kind, sep, agent = spec.partition(":")
     if kind == "team_return" and not sep:
-        if env_id in ZERO_SUM_ENVS:
+        if env_id and canonical_id(env_id) in ZERO_SUM_ENVS:
             seats = ", ".join(f"'win:{a}'" for a in agents)
             raise InvalidKwargError(
                 f"{env_id} is a zero-sum game: its team return is 0 in every episode, so there is nothing "

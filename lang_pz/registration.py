@@ -194,6 +194,16 @@ def spec(env_id: str) -> EnvSpec:
     raise UnknownEnvironmentError(f"no environment {env_id!r} is registered.{hint} `lang-pz envs` lists them.")
 
 
+def canonical_id(env_id: str) -> str:
+    """The registered id ``env_id`` names (``"classic/tictactoe"`` -> ``"classic/tictactoe-v0"``,
+    ``"openspiel/liars_dice-v0"`` as it is), or ``env_id`` itself when it names none. Never raises:
+    for lookups keyed by registered ids (zero-sum games, env families)."""
+    try:
+        return spec(env_id).id
+    except UnknownEnvironmentError:
+        return env_id
+
+
 def _latest_version(env_id: str) -> str | None:
     """The registered ``env_id-vN`` with the highest ``N``, for an ``env_id`` without a version."""
     if _VERSION.match(env_id):

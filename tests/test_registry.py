@@ -308,3 +308,12 @@ def test_an_api_an_env_lacks_says_how_to_get_one():
     with pytest.raises(InvalidKwargError) as info:
         lang_pz.make("classic/tictactoe-v0", api="parallel")
     assert "has no 'parallel' API" in str(info.value) and "turn_based_aec_to_parallel" in str(info.value)
+
+
+def test_canonical_id_names_the_registered_id_and_never_raises():
+    from lang_pz.evaluation.bases import env_family
+    from lang_pz.registration import canonical_id
+
+    assert canonical_id("butterfly/pistonball") == "butterfly/pistonball-v0"
+    assert canonical_id("no/such-v3") == "no/such-v3"
+    assert env_family("butterfly/pistonball") == "pistonball"  # the fault benchmark's defaults follow
