@@ -28,15 +28,24 @@ def _listing(words: Sequence[str], most: int = 20) -> str:
     return shown + (f", ... ({len(words)} in all)" if len(words) > most else "")
 
 
-def check_evidence(evidence: Sequence[str] | None, modes: Sequence[str]) -> None:
-    """What ``--evidence`` can be checked against without the environment (exits with code 2).
+def check_evidence(evidence: Sequence[str] | None, modes: Sequence[str], window: int | None = None) -> None:
+    """What ``--evidence`` (and ``--evidence-window``) can be checked against without the
+    environment (exits with code 2).
 
-    Refused: an empty value; ``--evidence`` when no ``--critic-mode`` uses it; ``reference`` with
-    a searching mode (decisive, coalition: they work without the base team's reference).
+    Refused: an empty value; ``--evidence`` or ``--evidence-window`` when no ``--critic-mode`` uses
+    it; ``reference`` with a searching mode (decisive, coalition: they work without the base team's
+    reference).
     """
+    users = [m for m in modes if m in EVIDENCE_MODES]
+    if window is not None and not users:
+        fail(
+            ValueError(
+                f"--evidence-window {window} is used only by --critic-mode {', '.join(EVIDENCE_MODES)}; none of them "
+                f"is among --critic-mode {', '.join(modes)}: add --critic-mode counterfactual or drop --evidence-window"
+            )
+        )
     if not evidence:
         return
-    users = [m for m in modes if m in EVIDENCE_MODES]
     if not users:
         fail(
             ValueError(

@@ -201,7 +201,7 @@ def eval_critic(
         _choice("--critic-mode", m, MODE_CHOICES)
     if not env_ids and whowhen is None:
         fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
-    check_evidence(evidence, modes)
+    check_evidence(evidence, modes, evidence_window)
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
     if whowhen is not None and set(modes) <= set(RERUN_MODES):

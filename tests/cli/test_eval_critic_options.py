@@ -35,6 +35,7 @@ def _refused(tmp_path, *args: str) -> str:
             "did you mean 'alternatives'?",
         ),
         ([*PISTONBALL, "--evidence", "default"], "--evidence default is used only by --critic-mode counterfactual"),
+        ([*PISTONBALL, "--evidence-window", "3"], "--evidence-window 3 is used only by --critic-mode counterfactual"),
         (
             [*PISTONBALL, "--critic-mode", "decisive", "--evidence", "reference"],
             "--evidence reference cannot be used with --critic-mode decisive",
