@@ -1,7 +1,7 @@
 """Which OpenSpiel games pass ``lang_pz.test.language_api_test`` through the generic path.
 
 For every name in ``pyspiel.registered_names()``: ``lang_pz.make("openspiel/<name>")`` with the
-game's default parameters, then ``language_api_test`` (PettingZoo's ``api_test`` and
+game's default parameters (the five names lang_pz registers resolve to their ``-v0`` ids), then ``language_api_test`` (PettingZoo's ``api_test`` and
 ``seed_test`` and lang_pz's text checks) over ``--cycles`` cycles, with a time limit per game,
 in a subprocess that goes from game to game (a game whose fatal error kills the interpreter
 fails alone; a new subprocess goes on with the rest).

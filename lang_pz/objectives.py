@@ -17,10 +17,12 @@ one seat's objective against a fixed opponent instead. Specs (strings, as in con
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lang_pz.error import InvalidKwargError
+from lang_pz.registration import canonical_id
 from lang_pz.trajectory import Trajectory
 
 #: Registered ids whose team return is 0 in every episode (two-player zero-sum games; the OpenSpiel
@@ -97,7 +99,7 @@ def make_objective(spec: str, agents: Sequence[str], env_id: str = "") -> Object
     """
     kind, sep, agent = spec.partition(":")
     if kind == "team_return" and not sep:
-        if env_id in ZERO_SUM_ENVS:
+        if env_id and canonical_id(env_id) in ZERO_SUM_ENVS:
             seats = ", ".join(f"'win:{a}'" for a in agents)
             raise InvalidKwargError(
                 f"{env_id} is a zero-sum game: its team return is 0 in every episode, so there is nothing "
@@ -115,11 +117,17 @@ def make_objective(spec: str, agents: Sequence[str], env_id: str = "") -> Object
         return Objective(spec, "soups delivered", lambda t: t.team_return / (SOUP_REWARD * n))
     if kind in ("return", "win") and sep:
         if agent not in agents:
-            raise InvalidKwargError(f"objective {spec!r} names {agent!r}, which is not an agent; agents: {list(agents)}")
+            close = difflib.get_close_matches(agent, list(agents), n=1, cutoff=0.7)
+            hint = f" (did you mean {kind}:{close[0]}?)" if close else ""
+            raise InvalidKwargError(
+                f"objective {spec!r} names {agent!r}, which is not an agent{hint}; agents: {list(agents)}"
+            )
         if kind == "return":
             return Objective(spec, f"{agent}'s return", lambda t: t.returns.get(agent, 0.0))
         return Objective(spec, f"{agent}'s win rate (tie 0.5)", _win(agent))
-    raise InvalidKwargError(f"unknown objective {spec!r}; valid forms: {', '.join(OBJECTIVE_FORMS)}")
+    close = difflib.get_close_matches(str(spec), list(OBJECTIVE_FORMS), n=1, cutoff=0.7)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise InvalidKwargError(f"unknown objective {spec!r}{hint}; valid forms: {', '.join(OBJECTIVE_FORMS)}")
 
 
 def default_objective(env_id: str) -> str:

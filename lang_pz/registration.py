@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -69,6 +70,13 @@ registry: dict[str, EnvSpec] = {}
 #: template; ``make("openspiel/liars_dice")`` calls its entry point with ``game="liars_dice"``.
 families: dict[str, EnvSpec] = {}
 
+#: The families whose names may end in ``-v0`` (lang_pz's version of the generic adapter):
+#: ``openspiel/liars_dice-v0`` is ``openspiel/liars_dice``. Other families' names keep their
+#: own versions (TextArena's ``textarena/Chess-v0`` is TextArena's id ``Chess-v0``).
+versioned_families: set[str] = set()
+
+_VERSION = re.compile(r"^(?P<name>.+)-v(?P<version>\d+)$")
+
 
 def register(spec: EnvSpec) -> None:
     """Add ``spec`` to :data:`registry`.
@@ -82,10 +90,15 @@ def register(spec: EnvSpec) -> None:
     _mirror(spec)
 
 
-def register_family(template: EnvSpec) -> None:
+def register_family(template: EnvSpec, *, versioned: bool = False) -> None:
     """Make every ``<template.id>/<name>`` an environment: its entry point gets ``game=<name>``
     (``template.id`` is the family, e.g. ``"openspiel"``). Such ids are not listed in
     :data:`registry`; :func:`spec` builds theirs on demand.
+
+    Args:
+        template: the family's spec (its ``id`` is the family prefix).
+        versioned: the names are lang_pz's, version ``-v0`` (``<family>/<name>-v0`` is
+            ``<family>/<name>``; another version is refused); ``False``: a name is passed whole.
 
     Raises:
         ValueError: the family is already registered.
@@ -93,6 +106,8 @@ def register_family(template: EnvSpec) -> None:
     if template.id in families:
         raise ValueError(f"environment family {template.id!r} is already registered")
     families[template.id] = template
+    if versioned:
+        versioned_families.add(template.id)
 
 
 def _mirror(s: EnvSpec) -> None:
@@ -111,8 +126,34 @@ def _mirror(s: EnvSpec) -> None:
     except ImportError:
         return
     for api in ("aec", "parallel"):
-        if api in s.apis:
-            pz_register(api, s.id, functools.partial(make, s.id, api=api))
+        # An API the env lacks is registered too, as an error that says how to get the env: PettingZoo's
+        # own lookup would say "Namespace 'openspiel' not found" or list every id it has.
+        creator = make if api in s.apis else _wrong_api
+        pz_register(api, s.id, functools.partial(creator, s.id, api=api))
+
+
+def _wrong_api(env_id: str, *, api: str, **kwargs: Any) -> Any:
+    """``pettingzoo.make(api, env_id)`` for an env without that API: an error naming the ones it has.
+
+    Raises:
+        InvalidKwargError: always (:func:`api_error`).
+    """
+    raise api_error(env_id, api, registry[env_id].apis)
+
+
+def api_error(env_id: str, api: str, apis: tuple[str, ...]) -> InvalidKwargError:
+    """The error for ``env_id`` asked for in an ``api`` it lacks: the APIs it has and how to make it."""
+    if apis == ("gymnasium",):
+        how = f"it is single-agent: gymnasium.make({env_id!r}) or lang_pz.make({env_id!r})"
+    elif api == "parallel":
+        how = (
+            f"it is turn-based: pettingzoo.make('aec', {env_id!r}) or lang_pz.make({env_id!r}, api='aec'); for a "
+            "ParallelEnv in which only the agent to move acts, wrap that in "
+            "pettingzoo.utils.conversions.turn_based_aec_to_parallel(env)"
+        )
+    else:
+        how = f"pettingzoo.make({apis[0]!r}, {env_id!r}) or lang_pz.make({env_id!r}, api={apis[0]!r})"
+    return InvalidKwargError(f"{env_id} has no {api!r} API (it supports api={list(apis)}); {how}")
 
 
 def spec(env_id: str) -> EnvSpec:
@@ -127,9 +168,19 @@ def spec(env_id: str) -> EnvSpec:
         )
     if env_id in registry:
         return registry[env_id]
+    latest = _latest_version(env_id)
+    if latest is not None:  # no version given: the highest registered one, as gymnasium.make and pettingzoo.make do
+        return registry[latest]
     family, sep, name = env_id.partition("/")
     if sep and name and family in families:
         template = families[family]
+        versioned = _VERSION.match(name) if family in versioned_families else None
+        if versioned and versioned["version"] != "0":
+            raise UnknownEnvironmentError(
+                f"no environment {env_id!r}: the {family}/<name> family has version -v0 only; "
+                f"make {family}/{versioned['name']}-v0 or {family}/{versioned['name']}"
+            )
+        name = versioned["name"] if versioned else name
         return EnvSpec(
             id=env_id,
             entry_point=template.entry_point,
@@ -141,6 +192,24 @@ def spec(env_id: str) -> EnvSpec:
     close = _close_ids(env_id)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownEnvironmentError(f"no environment {env_id!r} is registered.{hint} `lang-pz envs` lists them.")
+
+
+def canonical_id(env_id: str) -> str:
+    """The registered id ``env_id`` names (``"classic/tictactoe"`` -> ``"classic/tictactoe-v0"``,
+    ``"openspiel/liars_dice-v0"`` as it is), or ``env_id`` itself when it names none. Never raises:
+    for lookups keyed by registered ids (zero-sum games, env families)."""
+    try:
+        return spec(env_id).id
+    except UnknownEnvironmentError:
+        return env_id
+
+
+def _latest_version(env_id: str) -> str | None:
+    """The registered ``env_id-vN`` with the highest ``N``, for an ``env_id`` without a version."""
+    if _VERSION.match(env_id):
+        return None
+    found = [(int(m["version"]), i) for i in registry if (m := _VERSION.match(i)) and m["name"] == env_id]
+    return max(found)[1] if found else None
 
 
 def _close_ids(env_id: str) -> list[str]:
@@ -161,7 +230,9 @@ def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
     """Make a registered language environment.
 
     Args:
-        env_id: a registered id, e.g. ``"butterfly/pistonball-v0"``.
+        env_id: a registered id, e.g. ``"butterfly/pistonball-v0"``; without its version
+            (``"butterfly/pistonball"``) the highest registered version, as in ``gymnasium.make``;
+            or a name of a family (``"openspiel/liars_dice"``, see :func:`register_family`).
         api: ``"parallel"``, ``"aec"`` or ``"gymnasium"``; default: the env's first API.
         **kwargs: passed to the environment (see ``lang-pz envs --verbose`` or its docstring).
 
@@ -178,7 +249,7 @@ def make(env_id: str, *, api: Api | None = None, **kwargs: Any) -> Any:
     s = spec(env_id)
     chosen = api or s.apis[0]
     if chosen not in s.apis:
-        raise InvalidKwargError(f"{env_id} supports api={list(s.apis)}, not api={chosen!r}")
+        raise api_error(s.id, str(chosen), s.apis)
     fn = s.load()
     params = inspect.signature(fn).parameters
     valid = [p for p in params if p != "api" and params[p].kind is not inspect.Parameter.VAR_KEYWORD]

@@ -51,3 +51,10 @@ def test_soups_outside_overcooked_is_refused():
     with pytest.raises(InvalidKwargError, match="'soups' counts Overcooked soups .* butterfly/pistonball-v0 is not"):
         make_objective("soups", ["piston_0"], "butterfly/pistonball-v0")
     make_objective("soups", ["player_0", "player_1"], "overcooked/cramped_room-v0")
+
+
+@pytest.mark.parametrize("env_id", ["classic/tictactoe", "classic/rps"])
+def test_an_id_without_its_version_is_still_a_zero_sum_game(env_id):
+    """lang_pz.make resolves an id without version to the registered one; the zero-sum check too."""
+    with pytest.raises(InvalidKwargError, match="is a zero-sum game"):
+        make_objective("team_return", ["player_1", "player_2"], env_id)

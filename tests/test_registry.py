@@ -27,8 +27,14 @@ def temporary_spec():
         return spec
 
     yield add
+    import gymnasium
+    import pettingzoo
+
     for env_id in added:
         registry.pop(env_id, None)
+        gymnasium.registry.pop(env_id, None)  # register() mirrors a spec into the registries users know
+        for mirrored in (getattr(pettingzoo, "aec_registry", {}), getattr(pettingzoo, "parallel_registry", {})):
+            mirrored.pop(env_id, None)
 
 
 def test_builtin_ids_registered():
@@ -265,7 +271,15 @@ def test_pettingzoo_make_builds_lang_pz_multi_agent_ids():
     obs, _ = env.reset(seed=0)
     assert all("text" in o for o in obs.values())
     assert "classic/tictactoe-v0" in pettingzoo.aec_registry
-    assert "classic/tictactoe-v0" not in pettingzoo.parallel_registry  # AEC only, as lang_pz says
+    # AEC only: asked for as parallel, an error that says so and how to get a ParallelEnv (PettingZoo's own
+    # lookup said "NameNotFound ... Available environments: [...]" or "Namespace 'openspiel' not found")
+    with pytest.raises(InvalidKwargError) as info:
+        pettingzoo.make("parallel", "classic/tictactoe-v0")
+    said = str(info.value)
+    assert "classic/tictactoe-v0 has no 'parallel' API" in said and "pettingzoo.make('aec', " in said
+    assert "turn_based_aec_to_parallel" in said
+    with pytest.raises(InvalidKwargError, match=r"single-agent: gymnasium.make\('classic_control/cartpole-v0'\)"):
+        pettingzoo.make("aec", "classic_control/cartpole-v0")
 
 
 def test_a_family_makes_any_name_and_says_which_extra_it_needs(temporary_spec):
@@ -278,3 +292,28 @@ def test_a_family_makes_any_name_and_says_which_extra_it_needs(temporary_spec):
         assert "zz_family/anything" not in registry
     finally:
         families.pop("zz_family")
+
+
+def test_an_id_without_version_is_the_highest_registered_version(temporary_spec):
+    """As gymnasium.make and pettingzoo.make resolve it (``classic/tictactoe`` was refused)."""
+    assert lang_pz.spec("classic/tictactoe").id == "classic/tictactoe-v0"
+    with pytest.raises(UnknownEnvironmentError, match="Did you mean 'classic/tictactoe-v0'"):
+        lang_pz.make("classic/tictactoe-v3")  # a version that is not registered is not resolved
+    entry_point = registry["classic/tictactoe-v0"].entry_point
+    temporary_spec(EnvSpec(id="classic/tictactoe-v7", entry_point=entry_point, description="x", apis=("aec",)))
+    assert lang_pz.spec("classic/tictactoe").id == "classic/tictactoe-v7"
+
+
+def test_an_api_an_env_lacks_says_how_to_get_one():
+    with pytest.raises(InvalidKwargError) as info:
+        lang_pz.make("classic/tictactoe-v0", api="parallel")
+    assert "has no 'parallel' API" in str(info.value) and "turn_based_aec_to_parallel" in str(info.value)
+
+
+def test_canonical_id_names_the_registered_id_and_never_raises():
+    from lang_pz.evaluation.bases import env_family
+    from lang_pz.registration import canonical_id
+
+    assert canonical_id("butterfly/pistonball") == "butterfly/pistonball-v0"
+    assert canonical_id("no/such-v3") == "no/such-v3"
+    assert env_family("butterfly/pistonball") == "pistonball"  # the fault benchmark's defaults follow

@@ -52,6 +52,7 @@ __all__ = [
     "ResponseCache",
     "ScriptedBackend",
     "TokenUsage",
+    "check_backend_spec",
     "default_cache_dir",
     "make_backend",
 ]
@@ -109,6 +110,26 @@ def _check_options(cls: type[Any], options: dict[str, Any], fixed: tuple[str, ..
             raise ValueError(f"{source}{cls.__name__} has no option {name!r}{hint} (options: {', '.join(valid)})")
 
 
+def check_backend_spec(spec: str) -> None:
+    """Check the form of a backend spec (``"embedded"`` or ``"openai:<model>"``) without building it.
+
+    Raises:
+        ValueError: as :func:`make_backend` for an unknown or malformed spec.
+    """
+    name, sep, rest = str(spec).strip().partition(":")
+    if (name == "embedded" and not sep) or (name == "openai" and sep and rest.strip()):
+        return
+    hint = ""
+    if name == "openai":
+        hint = " (the model is missing: e.g. 'openai:gpt-4o-mini')"
+    elif name.strip().lower() in ("embedded", "openai"):
+        hint = f" (did you mean {name.strip().lower() + (':' + rest if sep else '')!r}?)"
+    else:
+        close = difflib.get_close_matches(name.strip().lower(), ["embedded", "openai"], n=1, cutoff=0.7)
+        hint = f" (did you mean {close[0] + (':' + rest if sep else '')!r}?)" if close else ""
+    raise ValueError(f"unknown backend spec {spec!r}{hint}; valid forms: " + ", ".join(repr(s) for s in BACKEND_SPECS))
+
+
 def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
     """Build a backend from a spec string.
 
@@ -138,7 +159,8 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
         _check_options(LlamaCppBackend, kwargs, ())
         options = {**from_env, **kwargs}
         return LlamaCppBackend(**options)
-    if name == "openai" and sep and rest:
+    if name == "openai" and sep and rest.strip():
+        rest = rest.strip()  # 'openai: gpt-4o' is the model 'gpt-4o', not ' gpt-4o' (an unknown model to the server)
         from lang_pz.backends.openai import OpenAIBackend
 
         from_env = _env_options("openai")
@@ -146,7 +168,5 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
         _check_options(OpenAIBackend, kwargs, ("model",))
         options = {**from_env, **kwargs}
         return OpenAIBackend(model=rest, **options)
-    hint = ""
-    if name == "openai":
-        hint = " (the model is missing: e.g. 'openai:gpt-4o-mini')"
-    raise ValueError(f"unknown backend spec {spec!r}{hint}; valid forms: " + ", ".join(repr(s) for s in BACKEND_SPECS))
+    check_backend_spec(spec)
+    raise AssertionError(f"backend spec {spec!r} passed check_backend_spec but was not built")  # unreachable

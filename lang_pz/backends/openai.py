@@ -163,6 +163,8 @@ class OpenAIBackend(LLMBackend):
         resolve_mode(constrained_decoding, structured_output)  # ValueError naming the valid modes
         if prompt_format not in ("chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat' or 'completion', got {prompt_format!r}")
+        if api_key is not None and not isinstance(api_key, str):
+            raise ValueError(f"api_key must be a str (or None: $OPENAI_API_KEY), got a {type(api_key).__name__}")
         self.timeout_s = number_in_range("timeout_s", timeout_s, 1e-3)
         self.connect_timeout_s = number_in_range("connect_timeout_s", connect_timeout_s, 1e-3)
         self.schedule = RetrySchedule(max_attempts, backoff_s, max_backoff_s, jitter, max_retry_after_s, retry_seed)

@@ -38,6 +38,7 @@ otherwise pass free text off as constrained.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -83,8 +84,16 @@ def resolve_mode(mode: str, structured_output: StructuredOutput) -> str:
     Raises:
         ValueError: ``mode`` is not one of :data:`CONSTRAINED_DECODING`.
     """
-    if mode not in CONSTRAINED_DECODING:
-        raise ValueError(f"constrained_decoding must be one of {', '.join(map(repr, CONSTRAINED_DECODING))}, got {mode!r}")
+    if not isinstance(mode, str) or mode not in CONSTRAINED_DECODING:
+        close = (
+            difflib.get_close_matches(mode.replace("-", "_").lower(), CONSTRAINED_DECODING, n=1)
+            if isinstance(mode, str)
+            else []
+        )
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"constrained_decoding must be one of {', '.join(map(repr, CONSTRAINED_DECODING))}, got {mode!r}{hint}"
+        )
     if mode == "auto":
         return "llama_cpp" if structured_output == "json_object" else "off"
     return mode

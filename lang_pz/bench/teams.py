@@ -39,6 +39,7 @@ Seat specs:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,7 +145,10 @@ def parse_team(spec: str, name: str | None = None) -> Team:
             raise InvalidKwargError(f"team spec {spec!r} gives {agent!r} two seats")
         kind = seat.split(":", 1)[0]
         if kind not in SEAT_KINDS:
-            raise InvalidKwargError(f"unknown seat {seat!r} in team spec {spec!r}; seat kinds: {', '.join(SEAT_KINDS)}")
+            raise InvalidKwargError(
+                f"unknown seat {seat!r} in team spec {spec!r}{_did_you_mean(kind, SEAT_KINDS)}; seat kinds: "
+                f"{', '.join(SEAT_KINDS)}"
+            )
         seats[agent] = seat
     return Team(name or spec, seats)
 
@@ -224,7 +228,12 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
 
             return SB3Policy.load(Path(arg).expanduser(), HashedBagOfWordsV1(), observation="text")
         return SB3Policy.load(Path(arg).expanduser(), SuperSuitPixels())
-    raise InvalidKwargError(f"unknown seat {seat!r}; seat kinds: {', '.join(SEAT_KINDS)}")
+    raise InvalidKwargError(f"unknown seat {seat!r}{_did_you_mean(kind, SEAT_KINDS)}; seat kinds: {', '.join(SEAT_KINDS)}")
+
+
+def _did_you_mean(value: str, choices: Any) -> str:
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _spiel_seat(seat: str, env: Any, env_id: str, agent: str) -> Policy:

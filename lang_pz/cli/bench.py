@@ -44,6 +44,7 @@ def bench(
     ] = None,
 ) -> None:
     """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""
+    from lang_pz.backends import check_backend_spec
     from lang_pz.bench import (
         case_from_dict,
         load_config,
@@ -77,10 +78,16 @@ def bench(
         else:
             if not team:
                 raise ValueError("--env needs at least one --team, e.g. --team random --team heuristic")
-            teams = {}
+            teams: dict[str, str] = {}
             for t in team:
                 name, sep, spec = t.partition("=:")
-                teams[name if sep else t] = spec if sep else t
+                name, spec = (name, spec) if sep else (t, t)
+                if teams.get(name, spec) != spec:  # the second would replace the first, unseen
+                    raise ValueError(
+                        f"--team {t!r}: the name {name!r} is already the team {teams[name]!r}; give each team its "
+                        "own name (NAME=:SPEC)"
+                    )
+                teams[name] = spec
             cases = [
                 case_from_dict(
                     {"id": env_id, "kwargs": parse_kwargs(kw), "seeds": seeds, "teams": teams, "objective": objective}, dd
@@ -88,6 +95,7 @@ def bench(
             ]
             settings = {}
         chosen = backend or settings.get("backend", "embedded")
+        check_backend_spec(str(chosen))  # a typo is refused even when no seat asks the LLM
 
         def progress(r: dict) -> None:
             usage = f", {r['llm_calls']} LLM calls" if r["llm_calls"] else ""

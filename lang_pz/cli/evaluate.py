@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+from lang_pz.cli.critic_options import check_env, check_evidence
 
 if TYPE_CHECKING:
     from lang_pz.critics.decisive import DecisiveCritic
@@ -65,7 +66,6 @@ def _critic_modes() -> tuple[str, ...]:
 
 
 MODE_CHOICES = _critic_modes()  # from the config's Literal type, so the two cannot drift
-SPECIAL_EVIDENCE = ("alternatives", "reference", "default", "random")
 #: Modes that need re-runs of an --env (they cannot score Who&When logs).
 RERUN_MODES = ("counterfactual", "decisive", "coalition")
 
@@ -194,13 +194,14 @@ def eval_critic(
     from lang_pz.error import LangPZError
     from lang_pz.registration import spec
 
-    if not env_ids and whowhen is None:
-        fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
     modes = list(dict.fromkeys(critic_modes or ["central_credit"]))
     for name, value, choices in (("--fault", fault, FAULT_CHOICES), ("--base", base, BASE_CHOICES)):
         _choice(name, value, choices)
     for m in modes:
         _choice("--critic-mode", m, MODE_CHOICES)
+    if not env_ids and whowhen is None:
+        fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
+    check_evidence(evidence, modes, evidence_window)
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
     if whowhen is not None and set(modes) <= set(RERUN_MODES):
@@ -217,6 +218,10 @@ def eval_critic(
     try:
         for env_id in env_ids or []:
             spec(env_id)
+        actions = [
+            check_env(env_id, env_kwargs, fault=fault, base=base, fault_action=fault_action, evidence=evidence, seed=seed)
+            for env_id in env_ids or []
+        ]
         from lang_pz.backends import make_backend
         from lang_pz.critics import CentralCritic
         from lang_pz.critics.difference import DifferenceCritic
@@ -249,7 +254,7 @@ def eval_critic(
                 fault=fault,
                 env_kwargs=env_kwargs,
                 base=base,
-                fault_action=fault_action,
+                fault_action=actions[i],
                 window=window,
                 tolerance=tolerance,
                 min_effect=None if keep_inert else min_effect,

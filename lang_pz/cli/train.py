@@ -221,9 +221,17 @@ def train(
         if not config.exists():
             fail(FileNotFoundError(f"--config {config} does not exist"))
         try:
-            fields = load_yaml(config) or {}
+            loaded = load_yaml(config)
         except ConfigFileError as exc:
             fail(ValueError(f"--config {exc}"))
+        if loaded is None:  # an empty file, or only comments: a config that was not saved, or the wrong file
+            fail(
+                ValueError(
+                    f"--config {config} holds no settings (the file is empty or only comments); write TrainConfig "
+                    "fields in it (see `lang-pz train --help`), or drop --config to train on the defaults"
+                )
+            )
+        fields = loaded
         if not isinstance(fields, dict):
             fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
         known = [*(k for k in setting_names() if "." not in k), *SECTIONS]

@@ -153,7 +153,8 @@ register_family(
         description="Any OpenSpiel game by its short name (pyspiel.registered_names()), with its own parameters.",
         apis=("aec",),
         extra="openspiel",
-    )
+    ),
+    versioned=True,
 )
 
 # MPE2 1.1.1 (the particle worlds that left PettingZoo): positions and messages in words.

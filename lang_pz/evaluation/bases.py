@@ -53,7 +53,10 @@ MATH_HARMFUL_TEXT: dict[str, str] = {"gsm8k": "The answer is 0.\n#### 0", "math"
 
 def env_family(env_id: str) -> str:
     """``"pistonball"``, ``"overcooked"`` (``overcooked/*``), ``"math"`` (``tasks/gsm8k-v0``,
-    ``tasks/math500-v0``) or ``"other"``."""
+    ``tasks/math500-v0``; an id without its version is its registered one) or ``"other"``."""
+    from lang_pz.registration import canonical_id
+
+    env_id = canonical_id(env_id)
     if env_id == "butterfly/pistonball-v0":
         return "pistonball"
     if env_id.startswith("overcooked/"):

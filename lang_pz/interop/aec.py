@@ -52,7 +52,8 @@ class MaskedAECEnv(BaseWrapper):
 
     Raises:
         LangPZError: ``env`` is not an ``AECEnv``, no action words can be found, or a list is
-            empty; from ``step``, an index out of range.
+            empty; from ``step``, an index out of range, not a whole number, or ``None`` for an
+            agent that is not done.
     """
 
     def __init__(
@@ -136,9 +137,14 @@ class MaskedAECEnv(BaseWrapper):
 
     def step(self, action: Any) -> None:
         agent = self.env.agent_selection
-        if action is None or self.env.terminations.get(agent) or self.env.truncations.get(agent):
+        if self.env.terminations.get(agent) or self.env.truncations.get(agent):
             self.env.step(None)
             return
+        if action is None:
+            raise LangPZError(
+                f"action of {agent} is None, but {agent} is not done (None is only for a terminated or truncated "
+                f"agent); give an index in 0..{len(self.words[agent]) - 1}"
+            )
         words = self.words[agent]
         i = _index(action, len(words), agent)
         self.env.step((self._legal(agent) or {}).get(i, words[i]))

@@ -84,11 +84,21 @@ def bridge_words(
     or a dict agent -> list), default :func:`action_words` of each agent.
 
     Raises:
-        LangPZError: no action words can be found, or an agent's list is empty.
+        LangPZError: no action words can be found, ``actions`` is one str (it would be read as its
+            letters), a dict lacks an agent, or an agent's list is empty.
     """
+    if isinstance(actions, str) or (isinstance(actions, Mapping) and any(isinstance(v, str) for v in actions.values())):
+        raise LangPZError(
+            f"actions= is a list of action words, e.g. ['down', 'stay', 'up'], not one str: got {actions!r:.80}"
+        )
     if actions is None:
         words = {a: action_words(env, a) for a in agents}
     elif isinstance(actions, Mapping):
+        missing = [a for a in agents if a not in actions]
+        if missing:
+            raise LangPZError(
+                f"actions= has no words for {missing}; a dict needs every agent of {list(agents)} (or give one list for all)"
+            )
         words = {a: [str(w) for w in actions[a]] for a in agents}
     else:
         words = {a: [str(w) for w in actions] for a in agents}
@@ -121,9 +131,18 @@ def box_text(space: spaces.Box, action: Any, agent: str | None = None) -> str:
     it parses back exactly (``repr`` of the float), one number alone, several as ``[a, b, ...]``.
 
     Raises:
-        LangPZError: ``action`` has another size than the space or a non-finite value.
+        LangPZError: ``action`` is not numbers (``None``, text, bools), has another size than the
+            space, or a non-finite value.
     """
-    arr = np.asarray(action, dtype=np.float64)
+    try:
+        raw = np.asarray(action)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise LangPZError(f"action of {agent} must be {int(np.prod(space.shape))} number(s), got {action!r:.80}") from exc
+    if raw.dtype.kind not in "iuf":  # None, text ('0.5' is not read as a number), bools, objects
+        raise LangPZError(
+            f"action of {agent} must be {int(np.prod(space.shape))} number(s), got {type(action).__name__} {action!r:.80}"
+        )
+    arr = raw.astype(np.float64)
     if arr.size != int(np.prod(space.shape)):
         raise LangPZError(
             f"action of {agent} must have {int(np.prod(space.shape))} number(s) (shape {space.shape}), got shape {arr.shape}"
@@ -144,12 +163,28 @@ def _mask(words: Sequence[str], info: Mapping[str, Any]) -> np.ndarray:
 
 
 def _index(action: Any, n: int, agent: str | None) -> int:
-    try:
-        i = int(np.asarray(action).reshape(-1)[0]) if np.ndim(action) else int(action)
-    except (TypeError, ValueError, IndexError) as exc:
-        raise LangPZError(f"action of {agent} must be an index in 0..{n - 1}, got {action!r}") from exc
+    """``action`` as an index in ``0..n-1``: an int, a NumPy integer, or one of them in an array of
+    one element (what SB3 and TorchRL send); a float only when it is a whole number (``2.0``).
+
+    Raises:
+        LangPZError: anything else, named: a fraction (``1.7`` is not read as 1), NaN or infinity,
+            a bool, a str (the word itself goes to the language env, not through an index bridge),
+            an array of several numbers (not read as its first), or an index out of range.
+    """
+    wanted = f"action of {agent} must be an index in 0..{n - 1}"
+    value = action
+    if isinstance(action, (np.ndarray, list, tuple)):
+        arr = np.asarray(action, dtype=object)
+        if arr.size != 1:
+            raise LangPZError(f"{wanted} (one number), got {arr.size} values {action!r:.80}")
+        value = arr.reshape(-1)[0]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise LangPZError(f"{wanted}, got {type(value).__name__} {action!r:.80}")
+    if not float(value).is_integer():  # a fraction, NaN or infinity
+        raise LangPZError(f"{wanted}, got {action!r:.80}: not a whole number")
+    i = int(value)
     if not 0 <= i < n:
-        raise LangPZError(f"action of {agent} must be an index in 0..{n - 1}, got {i}")
+        raise LangPZError(f"{wanted}, got {i}")
     return i
 
 
@@ -222,7 +257,8 @@ class DiscreteActions(BaseParallelWrapper):
         return obs, self._infos(infos)
 
     def step(self, actions: dict[str, Any]):
-        words = {a: self.words[a][_index(x, len(self.words[a]), a)] for a, x in actions.items()}
+        # an action for an agent the env does not have goes on as it is: the language env names it
+        words = {a: self.words[a][_index(x, len(self.words[a]), a)] if a in self.words else x for a, x in actions.items()}
         obs, rewards, terms, truncs, infos = self.env.step(words)
         return obs, rewards, terms, truncs, self._infos(infos)
 
@@ -246,7 +282,7 @@ class BoxActions(BaseParallelWrapper):
         return self._spaces[agent]
 
     def step(self, actions: dict[str, Any]):
-        return self.env.step({a: box_text(self._spaces[a], x, a) for a, x in actions.items()})
+        return self.env.step({a: box_text(self._spaces[a], x, a) if a in self._spaces else x for a, x in actions.items()})
 
 
 class NumericInfos(BaseParallelWrapper):

@@ -23,6 +23,7 @@ solved once per game, parameters and iterations, then kept in memory and on disk
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import os
@@ -129,7 +130,9 @@ class OpenSpielPlayer(Policy):
         import pyspiel
 
         if kind not in KINDS:
-            raise InvalidKwargError(f"unknown OpenSpiel player {kind!r}; players: {', '.join(KINDS)}")
+            close = difflib.get_close_matches(str(kind), list(KINDS), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InvalidKwargError(f"unknown OpenSpiel player {kind!r}{hint}; players: {', '.join(KINDS)}")
         raw = env.unwrapped
         if not hasattr(raw, "game_type") or not hasattr(raw, "agent_name_id_mapping"):  # game_state: after reset
             raise InvalidKwargError(f"OpenSpiel players play openspiel/* envs; {type(raw).__name__} is not one")

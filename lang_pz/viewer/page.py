@@ -73,6 +73,10 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
             f"--out {dest} holds other files (its data/ would be replaced); give a new or empty "
             "folder, or the folder of an earlier view"
         )
+    try:  # what the folder holds is read before the page is touched (the episodes, one at a time, below)
+        view = run_overview(src) if kind == "run" else bench_view(src) if kind == "bench" else critic_view(src)
+    except UNREADABLE as exc:
+        raise _unreadable(src, kind, exc) from exc
     shutil.rmtree(data_dir, ignore_errors=True)
     (data_dir / "episodes").mkdir(parents=True)
     for name in STATIC:
@@ -80,13 +84,27 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
             resources.files("lang_pz.viewer").joinpath("static").joinpath(name).read_text("utf-8"), encoding="utf-8"
         )
     if kind == "run":
-        view = run_overview(src)
         view["episodes"] = []
-        for ep in run_episodes(src):
-            path = data_dir / "episodes" / f"{ep['id']}.js"
-            path.write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
-            view["episodes"].append(episode_summary(ep))
-    else:
-        view = bench_view(src) if kind == "bench" else critic_view(src)
+        try:
+            for ep in run_episodes(src):
+                path = data_dir / "episodes" / f"{ep['id']}.js"
+                path.write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
+                view["episodes"].append(episode_summary(ep))
+        except UNREADABLE as exc:
+            raise _unreadable(src, kind, exc) from exc
     (data_dir / "view.js").write_text(_script("LPZ.view", view), encoding="utf-8")
     return dest / "index.html"
+
+
+#: What reading a file that lang_pz did not write that way raises (a value of the wrong type, a
+#: missing key, bytes that are not UTF-8); a torn last line or a missing file is no error.
+UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+
+
+def _unreadable(src: Path, kind: str, exc: BaseException) -> RunDirError:
+    if isinstance(exc, RunDirError):
+        return exc
+    return RunDirError(
+        f"{src} looks like a {kind} folder, but a file in it is not as lang_pz writes it "
+        f"({type(exc).__name__}: {str(exc)[:200]}); was it edited by hand or by another program?"
+    )

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lang_pz.error import LangPZError
+from lang_pz.error import LangPZError, RunDirError
 from lang_pz.runs import IterationFiles, RunFolder, add_usage, read_policies
 from lang_pz.trajectory import read_trajectories
 from lang_pz.viewer.source import read_json, read_jsonl
@@ -206,7 +206,13 @@ def run_episodes(folder: str | Path) -> Iterator[dict[str, Any]]:
         for c in read_jsonl(files.log("counterfactuals")):
             cfs.setdefault(c.get("episode"), []).append(c)
         for kind, path in _episode_files(run, it):
-            for t in read_trajectories(path):
+            try:
+                trajectories = read_trajectories(path)
+            except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:  # not torn: written otherwise
+                raise RunDirError(
+                    f"{path} is not a trajectories file lang_pz can read ({type(exc).__name__}: {str(exc)[:200]})"
+                ) from exc
+            for t in trajectories:
                 rep = credits.get(t.episode, {}) if kind == "train" else {}
                 yield {
                     "id": episode_id(it, kind, t.episode),

@@ -80,7 +80,9 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
 
         Raises:
             TypeError: ``actions`` is not a dict agent -> action text.
-            ValueError: a live agent (in ``agents``, not just terminated or truncated) has no action.
+            ValueError: a live agent (in ``agents``, not just terminated or truncated) has no action,
+                or an action names an agent the env does not have.
+            RuntimeError: ``step`` before the first ``reset``.
         """
         if not isinstance(actions, Mapping):
             example = dict.fromkeys(self.env.agents[:2], "...")
@@ -88,9 +90,16 @@ class LanguageParallelWrapper(MultiAgentTextSpaces, BaseParallelWrapper):
                 f"step takes a dict agent -> action text for every live agent, e.g. {example}, "
                 f"got {type(actions).__name__} {actions!r}"
             )
-        missing = [a for a in self.env.agents if a not in actions and a not in self._ended]
+        live = getattr(self.env, "agents", None)
+        if live is None:  # PettingZoo's aec_to_parallel_wrapper has no agents before its first reset
+            raise RuntimeError("step() before reset(): call env.reset(seed=...) first")
+        unknown = sorted(set(map(str, actions)) - set(map(str, self.possible_agents)))
+        missing = [a for a in live if a not in actions and a not in self._ended]
+        if unknown and not missing:
+            raise ValueError(
+                f"step got actions for {unknown}, which are not agents of this env (agents: {list(self.possible_agents)})"
+            )
         if missing:
-            unknown = sorted(set(map(str, actions)) - set(self.possible_agents))
             extra = f" (actions name {unknown}, which are not agents)" if unknown else ""
             raise ValueError(
                 f"step got no action for live agent(s) {missing}{extra}: a parallel env takes one "

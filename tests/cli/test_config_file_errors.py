@@ -85,3 +85,17 @@ def test_load_yaml_and_where(tmp_path):
     ]
     with pytest.raises(ConfigFileError, match=r"nothere.yaml: no such config file"):
         load_yaml(tmp_path / "nothere.yaml")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# iterations: 3\n"])
+def test_an_empty_train_config_is_refused_not_trained_on_defaults(tmp_path, text):
+    """A new-user pass: `lang-pz train --config empty.yaml` trained silently on every default."""
+    config = tmp_path / "empty.yaml"
+    config.write_text(text)
+    run_dir = tmp_path / "r"
+    errors = _errors(runner.invoke(app, ["train", "--config", str(config), "--run-dir", str(run_dir)]))
+    assert errors == [
+        f"error: --config {config} holds no settings (the file is empty or only comments); write TrainConfig "
+        "fields in it (see `lang-pz train --help`), or drop --config to train on the defaults"
+    ]
+    assert not run_dir.exists()

@@ -188,3 +188,54 @@ def test_each_agents_collected_rewards_are_its_openspiel_return(env_id, seed):
         env.step(None if term or trunc else str(rng.choice(info["legal_actions"])))
     returns = env.unwrapped.game_state.returns()
     assert collected == pytest.approx({a: returns[i] for i, a in enumerate(env.possible_agents)})
+
+
+def test_any_game_is_openspiel_name_with_or_without_v0():
+    """Issue 23's ``make("openspiel/<game>", **params)``, and its ``-v0`` form (an id as every other)."""
+    bare, versioned = _first("openspiel/liars_dice", numdice=1), _first("openspiel/liars_dice-v0", numdice=1)
+    assert bare.observe("player_0") == versioned.observe("player_0")
+    assert "OpenSpiel liars_dice" in versioned.observe("player_0")["text"]
+    with pytest.raises(UnknownEnvironmentError, match=r"has version -v0 only; make openspiel/liars_dice-v0"):
+        lang_pz.make("openspiel/liars_dice-v1")
+
+
+def test_a_registered_game_without_version_is_its_registered_id():
+    """As pettingzoo.make and gymnasium.make resolve ids: ``openspiel/hanabi`` was the full 5-colour
+    game through the generic adapter while ``pettingzoo.make("aec", "openspiel/hanabi")`` was hanabi-v0."""
+    ours = _first("openspiel/hanabi")
+    assert ours.unwrapped.game_state.get_game().get_parameters()["colors"] == 2  # hanabi-v0's, not OpenSpiel's 5
+    assert lang_pz.spec("openspiel/hanabi").id == "openspiel/hanabi-v0"
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggested"),
+    [("openspiel/leduc", "'openspiel/leduc_poker'"), ("openspiel/liars_dic-v0", "'openspiel/liars_dice'")],
+)
+def test_an_unknown_game_names_the_id_and_close_games(typo, suggested):
+    with pytest.raises(UnknownEnvironmentError) as info:
+        lang_pz.make(typo)
+    said = str(info.value)
+    assert said.startswith(f"no environment {typo.removesuffix('-v0')!r}") and f"Did you mean {suggested}" in said
+
+
+@pytest.mark.filterwarnings("ignore::lang_pz.wrappers.common.NonTextActionWarning")
+@pytest.mark.parametrize(("game", "params"), [("liars_dice", {"numdice": 1}), ("oh_hell", {}), ("first_sealed_auction", {})])
+def test_garbage_through_the_generic_path_plays_the_fallback_and_says_so(game, params):
+    """The family ids are not in the registry the fuzz test walks: garbage here too plays the first
+    legal move, marked as a fallback with the reason, never a crash and never read as a move."""
+    env = _first(f"openspiel/{game}", **params)
+    junk = ["", "garbage", None, 3, "0", "x" * 5000, "\x00", {"action": 1}]
+    played = 0
+    for i in range(60):
+        if not env.agents:
+            env.reset(seed=i)
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        first = env.unwrapped.game_state.legal_actions()[0]
+        env.step(junk[i % len(junk)])
+        info = env.infos[agent]
+        assert info["fallback"] and info["parse_error"] and info["action"] == first, info
+        played += 1
+    assert played >= 30

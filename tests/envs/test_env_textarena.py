@@ -111,3 +111,19 @@ def test_any_textarena_game_by_id_and_typos():
 )
 def test_listed_moves(message, moves):
     assert listed_moves(message) == moves
+
+
+def test_nims_example_move_is_in_nims_form():
+    """The example was '[4]' for every game without listed moves; in Nim ('[pile quantity]') a reply
+    copied from it is an invalid move every time, and two of them lose the game."""
+    env = lang_pz.make("textarena/nim-v0")
+    env.reset(seed=0)
+    agent = env.agent_selection
+    example = env.infos[agent]["reply_format"]["example"]
+    assert example == "[0 3]"
+    assert env.observe(agent)["text"].endswith(f"in the game's format (e.g. {example}).")
+    env.step("take three")
+    said = env.infos[agent]["parse_error"]
+    assert said == f"no action in square brackets; write it as the game asks, e.g. {example}"
+    assert env.infos[agent]["fallback"] and env.infos[agent]["action"] == "[pass]"
+    assert "[4]" not in env.observe(agent)["text"].splitlines()[-1]

@@ -15,7 +15,10 @@ Registered ids (small configurations, so an episode is short): ``openspiel/hanab
 (cooperative, 2 players, 2 colours x 3 ranks), ``openspiel/kuhn_poker-v0``,
 ``openspiel/leduc_poker-v0``, ``openspiel/goofspiel-v0`` (simultaneous bids) and
 ``openspiel/breakthrough-v0`` (a board game). Any other game of ``pyspiel.registered_names()``:
-``lang_pz.make("openspiel/<game>", **params)`` with the game's own parameters.
+``lang_pz.make("openspiel/<game>", **params)`` (or ``"openspiel/<game>-v0"``) with the game's own
+parameters. A registered name without its version (``"openspiel/hanabi"``) is the registered id
+(``openspiel/hanabi-v0``), as ``gymnasium.make`` and ``pettingzoo.make`` resolve ids; OpenSpiel's
+own configuration of such a game: ``make_openspiel(game="hanabi", **params)``.
 """
 
 from __future__ import annotations
@@ -72,9 +75,10 @@ def _load(game: str, params: dict[str, Any]) -> None:
     names = pyspiel.registered_names()
     if game not in names:
         close = difflib.get_close_matches(game, names, n=3, cutoff=0.6)
-        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        hint = f" Did you mean {' or '.join(repr(f'openspiel/{c}') for c in close)}?" if close else ""
         raise UnknownEnvironmentError(
-            f"OpenSpiel has no game {game!r}.{hint} pyspiel.registered_names() lists its {len(names)} games"
+            f"no environment 'openspiel/{game}': OpenSpiel has no game {game!r}.{hint} "
+            f"pyspiel.registered_names() lists its {len(names)} games; `lang-pz envs` lists lang_pz's configurations"
         )
     try:
         pyspiel.load_game(game, params)

@@ -41,6 +41,15 @@ MOVE_FORMATS: dict[str, ReplyFormat] = {
         "[0 3]",
     ),
 }
+
+
+def _example(game: str) -> str:
+    """An example move of ``game`` (a TextArena id): its :data:`MOVE_FORMATS` example where the
+    form is known (Nim: ``[0 3]``; ``[4]`` would fail every time there), else ``[4]``."""
+    known = MOVE_FORMATS.get(game)
+    return known.example if known is not None else "[4]"
+
+
 #: Any other game that lists no moves: one action in square brackets.
 BRACKETED_FORMAT = ReplyFormat.of(
     replies.sequence(
@@ -85,7 +94,7 @@ class TextArenaAdapter(LanguageAdapter):
         if moves:
             line = f"Your turn. Legal moves: {', '.join(moves)}. Reply with one move."
         elif self._to_move(env, agent):
-            line = "Your turn. Reply with your action in square brackets, in the game's format (e.g. [4])."
+            line = f"Your turn. Reply with your action in square brackets, in the game's format (e.g. {_example(raw.game)})."
         elif raw.terminations.get(agent, False) or raw.truncations.get(agent, False):
             reward = raw.final_rewards.get(agent)
             line = "The game is over." + (f" Your reward: {reward:g}." if reward is not None else "")
@@ -128,7 +137,9 @@ class TextArenaAdapter(LanguageAdapter):
                 raise ActionParseError(text, f"{exc.reason}; listed moves: {', '.join(moves)}") from None
         found = _BRACKETED.findall(text)
         if not found:
-            raise ActionParseError(text, "no action in square brackets; write it as the game asks, e.g. [4]")
+            raise ActionParseError(
+                text, f"no action in square brackets; write it as the game asks, e.g. {_example(self._raw(env).game)}"
+            )
         return text.strip()
 
     def fallback(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
