@@ -274,6 +274,10 @@ class DifferenceCritic:
     """
 
     mode = "counterfactual"
+    #: Whether a whole-episode probe (``at_steps=None``) puts every decision of its agent in
+    #: ``report.shown_steps``; the searching critics (:mod:`lang_pz.critics.decisive`) count only
+    #: the decisions a probe names, so theirs adds none.
+    whole_probes_shown = True
 
     def __init__(
         self,
@@ -319,18 +323,45 @@ class DifferenceCritic:
         scale = max(abs(d.gain) for d in diffs.values())
         credit = {a: (-d.gain / scale if scale > 0 else 0.0) + 0.0 for a, d in diffs.items()}  # + 0.0: no -0.0
         facts = {a: fact_line(d) for a, d in diffs.items()}
+        return self.report(trajectory, policies, counterfactuals, credit, facts, {a: d.steps for a, d in diffs.items()})
+
+    def report(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None,
+        counterfactuals: Sequence[Counterfactual],
+        credit: Mapping[str, float],
+        facts: Mapping[str, str],
+        cited: Mapping[str, Sequence[int]],
+    ) -> CriticReport:
+        """The report of computed ``credit`` (agent -> clipped to [-1, 1]), ``facts`` (agent -> the
+        computed fact line) and ``cited`` steps (agent -> trajectory steps, the first three kept),
+        with the backend's words, if any, before each fact.
+
+        ``shown_steps`` are the steps some probe replaced (see :attr:`whole_probes_shown`).
+
+        Raises:
+            LangPZError: no agent steps.
+            BackendError: the backend failed.
+        """
+        if not trajectory.agents:
+            raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
         words, errors, gens = self._words(trajectory, credit, facts, policies)
-        credits = {}
-        for a, d in diffs.items():
-            text = f"{words[a]} ({facts[a]})" if a in words else facts[a]
-            credits[a] = Credit(
-                agent=a, credit=max(-1.0, min(1.0, credit[a])), explanation=_fit(text), steps=list(d.steps[:3])
+        credits = {
+            a: Credit(
+                agent=a,
+                credit=max(-1.0, min(1.0, credit[a])) + 0.0,  # + 0.0: no -0.0
+                explanation=_fit(f"{words[a]} ({facts[a]})" if a in words else facts[a]),
+                steps=list(cited[a])[:3],
             )
+            for a in trajectory.agents
+        }
         own = {a: sorted(s.step for s in trajectory.agent_steps(a)) for a in trajectory.agents}
-        shown = set()
+        shown: set[int] = set()
         for p in counterfactuals:
             for a in p.agents:
-                ks = range(len(own.get(a, []))) if p.at_steps is None else p.at_steps
+                whole = range(len(own.get(a, []))) if self.whole_probes_shown else ()
+                ks = whole if p.at_steps is None else p.at_steps
                 shown |= {own[a][k] for k in ks if a in own and k < len(own[a])}
         return CriticReport(
             episode=trajectory.episode,
