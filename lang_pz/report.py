@@ -1,154 +1,34 @@
 """Reports on a training run folder: a learning-curve PNG and a text summary.
 
-Reads the run folder that :func:`lang_pz.training.train` writes, through
-:class:`lang_pz.runs.RunFolder` (which names every file): ``config.json``, ``metrics.jsonl`` (one
-object per *completed* iteration), each iteration's ``policies`` and ``candidates``, and
-``final/policies`` (absent while the run is going).
-
-Each metrics line must carry ``iteration``, ``train_return``, ``val_return``,
-``candidate_val_return`` and ``accepted`` (the last three may be ``null``); other fields are
-optional and unknown ones ignored. Accept/reject is the training loop's validation-gated
-update (see :mod:`lang_pz.training`).
+The run folder is read by :func:`lang_pz.run_summary.load_run` (re-exported here with the
+records it returns); see :mod:`lang_pz.run_summary` for the layout it reads. Accept/reject is
+the training loop's validation-gated update (see :mod:`lang_pz.training`).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from lang_pz.run_summary import ROLES, IterationRecord, RoleUsage, RunSummary, _critic_mode, load_run
+from lang_pz.runs import RunFolder
 
-from lang_pz.error import RunDirError
-from lang_pz.runs import RunFolder, read_policies
-
-ROLES = ("actor", "critic", "optimiser")
-
-
-class RoleUsage(BaseModel):
-    """LLM usage of one role (actor, critic or optimiser) in one iteration; cost in US dollars."""
-
-    model_config = ConfigDict(extra="ignore")
-    calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
-
-
-class IterationRecord(BaseModel):
-    """One line of ``metrics.jsonl``; returns are team returns (sum of agents' rewards)."""
-
-    model_config = ConfigDict(extra="ignore")
-    iteration: int = Field(ge=0)
-    train_return: float
-    train_returns: list[float] = Field(default_factory=list)
-    val_return: float | None
-    candidate_val_return: float | None
-    accepted: bool | None
-    changed_agents: list[str] = Field(default_factory=list)
-    accepted_agents: list[str] | None = None
-    parse_error_rate: float = 0.0
-    critic_failures: int = 0
-    optimiser_failures: int = 0
-    llm_calls: int = 0
-    usage: dict[str, RoleUsage] = Field(default_factory=dict)
-    interrupted_usage: dict[str, RoleUsage] = Field(default_factory=dict)
-    seconds: float = 0.0
-    test_return: float | None = None
-    gated_agents: list[str] = Field(default_factory=list)
-
-
-@dataclass
-class RunSummary:
-    """What a run folder holds.
-
-    Attributes:
-        run_dir: the folder.
-        config: ``config.json`` as a dict.
-        metrics: one record per completed iteration, in file order.
-        initial_policies: agent -> text of ``iter_000/policies``.
-        final_policies: agent -> text of ``final/policies`` if present; otherwise the policies
-            the run had when it stopped: ``iter_{N+1}/policies`` for the last completed
-            iteration N if that folder exists, else ``iter_N/policies`` with N's accepted
-            candidates (``accepted_agents``) laid over it, else the initial ones.
-        finished: whether ``final/policies`` exists.
-        final_test_return: mean held-out test value of the final policies (``final/test.jsonl``), if measured.
-    """
-
-    run_dir: Path
-    config: dict[str, Any]
-    metrics: list[IterationRecord]
-    initial_policies: dict[str, str]
-    final_policies: dict[str, str]
-    finished: bool
-    final_test_return: float | None = None
-
-
-def _read_metrics(path: Path) -> list[IterationRecord]:
-    records: list[IterationRecord] = []
-    if not path.exists():
-        return records
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(IterationRecord.model_validate(json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise RunDirError(f"{path} line {n} is not JSON ({exc.msg}); fix or delete that line") from exc
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"]) or "(line)"
-            got = "" if err["type"] == "missing" else f" (got {err.get('input')!r})"
-            raise RunDirError(
-                f"{path} line {n}, field {field!r}: {err['msg']}{got}; the run was "
-                "written by an incompatible lang_pz version or the line is corrupt"
-            ) from exc
-    return records
-
-
-def load_run(run_dir: str | Path) -> RunSummary:
-    """Read a run folder (see the module docstring for the layout and the final-policy rule).
-
-    Raises:
-        lang_pz.error.RunDirError: the folder is missing, is not a run (no ``config.json`` or
-            no ``iter_000/policies``), or ``metrics.jsonl`` has a bad line (file, line, field).
-    """
-    run = RunFolder(run_dir)
-    root = run.root
-    if not root.is_dir():
-        what = "is a file, not a folder" if root.exists() else "does not exist"
-        raise RunDirError(f"run folder {root} {what}; pass the folder `lang-pz train` wrote")
-    first = run.iteration(0).policies
-    missing = [p.relative_to(root).as_posix() for p in (run.config, first) if not p.exists()]
-    if missing:
-        raise RunDirError(f"{root} is not a training run folder: missing {' and '.join(missing)}")
-    try:
-        config = json.loads(run.config.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{run.config} is not JSON ({exc.msg} at line {exc.lineno})") from exc
-    metrics = _read_metrics(run.metrics)
-    initial = read_policies(first)
-    finished = run.final_policies.is_dir()
-    final = read_policies(run.final_policies) if finished else dict(initial)
-    if not finished and metrics:
-        last = metrics[-1]
-        nxt = run.iteration(last.iteration + 1).policies
-        if nxt.is_dir():
-            final = read_policies(nxt)
-        else:
-            final = read_policies(run.iteration(last.iteration).policies) or final
-            if last.accepted:
-                cands = read_policies(run.iteration(last.iteration).candidates)
-                kept = cands if last.accepted_agents is None else {a: cands[a] for a in last.accepted_agents if a in cands}
-                final.update(kept)
-    final_test = None
-    if run.final_test.exists():
-        vals = [json.loads(x)["objective"] for x in run.final_test.read_text(encoding="utf-8").splitlines() if x.strip()]
-        final_test = sum(vals) / len(vals) if vals else None
-    return RunSummary(root, config, metrics, initial, final, finished, final_test)
+__all__ = [
+    "ROLES",
+    "IterationRecord",
+    "RoleUsage",
+    "RunSummary",
+    "candidate_counts",
+    "decision_totals",
+    "decisions",
+    "load_run",
+    "plot_learning_curve",
+    "skill_lines",
+    "summary_text",
+    "word_diff",
+]
 
 
 def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
@@ -317,12 +197,6 @@ def skill_lines(run: RunSummary) -> list[str]:
             else:
                 out += [f"     {line}" for line in diff.render(f"iter {m.iteration}", "next").splitlines()]
     return out
-
-
-def _critic_mode(config: dict[str, Any]) -> str:
-    """A LangMARL run's critic mode: in its ``langmarl`` section (flat in run folders written before
-    configs had method sections)."""
-    return str((config.get("langmarl") or {}).get("critic_mode") or config.get("critic_mode") or "?")
 
 
 def candidate_counts(run: RunSummary, m: IterationRecord) -> tuple[int, int] | None:

@@ -142,6 +142,17 @@ def ask_structured(
     raise SchemaValidationError(what, raw, errors)
 
 
+def generation_usage(generations: Sequence[Generation]) -> dict[str, float]:
+    """Summed ``calls``, ``prompt_tokens``, ``completion_tokens`` and ``latency_s`` (seconds,
+    rounded to ms) of ``generations`` (e.g. those :func:`ask_structured` returned)."""
+    return {
+        "calls": len(generations),
+        "prompt_tokens": sum(g.prompt_tokens for g in generations),
+        "completion_tokens": sum(g.completion_tokens for g in generations),
+        "latency_s": round(sum(g.latency_s for g in generations), 3),
+    }
+
+
 def repeated_phrase(text: str, n: int = 4, times: int = 3) -> str | None:
     """The first ``n``-word phrase occurring at least ``times`` times in ``text``, else ``None``.
 

@@ -35,25 +35,18 @@ def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE) 
         return math.nan, math.nan
     if np.all(x == x[0]):
         return float(x[0]), float(x[0])
-    res = bootstrap(
-        (x,),
-        np.mean,
-        confidence_level=confidence,
-        n_resamples=N_RESAMPLES,
-        method="BCa",
-        rng=np.random.default_rng(BOOTSTRAP_SEED),
-    )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if not (math.isfinite(low) and math.isfinite(high)):  # BCa degenerate (e.g. two distinct values)
+    for method in ("BCa", "percentile"):  # percentile where BCa degenerates (e.g. two distinct values)
         res = bootstrap(
             (x,),
             np.mean,
             confidence_level=confidence,
             n_resamples=N_RESAMPLES,
-            method="percentile",
+            method=method,
             rng=np.random.default_rng(BOOTSTRAP_SEED),
         )
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            break
     return low, high
 
 

@@ -4,6 +4,8 @@
 - :mod:`lang_pz.critics.central`: :class:`CentralCritic`, the LLM critic (three modes);
 - :mod:`lang_pz.critics.counterfactual`: re-runs of the same seed (:class:`Counterfactual`,
   :class:`Evidence`), evidence the system computes;
+- :mod:`lang_pz.critics.difference`: :class:`~lang_pz.critics.difference.DifferenceCritic`, COMA's
+  difference reward computed by re-runs (the windowed re-runs: :mod:`lang_pz.critics.windows`);
 - :mod:`lang_pz.critics.decisive`: :class:`~lang_pz.critics.decisive.DecisiveCritic`, the earliest
   decision whose change recovers the loss (Who&When's decisive step, searched by re-runs);
 - :mod:`lang_pz.critics.coalition`: :class:`~lang_pz.critics.coalition.CoalitionCritic`, Shapley

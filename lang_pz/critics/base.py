@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lang_pz.backends.base import Generation
 from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.structured import generation_usage
 from lang_pz.trajectory import AgentStep, Trajectory
 
 #: Longest explanation accepted per agent (characters); also the schema's ``maxLength``.
@@ -99,12 +100,7 @@ class CriticReport(BaseModel):
     @property
     def usage(self) -> dict[str, float]:
         """Summed prompt/completion tokens and latency of this report's calls."""
-        return {
-            "calls": len(self.generations),
-            "prompt_tokens": sum(g.prompt_tokens for g in self.generations),
-            "completion_tokens": sum(g.completion_tokens for g in self.generations),
-            "latency_s": round(sum(g.latency_s for g in self.generations), 3),
-        }
+        return generation_usage(self.generations)
 
 
 def compute_evidence(trajectory: Trajectory) -> dict[str, AgentEvidence]:

@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from lang_pz.critics.base import CriticReport
 from lang_pz.critics.counterfactual import Counterfactual, Probe, probe_team, run_probe
-from lang_pz.critics.decisive import DecisiveCritic, decisive_probes, own_steps
+from lang_pz.critics.decisive import DecisiveCritic, decisive_probes
 from lang_pz.critics.difference import _span
 from lang_pz.critics.search import Runner, Search, model_requests
 from lang_pz.error import InvalidKwargError
@@ -163,32 +162,14 @@ class CoalitionCritic(DecisiveCritic):
         phi = {a: total[a] / used if used else values[frozenset([a])] for a in players}
         return {a: phi.get(a, 0.0) for a in trajectory.agents}, wins, used
 
-    def assess(
-        self,
-        trajectory: Trajectory,
-        policies: Mapping[str, str] | None = None,
-        counterfactuals: Sequence[Counterfactual] = (),
-    ) -> CriticReport:
-        """Shapley credit of every agent of ``trajectory`` from the search's re-runs.
-
-        Returns:
-            A :class:`~lang_pz.critics.base.CriticReport` of mode ``"coalition"``.
-
-        Raises:
-            LangPZError: no agent steps.
-            BackendError: the explaining backend failed.
-        """
+    def blame(
+        self, trajectory: Trajectory, counterfactuals: Sequence[Counterfactual]
+    ) -> tuple[dict[str, float], dict[str, Counterfactual], dict[str, str]]:
+        """``(credit, windows, tail)`` as :meth:`DecisiveCritic.blame`, the credit
+        ``-phi_a / max_b |phi_b|`` (module docstring) and each agent's window."""
         phi, wins, used = self.shapley(trajectory, counterfactuals)
         scale = max((abs(v) for v in phi.values()), default=0.0)
         credit = {a: (-v / scale if scale > 0 else 0.0) for a, v in phi.items()}
-        cited = {a: own_steps(trajectory, a, wins[a].at_steps) if a in wins else [] for a in trajectory.agents}
         how = f"{used} perms" if used else "singles"
-        facts = {
-            a: (
-                f"{wins[a].replacement} at {_span(cited[a])}: Shapley {phi[a]:+.1f} ({how})"
-                if a in wins
-                else "no re-run replaced it"
-            )
-            for a in trajectory.agents
-        }
-        return self.report(trajectory, policies, counterfactuals, credit, facts, cited)
+        tail = {a: f": Shapley {phi[a]:+.1f} ({how})" if a in wins else "no re-run replaced it" for a in trajectory.agents}
+        return credit, wins, tail

@@ -177,7 +177,7 @@ def plan_probes(
 
     The one planner of action-replacement re-runs: training's evidence
     (:func:`lang_pz.training.gather_evidence`) and the fault benchmark's windows
-    (:func:`lang_pz.critics.difference.window_probes`) both plan with it, so each agent is
+    (:func:`lang_pz.critics.windows.window_probes`) both plan with it, so each agent is
     offered only words it was offered in the episode. Under ``"alternatives"``, a word the group
     played at every replaced decision is skipped (the re-run would change nothing).
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from lang_pz.critics.base import Credit, CriticReport, compute_evidence
+from lang_pz.critics.base import CriticReport
 from lang_pz.critics.counterfactual import Counterfactual, plan_probes
 from lang_pz.critics.difference import Aggregate, DifferenceCritic, _span
 from lang_pz.critics.search import CountedProbe, Runner, Search, local_runner, model_requests
@@ -137,6 +137,7 @@ class DecisiveCritic(DifferenceCritic):
     """
 
     mode = "decisive"
+    whole_probes_shown = False
 
     def __init__(
         self,
@@ -279,76 +280,40 @@ class DecisiveCritic(DifferenceCritic):
         policies: Mapping[str, str] | None = None,
         counterfactuals: Sequence[Counterfactual] = (),
     ) -> CriticReport:
-        """Credit every agent of ``trajectory`` from the search's re-runs (module docstring).
+        """Credit every agent of ``trajectory`` from the search's re-runs (:meth:`blame`); each
+        credit cites its chosen probe's steps.
 
         Returns:
-            A :class:`~lang_pz.critics.base.CriticReport` of mode ``"decisive"``; ``shown_steps``
+            A :class:`~lang_pz.critics.base.CriticReport` of this critic's ``mode``; ``shown_steps``
             are the steps some re-run replaced.
 
         Raises:
             LangPZError: no agent steps.
             BackendError: the explaining backend failed.
         """
+        credit, chosen, tail = self.blame(trajectory, counterfactuals)
+        cited = {a: own_steps(trajectory, a, chosen[a].at_steps) if a in chosen else [] for a in trajectory.agents}
+        facts = {
+            a: f"{chosen[a].replacement} at {_span(cited[a])}{tail[a]}" if a in chosen else tail[a]
+            for a in trajectory.agents
+        }
+        return self.report(trajectory, policies, counterfactuals, credit, facts, cited)
+
+    def blame(
+        self, trajectory: Trajectory, counterfactuals: Sequence[Counterfactual]
+    ) -> tuple[dict[str, float], dict[str, Counterfactual], dict[str, str]]:
+        """``(credit, chosen, tail)`` per agent of ``trajectory`` (module docstring, "Credit"): its
+        credit in [-1, 0], its decisive probe (agents that have one) and the end of its fact (after
+        ``"<replacement> at <steps>"`` for an agent with a probe, the whole fact otherwise)."""
         decisive = decisive_probes(trajectory, counterfactuals, self.share, self.min_gain)
         rank = {a: (min(own_steps(trajectory, a, decisive[a].at_steps)), -decisive[a].delta) for a in decisive}
         keys = sorted(set(rank.values()))  # agents with the same step and gain tie (no arbitrary order)
         credit = dict.fromkeys(trajectory.agents, 0.0)
         credit.update({a: -(len(keys) - keys.index(k)) / len(keys) for a, k in rank.items()})
-        cited = {a: own_steps(trajectory, a, decisive[a].at_steps) if a in decisive else [] for a in trajectory.agents}
-        facts = {
-            a: (
-                f"{decisive[a].replacement} at {_span(cited[a])} recovers: team {decisive[a].delta:+.1f}"
-                if a in decisive
-                else "no change of its decisions recovered the loss"
-            )
+        tail = {
+            a: f" recovers: team {decisive[a].delta:+.1f}"
+            if a in decisive
+            else "no change of its decisions recovered the loss"
             for a in trajectory.agents
         }
-        return self.report(trajectory, policies, counterfactuals, credit, facts, cited)
-
-    def report(
-        self,
-        trajectory: Trajectory,
-        policies: Mapping[str, str] | None,
-        counterfactuals: Sequence[Counterfactual],
-        credit: Mapping[str, float],
-        facts: Mapping[str, str],
-        cited: Mapping[str, Sequence[int]],
-    ) -> CriticReport:
-        """The report of computed ``credit`` (agent -> [-1, 1]), ``facts`` and ``cited`` steps,
-        words from the backend if any (as :class:`~lang_pz.critics.difference.DifferenceCritic`)."""
-        from lang_pz.error import LangPZError
-
-        if not trajectory.agents:
-            raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
-        words, errors, gens = self._words(trajectory, credit, facts, policies)
-        credits = {
-            a: Credit(
-                agent=a,
-                credit=max(-1.0, min(1.0, credit[a])) + 0.0,
-                explanation=_fit(f"{words[a]} ({facts[a]})" if a in words else facts[a]),
-                steps=list(cited[a])[:3],
-            )
-            for a in trajectory.agents
-        }
-        shown: set[int] = set()
-        for p in counterfactuals:
-            for a in p.agents:
-                shown |= set(own_steps(trajectory, a, p.at_steps)) if a in trajectory.agents else set()
-        return CriticReport(
-            episode=trajectory.episode,
-            credits=credits,
-            team_return=trajectory.team_return,
-            mode=self.mode,
-            counterfactuals=list(counterfactuals),
-            evidence=compute_evidence(trajectory),
-            shown_steps=sorted(shown),
-            total_steps=len({s.step for s in trajectory.steps}),
-            errors=errors,
-            generations=gens,
-        )
-
-
-def _fit(text: str) -> str:
-    from lang_pz.critics.base import EXPLANATION_MAX_CHARS
-
-    return text if len(text) <= EXPLANATION_MAX_CHARS else text[: EXPLANATION_MAX_CHARS - 3] + "..."
+        return credit, decisive, tail

@@ -24,24 +24,9 @@ Each credit cites the steps of its decisive probe, among its windowed probes whe
 (a whole-episode probe says who, not when): the one with the largest ``d`` when some probe
 helped, else the one with the most negative ``d`` (where its play mattered most).
 
-**Which evidence identifies what** (``window_probes`` builds it):
-
-- ``"reference"`` over a window (the window's decisions as a reference policy would have made
-  them): with a known good policy per agent (the base team of a fault benchmark, or the
-  policies before an update) only an agent that departed from its reference can change the
-  return, so the agent whose reference play restores the most is the one at fault, and its
-  window says when. Fault benchmarks can do this; training has no reference but the previous
-  policies.
-- ``"alternatives"`` over a window (each other action word, held over the window): what
-  training can do with no reference. It finds an agent whose other choice *somewhere* would
-  have helped most. That is the faulty agent when its mistake costs more than any teammate's
-  best local improvement; it is not when a teammate could have compensated by more (the
-  heuristic teammates are not optimal) or the right move is not one constant word.
-- ``"default"`` (the environment's fallback action): it identifies a fault only where
-  doing nothing beats what was done (e.g. a verifier that "corrected" a right answer); a
-  solver's wrong answer and a silent solver both score 0, so the solver is never found.
-- ``"random"``: noisy single draws; averaging needs many re-runs.
-- whole-episode probes (``steps=None``) identify the agent but not the step.
+The probes that identify a fault and when are built by
+:func:`lang_pz.critics.windows.window_probes` (its module docstring says which evidence
+identifies what).
 """
 
 from __future__ import annotations
@@ -60,16 +45,25 @@ from lang_pz.critics.base import (
     CriticReport,
     compute_evidence,
 )
-from lang_pz.critics.counterfactual import Counterfactual, counterfactuals, plan_probes
-from lang_pz.error import InvalidKwargError, LangPZError
-from lang_pz.policies.base import Policy
-from lang_pz.policies.faulty import SplicedPolicy
+from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.windows import WINDOW_REPLACEMENTS, window_probes
+from lang_pz.error import LangPZError
 from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
 from lang_pz.trajectory import Trajectory
 
+__all__ = [
+    "EXAMPLE",
+    "WINDOW_REPLACEMENTS",
+    "WORDS_MAX_CHARS",
+    "AgentDifference",
+    "Aggregate",
+    "DifferenceCritic",
+    "differences",
+    "fact_line",
+    "window_probes",
+]
+
 Aggregate = Literal["max", "mean"]
-#: Replacements :func:`window_probes` understands besides plain action words.
-WINDOW_REPLACEMENTS: tuple[str, ...] = ("alternatives", "reference", "default", "random")
 #: Longest explanation words the model may write per agent (characters); the computed facts are
 #: appended in brackets, within :data:`lang_pz.critics.central.EXPLANATION_MAX_CHARS`.
 WORDS_MAX_CHARS = 30
@@ -81,97 +75,6 @@ Computed from re-runs of the same episode:
 - robot_b: credit 0.0; no re-run changed the return
 Explanations as JSON:
 {"robot_a": {"explanation": "pushing at the wrong time hurt"}, "robot_b": {"explanation": "its play did not matter"}}"""
-
-
-def window_probes(
-    env: Any,
-    policies: Mapping[str, Policy],
-    trajectory: Trajectory,
-    *,
-    replacements: Sequence[str] = ("alternatives",),
-    window: int | None = 1,
-    agents: Sequence[str] | None = None,
-    reference: Mapping[str, Policy] | None = None,
-    refine: int | None = None,
-    seed: int = 0,
-) -> list[Counterfactual]:
-    """Re-run ``trajectory`` once per agent, window of its decisions, and replacement.
-
-    Windows of ``window`` consecutive decisions slide over each agent's decisions one decision
-    at a time (an agent with ``n`` decisions has ``max(1, n - window + 1)`` windows);
-    ``window=None`` replaces every decision (one whole-episode probe per agent and replacement).
-
-    Coarse to fine (``refine=k``): first one whole-episode probe per agent and replacement,
-    then windows only for the ``k`` agents whose whole-episode probes gained the most. Re-runs
-    drop from ``agents x windows x words`` to ``agents x words + k x windows x words``; an agent
-    not refined keeps only its whole-episode probes (which say who, not when).
-
-    Args:
-        env: the environment the trajectory was played in (it is reset).
-        policies: the policies that played it.
-        trajectory: the factual episode (it must have a seed).
-        replacements: per window, each of: an action word the agent was offered;
-            ``"alternatives"`` (every word the agent was offered in ``trajectory``, its steps'
-            ``legal_actions``, except a word it played throughout the window);
-            ``"reference"`` (the window as ``reference[agent]`` would have played it, see
-            :class:`~lang_pz.policies.faulty.SplicedPolicy`; recorded as replacement
-            ``"reference policy"``); ``"default"``; ``"random"``.
-        window: decisions per window (>= 1), ``None`` for whole-episode probes.
-        agents: whose decisions to replace (default: every agent of the trajectory).
-        reference: the reference policies (needed by ``"reference"``); they are reset and
-            asked at every decision of each re-run, so fresh instances are best.
-        refine: coarse to fine over this many agents (see above); ``None``: windows for all.
-        seed: seed of ``"random"`` replacements.
-
-    Returns:
-        The :class:`~lang_pz.critics.counterfactual.Counterfactual` probes; ``at_steps`` are
-        the replaced decisions (the agent's own 0-based decision indices).
-
-    Raises:
-        InvalidKwargError: ``window < 1``, ``refine < 1`` or no replacement.
-        LangPZError: ``"reference"`` without a reference for an agent; ``"alternatives"`` for
-            an agent offered no ``legal_actions``, or a word the agent was not offered
-            (:func:`~lang_pz.critics.counterfactual.plan_probes`, which plans every re-run but
-            the reference ones); from the re-runs.
-    """
-    if window is not None and window < 1:
-        raise InvalidKwargError(f"window must be >= 1 decision (or None: every decision), got {window}")
-    if refine is not None and refine < 1:
-        raise InvalidKwargError(f"refine must be >= 1 agent, got {refine}")
-    if not replacements:
-        raise InvalidKwargError(f"replacements must name at least one of {', '.join(WINDOW_REPLACEMENTS)} or a word")
-    agents = list(agents or trajectory.agents)
-    if "reference" in replacements:
-        missing = [a for a in agents if reference is None or a not in reference]
-        if missing:
-            raise LangPZError(f"replacement 'reference' needs reference= policies; none given for {missing}")
-    words = [r for r in replacements if r != "reference"]
-
-    def probe(a: str, decisions: list[int] | None) -> list[Counterfactual]:
-        planned = plan_probes(trajectory, [[a]], words, steps=decisions) if words else []
-        found = [p.rerun(env, policies, trajectory, seed=seed) for p in planned]
-        if "reference" in replacements:
-            swap = reference[a] if decisions is None else SplicedPolicy(policies[a], reference[a], decisions)  # type: ignore[index]
-            cf = counterfactuals(env, policies, trajectory, [[a]], ["previous"], previous={a: swap})[0]
-            found.append(
-                cf.model_copy(
-                    update={"replacement": "reference policy", "at_steps": None if decisions is None else tuple(decisions)}
-                )
-            )
-        return found
-
-    def windows(a: str) -> list[Counterfactual]:
-        n = len(trajectory.agent_steps(a))
-        assert window is not None
-        return [p for start in range(max(1, n - window + 1)) for p in probe(a, list(range(start, min(n, start + window))))]
-
-    if window is None:
-        return [p for a in agents for p in probe(a, None)]
-    if refine is None:
-        return [p for a in agents for p in windows(a)]
-    whole = {a: probe(a, None) for a in agents}
-    ranked = sorted(agents, key=lambda a: -max((p.delta for p in whole[a]), default=float("-inf")))
-    return [p for a in agents for p in whole[a]] + [p for a in ranked[:refine] for p in windows(a)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,6 +177,10 @@ class DifferenceCritic:
     """
 
     mode = "counterfactual"
+    #: Whether a whole-episode probe (``at_steps=None``) puts every decision of its agent in
+    #: ``report.shown_steps``; the searching critics (:mod:`lang_pz.critics.decisive`) count only
+    #: the decisions a probe names, so theirs adds none.
+    whole_probes_shown = True
 
     def __init__(
         self,
@@ -319,18 +226,45 @@ class DifferenceCritic:
         scale = max(abs(d.gain) for d in diffs.values())
         credit = {a: (-d.gain / scale if scale > 0 else 0.0) + 0.0 for a, d in diffs.items()}  # + 0.0: no -0.0
         facts = {a: fact_line(d) for a, d in diffs.items()}
+        return self.report(trajectory, policies, counterfactuals, credit, facts, {a: d.steps for a, d in diffs.items()})
+
+    def report(
+        self,
+        trajectory: Trajectory,
+        policies: Mapping[str, str] | None,
+        counterfactuals: Sequence[Counterfactual],
+        credit: Mapping[str, float],
+        facts: Mapping[str, str],
+        cited: Mapping[str, Sequence[int]],
+    ) -> CriticReport:
+        """The report of computed ``credit`` (agent -> clipped to [-1, 1]), ``facts`` (agent -> the
+        computed fact line) and ``cited`` steps (agent -> trajectory steps, the first three kept),
+        with the backend's words, if any, before each fact.
+
+        ``shown_steps`` are the steps some probe replaced (see :attr:`whole_probes_shown`).
+
+        Raises:
+            LangPZError: no agent steps.
+            BackendError: the backend failed.
+        """
+        if not trajectory.agents:
+            raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
         words, errors, gens = self._words(trajectory, credit, facts, policies)
-        credits = {}
-        for a, d in diffs.items():
-            text = f"{words[a]} ({facts[a]})" if a in words else facts[a]
-            credits[a] = Credit(
-                agent=a, credit=max(-1.0, min(1.0, credit[a])), explanation=_fit(text), steps=list(d.steps[:3])
+        credits = {
+            a: Credit(
+                agent=a,
+                credit=max(-1.0, min(1.0, credit[a])) + 0.0,  # + 0.0: no -0.0
+                explanation=_fit(f"{words[a]} ({facts[a]})" if a in words else facts[a]),
+                steps=list(cited[a])[:3],
             )
+            for a in trajectory.agents
+        }
         own = {a: sorted(s.step for s in trajectory.agent_steps(a)) for a in trajectory.agents}
-        shown = set()
+        shown: set[int] = set()
         for p in counterfactuals:
             for a in p.agents:
-                ks = range(len(own.get(a, []))) if p.at_steps is None else p.at_steps
+                whole = range(len(own.get(a, []))) if self.whole_probes_shown else ()
+                ks = whole if p.at_steps is None else p.at_steps
                 shown |= {own[a][k] for k in ks if a in own and k < len(own[a])}
         return CriticReport(
             episode=trajectory.episode,

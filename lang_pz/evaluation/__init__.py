@@ -3,6 +3,7 @@
 - :mod:`lang_pz.evaluation.faults`: the fault-injection benchmark (runner), built from
   :mod:`~lang_pz.evaluation.bases` (base teams, default faults), :mod:`~lang_pz.evaluation.cases`
   (drawing cases whose fault hurt the team), :mod:`~lang_pz.evaluation.scoring` (who and when),
+  :mod:`~lang_pz.evaluation.specs` (the critics under test, scored per case),
   :mod:`~lang_pz.evaluation.baselines` (random critic, trivial rules, leakage) and
   :mod:`~lang_pz.evaluation.summary` (accuracies with intervals, tables);
 - :mod:`lang_pz.evaluation.pairs`: two-fault cases, scored "both at the bottom";

@@ -34,8 +34,9 @@ import numpy as np
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.evaluation.baselines import baselines
 from lang_pz.evaluation.cases import TeamFactory, fault_truth, hurts, stratified_order
-from lang_pz.evaluation.faults import CriticSpec, _seed, _specs, prepare, score_specs
+from lang_pz.evaluation.faults import _seed, prepare
 from lang_pz.evaluation.scoring import Assessor
+from lang_pz.evaluation.specs import CriticSpec, _specs, score_specs
 from lang_pz.evaluation.summary import Rate, ResultsWriter, every_rule_fails
 from lang_pz.policies.base import Policy
 from lang_pz.policies.faulty import FaultyPolicy

@@ -6,8 +6,9 @@ prompt; the loop is LangMARL's four stages with a library as the parameter. The 
 usable alone (the training loop composes them):
 
 - :mod:`~lang_pz.skills.skill`: one skill (``SKILL.md``: YAML front matter + Markdown body);
-- :mod:`~lang_pz.skills.library`: skills by scope (team / role / agent), versions, limits,
-  invertible edits and rollback;
+- :mod:`~lang_pz.skills.library`: skills by scope (team / role / agent), versions, limits
+  and rollback;
+- :mod:`~lang_pz.skills.edits`: the invertible edits a library applies and records;
 - :mod:`~lang_pz.skills.files`: libraries on disk (read, check, atomic snapshots);
 - :mod:`~lang_pz.skills.diff`: what changed between two libraries;
 - :mod:`~lang_pz.skills.policy`: a policy that invokes skills by name and then sees the body
@@ -16,6 +17,7 @@ usable alone (the training loop composes them):
 - :mod:`~lang_pz.skills.critic`: credit per skill use and per-agent residuals, in language;
 - :mod:`~lang_pz.skills.aggregate`: evidence summed over a batch, with a decayed memory;
 - :mod:`~lang_pz.skills.operators`: refine, induce, consolidate, prune, and ``propose_edits``;
+- :mod:`~lang_pz.skills.writer`: the LLM call that writes a skill's text for those operators;
 - :mod:`~lang_pz.skills.team`: ``env -> team`` of skill policies on a library (picklable);
 - :mod:`~lang_pz.skills.transfer`: a library evaluated unchanged on another env (``lang-pz skills eval``).
 
@@ -46,7 +48,6 @@ from lang_pz.skills.library import (
 from lang_pz.skills.operators import (
     ProposalRules,
     Proposals,
-    SkillWriter,
     consolidate,
     induce,
     propose_edits,
@@ -61,6 +62,7 @@ from lang_pz.skills.policy import (
     usage_counts,
 )
 from lang_pz.skills.skill import Skill, check_name, parse_skill_md, render_skill_md
+from lang_pz.skills.writer import SkillWriter
 
 __all__ = [
     "TEAM",

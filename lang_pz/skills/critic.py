@@ -32,7 +32,7 @@ from lang_pz.error import LangPZError
 from lang_pz.skills.evidence import SkillUtility
 from lang_pz.skills.library import SkillLibrary
 from lang_pz.skills.policy import invocations
-from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
+from lang_pz.structured import ask_structured, attempt_sampling, generation_usage, rejection_note
 from lang_pz.trajectory import Trajectory
 
 Contribution = Literal["helped", "redundant", "harmful", "neutral"]
@@ -122,12 +122,7 @@ class SkillCriticReport(BaseModel):
     @property
     def usage(self) -> dict[str, float]:
         """Summed calls, tokens and latency of this report."""
-        return {
-            "calls": len(self.generations),
-            "prompt_tokens": sum(g.prompt_tokens for g in self.generations),
-            "completion_tokens": sum(g.completion_tokens for g in self.generations),
-            "latency_s": round(sum(g.latency_s for g in self.generations), 3),
-        }
+        return generation_usage(self.generations)
 
 
 #: What the critic credits: the skills an agent invoked (MASkills), or, as an ablation, every

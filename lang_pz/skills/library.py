@@ -5,8 +5,8 @@ agent (e.g. ``piston_2``). An agent sees its own scope, its role's and the team'
 a narrower scope hides a same-named one of a wider scope (:meth:`SkillLibrary.visible`).
 :class:`Scoping` maps agents to roles and says where new skills go (``mode``).
 
-The library is immutable. Every change is a :class:`SkillEdit` (the skills it removes, as they
-are in the library, and the skills it adds) proposed by an operator
+The library is immutable. Every change is a :class:`~lang_pz.skills.edits.SkillEdit` (the skills
+it removes, as they are in the library, and the skills it adds; :mod:`lang_pz.skills.edits`) proposed by an operator
 (:mod:`lang_pz.skills.operators`); :meth:`SkillLibrary.apply` returns a *new* library with the
 library version + 1 and each changed skill's version + 1, and records the edit in ``history``.
 Because an edit carries the skills it replaced, it can be undone: :meth:`SkillLibrary.rollback`
@@ -19,23 +19,40 @@ next accepted edit; ``history`` keeps both.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lang_pz.error import SkillLibraryError
-from lang_pz.skills.skill import (
-    DESCRIPTION_MAX_CHARS,
-    Skill,
-    parse_skill_md,
-    render_skill_md,
+from lang_pz.skills.edits import (
+    EDIT_OPS,
+    EditOp,
+    LibraryEvent,
+    SkillEdit,
+    same_edit,
+    skill_from_json,
+    skill_to_json,
 )
+from lang_pz.skills.skill import DESCRIPTION_MAX_CHARS, Skill
+
+__all__ = [
+    "EDIT_OPS",
+    "TEAM",
+    "EditOp",
+    "LibraryEvent",
+    "ScopeMode",
+    "Scoping",
+    "SkillEdit",
+    "SkillLibrary",
+    "SkillLimits",
+    "library_from_json",
+    "library_to_json",
+    "skill_from_json",
+    "skill_to_json",
+]
 
 #: The scope every agent sees.
 TEAM = "team"
-EditOp = Literal["refine", "induce", "consolidate", "prune"]
-EDIT_OPS: tuple[str, ...] = ("refine", "induce", "consolidate", "prune")
 ScopeMode = Literal["team", "role", "agent"]
 
 
@@ -137,119 +154,6 @@ class Scoping:
     def home(self, agent: str) -> str:
         """The scope a new skill for ``agent`` goes to (per ``mode``)."""
         return {"team": TEAM, "role": self.role(agent), "agent": agent}[self.mode]
-
-
-@dataclass(frozen=True)
-class SkillEdit:
-    """One proposed change of a library (nothing is applied until :meth:`SkillLibrary.apply`).
-
-    Attributes:
-        op: ``refine`` (one skill replaced by an edited one of the same name), ``induce`` (one
-            new skill), ``consolidate`` (several skills replaced by one merged skill) or
-            ``prune`` (skills removed).
-        scope: the scope it changes.
-        before: the skills it removes, exactly as they are in the library it was proposed for.
-        after: the skills it adds (their ``version`` is assigned by :meth:`SkillLibrary.apply`).
-        reason: why, in words (shown in reports and the history).
-        evidence: JSON-able facts it rests on (counts, measured utilities, critic verdicts).
-
-    Raises:
-        SkillLibraryError: the shape does not fit ``op`` (e.g. a refine that renames).
-    """
-
-    op: EditOp
-    scope: str
-    before: tuple[Skill, ...] = ()
-    after: tuple[Skill, ...] = ()
-    reason: str = ""
-    evidence: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "before", tuple(self.before))
-        object.__setattr__(self, "after", tuple(self.after))
-        b, a = len(self.before), len(self.after)
-        ok = {
-            "refine": b == 1 and a == 1 and self.before[0].name == self.after[0].name,
-            "induce": b == 0 and a == 1,
-            "consolidate": b >= 2 and a == 1,
-            "prune": b >= 1 and a == 0,
-        }
-        if self.op not in ok:
-            raise SkillLibraryError(f"unknown edit op {self.op!r}; one of {', '.join(EDIT_OPS)}")
-        if not ok[self.op]:
-            raise SkillLibraryError(
-                f"a {self.op} edit cannot remove {[s.name for s in self.before]} and add {[s.name for s in self.after]}"
-            )
-
-    def summary(self) -> str:
-        """One line, e.g. ``refine team/check-units`` or ``consolidate solver/a + b -> c``."""
-        if self.op == "consolidate":
-            names = " + ".join(s.name for s in self.before) + f" -> {self.after[0].name}"
-        else:
-            names = ", ".join(s.name for s in (self.after or self.before))
-        return f"{self.op} {self.scope}/{names}" + (f": {self.reason}" if self.reason else "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "scope": self.scope,
-            "before": [skill_to_json(s) for s in self.before],
-            "after": [skill_to_json(s) for s in self.after],
-            "reason": self.reason,
-            "evidence": dict(self.evidence),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SkillEdit:
-        return cls(
-            op=data["op"],
-            scope=data["scope"],
-            before=tuple(skill_from_json(s) for s in data["before"]),
-            after=tuple(skill_from_json(s) for s in data["after"]),
-            reason=data.get("reason", ""),
-            evidence=data.get("evidence", {}),
-        )
-
-
-def skill_to_json(skill: Skill) -> dict[str, Any]:
-    """``{"version", "skill_md", "resources" (base64)}``: a skill as JSON (the history stores edits so)."""
-    return {
-        "version": skill.version,
-        "skill_md": render_skill_md(skill),
-        "resources": {p: base64.b64encode(b).decode() for p, b in skill.resources.items()},
-    }
-
-
-def skill_from_json(data: Mapping[str, Any]) -> Skill:
-    """Inverse of :func:`skill_to_json`."""
-    s = parse_skill_md(data["skill_md"], "<library history>")
-    return s.evolve(
-        version=int(data["version"]), resources={p: base64.b64decode(b) for p, b in data.get("resources", {}).items()}
-    )
-
-
-@dataclass(frozen=True)
-class LibraryEvent:
-    """One entry of a library's history.
-
-    Attributes:
-        version: the library version the event produced.
-        kind: ``"edit"`` (an applied edit) or ``"rollback"`` (an edit undone).
-        edit: the edit applied or undone, with the versions its skills got.
-        note: why it was rolled back (empty for edits).
-    """
-
-    version: int
-    kind: Literal["edit", "rollback"]
-    edit: SkillEdit
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "kind": self.kind, "edit": self.edit.to_json(), "note": self.note}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LibraryEvent:
-        return cls(int(data["version"]), data["kind"], SkillEdit.from_json(data["edit"]), data.get("note", ""))
 
 
 @dataclass(frozen=True)
@@ -390,7 +294,7 @@ class SkillLibrary:
         last = self.last_edit()
         if last is None:
             raise SkillLibraryError(f"library version {self.version} was not made by an edit; nothing to roll back")
-        if edit is not None and not _same_edit(edit, last):
+        if edit is not None and not same_edit(edit, last):
             raise SkillLibraryError(
                 f"cannot roll back {edit.summary()!r}: library version {self.version} was made "
                 f"by {last.summary()!r}; roll back the later edits first"
@@ -410,15 +314,6 @@ class SkillLibrary:
             "skills": {f"{sc}/{s.name}": {"version": s.version, "digest": s.digest()} for sc, s in self},
             "history": [e.to_json() for e in self.history],
         }
-
-
-def _same_edit(a: SkillEdit, b: SkillEdit) -> bool:
-    """``a`` is ``b`` as proposed or as applied (added skills' versions aside)."""
-    return (
-        (a.op, a.scope, a.before) == (b.op, b.scope, b.before)
-        and len(a.after) == len(b.after)
-        and all(x.same_content(y) for x, y in zip(a.after, b.after))
-    )
 
 
 def library_to_json(library: SkillLibrary) -> dict[str, Any]:

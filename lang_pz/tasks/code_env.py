@@ -49,7 +49,6 @@ write-test-revise loop follows the coder/tester roles of AgentCoder (Huang et al
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -63,11 +62,12 @@ from lang_pz.envs.checks import (
 from lang_pz.error import ActionParseError, LangPZError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, visible_text
+from lang_pz.tasks.code_replies import code_reply_format, extract_code, extract_tests
 from lang_pz.tasks.datasets import CodeItem, load_items
 from lang_pz.tasks.sandbox import SandboxConfig, resolve
 from lang_pz.tasks.sandbox.config import sandbox_from_spec
 from lang_pz.tasks.sandbox.tester import run_tester_tests
-from lang_pz.tasks.sandbox.verdict import PARSE_LOCK, Verdict, hidden_verdict
+from lang_pz.tasks.sandbox.verdict import Verdict, hidden_verdict
 from lang_pz.text import replies
 from lang_pz.text.replies import ReplyFormat
 
@@ -80,86 +80,7 @@ __all__ = [
     "run_hidden_tests",
 ]
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
 _CALLED = re.compile(r"assert\s+(?:not\s+)?\(?\s*(?:set\(|math\.isclose\()?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-#: Characters that never stand in a one-line reply of the code formats (control characters:
-#: Python refuses a NUL in source) nor in a single-quoted string literal (quote, backslash).
-_CONTROL = "".join(map(chr, range(0x20))) + "\x7f"
-_CODE_START = re.compile(r"^[ \t]*(def |async def |class |import |from \S+ import |@)", re.MULTILINE)
-
-
-#: What parsing untrusted text can raise besides ``SyntaxError``: ``ValueError`` (null bytes,
-#: lone surrogates), ``RecursionError`` (deep nesting or a long chain such as
-#: ``1 + 1 + ...``: about 3,000 unary minus signs) and ``MemoryError`` (the parser's own stack:
-#: about 100,000). All of them mean "not valid Python" here.
-_UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
-
-
-def _parses(source: str) -> ast.Module | None:
-    """``ast.parse(source)`` under :data:`PARSE_LOCK`, or ``None`` if it is not valid Python."""
-    with PARSE_LOCK:
-        try:
-            return ast.parse(source)
-        except _UNPARSABLE:
-            return None
-
-
-def _compiles(source: str) -> bool:
-    """Whether ``source`` compiles (under :data:`PARSE_LOCK`)."""
-    with PARSE_LOCK:
-        try:
-            compile(source, "<test>", "exec")
-        except _UNPARSABLE:
-            return False
-        return True
-
-
-def extract_code(text: str) -> str | None:
-    """The code in ``text``: the last fenced block that defines a function; else the whole
-    text if it is valid Python; else everything from the first line starting a definition or an
-    import (up to a closing fence). ``None`` if that has no ``def``."""
-    blocks = [body for _, body in _FENCE.findall(text) if "def " in body]
-    if blocks:
-        return blocks[-1].strip("\n") + "\n"
-    if "def " in text and _parses(text) is not None:
-        return text.strip("\n") + "\n"
-    m = _CODE_START.search(text)
-    if m is None:
-        return None
-    code = text[m.start() :]
-    code = code.split("```", 1)[0]
-    return code.rstrip() + "\n" if "def " in code else None
-
-
-def extract_tests(text: str, max_tests: int = 10) -> tuple[str, tuple[str, ...]]:
-    """``(setup, asserts)`` from a tester's text: top-level ``import`` lines as set-up and up
-    to ``max_tests`` ``assert`` statements (from fenced blocks if any, else the whole text).
-
-    The source is parsed with :mod:`ast` when it is valid Python, else line by line (each line
-    that starts with ``assert`` and compiles on its own is a test).
-    """
-    blocks = [body for _, body in _FENCE.findall(text)]
-    source = "\n".join(blocks) if blocks else text
-    setup: list[str] = []
-    tests: list[str] = []
-    tree = _parses(source)
-    if tree is not None:
-        for node in tree.body:
-            seg = ast.get_source_segment(source, node)
-            if seg is None:
-                continue
-            if isinstance(node, ast.Assert):
-                tests.append(seg)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                setup.append(seg)
-    else:
-        for line in source.splitlines():
-            line = line.strip()
-            if line.startswith(("assert ", "assert(")) and _compiles(line):
-                tests.append(line)
-            elif line.startswith(("import ", "from ")) and _compiles(line):
-                setup.append(line)
-    return "\n".join(setup), tuple(tests[:max_tests])
 
 
 def run_hidden_tests(item: CodeItem, code: str, config: SandboxConfig | None = None) -> Verdict:
@@ -238,25 +159,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         more to parse, not to be right), the tester's one ``assert <name>(<args>) == <value>``
         with up to three arguments, each value a number, a short single-quoted string, a list
         of up to three numbers, ``True``, ``False`` or ``None`` (always valid Python)."""
-        name = self.function_name(self.item)
-        if role == "coder":
-            head = replies.literal(f"def {name}(") if name else replies.literal("def ")
-            body = replies.chars('"' + _CONTROL, 1, 150)
-            return ReplyFormat.of(replies.sequence(head, body), f"def {name or 'f'}(x): return x")
-        # no leading zero: "01" is a syntax error in Python 3 (a measured tester reply)
-        natural = replies.either(
-            replies.literal("0"), replies.sequence(replies.one_of(list("123456789")), replies.digits(0, 5))
-        )
-        num = replies.sequence(replies.repeat(replies.literal("-"), 0, 1), natural)
-        text = replies.sequence(replies.literal("'"), replies.chars("'\\\"" + _CONTROL, 0, 12), replies.literal("'"))
-        nums = replies.sequence(num, replies.repeat(replies.sequence(replies.literal(", "), num), 0, 2))
-        listed = replies.sequence(replies.literal("["), replies.repeat(nums, 0, 1), replies.literal("]"))
-        value = replies.either(num, text, listed, replies.one_of(["True", "False", "None"]))
-        args = replies.repeat(
-            replies.sequence(value, replies.repeat(replies.sequence(replies.literal(", "), value), 0, 2)), 0, 1
-        )
-        test = replies.sequence(replies.literal(f"assert {name or 'f'}("), args, replies.literal(") == "), value)
-        return ReplyFormat.of(test, f"assert {name or 'f'}(1) == 1")
+        return code_reply_format(role, self.function_name(self.item))
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         super().reset(seed=seed, options=options)
@@ -342,6 +245,33 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         return lines
 
 
+def _team(
+    items: Sequence[CodeItem],
+    turns: Sequence[str],
+    index: int | None,
+    sandbox: SandboxConfig | str | Mapping[str, Any] | None,
+    timeout_s: float,
+    memory_mb: int,
+    max_tests: int,
+    strict: bool,
+    max_message_chars: int,
+    render_mode: str | None,
+) -> CodeTaskEnv:
+    """The env of ``make_humaneval`` / ``make_mbpp`` (their arguments) on ``items``."""
+    return CodeTaskEnv(
+        items,
+        turns=turns,
+        index=index,
+        sandbox=sandbox_from_spec(
+            sandbox, timeout_s=timeout_s, memory_mb=memory_mb, default_timeout_s=10.0, default_memory_mb=512
+        ),
+        max_tests=max_tests,
+        strict=strict,
+        max_message_chars=max_message_chars,
+        render_mode=render_mode,
+    )
+
+
 def make_humaneval(
     api: Api = "aec",
     *,
@@ -381,18 +311,7 @@ def make_humaneval(
     check_int("split_seed", split_seed, 0)
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items("humaneval", split=split, source=source, split_seed=split_seed)
-    return CodeTaskEnv(
-        items,
-        turns=turns,
-        index=index,
-        sandbox=sandbox_from_spec(
-            sandbox, timeout_s=timeout_s, memory_mb=memory_mb, default_timeout_s=10.0, default_memory_mb=512
-        ),
-        max_tests=max_tests,
-        strict=strict,
-        max_message_chars=max_message_chars,
-        render_mode=render_mode,
-    )
+    return _team(items, turns, index, sandbox, timeout_s, memory_mb, max_tests, strict, max_message_chars, render_mode)
 
 
 def make_mbpp(
@@ -423,13 +342,7 @@ def make_mbpp(
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (``<data_dir>/mbpp``), ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
-        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
-            is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
-        sandbox: the isolation mode: ``None`` / ``"bubblewrap"`` (required: refused here, with
-            the install command, where it cannot run), ``"rlimits"`` (resource limits only,
-            warned about once), a dict of ``SandboxConfig`` fields or a ``SandboxConfig`` (used
-            as given; then leave ``timeout_s`` and ``memory_mb`` at their defaults)
-            (:func:`~lang_pz.tasks.sandbox.config.sandbox_from_spec`).
+        timeout_s, memory_mb, sandbox: the sandbox, as for :func:`make_humaneval`.
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/mbpp-v0", api, ("aec",))
@@ -437,15 +350,4 @@ def make_mbpp(
     check_choice("split", split, ("all", "train", "val", "test", "prompt"))
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items("mbpp", split=split, source=source, data_dir=data_dir, sanitized=sanitized)
-    return CodeTaskEnv(
-        items,
-        turns=turns,
-        index=index,
-        sandbox=sandbox_from_spec(
-            sandbox, timeout_s=timeout_s, memory_mb=memory_mb, default_timeout_s=10.0, default_memory_mb=512
-        ),
-        max_tests=max_tests,
-        strict=strict,
-        max_message_chars=max_message_chars,
-        render_mode=render_mode,
-    )
+    return _team(items, turns, index, sandbox, timeout_s, memory_mb, max_tests, strict, max_message_chars, render_mode)

@@ -136,6 +136,29 @@ def test_the_same_decisive_step_and_gain_is_a_tie(cases):
     assert report.credits[a].credit == -1.0 < report.credits[b].credit
 
 
+def test_a_whole_episode_probe_shows_every_decision_to_the_difference_critic_only(cases):
+    """``shown_steps`` of a probe with ``at_steps=None``: all its agent's steps for the
+    difference critic, none for the decisive critic (it counts the decisions a probe names)."""
+    from lang_pz.critics.counterfactual import Counterfactual
+    from lang_pz.critics.difference import DifferenceCritic
+
+    traj = cases[0].trajectory
+    a, *rest = traj.agents
+
+    def probe(agent, at, delta):
+        return Counterfactual(agents=(agent,), replacement="up", value=delta, delta=delta, steps=1, at_steps=at)
+
+    probes = [probe(a, None, 5.0)] + [probe(b, (1,), 1.0) for b in rest]
+    second = {sorted(s.step for s in traj.agent_steps(b))[1] for b in rest}
+    whole = {s.step for s in traj.agent_steps(a)}
+    assert len(whole) > 2 and not whole <= second
+    difference = DifferenceCritic().assess(traj, None, probes)
+    decisive = DecisiveCritic().assess(traj, None, probes)
+    assert difference.shown_steps == sorted(whole | second)
+    assert decisive.shown_steps == sorted(second)
+    assert difference.credits[a].credit == -1.0 and difference.credits[a].steps == []  # who, not when
+
+
 def test_bad_settings_are_refused():
     for kw, msg in (
         ({"window": 0}, "window must be >= 1"),

@@ -5,7 +5,7 @@ state: two threads converting ASTs at once fail with ``SystemError: AST construc
 depth mismatch`` (seen in tests/test_task_envs.py's threaded canonical-solution run). A thread
 switch inside the conversion needs Python code to run there, which garbage collection of objects
 with ``__del__`` provides; the hammer below makes that happen often (without the lock in
-lang_pz.tasks.code_env, the test failed in 2 s on each of two runs on the development machine).
+lang_pz.tasks.code_replies, the test failed in 2 s on each of two runs on the development machine).
 """
 
 from __future__ import annotations
