@@ -181,7 +181,8 @@ def _index(action: Any, n: int, agent: str | None) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise LangPZError(f"{wanted}, got {type(value).__name__} {action!r:.80}")
     if not float(value).is_integer():  # a fraction, NaN or infinity
-        raise LangPZError(f"{wanted}, got {action!r:.80}: not a whole number")
+        shown = value.item() if isinstance(value, np.generic) else value  # 2.5, not np.float32(2.5)
+        raise LangPZError(f"{wanted}, got {shown!r:.80}: not a whole number")
     i = int(value)
     if not 0 <= i < n:
         raise LangPZError(f"{wanted}, got {i}")
