@@ -23,7 +23,10 @@ An agent "should not have changed" when its starting word is already the best co
 for it. ``central_global`` can only move the whole team to one word; the best constant team on
 these seeds is heterogeneous, which is what the per-agent modes can reach and it cannot.
 
-Writes ``benchmarks/results/credit_learning.{md,json,png}`` and the run folders under ``--out``.
+Writes ``benchmarks/results/credit_learning.{md,json,png}`` (``credit_learning_random.*`` with
+``--starts random``) and the run folders under ``--out``. To share the runs among processes, give
+each ``--only SEEDS`` (``--cache per-seed`` lets a seed's modes share replies), then write the
+results from the finished runs with ``--finished-only`` (it trains nothing).
 """
 
 from __future__ import annotations
