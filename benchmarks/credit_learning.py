@@ -23,7 +23,10 @@ An agent "should not have changed" when its starting word is already the best co
 for it. ``central_global`` can only move the whole team to one word; the best constant team on
 these seeds is heterogeneous, which is what the per-agent modes can reach and it cannot.
 
-Writes ``benchmarks/results/credit_learning.{md,json,png}`` and the run folders under ``--out``.
+Writes ``benchmarks/results/credit_learning.{md,json,png}`` (``credit_learning_random.*`` with
+``--starts random``) and the run folders under ``--out``. To share the runs among processes, give
+each ``--only SEEDS`` (``--cache per-seed`` lets a seed's modes share replies), then write the
+results from the finished runs with ``--finished-only`` (it trains nothing).
 """
 
 from __future__ import annotations
@@ -71,13 +74,22 @@ def word_of(policy: str) -> str:
     return "down" if "down" in low else "up" if "up" in low else "stay"
 
 
-def constant_teams(test_seeds: list[int]) -> list[tuple[tuple[str, ...], float]]:
-    """Every constant 5-piston team's mean return on ``test_seeds``, best first (no model)."""
+def constant_teams(test_seeds: list[int], saved: Path | None = None) -> list[tuple[tuple[str, ...], float]]:
+    """Every constant 5-piston team's mean return on ``test_seeds``, best first (no model).
+
+    ``saved``: a JSON file holding them for these seeds and :data:`ENV` (read if it matches, else
+    written), so the processes sharing the seeds (``--only``) play the 3**5 * seeds episodes once.
+    """
     import itertools
 
     from lang_pz.policies.scripted import ConstantPolicy
     from lang_pz.rollout import rollout
 
+    key = {"env": ENV, "test_seeds": list(test_seeds)}
+    if saved is not None and saved.exists():
+        got = json.loads(saved.read_text())
+        if got.get("key") == key:
+            return [(tuple(team), float(v)) for team, v in got["teams"]]
     env = lang_pz.make("butterfly/pistonball-v0", **ENV)
     out = []
     try:
@@ -86,7 +98,11 @@ def constant_teams(test_seeds: list[int]) -> list[tuple[tuple[str, ...], float]]
             out.append((team, float(np.mean([rollout(env, pols, seed=s).team_return for s in test_seeds]))))
     finally:
         env.close()
-    return sorted(out, key=lambda tv: -tv[1])
+    out = sorted(out, key=lambda tv: -tv[1])
+    if saved is not None:
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps({"key": key, "teams": out}) + "\n")
+    return out
 
 
 def interval(values: list[float]) -> tuple[float, float]:
@@ -121,10 +137,13 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         best = dict(zip([f"piston_{i}" for i in range(5)], args.best_team, strict=True))
         wrong = sorted(a for a, p in start.items() if word_of(p) != best[a])
     else:
+        best = {}
         wrong = wrong_agents(s)
         start = {f"piston_{i}": BAD if f"piston_{i}" in wrong else GOOD for i in range(5)}
     run = args.out / f"{mode}_seed{s}"
-    cache = run.parent / f"cache_{mode}_seed{s}"
+    # per-run: no run is paid for by another; per-seed: the modes of one seed share replies (their
+    # identical first episodes are played once), so only the calls made, not the uncached ones, compare
+    cache = run.parent / (f"cache_{mode}_seed{s}" if args.cache == "per-run" else f"cache_seed{s}")
     cfg = TrainConfig(
         env_kwargs=ENV,
         iterations=args.iterations,
@@ -137,13 +156,15 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         initial_policy=GOOD,
         initial_policies={a: p for a, p in start.items() if p != GOOD},
         max_llm_calls=args.budget,
-        backend_options={"embedded": {"cache": str(cache)}},
+        backend_options={"embedded": {"cache": str(cache), "n_threads": args.threads}},
         run_dir=str(run),
     )
     t0 = time.perf_counter()
+    finished = (run / "config.json").exists() and len(RunFolder(run).completed_iterations()) >= args.iterations
     res = train(resume=run) if (run / "config.json").exists() else train(cfg)
     spent = run.parent / f"seconds_{mode}_seed{s}.txt"  # training time summed over the processes that ran it
-    seconds = time.perf_counter() - t0 + (float(spent.read_text()) if spent.exists() else 0.0)
+    before = float(spent.read_text()) if spent.exists() else 0.0
+    seconds = before if finished else time.perf_counter() - t0 + before  # replaying a finished run is no training
     spent.write_text(f"{seconds:.1f}\n")
     curve = [m.test_return for m in res.metrics] + [res.final_test_return]
     changed = {a for a in res.final_policies if res.final_policies[a] != res.initial_policies[a]}
@@ -151,9 +172,10 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         changed = {a for a in changed if word_of(res.final_policies[a]) != word_of(res.initial_policies[a])}
     done = RunFolder(run).completed_iterations()
     uncached = done[-1].get("uncached_calls_total", done[-1]["calls_total"]) if done else 0
+    calls = done[-1]["calls_total"] if done else 0
     # validation against the held-out test on every validated decision (played afterwards, same cache)
     env = lang_pz.make("butterfly/pistonball-v0", **ENV)
-    llm = make_backend("embedded", cache=str(cache))
+    llm = make_backend("embedded", cache=str(cache), n_threads=args.threads)
     agree = []
     for current, trial, val_cur, val_cand in decisions(run):
         test = [float(np.mean(evaluate(env, make_actors(team, llm), cfg.test_seeds))) for team in (current, trial)]
@@ -167,9 +189,13 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         "final": {a: word_of(p) for a, p in res.final_policies.items()},
         "curve": curve,
         "changed": sorted(changed),
-        "fixed": sorted(changed & set(wrong)),
+        # random starts: fixed means now playing the best constant team's word (not any other word)
+        "fixed": sorted(
+            a for a in changed & set(wrong) if args.starts != "random" or word_of(res.final_policies[a]) == best[a]
+        ),
         "changed_right": sorted(changed - set(wrong)),
         "uncached_calls": uncached,
+        "calls": calls,
         "iterations_done": len(res.metrics),
         "agreement": agree,
         "stopped": res.stopped,
@@ -177,11 +203,17 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
     }
 
 
+def saved_row(mode: str, s: int, args: argparse.Namespace) -> Path:
+    """Where :func:`main` keeps a finished run's row (read back by ``--finished-only``, no replay)."""
+    return args.out / f"row_{mode}_seed{s}.json"
+
+
 def table(rows: list[dict], args: argparse.Namespace) -> str:
     lines = [
         "| critic mode | held-out test return: start -> end (95 % CI) | share of the best constant team "
-        "(95 % CI) | wrong agents fixed | right agents changed | uncached LLM calls | validation agrees with test |",
-        "|---|---|---|---|---|---|---|",
+        "(95 % CI) | wrong agents fixed | right agents changed | LLM calls made (uncached) | validation agrees with test |"
+        + (" runs above the best one-word team |" if args.best else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if args.best else ""),
     ]
     for mode in args.modes:
         rs = [r for r in rows if r["mode"] == mode]
@@ -197,25 +229,33 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
             f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | "
             + (f"{np.mean(end) / args.best:.2f} [{lo / args.best:.2f}, {hi / args.best:.2f}] | " if args.best else "- | ")
             + f"{fixed} of {wrong} | "
-            f"{right} of {5 * len(rs) - wrong} | {np.mean([r['uncached_calls'] for r in rs]):.0f} | "
+            f"{right} of {5 * len(rs) - wrong} | {np.mean([r.get('calls', 0) for r in rs]):.0f} "
+            f"({np.mean([r['uncached_calls'] for r in rs]):.0f}) | "
             + (f"{sum(agree)} of {len(agree)}" if agree else "no decision")
             + " |"
+            + (f" {sum(v > args.best_uniform for v in end)} of {len(rs)} |" if args.best else "")
         )
     return "\n".join(lines)
 
 
 def per_seed(rows: list[dict]) -> str:
-    """One line per run: the wrong agents, the held-out test curve, what changed, time."""
+    """One line per run: the wrong agents, the team's words (start -> end, pistons 0-4, when
+    recorded), the held-out test curve, what changed, calls and time."""
     lines = [
-        "| seed | wrong agents | critic mode | held-out test per iteration (last: final) | changed | "
-        "uncached calls | training s |",
-        "|---|---|---|---|---|---|---|",
+        "| seed | wrong agents | critic mode | team: start -> end | held-out test per iteration (last: final) "
+        "| changed | LLM calls made (uncached) | training s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         curve = " -> ".join("n/a" if v is None else f"{v:.1f}" for v in r["curve"])
+        words = (
+            " -> ".join(" ".join(r[k][a] for a in sorted(r[k])) for k in ("start", "final"))
+            if "start" in r and "final" in r
+            else "-"
+        )
         lines.append(
-            f"| {r['seed']} | {', '.join(r['wrong'])} | {r['mode']} | {curve} | {', '.join(r['changed']) or '-'} "
-            f"| {r['uncached_calls']} | {r['seconds']:.0f} |"
+            f"| {r['seed']} | {', '.join(r['wrong'])} | {r['mode']} | {words} | {curve} | {', '.join(r['changed']) or '-'} "
+            f"| {r.get('calls', 0)} ({r['uncached_calls']}) | {r['seconds']:.0f} |"
         )
     return "\n".join(lines)
 
@@ -254,6 +294,14 @@ def main() -> None:
     parser.add_argument("--validation-seeds", type=int, default=8)
     parser.add_argument("--test-seeds", type=int, default=8)
     parser.add_argument("--budget", type=int, default=1500, help="uncached LLM calls per run")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp CPU threads of each run's model")
+    parser.add_argument(
+        "--cache",
+        choices=("per-run", "per-seed"),
+        default="per-run",
+        help="response cache of each run (per-run: uncached calls compare) or shared by a seed's modes "
+        "(faster; then compare the calls made)",
+    )
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES + EXTRA_MODES)
     parser.add_argument(
         "--starts",
@@ -272,13 +320,30 @@ def main() -> None:
         help="train only these seeds and write no results (to share the work among processes; "
         "a run without --only then resumes the finished runs and writes the results)",
     )
+    parser.add_argument(
+        "--finished-only",
+        action="store_true",
+        help="write the results from the runs that finished all their iterations and train none",
+    )
     args = parser.parse_args()
-    teams = constant_teams(list(range(2000, 2000 + args.test_seeds)))
+    teams = constant_teams(list(range(2000, 2000 + args.test_seeds)), args.out / "constant_teams.json")
     (args.best_team, args.best) = teams[0] if args.starts == "random" else (None, None)
+    args.best_uniform = max(v for team, v in teams if len(set(team)) == 1)
     t0, rows = time.perf_counter(), []
     for s in args.only if args.only is not None else range(args.seeds):
         for mode in args.modes:
-            rows.append(run_one(mode, s, args))
+            run = args.out / f"{mode}_seed{s}"
+            if args.finished_only and (
+                not (run / "config.json").exists() or len(RunFolder(run).completed_iterations()) < args.iterations
+            ):
+                print(f"seed {s} {mode}: not finished, left out", flush=True)
+                continue
+            row = saved_row(mode, s, args)
+            if args.finished_only and row.exists():
+                rows.append(json.loads(row.read_text()))
+            else:
+                rows.append(run_one(mode, s, args))
+                row.write_text(json.dumps(rows[-1]) + "\n")
             r = rows[-1]
             print(
                 f"seed {s} {mode:15s} wrong {r['wrong']}: test {r['curve'][0]:.1f} -> {r['curve'][-1]:.1f}, "
@@ -302,9 +367,9 @@ def main() -> None:
             f"reach) {', '.join(uniform[0][0])} = {uniform[0][1]:.1f}.\n\n"
         )
     (args.results / f"{stem}.md").write_text(
-        f"# Which agent should change? (`python benchmarks/credit_learning.py --starts {args.starts}`, "
-        f"{minutes:.0f} min)\n\n"
-        f"{args.seeds} training seeds x {len(args.modes)} critic modes, {args.iterations} iterations, budget "
+        f"# Which agent should change? (`python benchmarks/credit_learning.py --starts {args.starts}`)\n\n"
+        f"{len({r['seed'] for r in rows})} training seeds x {len({r['mode'] for r in rows})} critic modes "
+        f"({len(rows)} runs), {args.iterations} iterations, {args.cache} response cache, budget "
         f"{args.budget} uncached calls per run, {args.validation_seeds} validation and {args.test_seeds} test seeds; "
         "see the script's docstring for the setup.\n\n"
         + limit

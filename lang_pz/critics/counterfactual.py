@@ -115,13 +115,18 @@ def best_gain(agent: str, evidence: Sequence[Evidence]) -> float | None:
     """The largest mean gain of one replacement among the re-runs that replaced ``agent`` (mean
     over the batch's episodes, in the objective's units; ``None`` if no re-run replaced it).
 
+    One replacement is a word *at the same decisions* (``at_steps``): the decisive search
+    (:mod:`lang_pz.critics.decisive`) re-runs a word over many windows, and a gain in one window
+    is not averaged away by the windows where the word changed nothing.
+
     The evidence gate (:func:`lang_pz.training.accept.evidence_gate`) reads it: an agent for
     which no alternative would have done better gets no edit, whatever the critic's words say.
     """
-    gains: dict[str, list[float]] = {}
+    gains: dict[tuple[str, tuple[int, ...] | None], list[float]] = {}
     for e in evidence:
         for c in e.concerning(agent):
-            gains.setdefault(c.replacement, []).append(c.delta)
+            key = (c.replacement, None if c.at_steps is None else tuple(c.at_steps))
+            gains.setdefault(key, []).append(c.delta)
     return max((sum(v) / len(v) for v in gains.values()), default=None)
 
 

@@ -366,6 +366,20 @@ def test_best_gain_is_the_best_mean_replacement():
     assert best_gain("a", [ev(0, [(["a", "b"], "up", -0.5)])]) == pytest.approx(-0.5)
 
 
+def test_best_gain_keeps_a_words_windows_apart():
+    """The decisive search plays one word over many windows (as on Pistonball seed 200 of
+    benchmarks/credit_learning.py: up gained +172 at decision 4 and lost elsewhere): one window's
+    gain is that replacement's gain, not averaged with the other windows'."""
+
+    def cf(steps, delta):
+        return Counterfactual(agents=("a",), replacement="up", value=0.0, delta=delta, steps=5, at_steps=steps)
+
+    windows = Evidence(episode=0, counterfactuals=[cf([0, 1, 2, 3], -200.0), cf([1, 2, 3, 4], 0.0), cf([4], 172.0)])
+    assert best_gain("a", [windows]) == pytest.approx(172.0)
+    later = Evidence(episode=1, counterfactuals=[cf([4], -72.0)])  # the same window in another episode: averaged
+    assert best_gain("a", [windows, later]) == pytest.approx(50.0)
+
+
 @pytest.mark.parametrize("mode", ["central_global", "central_credit", "independent"])
 def test_critic_modes(tmp_path, mode):
     stand_in = StandIn()
