@@ -218,7 +218,9 @@ def _defined_names(source: str) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
-def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
+def _static_cast(item: CodeItem, targets: Sequence[str], built: bool = False) -> Cast | None:
+    """The static cast of ``item``, ``None`` if its tests are not static; with ``built`` (MBPP only),
+    calls on inputs the code's process builds count too (:func:`_static_call`), setup included."""
     with PARSE_LOCK:
         if item.entry_point:
             tree = ast.parse(item.tests[0])
@@ -236,9 +238,9 @@ def _static_cast(item: CodeItem, targets: Sequence[str]) -> Cast | None:
                 return None
             calls = [{**c, "name": item.entry_point} for c in got[0]]
             return Cast("static", tuple(calls), tuple(got[1]))
-        if item.test_setup.strip():
+        if item.test_setup.strip() and not built:
             return None
-        got = _static([s for t in item.tests for s in ast.parse(t).body], targets)
+        got = _static([s for t in item.tests for s in ast.parse(t).body], targets, built)
         return Cast("static", tuple(got[0]), tuple(got[1])) if got else None
 
 
@@ -249,11 +251,9 @@ def _built_cast(item: CodeItem, targets: Sequence[str]) -> Cast:
     Raises:
         LangPZError: the tests fit no way of the module docstring.
     """
-    if not item.entry_point:
-        with PARSE_LOCK:
-            got = _static([s for t in item.tests for s in ast.parse(t).body], targets, built=True)
-        if got:
-            return Cast("static", tuple(got[0]), tuple(got[1]))
+    found = None if item.entry_point else _static_cast(item, targets, built=True)
+    if found is not None:
+        return found
     raise LangPZError(
         f"{item.task_id}: its tests fit no verdict the code cannot set: their inputs are not plain data "
         "(so they cannot be recorded and replayed) and not every assert is `f(...) == <literal>` (or !=, "
