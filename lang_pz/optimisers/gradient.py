@@ -9,6 +9,7 @@ constrained to.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -59,6 +60,15 @@ Change: push instead of waiting
 Drop: waiting
 New policy as JSON:
 {"policy": "Always push."}"""
+
+#: Worked example of the update stage when the change is a supported action word
+#: (:func:`direction_word`): the instruction names the word.
+APPLY_SUPPORTED_EXAMPLE = """Current policy: Always wait.
+Keep: 
+Change: play push at every step
+Drop: 
+New policy as JSON:
+{"policy": "Always play push."}"""
 
 
 class Gradient(BaseModel):
@@ -159,8 +169,30 @@ def gradient_reply_model(cited_steps: Sequence[int], changes: Sequence[str] | No
     )
 
 
-def policy_reply_model(max_policy_chars: int) -> type[BaseModel]:
-    """The JSON reply of the update stage: ``{"policy": str}`` (bounded, printable ASCII)."""
+#: The characters of a policy text after its first letter (the class of :data:`POLICY_PATTERN`).
+_POLICY_CHARS = "[A-Za-z0-9 ,.;:'!?()%+<>=/-]"
+
+
+#: A supported word must start within this many characters of a new policy (so a decoder cannot
+#: fill the text with something else first, measured: "Stay. Stay. ..." then "up" at character 147).
+_WORD_WITHIN = 40
+
+
+def policy_pattern(max_policy_chars: int, word: str | None = None) -> str:
+    """The schema pattern (a decoding hint) of a new policy: printable ASCII, at most
+    ``max_policy_chars`` characters; with ``word`` (letters, digits, spaces, ``_`` or ``-``), the
+    text must contain it, within its first 40 characters, after a space or at the start, followed by punctuation, a space or the
+    end, so a constrained decoder cannot leave a supported word out."""
+    if word is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _-]*", word) or len(word) + 2 > max_policy_chars:
+        return POLICY_PATTERN % (max_policy_chars - 1)
+    before = min(_WORD_WITHIN, max_policy_chars - len(word) - 1)
+    after = max_policy_chars - len(word) - before - 1
+    return f"^([A-Za-z]{_POLICY_CHARS}{{0,{before - 1}}} )?{word}([ ,.;:!?]{_POLICY_CHARS}{{0,{after - 1}}})?$"
+
+
+def policy_reply_model(max_policy_chars: int, word: str | None = None) -> type[BaseModel]:
+    """The JSON reply of the update stage: ``{"policy": str}`` (bounded, printable ASCII; naming
+    ``word`` when given, see :func:`policy_pattern`)."""
     return create_model(
         "PolicyReply",
         __config__=ConfigDict(extra="forbid"),
@@ -169,7 +201,7 @@ def policy_reply_model(max_policy_chars: int) -> type[BaseModel]:
             Field(
                 min_length=1,
                 max_length=max_policy_chars,
-                json_schema_extra={"pattern": POLICY_PATTERN % (max_policy_chars - 1)},
+                json_schema_extra={"pattern": policy_pattern(max_policy_chars, word)},
             ),
         ),
     )
@@ -198,6 +230,26 @@ def evidence_changes(agent: str, report: CriticReport) -> list[str]:
         for c in better
     ]
     return list(dict.fromkeys(phrases))
+
+
+_SUPPORTED_CHANGE = re.compile(r"^play (?P<word>.+?) (?:at every step|at steps \[[0-9, ]*\])$")
+
+
+def direction_word(gradient: Gradient) -> str | None:
+    """The action word a supported gradient tells its agent to play, else ``None``.
+
+    A supported ``change`` is one of :func:`evidence_changes`' phrases, ``"play W at every step"``
+    or ``"play W at steps [...]"``; this returns ``W``. Free-text changes have no such word.
+    """
+    if not gradient.supported:
+        return None
+    m = _SUPPORTED_CHANGE.match(gradient.change)
+    return m.group("word") if m else None
+
+
+def names_word(text: str, word: str) -> bool:
+    """Whether ``text`` contains ``word`` (a word or phrase) as whole words, ignoring case."""
+    return re.search(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE) is not None
 
 
 def evidence_for(agent: str, report: CriticReport) -> list[str]:

@@ -21,11 +21,13 @@ from lang_pz.critics.base import Credit
 from lang_pz.optimisers.gradient import (
     AGGREGATE_EXAMPLE,
     APPLY_EXAMPLE,
+    APPLY_SUPPORTED_EXAMPLE,
     DIRECTION_MAX_CHARS,
     GRADIENT_EXAMPLE,
     MAX_EVIDENCE_STEPS,
     Gradient,
     _fmt,
+    direction_word,
     gradient_reply_model,
     policy_reply_model,
 )
@@ -160,7 +162,8 @@ class StageRequests:
 
     def apply_request(self, agent: str, policy: str, gradient: Gradient, errors: Sequence[str] = ()) -> GenerationRequest:
         """The request of one attempt of the update stage (public for inspection)."""
-        schema = policy_reply_model(self.max_policy_chars).model_json_schema()
+        word = direction_word(gradient)
+        schema = policy_reply_model(self.max_policy_chars, word).model_json_schema()
         body = "\n".join(
             [
                 f"Current policy: {policy}",
@@ -175,9 +178,11 @@ class StageRequests:
             f"what Drop says. The new policy is one short instruction (at most "
             f"{self.max_policy_chars} characters, plain ASCII). Reply with JSON only."
         )
+        if word is not None:
+            instructions += f" Re-runs showed that playing {word} is better: the new policy must say {word}."
         return self._request(
             instructions,
-            APPLY_EXAMPLE,
+            APPLY_EXAMPLE if word is None else APPLY_SUPPORTED_EXAMPLE,
             body,
             errors,
             schema,

@@ -37,9 +37,11 @@ from lang_pz.optimisers.gradient import (  # noqa: F401  (the examples and limit
     Gradient,
     PolicyUpdate,
     _printable_ascii,
+    direction_word,
     evidence_changes,
     evidence_for,
     gradient_reply_model,
+    names_word,
     policy_reply_model,
     rewrite_fraction,
 )
@@ -241,15 +243,24 @@ class TextualPolicyOptimiser(StageRequests):
     def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
         """One LLM call (plus retries): rewrite ``policy`` along ``gradient`` (a candidate).
 
+        A *supported* gradient (its change is an action word W that computed re-runs found better,
+        :func:`~lang_pz.optimisers.gradient.direction_word`) is followed or refused: the new text
+        must name W and must not keep the current text whole around it (measured with
+        SmolLM2-135M: told "play up", it rewrote "Always stay." as "Always stay. stay" or "Never
+        push, always stay" in 10 of 10 such updates, so the credit's finding was lost). The
+        evidence decides which word; the LLM writes the instruction.
+
         Raises:
             ValueError: the gradient belongs to another agent.
             SchemaValidationError: no valid new policy (non-empty, at most
                 ``max_policy_chars`` printable ASCII characters, rewriting at most
-                ``max_rewrite`` of the old text) after ``max_attempts``.
+                ``max_rewrite`` of the old text, naming a supported gradient's word) after
+                ``max_attempts``.
         """
         if gradient.agent != agent:
             raise ValueError(f"gradient of {gradient.agent!r} applied to agent {agent!r}")
-        model = policy_reply_model(self.max_policy_chars)
+        word = direction_word(gradient)
+        model = policy_reply_model(self.max_policy_chars, word)
 
         def validate(reply: BaseModel) -> None:
             text = " ".join(reply.model_dump()["policy"].split())
@@ -267,6 +278,18 @@ class TextualPolicyOptimiser(StageRequests):
                     f"the new policy rewrites {frac:.0%} of the current one; change at most "
                     f"{self.max_rewrite:.0%}: keep more of the current wording"
                 )
+            if word is not None:
+                if not names_word(text, word):
+                    raise ValueError(
+                        f"the re-runs support playing {word!r} and the new policy does not say {word!r}: "
+                        f"write an instruction to play it, e.g. 'Always play {word}.'"
+                    )
+                current = " ".join(policy.split())
+                if current and not names_word(current, word) and current in text:
+                    raise ValueError(
+                        f"the new policy keeps the current one ({current!r}) whole: replace it by an "
+                        f"instruction to play {word!r}"
+                    )
 
         reply, gens = ask_structured(
             self.backend,

@@ -7,6 +7,7 @@ from the prompt); no test loads the real model.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -27,7 +28,7 @@ from lang_pz.optimisers import (
     policy_reply_model,
     rewrite_fraction,
 )
-from lang_pz.optimisers.gradient import evidence_changes
+from lang_pz.optimisers.gradient import evidence_changes, policy_pattern
 from lang_pz.optimisers.textual import DIRECTION_MAX_CHARS, MAX_REWRITE, evidence_for
 
 
@@ -142,6 +143,7 @@ def test_apply_prompt_and_schema():
 
 
 def test_worked_examples_are_valid_replies_within_the_rewrite_limit():
+    from lang_pz.optimisers.gradient import APPLY_SUPPORTED_EXAMPLE
     from lang_pz.optimisers.textual import (
         AGGREGATE_EXAMPLE,
         APPLY_EXAMPLE,
@@ -150,10 +152,31 @@ def test_worked_examples_are_valid_replies_within_the_rewrite_limit():
 
     for example in (GRADIENT_EXAMPLE, AGGREGATE_EXAMPLE):
         gradient_reply_model([0, 1, 2]).model_validate(json.loads(example.rsplit("\n", 1)[1]))
-    new = json.loads(APPLY_EXAMPLE.rsplit("\n", 1)[1])
-    policy_reply_model(300).model_validate(new)
-    old = APPLY_EXAMPLE.split("\n", 1)[0].removeprefix("Current policy: ")
-    assert rewrite_fraction(old, new["policy"]) <= MAX_REWRITE
+    for example, word in ((APPLY_EXAMPLE, None), (APPLY_SUPPORTED_EXAMPLE, "push")):
+        new = json.loads(example.rsplit("\n", 1)[1])
+        schema = policy_reply_model(300, word).model_json_schema()["properties"]["policy"]
+        assert re.fullmatch(schema["pattern"].strip("^$"), new["policy"])
+        old = example.split("\n", 1)[0].removeprefix("Current policy: ")
+        assert rewrite_fraction(old, new["policy"]) <= MAX_REWRITE
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("Always play up.", True),
+        ("up", True),
+        ("Push up, then stay.", True),
+        ("Always pushup.", False),
+        ("Always stay.", False),
+        ("Stay. " * 8 + "up", False),
+        ("Always play up." + " x" * 128, True),
+        ("Always play up." + " x" * 129, False),
+    ],
+)
+def test_a_supported_word_is_in_the_decoding_pattern_early(text, ok):
+    pattern = policy_pattern(300, "up")
+    assert bool(re.fullmatch(pattern.strip("^$"), text)) is ok
+    assert policy_pattern(300, "[0 3]") == policy_pattern(300)  # not a plain word: no constraint
 
 
 # -- a full step ---------------------------------------------------------------------------
@@ -552,3 +575,39 @@ def test_free_directions_stay_free_text():
     upd = TextualPolicyOptimiser(llm, directions="free").update("piston_0", "Always push up.", [r])
     assert "enum" not in llm.requests[0].json_schema["properties"]["change"]
     assert upd.gradient.change == "go down more" and not upd.gradient.supported
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ("Always stay. stay", "does not say 'up'"),  # the 135M model's rewrites, measured
+        ("Never push, always stay", "does not say 'up'"),
+        ("Always stay. Then up", "keeps the current one ('Always stay.') whole"),
+        ("Always pushup.", "does not say 'up'"),  # a word inside another word is not the word
+    ],
+)
+def test_a_supported_update_must_name_the_supported_word(bad, needle):
+    grad = Gradient(agent="piston_0", change="play up at steps [0]", supported=True)
+    llm = ScriptedBackend([policy_reply(bad), policy_reply("Always play up.")])
+    upd = TextualPolicyOptimiser(llm, max_rewrite=1.0).apply("piston_0", "Always stay.", grad)
+    assert upd.new == "Always play up."
+    assert "the new policy must say up" in prompt_of(llm.requests[0])
+    assert needle in task_of(llm.requests[1])
+    with pytest.raises(SchemaValidationError, match="policy update for piston_0"):
+        TextualPolicyOptimiser(ScriptedBackend([policy_reply(bad)] * 3), max_rewrite=1.0).apply(
+            "piston_0", "Always stay.", grad
+        )
+
+
+def test_free_or_unsupported_changes_need_no_word():
+    for grad in (
+        Gradient(agent="piston_0", change="play up at every step"),  # the same words, not from evidence
+        Gradient(agent="piston_0", change="push harder", supported=True),  # not an evidence phrase
+    ):
+        llm = ScriptedBackend([policy_reply("Always stay low.")])
+        assert TextualPolicyOptimiser(llm).apply("piston_0", "Always stay.", grad).new == "Always stay low."
+        assert "the new policy must say" not in prompt_of(llm.requests[0])
+    # an agent whose policy already names the word may keep it (the evidence asked for that word)
+    grad = Gradient(agent="piston_0", change="play up at every step", supported=True)
+    llm = ScriptedBackend([policy_reply("Always push up. Really.")])
+    assert TextualPolicyOptimiser(llm).apply("piston_0", "Always push up.", grad).new == "Always push up. Really."
