@@ -90,9 +90,7 @@ def contradiction(words: str, low: float, high: float) -> str | None:
     return None
 
 
-def checked_words(
-    words: Mapping[str, str], counterfactuals: Sequence[Counterfactual]
-) -> tuple[dict[str, str], list[str]]:
+def checked_words(words: Mapping[str, str], counterfactuals: Sequence[Counterfactual]) -> tuple[dict[str, str], list[str]]:
     """``(words, notes)``: ``words`` (agent -> the LLM's words) with each contradicting entry
     replaced by :func:`computed_words`, and one note per replacement (for ``report.errors``).
     Agents without a single-agent re-run are kept as they are (nothing to check against)."""

@@ -20,10 +20,12 @@ from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONS = [f"piston_{i}" for i in range(5)]
 #: (agent, replacement, delta) of the recorded demo episode's whole-episode re-runs.
-RECORDED = [(a, w, 0.0) for a, ws in zip(PISTONS[:4], (("stay", "up"), ("down", "stay"), ("stay", "up"), ("stay", "up"))) for w in ws]
+RECORDED = [
+    (a, w, 0.0) for a, ws in zip(PISTONS[:4], (("stay", "up"), ("down", "stay"), ("stay", "up"), ("stay", "up"))) for w in ws
+]
 RECORDED += [("piston_4", "stay", 304.687), ("piston_4", "up", 304.687)]
 #: What SmolLM2-135M wrote for that episode (copied from its prompt's example).
-SMOL_REPLY = {"piston_0": "pushing at the wrong time hurt"} | {a: "its play did not matter" for a in PISTONS[1:]}
+SMOL_REPLY = {"piston_0": "pushing at the wrong time hurt"} | dict.fromkeys(PISTONS[1:], "its play did not matter")
 
 
 def demo_trajectory() -> Trajectory:
@@ -92,5 +94,7 @@ def test_a_whole_episode_change_is_the_fact_when_the_windows_changed_nothing():
     report = DifferenceCritic().assess(demo_trajectory(), None, rows)
     assert report.credits["piston_2"].credit == -1.0
     assert report.credits["piston_2"].explanation == "stay at every step: team +7.0"  # was "no re-run changed the return"
-    tiny = DifferenceCritic().assess(demo_trajectory(), None, probes([(a, "up", 0.0) for a in PISTONS[1:]] + [("piston_0", "up", 0.01)]))
+    tiny = DifferenceCritic().assess(
+        demo_trajectory(), None, probes([(a, "up", 0.0) for a in PISTONS[1:]] + [("piston_0", "up", 0.01)])
+    )
     assert tiny.credits["piston_0"].explanation.endswith("team +0.01")  # not "+0.0" next to a credit of -1
