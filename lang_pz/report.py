@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lang_pz.blame import blame_text
+from lang_pz.drops import unplayed_drops
 from lang_pz.run_summary import ROLES, IterationRecord, RoleUsage, RunSummary, _critic_mode, load_run
 from lang_pz.runs import RunFolder
 
@@ -134,15 +135,18 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 def decisions(run: RunSummary) -> list[tuple[int, str]]:
     """Per completed iteration, one line: the agent(s) with the lowest mean credit ("blamed") and
-    the steps their credits cite (:func:`lang_pz.blame.blame_text`), the agents gated for lack
-    of evidence, and each validated candidate's verdict with both values."""
+    the steps their credits cite (:func:`lang_pz.blame.blame_text`), a flag per gradient whose
+    drop names an action its agent never played (:func:`lang_pz.drops.unplayed_drops`), the
+    agents gated for lack of evidence, and each validated candidate's verdict with both values."""
     folder, out = RunFolder(run.run_dir), []
     for m in run.metrics:
         files = folder.iteration(m.iteration)
         parts = []
-        blame = blame_text(_jsonl(files.log("credits")))
+        credits = _jsonl(files.log("credits"))
+        blame = blame_text(credits)
         if blame is not None:
             parts.append(blame)
+        parts += [f"flag: {n}" for n in unplayed_drops(_jsonl(files.log("gradients")), credits)]
         if m.gated_agents:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
         for d in _jsonl(files.log("acceptance")):
