@@ -174,10 +174,10 @@ class DifferenceCritic:
             explanation is the computed fact alone). Its words are capped at
             :data:`WORDS_MAX_CHARS`, must contain no digit, and are followed by the computed
             fact in brackets; a reply that does not validate after ``max_attempts`` leaves
-            the computed fact alone and is recorded in ``report.errors``; words contradicting the
-            re-runs are replaced (:mod:`lang_pz.critics.claims`), also noted there (those calls are not
+            the computed fact alone and is recorded in ``report.errors`` (those calls are not
             in ``report.generations``: :func:`lang_pz.structured.ask_structured` does not
-            return the generations of a failed request).
+            return the generations of a failed request); words contradicting the agent's re-runs
+            are replaced by computed words (:mod:`lang_pz.critics.claims`), also noted there.
         aggregate: ``"max"`` or ``"mean"`` (module docstring).
         max_attempts, temperature, retry_temperature, seed: the LLM calls' settings.
 

@@ -2,8 +2,8 @@
 
 It owns what no method changes: where the run starts (a new folder or ``--resume``), the LLM-call
 budget, each iteration's log (``run.begin``, kept episodes of an interrupted attempt), the
-progress line (with who the critic blamed, :mod:`lang_pz.blame`), the final files, the held-out test of the final parameter, and closing the parts
-whatever happens. The method (:class:`lang_pz.methods.Method`, picked by ``config.method``)
+progress line (with whom the critic blamed and where, :mod:`lang_pz.blame`), the final files, the
+held-out test of the final parameter, and closing the parts whatever happens. The method (:class:`lang_pz.methods.Method`, picked by ``config.method``)
 owns one iteration; SB3's ``learn`` / ``train`` split.
 """
 
