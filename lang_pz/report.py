@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lang_pz.blame import blame_text
+from lang_pz.drops import unplayed_drops
 from lang_pz.run_summary import ROLES, IterationRecord, RoleUsage, RunSummary, _critic_mode, load_run
 from lang_pz.runs import RunFolder
 
@@ -132,26 +134,19 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def decisions(run: RunSummary) -> list[tuple[int, str]]:
-    """Per completed iteration, one line: the agent(s) with the lowest mean credit ("blamed"),
-    the agents gated for lack of evidence, and each validated candidate's verdict with both values."""
+    """Per completed iteration, one line: the agent(s) with the lowest mean credit ("blamed") and
+    the steps their credits cite (:func:`lang_pz.blame.blame_text`), a flag per gradient whose
+    drop names an action its agent never played (:func:`lang_pz.drops.unplayed_drops`), the
+    agents gated for lack of evidence, and each validated candidate's verdict with both values."""
     folder, out = RunFolder(run.run_dir), []
     for m in run.metrics:
         files = folder.iteration(m.iteration)
-        credits: dict[str, list[float]] = {}
-        for rep in _jsonl(files.log("credits")):
-            for a, c in rep.get("credits", {}).items():
-                credits.setdefault(a, []).append(float(c["credit"]))
         parts = []
-        if credits:
-            mean = {a: sum(v) / len(v) for a, v in credits.items()}
-            low = round(min(mean.values()), 2) + 0.0  # as printed (and no -0.00): a credit of -0.001 blames no one
-            blamed = sorted(a for a, v in mean.items() if round(v, 2) == low)
-            if low >= 0:
-                parts.append(f"no one blamed (lowest credit {low:+.2f})")
-            elif len(blamed) == len(mean) > 1:
-                parts.append(f"every agent blamed alike (credit {low:+.2f}): no one singled out")
-            else:
-                parts.append(f"blamed {', '.join(blamed)} (credit {low:+.2f})")
+        credits = _jsonl(files.log("credits"))
+        blame = blame_text(credits)
+        if blame is not None:
+            parts.append(blame)
+        parts += [f"flag: {n}" for n in unplayed_drops(_jsonl(files.log("gradients")), credits)]
         if m.gated_agents:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
         for d in _jsonl(files.log("acceptance")):

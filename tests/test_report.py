@@ -224,6 +224,21 @@ def test_a_credit_that_prints_as_zero_blames_no_one(tmp_path):
     assert "blamed piston_1 (credit -0.40)" in lines[1]
 
 
+def test_the_decision_line_flags_a_drop_of_an_action_never_played(tmp_path):
+    from lang_pz.report import decisions
+
+    run = make_run(tmp_path / "run", [True, False])
+    it = run / "iter_000"
+    credits = {"piston_0": {"credit": -1.0, "steps": [2]}, "piston_1": {"credit": 0.0, "steps": []}}
+    evidence = {"piston_0": {"action_counts": {"down": 4}}, "piston_1": {"action_counts": {"up": 4}}}
+    (it / "credits.jsonl").write_text(json.dumps({"episode": 0, "credits": credits, "evidence": evidence}) + "\n")
+    grads = [{"agent": a, "gradient": {"drop": "up at every step"}} for a in ("piston_0", "piston_1")]
+    (it / "gradients.jsonl").write_text("".join(json.dumps(g) + "\n" for g in grads))
+    line = dict(decisions(load_run(run)))[0]
+    assert line.startswith("blamed piston_0 (credit -1.00) at step 2; flag: piston_0's gradient says drop 'up at")
+    assert "never played up (played down x4)" in line and "piston_1's gradient" not in line  # piston_1 played up
+
+
 def _one_error(res) -> str:
     assert res.exit_code == 2, res.output
     text = res.output  # click's CliRunner puts stderr in the output too

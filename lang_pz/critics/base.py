@@ -75,7 +75,8 @@ class CriticReport(BaseModel):
         shown_steps: the steps rendered in the prompt (after subsampling).
         total_steps: how many distinct steps the trajectory has.
         errors: validation errors of the rejected attempts, oldest first (empty if the first
-            reply validated).
+            reply validated); the re-run critics add a note per agent whose words contradicted
+            its re-runs and were replaced (:mod:`lang_pz.critics.claims`).
         generations: every :class:`~lang_pz.backends.base.Generation` made, oldest first.
     """
 

@@ -45,6 +45,7 @@ from lang_pz.critics.base import (
     CriticReport,
     compute_evidence,
 )
+from lang_pz.critics.claims import UNCHANGED, checked_words
 from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.critics.windows import WINDOW_REPLACEMENTS, window_probes
 from lang_pz.error import LangPZError
@@ -127,6 +128,8 @@ def differences(
         ps = by_agent[a]
         gain = max(p.delta for p in ps) if aggregate == "max" else sum(p.delta for p in ps) / len(ps)
         local = [p for p in ps if p.at_steps is not None] or ps  # steps come from windowed probes
+        if all(abs(p.delta) <= UNCHANGED for p in local):
+            local = ps  # windows changed nothing: a whole-episode probe that did is the fact
         best = max(local, key=lambda p: p.delta)
         decisive = best if best.delta > 0 else min(local, key=lambda p: p.delta)
         own = sorted(s.step for s in trajectory.agent_steps(a))
@@ -150,9 +153,14 @@ def fact_line(d: AgentDifference) -> str:
     replacement, the steps it replaced, and the change of the team return)."""
     p = d.probe
     what = {"default": "default action", "random": "random actions"}.get(p.replacement, p.replacement)
-    if p.delta == 0:
+    if abs(p.delta) <= UNCHANGED:
         return "no re-run changed the return"
-    return f"{_clip(what, 24)} at {_span(d.steps)}: team {p.delta:+.1f}"
+    return f"{_clip(what, 24)} at {_span(d.steps)}: team {_delta(p.delta)}"
+
+
+def _delta(x: float) -> str:
+    """``x`` signed, to 1 decimal unless that would print a change as ``+0.0``."""
+    return f"{x:+.1f}" if abs(x) >= 0.05 else f"{x:+.2g}"
 
 
 class DifferenceCritic:
@@ -168,7 +176,8 @@ class DifferenceCritic:
             fact in brackets; a reply that does not validate after ``max_attempts`` leaves
             the computed fact alone and is recorded in ``report.errors`` (those calls are not
             in ``report.generations``: :func:`lang_pz.structured.ask_structured` does not
-            return the generations of a failed request).
+            return the generations of a failed request); words contradicting the agent's re-runs
+            are replaced by computed words (:mod:`lang_pz.critics.claims`), also noted there.
         aggregate: ``"max"`` or ``"mean"`` (module docstring).
         max_attempts, temperature, retry_temperature, seed: the LLM calls' settings.
 
@@ -239,7 +248,10 @@ class DifferenceCritic:
     ) -> CriticReport:
         """The report of computed ``credit`` (agent -> clipped to [-1, 1]), ``facts`` (agent -> the
         computed fact line) and ``cited`` steps (agent -> trajectory steps, the first three kept),
-        with the backend's words, if any, before each fact.
+        with the backend's words, if any, before each fact. Words that contradict the agent's
+        re-runs (:func:`lang_pz.critics.claims.checked_words`: "did not matter" next to a re-run
+        that changed the return, or "hurt" when none did) are replaced by computed words, with a
+        note in ``report.errors``.
 
         ``shown_steps`` are the steps some probe replaced (see :attr:`whole_probes_shown`).
 
@@ -250,6 +262,8 @@ class DifferenceCritic:
         if not trajectory.agents:
             raise LangPZError(f"trajectory of episode {trajectory.episode} has no agent steps to assess")
         words, errors, gens = self._words(trajectory, credit, facts, policies)
+        words, clashes = checked_words(words, counterfactuals)  # words that contradict the re-runs
+        errors = errors + clashes
         credits = {
             a: Credit(
                 agent=a,

@@ -2,8 +2,8 @@
 
 It owns what no method changes: where the run starts (a new folder or ``--resume``), the LLM-call
 budget, each iteration's log (``run.begin``, kept episodes of an interrupted attempt), the
-progress line, the final files, the held-out test of the final parameter, and closing the parts
-whatever happens. The method (:class:`lang_pz.methods.Method`, picked by ``config.method``)
+progress line (with whom the critic blamed and where, :mod:`lang_pz.blame`), the final files, the
+held-out test of the final parameter, and closing the parts whatever happens. The method (:class:`lang_pz.methods.Method`, picked by ``config.method``)
 owns one iteration; SB3's ``learn`` / ``train`` split.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lang_pz.backends import LLMBackend
+from lang_pz.blame import blame_text, read_records
 from lang_pz.error import InvalidKwargError
 from lang_pz.runs import RunFolder, append_jsonl, atomic_write
 from lang_pz.training.config import TrainConfig
@@ -107,9 +108,10 @@ def train(
                 say(f"iteration {it}: kept {len(log.kept)} finished episode(s) of the interrupted attempt")
             m, state = algo.iteration(state, log, callbacks)
             result.metrics.append(m)
+            blame = blame_text(read_records(run.iteration(it).log("credits")))
             say(
-                f"iteration {it}: train return {m.train_return:.2f}, validation {_num(m.val_return)} -> "
-                f"{_num(m.candidate_val_return)} ({algo.summary(m, state)})"
+                f"iteration {it}: train return {m.train_return:.2f}, {f'{blame}, ' if blame else ''}"
+                f"validation {_num(m.val_return)} -> {_num(m.candidate_val_return)} ({algo.summary(m, state)})"
             )
         algo.finish(run, state, result)
         if config.test_seeds:

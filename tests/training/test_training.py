@@ -126,6 +126,8 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
     assert lang_pz.runs.read_policies(run / "final" / "policies") == result.final_policies
     assert result.initial_policies == dict.fromkeys(AGENTS, UP)
     assert any(msg.startswith("iteration 0:") and "accepted" in msg for msg in messages)
+    # one shared critique: every agent holds the same credit, no one is singled out
+    assert any(msg.startswith("iteration 0:") and "every agent blamed alike" in msg for msg in messages)
 
 
 def test_validation_accepts_a_better_candidate_and_rejects_a_worse_one(flip_run):
@@ -399,6 +401,26 @@ def test_critic_modes(tmp_path, mode):
     else:  # one call per agent
         assert keys == [{a} for a in AGENTS]
         assert [report["credits"][a]["credit"] for a in AGENTS] == [critic_credit(a) for a in AGENTS]
+
+
+def test_the_progress_line_says_who_was_blamed_and_where_as_the_report_does(tmp_path):
+    """The per-iteration line names the lowest-credit agent and where its credit points (from
+    the iteration's ``credits.jsonl``), the same phrase as the report's decision line. The
+    demo's critic: counterfactual, whole-episode re-runs of the other actions ("every step")."""
+    from lang_pz.report import decisions, load_run
+
+    messages: list[str] = []
+    cfg = config(tmp_path / "run", critic_mode="counterfactual", counterfactual=["alternatives"])
+    train_with(StandIn(flipping=AGENTS), cfg, progress=messages.append)
+    [line] = [m for m in messages if m.startswith("iteration 0:")]
+    gain: dict[str, float] = {}
+    for p in jsonl(tmp_path / "run" / "iter_000" / "counterfactuals.jsonl"):
+        gain[p["agents"][0]] = max(gain.get(p["agents"][0], -1e9), p["delta"])
+    top = sorted(a for a in AGENTS if gain[a] == max(gain.values()))
+    assert len(top) == 1 and gain[top[0]] > 0  # premise: one piston's re-run helped most
+    phrase = f"blamed {top[0]} (credit -1.00) at every step"
+    assert phrase in line and line.index(phrase) < line.index("validation")
+    assert dict(decisions(load_run(tmp_path / "run")))[0].startswith(phrase)
 
 
 # -- budget --------------------------------------------------------------------------------
