@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import lang_pz
 from lang_pz.envs.overcooked import LAYOUTS, PRIMITIVES, OvercookedParallelEnv, import_overcooked
-from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, load_planners
+from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS
+from lang_pz.envs.overcooked.planners import load_planners
 
 
 def _timed(seconds: float, episode: Callable[[float], tuple[int, int]]) -> tuple[float, float]:

@@ -11,7 +11,7 @@ import pytest
 
 import lang_pz
 from lang_pz.envs.overcooked import AGENTS, LAYOUTS, PRIMITIVES, make_env
-from lang_pz.envs.overcooked import macro_actions as overcooked_skills
+from lang_pz.envs.overcooked import planners as overcooked_planners
 from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, SkillRun, next_action, skill_targets
 from lang_pz.error import ActionParseError, DependencyNotInstalled, InvalidKwargError, LangPZError
 from lang_pz.policies import LLMPolicy, OvercookedGreedyPolicy, RandomPolicy, overcooked_partner
@@ -329,11 +329,11 @@ def test_planners_cached_in_user_cache_dir_not_site_packages(tmp_path, monkeypat
     site = Path(overcooked_ai_py.__file__).parent / "data" / "planners"
     before = sorted(p.name for p in site.iterdir())
     monkeypatch.setenv("LANG_PZ_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(overcooked_skills, "_MEMO", {})
+    monkeypatch.setattr(overcooked_planners, "_MEMO", {})
     env = make(actions="skills")
     env.reset()
     env.step({"player_0": "pick up onion", "player_1": "pick up onion"})
-    assert overcooked_skills.planner_dir() == tmp_path / "overcooked"
+    assert overcooked_planners.planner_dir() == tmp_path / "overcooked"
     built = sorted(p.name for p in (tmp_path / "overcooked").glob("*.pkl"))
     numpy_major = importlib.metadata.version("numpy").split(".")[0]  # NumPy 1 and 2 pickles apart
     assert len(built) == 2 and all(n.startswith(f"cramped_room-1.1.0-np{numpy_major}-") for n in built)
@@ -343,7 +343,7 @@ def test_planners_cached_in_user_cache_dir_not_site_packages(tmp_path, monkeypat
     def refuse(*args, **kwargs):
         raise AssertionError("planner rebuilt although it is cached")
 
-    monkeypatch.setattr(overcooked_skills, "_MEMO", {})
+    monkeypatch.setattr(overcooked_planners, "_MEMO", {})
     monkeypatch.setattr(planners.MediumLevelActionManager, "__init__", refuse)
     monkeypatch.setattr(planners.MotionPlanner, "__init__", refuse)
     make(actions="skills").reset()  # loads the pickles

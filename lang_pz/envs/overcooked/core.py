@@ -23,13 +23,12 @@ from lang_pz.envs.overcooked.macro_actions import (
     AGENTS,
     PRIMITIVES,
     SKILL_WORDS,
-    Planners,
     SkillRun,
     is_possible,
-    load_planners,
     next_action,
     update,
 )
+from lang_pz.envs.overcooked.planners import Planners, load_planners
 from lang_pz.error import DependencyNotInstalled
 
 #: Registered layout name -> overcooked_ai 1.1.0 layout file.
