@@ -199,7 +199,7 @@ def load_gsm8k(data_dir: str | os.PathLike[str] | None = None) -> list[GSM8KItem
         except (KeyError, TypeError, ValueError) as e:
             raise LangPZError(
                 f"{path}:{lineno}: not an openai/gsm8k row ({type(e).__name__}: {e}); each line must be "
-                "{\"question\": ..., \"answer\": \"<worked solution> #### <number>\"}"
+                '{"question": ..., "answer": "<worked solution> #### <number>"}'
             ) from e
     return items
 
