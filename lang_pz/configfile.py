@@ -8,6 +8,7 @@ about what a well-formed file holds, such as an unknown key.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,35 @@ import yaml
 
 from lang_pz.error import InvalidKwargError
 
-__all__ = ["ConfigFileError", "load_yaml", "where"]
+__all__ = ["ConfigFileError", "load_yaml", "safe_load", "where"]
 
 
 class ConfigFileError(InvalidKwargError, ValueError):
     """A config file that cannot be read or parsed, or that holds something invalid; the message
     starts with ``FILE`` or ``FILE:LINE``. An :class:`~lang_pz.error.InvalidKwargError` (what
     a bad setting raised before) and a ``ValueError``."""
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that also reads exponent floats without a dot (``1e3``, ``-2e-1``) as
+    numbers, as YAML 1.2 and JSON do (YAML 1.1, PyYAML's, reads them as strings)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def safe_load(text: str) -> Any:
+    """``yaml.safe_load(text)``, except that ``1e3`` is the float 1000.0, not the string ``"1e3"``
+    (``.inf`` and ``.nan`` stay YAML's infinity and NaN; ``inf`` stays a string).
+
+    Raises:
+        yaml.YAMLError: ``text`` is not valid YAML.
+    """
+    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: safe
 
 
 def load_yaml(path: str | Path) -> Any:
@@ -39,7 +62,7 @@ def load_yaml(path: str | Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigFileError(f"{p}: cannot be read: {exc}") from None
     try:
-        return yaml.safe_load(text)
+        return safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigFileError(f"{p}:{_yaml_problem(exc)}") from None
 

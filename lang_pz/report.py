@@ -261,14 +261,19 @@ def summary_text(run: RunSummary) -> str:
     lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
     lines += [f"  {it}: {text}" for it, text in decisions(run)]
     lost = sum(u.calls for m in ms for u in m.interrupted_usage.values())
+    running = sum(u.calls for u in run.running_usage.values())
+    extra = [f"+{lost} in interrupted attempts"] if lost else []
+    if running:  # the iteration after the last completed one: its usage.json, no done.json yet
+        extra.append(f"+{running} in iteration {ms[-1].iteration + 1 if ms else 0}, not finished (running or interrupted)")
+    more = " (" + "; ".join(extra) + ")" if extra else ""
     totals = (
-        f"totals: {sum(m.llm_calls for m in ms)} LLM calls"
-        f"{f' (+{lost} in interrupted attempts)' if lost else ''}, {sum(m.seconds for m in ms):.1f} s, "
+        f"totals: {sum(m.llm_calls for m in ms)} LLM calls{more}, {sum(m.seconds for m in ms):.1f} s, "
         f"{sum(m.critic_failures for m in ms)} critic and {sum(m.optimiser_failures for m in ms)} optimiser failure(s)"
     )
     lines += ["", totals]
-    for r in ROLES:  # what was spent: completed and interrupted attempts
+    for r in ROLES:  # what was spent: completed and interrupted attempts, and the unfinished iteration
         us = [u[r] for m in ms for u in (m.usage, m.interrupted_usage) if r in u]
+        us += [run.running_usage[r]] if r in run.running_usage else []
         if us:
             costs = [u.cost_usd for u in us if u.cost_usd is not None]
             cost = f"${sum(costs):.4f}" if costs else "cost unknown"

@@ -31,6 +31,34 @@ def _check_policies(env: Any, policies: Mapping[str, Policy]) -> None:
             f"no policy for agent(s) {missing}; policies were given for {sorted(policies)} "
             "(agent ids must match env.possible_agents)"
         )
+    for a in env.possible_agents:
+        p = policies[a]
+        if not callable(getattr(p, "decide", None)) or not callable(getattr(p, "reset", None)):
+            kind = f"the function {p.__name__}" if callable(p) and hasattr(p, "__name__") else _shown(p)
+            raise LangPZError(
+                f"the policy of agent {a!r} is {kind} (a {type(p).__name__}), not a lang_pz Policy with "
+                f"decide() and reset(); {_FIX}"
+            )
+
+
+_FIX = (
+    "subclass lang_pz.policies.Policy and return lang_pz.policies.Decision(action=text, raw_output=text) "
+    "from its decide(observation, info)"
+)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _checked(d: Any, policy: Any, agent: str) -> Decision:
+    if not isinstance(d, Decision):
+        raise LangPZError(
+            f"{type(policy).__name__}.decide() returned {_shown(d)} (a {type(d).__name__}) for agent {agent!r}, "
+            "not a Decision; return lang_pz.policies.Decision(action=text, raw_output=text) from decide()"
+        )
+    return d
 
 
 def raw_observation(env: Any, agent: str) -> Any:
@@ -55,12 +83,12 @@ def raw_observation(env: Any, agent: str) -> Any:
 
 
 def _decide(env: Any, policy: Policy, agent: str, obs: Any, info: Any) -> Decision:
-    if policy.reads_raw_observation:
-        d = policy.decide(obs, {**(info or {}), "raw_observation": raw_observation(env, agent)})
+    if getattr(policy, "reads_raw_observation", False):
+        d = _checked(policy.decide(obs, {**(info or {}), "raw_observation": raw_observation(env, agent)}), policy, agent)
         return Decision(
             d.action, d.raw_output, d.prompt_tokens, d.completion_tokens, d.latency_s, {**d.meta, "raw_observation": True}
         )
-    return policy.decide(obs, info)
+    return _checked(policy.decide(obs, info), policy, agent)
 
 
 def _step(traj: Trajectory, t: int, agent: str, obs: Any, info: Any, d: Decision, applied: Any, reward: float) -> AgentStep:
@@ -109,6 +137,9 @@ def rollout(
 
     Raises:
         KeyError: a possible agent has no policy.
+        LangPZError: a policy has no ``decide()``/``reset()`` (e.g. a plain function), or its
+            ``decide()`` returned something other than a :class:`~lang_pz.policies.base.Decision`
+            (the message names the agent and the value).
     """
     _check_policies(env, policies)
     for a in env.possible_agents:  # a new episode for every policy, seeded from the episode seed

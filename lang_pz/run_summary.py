@@ -15,7 +15,7 @@ update (see :mod:`lang_pz.training`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,8 @@ class RunSummary:
             candidates (``accepted_agents``) laid over it, else the initial ones.
         finished: whether ``final/policies`` exists.
         final_test_return: mean held-out test value of the final policies (``final/test.jsonl``), if measured.
+        running_usage: role -> LLM usage so far of the iteration after the last completed one
+            (its ``usage.json``, present while it runs or after it was interrupted; ``{}`` if none).
     """
 
     run_dir: Path
@@ -87,6 +89,7 @@ class RunSummary:
     final_policies: dict[str, str]
     finished: bool
     final_test_return: float | None = None
+    running_usage: dict[str, RoleUsage] = field(default_factory=dict)
 
 
 def _read_metrics(path: Path) -> list[IterationRecord]:
@@ -150,7 +153,33 @@ def load_run(run_dir: str | Path) -> RunSummary:
     if run.final_test.exists():
         vals = [json.loads(x)["objective"] for x in run.final_test.read_text(encoding="utf-8").splitlines() if x.strip()]
         final_test = sum(vals) / len(vals) if vals else None
-    return RunSummary(root, config, metrics, initial, final, finished, final_test)
+    return RunSummary(root, config, metrics, initial, final, finished, final_test, _running_usage(run, metrics))
+
+
+def _running_usage(run: RunFolder, metrics: list[IterationRecord]) -> dict[str, RoleUsage]:
+    """The ``usage.json`` of the iteration after the last completed one, if it has no ``done.json``
+    (a file that is not the usage record lang_pz writes counts as no usage: the report still prints)."""
+    files = run.iteration(metrics[-1].iteration + 1 if metrics else 0)
+    if files.done.exists() or not files.usage.exists():
+        return {}
+    try:
+        saved = json.loads(files.usage.read_text(encoding="utf-8"))
+        parts = [{r: RoleUsage.model_validate(u) for r, u in saved[k].items()} for k in ("interrupted", "attempt")]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # pydantic's ValidationError is a ValueError
+        return {}
+    out: dict[str, RoleUsage] = {}
+    for part in parts:
+        for role, u in part.items():
+            was = out.get(role, RoleUsage())
+            costs = [c for c in (was.cost_usd, u.cost_usd) if c is not None]
+            out[role] = RoleUsage(
+                calls=was.calls + u.calls,
+                cached_calls=was.cached_calls + u.cached_calls,
+                prompt_tokens=was.prompt_tokens + u.prompt_tokens,
+                completion_tokens=was.completion_tokens + u.completion_tokens,
+                cost_usd=sum(costs) if costs else None,
+            )
+    return out
 
 
 def _critic_mode(config: dict[str, Any]) -> str:

@@ -295,3 +295,22 @@ def test_totals_count_candidates_and_iterations_apart(tmp_path):
     for k in decisions:
         (root / f"iter_{k:03d}" / "acceptance.jsonl").unlink()
     assert "candidates: 1 accepted, 3 rejected (of 4 validated)" in summary_text(load_run(root))
+
+
+@pytest.mark.parametrize("completed", [[], [True]])
+def test_a_running_iterations_usage_is_counted_in_the_totals(tmp_path, completed):
+    root = make_run(tmp_path / "run", completed, finished=False)  # iteration len(completed) still running
+    usage = {"interrupted": {"critic": {"calls": 2, "prompt_tokens": 30}}, "attempt": _usage(0)}
+    (root / f"iter_{len(completed):03d}" / "usage.json").write_text(json.dumps(usage))
+    run = load_run(root)
+    running = 2 + sum(u["calls"] for u in _usage(0).values())  # 2 + 10 + 11 + 12 = 35
+    assert sum(u.calls for u in run.running_usage.values()) == running
+    text = summary_text(run)
+    done = sum(_metric(k, a, [0.0])["llm_calls"] for k, a in enumerate(completed))
+    assert f"totals: {done} LLM calls (+{running} in iteration {len(completed)}, not finished" in text
+    critic_calls = 2 + _usage(0)["critic"]["calls"] + sum(_usage(k)["critic"]["calls"] for k in range(len(completed)))
+    assert f"  critic    {critic_calls} calls" in text
+    res = CliRunner().invoke(app, ["report", str(root), "--out", str(tmp_path / "c.png")])
+    assert res.exit_code == 0 and f"(+{running} in iteration {len(completed)}" in res.output, res.output
+    (root / f"iter_{len(completed):03d}" / "done.json").write_text("{}")  # finished: counted by its metrics
+    assert load_run(root).running_usage == {}

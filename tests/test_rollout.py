@@ -88,6 +88,40 @@ def test_garbage_output_is_recorded_not_fatal():
     assert all(s.action == 1 for s in traj.steps)  # the documented fallback: stay
 
 
+@pytest.mark.parametrize("api", ["parallel", "aec"])
+@pytest.mark.parametrize(("returned", "shown"), [("up", "returned 'up' (a str)"), (None, "returned None (a NoneType)")])
+def test_a_decide_that_returns_no_decision_names_the_agent_the_value_and_the_fix(api, returned, shown):
+    from lang_pz.error import LangPZError
+    from lang_pz.policies.base import Policy
+
+    class Bare(Policy):
+        def decide(self, observation, info=None):
+            return returned
+
+    env = lang_pz.make("butterfly/pistonball-v0", api=api, **KW)
+    team = _team(env)
+    team["piston_2"] = Bare()
+    with pytest.raises(LangPZError, match="Bare.decide\\(\\) " + shown.replace("(", "\\(").replace(")", "\\)")) as exc:
+        rollout(env, team, seed=0)
+    assert "agent 'piston_2'" in str(exc.value) and "return lang_pz.policies.Decision(action=" in str(exc.value)
+
+
+def test_a_plain_function_as_a_policy_is_refused_naming_it():
+    from lang_pz.error import LangPZError
+
+    def push_up(observation, info=None):
+        return "up"
+
+    env = lang_pz.make("butterfly/pistonball-v0", **KW)
+    team = _team(env)
+    team["piston_1"] = push_up
+    with pytest.raises(LangPZError, match="agent 'piston_1' is the function push_up .*subclass lang_pz.policies.Policy"):
+        rollout(env, team, seed=0)
+    team["piston_1"] = "up"
+    with pytest.raises(LangPZError, match="agent 'piston_1' is 'up' \\(a str\\), not a lang_pz Policy"):
+        rollout(env, team, seed=0)
+
+
 # -- the episode lifecycle: same seed, same episode ---------------------------------------------
 
 

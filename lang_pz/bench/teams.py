@@ -176,13 +176,19 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
         from lang_pz.policies.llm import LLMPolicy
         from lang_pz.runs import read_policies
 
-        folder = Path(arg).expanduser() / "final" / "policies"
+        run = Path(arg).expanduser()
+        folder = run / "final" / "policies"
+        need = (
+            f"a run folder (lang-pz train --run-dir) must contain final/policies/AGENT.txt, one policy text "
+            f"per agent (here {folder / (agent + '.txt')}), written when the run finishes"
+        )
+        if not arg.strip() or not run.is_dir():
+            what = "names no folder" if not arg.strip() else f"names {run}, which is not a folder"
+            raise LangPZError(f"seat {seat!r} {what}; write run:RUN_DIR; {need}")
         texts = read_policies(folder) if folder.is_dir() else {}
         if agent not in texts:
-            raise LangPZError(
-                f"seat {seat!r}: no policy for {agent} in {folder} (found {sorted(texts)}); "
-                "give the folder of a finished training run"
-            )
+            found = f"found {sorted(texts)}" if folder.is_dir() else f"{run} has no final/policies/"
+            raise LangPZError(f"seat {seat!r}: no policy for {agent} ({found}); {need}")
         return LLMPolicy(texts[agent], llm())
     if kind == "random":
         from lang_pz.policies.random import RandomPolicy

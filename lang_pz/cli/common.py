@@ -7,6 +7,8 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from lang_pz.configfile import safe_load
+
 app = typer.Typer(
     help="lang_pz: language multi-agent RL on PettingZoo environments.",
     no_args_is_help=True,
@@ -20,20 +22,31 @@ KwOption = Annotated[
 
 
 def parse_kwargs(pairs: list[str] | None, option: str = "--kw") -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as a dict, each value parsed as YAML (so ``5`` is an int)."""
+    """``KEY=VALUE`` pairs as a dict, each value parsed by :func:`yaml_value` (so ``5`` is an int).
+
+    Raises:
+        typer.BadParameter: a pair is not ``KEY=VALUE``, a value is not YAML, or a key is given
+            twice (``--kw n=1 --kw n=2``: which one was meant is not guessed).
+    """
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
+        key = key.strip()
         if not sep or not key:
             raise typer.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. n_pistons=5)", param_hint=option)
-        out[key.strip()] = yaml_value(value, f"{option} {key.strip()}")
+        if key in out:
+            raise typer.BadParameter(
+                f"{key} is given twice ({key}={out[key]!r} and {pair!r}); give each key once", param_hint=option
+            )
+        out[key] = yaml_value(value, f"{option} {key}")
     return out
 
 
 def yaml_value(value: str, where: str) -> Any:
-    """``value`` parsed as YAML (so ``5`` is an int and ``[a, b]`` a list), or a clear error."""
+    """``value`` parsed as YAML (so ``5`` is an int, ``1e3`` a float and ``[a, b]`` a list; see
+    :func:`lang_pz.configfile.safe_load`), or a ``typer.BadParameter`` naming it."""
     try:
-        return yaml.safe_load(value)
+        return safe_load(value)
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0]
         raise typer.BadParameter(

@@ -30,7 +30,14 @@ def check_int(name: str, value: Any, low: int, high: int | None = None, *, optio
 
 
 def check_number(name: str, value: Any) -> None:
-    """``value`` must be a finite int or float (not a bool, a string, NaN or infinity)."""
+    """``value`` must be a finite int or float (not a bool, a string, NaN or infinity).
+
+    Raises:
+        InvalidKwargError: names ``name`` and the value; a string that reads as infinity or NaN
+            (``"inf"`` from ``--kw x=inf``) is called not finite.
+    """
+    if isinstance(value, str) and value.strip().lower().lstrip("+-.") in ("inf", "infinity", "nan"):
+        raise InvalidKwargError(f"{name} must be a finite number, got {value!r}; give a real value such as 0.1")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidKwargError(f"{name} must be a number, got {value!r}")
     if not math.isfinite(value):

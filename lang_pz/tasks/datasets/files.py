@@ -85,12 +85,22 @@ def _path(data_dir: str | os.PathLike[str] | None, folder: str, name: str) -> Pa
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The rows of the JSONL file ``path`` (blank lines skipped); see :func:`numbered_jsonl`."""
+    return [row for _, row in numbered_jsonl(path)]
+
+
+def numbered_jsonl(path: Path) -> list[tuple[int, Any]]:
+    """``(line number from 1, row)`` of every non-blank line of the JSONL file ``path``.
+
+    Raises:
+        LangPZError: a line is not JSON (``FILE:LINE: not valid JSON (why)``).
+    """
     rows = []
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    rows.append((lineno, json.loads(line)))
                 except json.JSONDecodeError as e:
                     raise LangPZError(f"{path}:{lineno}: not valid JSON ({e})") from e
     return rows
@@ -175,10 +185,23 @@ def load_math500(data_dir: str | os.PathLike[str] | None = None) -> list[MathIte
 
 
 def load_gsm8k(data_dir: str | os.PathLike[str] | None = None) -> list[GSM8KItem]:
-    """The 1319 GSM8K test problems from ``<data_dir>/gsm8k/test.jsonl``."""
+    """The 1319 GSM8K test problems from ``<data_dir>/gsm8k/test.jsonl``.
 
+    Raises:
+        LangPZError: the file is missing, or a line is not an ``openai/gsm8k`` row (a
+            ``question`` and an ``answer`` ending in ``#### <number>``): ``FILE:LINE: why``.
+    """
     path = _path(data_dir, "gsm8k", "test.jsonl")
-    return [gsm8k_item(i, r) for i, r in enumerate(read_jsonl(path))]
+    items = []
+    for i, (lineno, row) in enumerate(numbered_jsonl(path)):
+        try:
+            items.append(gsm8k_item(i, row))
+        except (KeyError, TypeError, ValueError) as e:
+            raise LangPZError(
+                f"{path}:{lineno}: not an openai/gsm8k row ({type(e).__name__}: {e}); each line must be "
+                '{"question": ..., "answer": "<worked solution> #### <number>"}'
+            ) from e
+    return items
 
 
 def load_mbpp(data_dir: str | os.PathLike[str] | None = None, sanitized: bool = False) -> list[CodeItem]:

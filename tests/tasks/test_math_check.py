@@ -1,0 +1,47 @@
+"""The bounded MATH check works from a plain script without a ``__main__`` guard (its worker
+never re-imports the caller's main module, as a multiprocessing spawn child would), and still cuts
+a hostile answer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_SCRIPT = """\
+import lang_pz
+from lang_pz.tasks.math_env import bounded_math_equal
+
+with open({runs!r}, "a") as f:  # one line per run of this module: a re-import would add a second
+    f.write("run\\n")
+env = lang_pz.make("tasks/math500-v0", data_dir={data!r}, index=0, turns=("solver",), check_timeout_s=1.0)
+env.reset()
+gold = env.unwrapped.item.answer
+env.step("The answer is \\\\boxed{{" + gold + "}}.")
+print("reward", env.rewards["solver"], env.unwrapped.score["check"])
+# sympy would compute a 2^30-bit number for minutes: cut after 1 s of the worker's CPU time
+print("hostile", *bounded_math_equal("2^{{2^{{30}}}}", "1", 1.0))
+"""
+
+
+@pytest.mark.skipif(not (DATA / "math500").is_dir(), reason="MATH-500 data not available")
+def test_an_unguarded_script_steps_math500_and_a_hostile_answer_is_cut(tmp_path):
+    runs = tmp_path / "runs.txt"
+    script = tmp_path / "unguarded.py"
+    script.write_text(textwrap.dedent(_SCRIPT.format(runs=str(runs), data=str(DATA))))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    res = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path, check=False
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = res.stdout.splitlines()
+    assert "reward 1.0 ok" in lines, res.stdout
+    assert "hostile False timeout" in lines, res.stdout
+    assert runs.read_text() == "run\n"  # the script's module ran once: the worker did not import it
