@@ -14,26 +14,10 @@ credit was negative; a credit citing none whose agent was only probed by whole-e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-__all__ = ["blame_text", "blamed_agents", "read_records", "span"]
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The JSON lines of ``path`` (e.g. an iteration's ``credits.jsonl``); ``[]`` if it does not
-    exist; a line cut by a kill (not JSON) is skipped."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+__all__ = ["blame_text", "blamed_agents", "span"]
 
 
 def span(steps: Sequence[int]) -> str:

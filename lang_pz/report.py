@@ -10,12 +10,11 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any
 
 from lang_pz.blame import blame_text
 from lang_pz.drops import unplayed_drops
 from lang_pz.run_summary import ROLES, IterationRecord, RoleUsage, RunSummary, _critic_mode, load_run
-from lang_pz.runs import RunFolder
+from lang_pz.runs import RunFolder, read_jsonl
 
 __all__ = [
     "ROLES",
@@ -121,18 +120,6 @@ def _role_cell(u: RoleUsage | None) -> str:
     return f"{'-':>17}" if u is None else f"{u.prompt_tokens + u.completion_tokens:>7d}t{cost:>9}"
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut by a kill
-    return out
-
-
 def decisions(run: RunSummary) -> list[tuple[int, str]]:
     """Per completed iteration, one line: the agent(s) with the lowest mean credit ("blamed") and
     the steps their credits cite (:func:`lang_pz.blame.blame_text`), a flag per gradient whose
@@ -142,14 +129,14 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
     for m in run.metrics:
         files = folder.iteration(m.iteration)
         parts = []
-        credits = _jsonl(files.log("credits"))
+        credits = read_jsonl(files.log("credits"))
         blame = blame_text(credits)
         if blame is not None:
             parts.append(blame)
-        parts += [f"flag: {n}" for n in unplayed_drops(_jsonl(files.log("gradients")), credits)]
+        parts += [f"flag: {n}" for n in unplayed_drops(read_jsonl(files.log("gradients")), credits)]
         if m.gated_agents:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
-        for d in _jsonl(files.log("acceptance")):
+        for d in read_jsonl(files.log("acceptance")):
             verdict = "accepted" if d["accepted"] else "rejected"
             parts.append(
                 f"{'+'.join(d['agents'])} changed, validation {_num(d['val_return'], '.1f').strip()} -> "
@@ -182,7 +169,7 @@ def skill_lines(run: RunSummary) -> list[str]:
             out.append(f"  {m.iteration}: library unreadable ({exc})")
             continue
         out.append(f"  {m.iteration}: library version {lib.version}, {len(lib)} skill(s)")
-        for e in _jsonl(files.skill_edits):
+        for e in read_jsonl(files.skill_edits):
             if e.get("event") in ("kept", "rolled_back"):
                 out.append(f"     {e['label']}: {e['note']}")
         if after is not None:
@@ -199,7 +186,7 @@ def candidate_counts(run: RunSummary, m: IterationRecord) -> tuple[int, int] | N
     candidate was validated, from its ``acceptance.jsonl`` (a joint decision counts each of its
     agents), else from the metrics' ``changed_agents`` / ``accepted_agents``; ``None`` for records
     of older versions that list neither."""
-    decisions = _jsonl(RunFolder(run.run_dir).iteration(m.iteration).log("acceptance"))
+    decisions = read_jsonl(RunFolder(run.run_dir).iteration(m.iteration).log("acceptance"))
     if decisions:
         acc = sum(len(d.get("agents") or [None]) for d in decisions if d.get("accepted"))
         rej = sum(len(d.get("agents") or [None]) for d in decisions if not d.get("accepted"))

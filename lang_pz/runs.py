@@ -99,6 +99,20 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
         f.flush()
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a run file written by :func:`append_jsonl` (e.g. an iteration's
+    ``credits.jsonl``); ``[]`` if it does not exist; a last line cut by a kill (not JSON) is skipped."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
 def add_usage(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """Role -> usage of ``a`` and ``b`` summed field by field."""
     return {

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from lang_pz.blame import blame_text, blamed_agents, read_records, span
+from lang_pz.blame import blame_text, blamed_agents, span
+from lang_pz.runs import read_jsonl
 
 
 def record(episode: int, credits: dict[str, float], steps: dict[str, list[int]] | None = None, probes=()) -> dict:
@@ -50,7 +51,7 @@ def test_no_one_singled_out_and_no_records():
     assert blame_text([]) is None and blame_text([{"episode": 0, "credits": {"a": {"credit": "bad"}}}]) is None
 
 
-def test_read_records_skips_a_cut_line_and_a_missing_file(tmp_path):
+def test_read_jsonl_skips_a_cut_line_and_a_missing_file(tmp_path):
     f = tmp_path / "credits.jsonl"
     f.write_text(json.dumps(DEMO_ITER_1) + "\n" + '{"episode": 2, "cred')
-    assert read_records(f) == [DEMO_ITER_1] and read_records(tmp_path / "none.jsonl") == []
+    assert read_jsonl(f) == [DEMO_ITER_1] and read_jsonl(tmp_path / "none.jsonl") == []

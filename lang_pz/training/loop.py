@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lang_pz.backends import LLMBackend
-from lang_pz.blame import blame_text, read_records
+from lang_pz.blame import blame_text
 from lang_pz.error import InvalidKwargError
-from lang_pz.runs import RunFolder, append_jsonl, atomic_write
+from lang_pz.runs import RunFolder, append_jsonl, atomic_write, read_jsonl
 from lang_pz.training.config import TrainConfig
 from lang_pz.training.parts import Parts
 from lang_pz.training.players import Team
@@ -108,7 +108,7 @@ def train(
                 say(f"iteration {it}: kept {len(log.kept)} finished episode(s) of the interrupted attempt")
             m, state = algo.iteration(state, log, callbacks)
             result.metrics.append(m)
-            blame = blame_text(read_records(run.iteration(it).log("credits")))
+            blame = blame_text(read_jsonl(run.iteration(it).log("credits")))
             say(
                 f"iteration {it}: train return {m.train_return:.2f}, {f'{blame}, ' if blame else ''}"
                 f"validation {_num(m.val_return)} -> {_num(m.candidate_val_return)} ({algo.summary(m, state)})"
