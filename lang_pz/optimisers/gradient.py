@@ -82,6 +82,9 @@ class Gradient(BaseModel):
         evidence_steps: trajectory steps supporting it (among the steps its credits cite).
         supported: the change is one the computed re-runs support (chosen among
             :func:`evidence_changes`), not free text.
+        words: the action words the evidence names for this agent (what it played and what its
+            re-runs played instead, :func:`action_words`); an update along a supported change
+            may name only the change's word among them.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -92,6 +95,7 @@ class Gradient(BaseModel):
     drop: str = Field("", max_length=DIRECTION_MAX_CHARS)
     evidence_steps: list[int] = Field(default_factory=list, max_length=MAX_EVIDENCE_STEPS)
     supported: bool = False
+    words: list[str] = Field(default_factory=list)
 
     @property
     def direction(self) -> str:
@@ -176,17 +180,19 @@ _POLICY_CHARS = "[A-Za-z0-9 ,.;:'!?()%+<>=/-]"
 #: A supported word must start within this many characters of a new policy (so a decoder cannot
 #: fill the text with something else first, measured: "Stay. Stay. ..." then "up" at character 147).
 _WORD_WITHIN = 40
+#: An action word a policy text can hold (and a decoding pattern can require).
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _-]*")
 
 
 def policy_pattern(max_policy_chars: int, word: str | None = None) -> str:
     """The schema pattern (a decoding hint) of a new policy: printable ASCII, at most
-    ``max_policy_chars`` characters; with ``word`` (letters, digits, spaces, ``_`` or ``-``), the
-    text must contain it, within its first 40 characters, after a space or at the start, followed by punctuation, a space or the
-    end, so a constrained decoder cannot leave a supported word out."""
-    if word is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _-]*", word) or len(word) + 2 > max_policy_chars:
+    ``max_policy_chars`` characters; with ``word`` (letters, digits, spaces, ``_`` or ``-``) and room
+    for it (``max_policy_chars >= len(word) + 42``), the text must contain it within its first 40
+    characters, after a space or at the start, followed by punctuation, a space or the end, so a
+    constrained decoder cannot leave a supported word out."""
+    if word is None or not _PLAIN_WORD.fullmatch(word) or max_policy_chars < len(word) + _WORD_WITHIN + 2:
         return POLICY_PATTERN % (max_policy_chars - 1)
-    before = min(_WORD_WITHIN, max_policy_chars - len(word) - 1)
-    after = max_policy_chars - len(word) - before - 1
+    before, after = _WORD_WITHIN, max_policy_chars - len(word) - _WORD_WITHIN - 1
     return f"^([A-Za-z]{_POLICY_CHARS}{{0,{before - 1}}} )?{word}([ ,.;:!?]{_POLICY_CHARS}{{0,{after - 1}}})?$"
 
 
@@ -239,17 +245,33 @@ def direction_word(gradient: Gradient) -> str | None:
     """The action word a supported gradient tells its agent to play, else ``None``.
 
     A supported ``change`` is one of :func:`evidence_changes`' phrases, ``"play W at every step"``
-    or ``"play W at steps [...]"``; this returns ``W``. Free-text changes have no such word.
+    or ``"play W at steps [...]"``; this returns ``W`` when a policy text can hold it (letters,
+    digits, spaces, ``_`` or ``-``: not e.g. TextArena's ``[4]``). Free-text changes have no word.
     """
     if not gradient.supported:
         return None
     m = _SUPPORTED_CHANGE.match(gradient.change)
-    return m.group("word") if m else None
+    return m.group("word") if m and _PLAIN_WORD.fullmatch(m.group("word")) else None
 
 
 def names_word(text: str, word: str) -> bool:
     """Whether ``text`` contains ``word`` (a word or phrase) as whole words, ignoring case."""
-    return re.search(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE) is not None
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
+
+
+def other_words(gradient: Gradient) -> list[str]:
+    """The action words of ``gradient.words`` an update along its supported word must not name
+    (every other one; a word inside the supported one, "up" in "pick up onion", is not another)."""
+    word = direction_word(gradient)
+    return [] if word is None else [w for w in gradient.words if w != word and not names_word(word, w)]
+
+
+def action_words(agent: str, report: CriticReport) -> list[str]:
+    """The action words ``report``'s evidence names for ``agent``: those it played
+    (``report.evidence``) and those its single-agent re-runs played instead, sorted."""
+    played = report.evidence[agent].action_counts if agent in report.evidence else {}
+    probed = {c.replacement for c in report.counterfactuals if c.agents == (agent,) and c.replacement not in _NOT_AN_ACTION}
+    return sorted(set(played) | probed)
 
 
 def evidence_for(agent: str, report: CriticReport) -> list[str]:

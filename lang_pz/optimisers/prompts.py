@@ -29,6 +29,7 @@ from lang_pz.optimisers.gradient import (
     _fmt,
     direction_word,
     gradient_reply_model,
+    other_words,
     policy_reply_model,
 )
 from lang_pz.structured import attempt_sampling, rejection_note
@@ -179,7 +180,10 @@ class StageRequests:
             f"{self.max_policy_chars} characters, plain ASCII). Reply with JSON only."
         )
         if word is not None:
-            instructions += f" Re-runs showed that playing {word} is better: the new policy must say {word}."
+            others = other_words(gradient)
+            instructions += f" Re-runs showed that playing {word} is better: the new policy must say {word}" + (
+                f" and no other action ({', '.join(others)})." if others else "."
+            )
         return self._request(
             instructions,
             APPLY_EXAMPLE if word is None else APPLY_SUPPORTED_EXAMPLE,

@@ -37,11 +37,13 @@ from lang_pz.optimisers.gradient import (  # noqa: F401  (the examples and limit
     Gradient,
     PolicyUpdate,
     _printable_ascii,
+    action_words,
     direction_word,
     evidence_changes,
     evidence_for,
     gradient_reply_model,
     names_word,
+    other_words,
     policy_reply_model,
     rewrite_fraction,
 )
@@ -145,8 +147,10 @@ class TextualPolicyOptimiser(StageRequests):
         cited: Sequence[int],
         what: str,
         changes: Sequence[str] | None = None,
+        words: Sequence[str] = (),
     ) -> tuple[Gradient, list[Generation]]:
-        """One validated keep/change/drop reply (gradient and aggregation stages)."""
+        """One validated keep/change/drop reply (gradient and aggregation stages); ``words``: the
+        agent's action words the evidence names (:attr:`Gradient.words`)."""
         reply, gens = ask_structured(
             self.backend,
             build,
@@ -163,6 +167,7 @@ class TextualPolicyOptimiser(StageRequests):
             drop=" ".join(d["drop"].split()),
             evidence_steps=list(dict.fromkeys(d["evidence_steps"])),
             supported=bool(changes),
+            words=sorted(set(words)),
         ), gens
 
     def gradient(self, agent: str, policy: str, credits: Sequence[Credit], evidence: Sequence[str] = ()) -> Gradient:
@@ -187,6 +192,7 @@ class TextualPolicyOptimiser(StageRequests):
         credits: Sequence[Credit],
         evidence: Sequence[str] = (),
         changes: Sequence[str] = (),
+        words: Sequence[str] = (),
     ) -> tuple[Gradient, list[Generation]]:
         if not credits:
             raise ValueError(f"no credits for agent {agent!r}: nothing to compute a gradient from")
@@ -203,6 +209,7 @@ class TextualPolicyOptimiser(StageRequests):
             cited,
             f"language gradient for {agent}",
             changes,
+            words,
         )
 
     def aggregate(
@@ -238,6 +245,7 @@ class TextualPolicyOptimiser(StageRequests):
             cited,
             f"aggregated gradient for {agent}",
             self._merge_choices(gradients, momentum),
+            [w for g in [*gradients, *(g for _, g in momentum)] for w in g.words],
         )
 
     def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
@@ -245,7 +253,8 @@ class TextualPolicyOptimiser(StageRequests):
 
         A *supported* gradient (its change is an action word W that computed re-runs found better,
         :func:`~lang_pz.optimisers.gradient.direction_word`) is followed or refused: the new text
-        must name W and must not keep the current text whole around it (measured with
+        must name W, no other action word of :attr:`Gradient.words`, and must not keep the current
+        text whole around it (measured with
         SmolLM2-135M: told "play up", it rewrote "Always stay." as "Always stay. stay" or "Never
         push, always stay" in 10 of 10 such updates, so the credit's finding was lost). The
         evidence decides which word; the LLM writes the instruction.
@@ -261,6 +270,7 @@ class TextualPolicyOptimiser(StageRequests):
             raise ValueError(f"gradient of {gradient.agent!r} applied to agent {agent!r}")
         word = direction_word(gradient)
         model = policy_reply_model(self.max_policy_chars, word)
+        others = other_words(gradient)
 
         def validate(reply: BaseModel) -> None:
             text = " ".join(reply.model_dump()["policy"].split())
@@ -283,6 +293,12 @@ class TextualPolicyOptimiser(StageRequests):
                     raise ValueError(
                         f"the re-runs support playing {word!r} and the new policy does not say {word!r}: "
                         f"write an instruction to play it, e.g. 'Always play {word}.'"
+                    )
+                named = [w for w in others if names_word(text, w)]
+                if named:
+                    raise ValueError(
+                        f"the new policy names {', '.join(map(repr, named))} besides {word!r}: an "
+                        f"instruction to play {word!r} names no other action"
                     )
                 current = " ".join(policy.split())
                 if current and not names_word(current, word) and current in text:
@@ -322,7 +338,8 @@ class TextualPolicyOptimiser(StageRequests):
 
         def one(r: CriticReport) -> tuple[Gradient, list[Generation]]:
             changes = evidence_changes(agent, r) if self.directions == "evidence" else []
-            return self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r), changes)
+            words = action_words(agent, r)
+            return self._gradient(agent, policy, [r.credits[agent]], evidence_for(agent, r), changes, words)
 
         results = (executor or LocalExecutor(1)).map(one, mine)
         return [g for g, _ in results], [x for _, gg in results for x in gg]

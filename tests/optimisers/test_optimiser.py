@@ -611,3 +611,44 @@ def test_free_or_unsupported_changes_need_no_word():
     grad = Gradient(agent="piston_0", change="play up at every step", supported=True)
     llm = ScriptedBackend([policy_reply("Always push up. Really.")])
     assert TextualPolicyOptimiser(llm).apply("piston_0", "Always push up.", grad).new == "Always push up. Really."
+
+
+def test_a_supported_update_names_no_other_action():
+    # the adversary's case: "Always play up stay at every step." named the word and every other one
+    grad = Gradient(agent="piston_0", change="play up at every step", supported=True, words=["down", "stay", "up"])
+    llm = ScriptedBackend([policy_reply("Always play up stay at every step."), policy_reply("Always push up.")])
+    assert TextualPolicyOptimiser(llm).apply("piston_0", "Always stay.", grad).new == "Always push up."
+    assert "no other action (down, stay)" in prompt_of(llm.requests[0])
+    assert "names 'stay' besides 'up'" in task_of(llm.requests[1])
+    # a word inside the supported one is not another action
+    grad = Gradient(
+        agent="player_0", change="play pick up onion at every step", supported=True, words=["pick up onion", "up"]
+    )
+    llm = ScriptedBackend([policy_reply("Always pick up onion.")])
+    assert TextualPolicyOptimiser(llm).apply("player_0", "Always wait 1.", grad).new == "Always pick up onion."
+
+
+def test_the_words_come_from_what_the_agent_played_and_its_re_runs():
+    from lang_pz.critics.base import AgentEvidence
+
+    r = report(0, {"piston_0": (-0.5, "bad", [1]), "piston_1": (0.5, "ok", [0])}, PROBES)
+    r = r.model_copy(
+        update={
+            "evidence": {"piston_0": AgentEvidence(agent_return=1.0, action_counts={"stay": 4}, parse_errors=0, n_steps=4)}
+        }
+    )
+    llm = ScriptedBackend([grad_reply("play down at every step", (1,)), policy_reply("Always push down.")])
+    upd = TextualPolicyOptimiser(llm).update("piston_0", "Always stay.", [r])
+    assert upd.gradient.words == sorted({"stay"} | {c.replacement for c in PROBES if c.agents == ("piston_0",)})
+
+
+@pytest.mark.parametrize("word", ["[4]", "[check]"])
+def test_a_word_a_policy_text_cannot_hold_is_not_required(word):
+    grad = Gradient(agent="player_0", change=f"play {word} at every step", supported=True, words=[word, "[3]"])
+    llm = ScriptedBackend([policy_reply("Take four.")])
+    assert TextualPolicyOptimiser(llm).apply("player_0", "Take three.", grad).new == "Take four."
+    assert llm.requests[0].json_schema["properties"]["policy"]["pattern"] == policy_pattern(300)
+
+
+def test_a_short_policy_limit_gets_no_word_pattern():
+    assert policy_pattern(43, "up") == policy_pattern(43) and "{0,-" not in policy_pattern(44, "up")
