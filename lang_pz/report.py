@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lang_pz.blame import blame_text
+from lang_pz.blame import blame_text, read_records
 from lang_pz.drops import unplayed_drops
 from lang_pz.run_summary import ROLES, IterationRecord, RoleUsage, RunSummary, _critic_mode, load_run
 from lang_pz.runs import RunFolder
@@ -122,15 +122,8 @@ def _role_cell(u: RoleUsage | None) -> str:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut by a kill
-    return out
+    """The JSON-object lines of ``path`` (a damaged line, e.g. cut by a kill, is skipped)."""
+    return read_records(path)
 
 
 def decisions(run: RunSummary) -> list[tuple[int, str]]:
@@ -150,6 +143,8 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
         if m.gated_agents:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
         for d in _jsonl(files.log("acceptance")):
+            if not isinstance(d.get("agents"), list) or not {"accepted", "val_return", "candidate_val_return"} <= d.keys():
+                continue  # damaged: not a decision the loop wrote
             verdict = "accepted" if d["accepted"] else "rejected"
             parts.append(
                 f"{'+'.join(d['agents'])} changed, validation {_num(d['val_return'], '.1f').strip()} -> "
