@@ -79,9 +79,17 @@ def read_policies(folder: Path) -> dict[str, str]:
     """Inverse of :func:`write_policies` (``{}`` for a missing folder).
 
     Raises:
-        RunDirError: a policy file holds no text (it names the file).
+        RunDirError: a policy file holds no text or is not UTF-8 text (it names the file).
     """
-    out = {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(Path(folder).glob("*.txt"))}
+    out = {}
+    for p in sorted(Path(folder).glob("*.txt")):
+        try:
+            out[p.stem] = p.read_text(encoding="utf-8").rstrip("\n")
+        except UnicodeDecodeError as exc:
+            raise RunDirError(
+                f"{p} is not UTF-8 text (byte {exc.start}: {exc.reason}): a policy file holds the agent's "
+                "instruction text; save it as UTF-8 or delete the file"
+            ) from exc
     empty = [a for a, text in out.items() if not text.strip()]
     if empty:
         raise RunDirError(
