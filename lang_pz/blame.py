@@ -14,6 +14,7 @@ credit was negative; a credit citing none whose agent was only probed by whole-e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,16 +32,25 @@ def span(steps: Sequence[int]) -> str:
 
 
 def _credit(rep: Mapping[str, Any], agent: str) -> float | None:
-    """``agent``'s credit in one record (``None``: none, or not a number)."""
-    c = (rep.get("credits") or {}).get(agent)
+    """``agent``'s credit in one record (``None``: none, or not a finite number)."""
+    credits = rep.get("credits")
+    c = credits.get(agent) if isinstance(credits, Mapping) else None
     v = c.get("credit") if isinstance(c, Mapping) else None
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _credits_of(rep: Mapping[str, Any]) -> list[str]:
+    """The agents of one record's ``credits`` (``[]`` if it is not an object)."""
+    credits = rep.get("credits")
+    return list(credits) if isinstance(credits, Mapping) else []
 
 
 def _mean_credits(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     credits: dict[str, list[float]] = {}
     for rep in records:
-        for a in rep.get("credits") or {}:
+        for a in _credits_of(rep):
             if (v := _credit(rep, a)) is not None:
                 credits.setdefault(a, []).append(v)
     return {a: sum(v) / len(v) for a, v in credits.items()}
@@ -63,10 +73,12 @@ def blamed_agents(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], floa
 def _where(rep: Mapping[str, Any], agent: str) -> str:
     """Where one episode's credit of ``agent`` points: ``at <its cited steps>``, ``at every step``
     (it has only whole-episode re-runs), or ``citing no step``."""
-    cited = [int(s) for s in (rep["credits"][agent].get("steps") or [])]
+    steps = rep["credits"][agent].get("steps")
+    cited = [s for s in steps if isinstance(s, int) and not isinstance(s, bool)] if isinstance(steps, list) else []
     if cited:
         return "at " + span(cited)
-    own = [c for c in rep.get("counterfactuals") or [] if list(c.get("agents") or []) == [agent]]
+    probes = rep.get("counterfactuals")
+    own = [c for c in probes if isinstance(c, Mapping) and c.get("agents") == [agent]] if isinstance(probes, list) else []
     if own and all(c.get("at_steps") is None for c in own):
         return "at every step"
     return "citing no step"

@@ -8,7 +8,9 @@ iteration's own records: the actions each agent played (the credit records' comp
 ``evidence.action_counts``, summed over the iteration's training episodes) and the action words
 of the environment (those counts' keys and the counterfactual replacements of every agent).
 
-A drop naming no action word is not flagged (nothing to compare), nor an agent without evidence.
+A drop naming no action word is not flagged (nothing to compare), nor an agent without evidence;
+parts of a damaged record that are not what the loop writes (not an object, a count that is not
+an integer) are ignored.
 """
 
 from __future__ import annotations
@@ -23,19 +25,26 @@ __all__ = ["played_actions", "unplayed_drops"]
 _NOT_ACTIONS = frozenset({"default", "random", "previous", "alternatives", "reference policy"})
 
 
+def _items(obj: Any) -> list[tuple[str, Any]]:
+    """The items of a record's JSON object ``obj`` (``[]`` if it is not one: a damaged record)."""
+    return [(str(k), v) for k, v in obj.items()] if isinstance(obj, Mapping) else []
+
+
 def played_actions(credits: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, int]], set[str]]:
     """``(played, vocabulary)`` from an iteration's credit records: agent -> action -> how many
     times it played it, and every action word seen (played by anyone, or a re-run's replacement)."""
     played: dict[str, dict[str, int]] = {}
     words: set[str] = set()
     for rep in credits:
-        for a, ev in (rep.get("evidence") or {}).items():
+        for a, ev in _items(rep.get("evidence")):
             counts = played.setdefault(a, {})
-            for act, n in ((ev or {}).get("action_counts") or {}).items():
-                counts[str(act)] = counts.get(str(act), 0) + int(n)
-                words.add(str(act))
-        for c in rep.get("counterfactuals") or []:
-            w = c.get("replacement")
+            for act, n in _items(ev.get("action_counts") if isinstance(ev, Mapping) else None):
+                if isinstance(n, int) and not isinstance(n, bool):
+                    counts[str(act)] = counts.get(str(act), 0) + n
+                    words.add(str(act))
+        probes = rep.get("counterfactuals")
+        for c in probes if isinstance(probes, list) else []:
+            w = c.get("replacement") if isinstance(c, Mapping) else None
             if isinstance(w, str) and w not in _NOT_ACTIONS:
                 words.add(w)
     return played, words
@@ -54,7 +63,8 @@ def unplayed_drops(gradients: Sequence[Mapping[str, Any]], credits: Sequence[Map
     played, vocabulary = played_actions(credits)
     notes = []
     for g in gradients:
-        agent, drop = g.get("agent"), str((g.get("gradient") or {}).get("drop") or "")
+        grad = g.get("gradient")
+        agent, drop = g.get("agent"), str((grad.get("drop") if isinstance(grad, Mapping) else None) or "")
         if not isinstance(agent, str) or agent not in played or not drop.strip():
             continue
         never = [w for w in _named(drop, vocabulary) if played[agent].get(w, 0) == 0]

@@ -137,6 +137,8 @@ def decisions(run: RunSummary) -> list[tuple[int, str]]:
         if m.gated_agents:
             parts.append(f"no evidence for {', '.join(m.gated_agents)}")
         for d in read_jsonl(files.log("acceptance")):
+            if not isinstance(d.get("agents"), list) or not {"accepted", "val_return", "candidate_val_return"} <= d.keys():
+                continue  # damaged: not a decision the loop wrote
             verdict = "accepted" if d["accepted"] else "rejected"
             parts.append(
                 f"{'+'.join(d['agents'])} changed, validation {_num(d['val_return'], '.1f').strip()} -> "

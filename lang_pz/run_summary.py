@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lang_pz.error import RunDirError
-from lang_pz.runs import RunFolder, read_policies
+from lang_pz.runs import RunFolder, read_jsonl, read_policies
 
 __all__ = ["ROLES", "IterationRecord", "RoleUsage", "RunSummary", "load_run"]
 
@@ -92,11 +92,26 @@ class RunSummary:
     running_usage: dict[str, RoleUsage] = field(default_factory=dict)
 
 
+def _text(path: Path) -> str:
+    """``path``'s text (UTF-8), else :class:`RunDirError` naming the file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunDirError(
+            f"{path} is not UTF-8 text (byte {exc.start}: {exc.reason}): the file is damaged; "
+            "restore it from a copy of the run"
+        ) from exc
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
 def _read_metrics(path: Path) -> list[IterationRecord]:
     records: list[IterationRecord] = []
     if not path.exists():
         return records
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -131,9 +146,14 @@ def load_run(run_dir: str | Path) -> RunSummary:
     if missing:
         raise RunDirError(f"{root} is not a training run folder: missing {' and '.join(missing)}")
     try:
-        config = json.loads(run.config.read_text(encoding="utf-8"))
+        config = json.loads(_text(run.config))
     except json.JSONDecodeError as exc:
         raise RunDirError(f"{run.config} is not JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(config, dict):
+        raise RunDirError(
+            f"{run.config} holds a JSON {type(config).__name__}, not an object of TrainConfig fields; "
+            "restore the config.json `lang-pz train` wrote"
+        )
     metrics = _read_metrics(run.metrics)
     initial = read_policies(first)
     finished = run.final_policies.is_dir()
@@ -151,8 +171,8 @@ def load_run(run_dir: str | Path) -> RunSummary:
                 final.update(kept)
     final_test = None
     if run.final_test.exists():
-        vals = [json.loads(x)["objective"] for x in run.final_test.read_text(encoding="utf-8").splitlines() if x.strip()]
-        final_test = sum(vals) / len(vals) if vals else None
+        vals = [r["objective"] for r in read_jsonl(run.final_test) if _is_number(r.get("objective"))]
+        final_test = sum(vals) / len(vals) if vals else None  # a line cut by a kill is skipped
     return RunSummary(root, config, metrics, initial, final, finished, final_test, _running_usage(run, metrics))
 
 

@@ -79,9 +79,17 @@ def read_policies(folder: Path) -> dict[str, str]:
     """Inverse of :func:`write_policies` (``{}`` for a missing folder).
 
     Raises:
-        RunDirError: a policy file holds no text (it names the file).
+        RunDirError: a policy file holds no text or is not UTF-8 text (it names the file).
     """
-    out = {p.stem: p.read_text(encoding="utf-8").rstrip("\n") for p in sorted(Path(folder).glob("*.txt"))}
+    out = {}
+    for p in sorted(Path(folder).glob("*.txt")):
+        try:
+            out[p.stem] = p.read_text(encoding="utf-8").rstrip("\n")
+        except UnicodeDecodeError as exc:
+            raise RunDirError(
+                f"{p} is not UTF-8 text (byte {exc.start}: {exc.reason}): a policy file holds the agent's "
+                "instruction text; save it as UTF-8 or delete the file"
+            ) from exc
     empty = [a for a, text in out.items() if not text.strip()]
     if empty:
         raise RunDirError(
@@ -101,15 +109,19 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The records of a run file written by :func:`append_jsonl` (e.g. an iteration's
-    ``credits.jsonl``); ``[]`` if it does not exist; a last line cut by a kill (not JSON) is skipped."""
+    ``credits.jsonl``); ``[]`` if it does not exist. A damaged line (cut by a kill, not JSON, not a
+    JSON object, bytes that are not UTF-8) is skipped: a report of a damaged run still prints what
+    the rest says."""
     if not path.exists():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            out.append(json.loads(line))
+            rec = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if isinstance(rec, dict):
+            out.append(rec)
     return out
 
 

@@ -55,3 +55,15 @@ def test_read_jsonl_skips_a_cut_line_and_a_missing_file(tmp_path):
     f = tmp_path / "credits.jsonl"
     f.write_text(json.dumps(DEMO_ITER_1) + "\n" + '{"episode": 2, "cred')
     assert read_jsonl(f) == [DEMO_ITER_1] and read_jsonl(tmp_path / "none.jsonl") == []
+
+
+def test_damaged_records_are_skipped_not_a_traceback(tmp_path):
+    f = tmp_path / "credits.jsonl"
+    f.write_bytes(b'[1, 2]\n"text"\n\xff\xfe\n' + json.dumps(DEMO_ITER_1).encode() + b"\n")
+    assert read_jsonl(f) == [DEMO_ITER_1]
+    nan = {"episode": 0, "credits": {"a": {"credit": float("nan")}, "b": {"credit": -0.5, "steps": ["x", 2, True]}}}
+    assert blame_text([nan]) == "blamed b (credit -0.50) at step 2"  # a NaN credit is not a credit
+    assert blame_text([{**nan, "credits": {"a": {"credit": float("nan")}}}]) is None
+    assert blame_text([{"episode": 0, "credits": [1]}, {"episode": 1, "credits": {"a": {"credit": -1.0}}}]) == (
+        "blamed a (credit -1.00) citing no step in episode 1"
+    )

@@ -43,3 +43,16 @@ def test_a_drop_of_a_played_action_or_of_no_action_word_is_not_flagged():
     both = unplayed_drops([gradient("piston_4", "Up, then Stay")], CREDITS_ITER_0)
     assert both == ["piston_4's gradient says drop 'Up, then Stay' but piston_4 never played stay or up (played down x5)"]
     assert unplayed_drops([gradient("piston_4", "up")], []) == []  # no evidence: nothing to compare
+
+
+def test_parts_of_a_damaged_record_are_ignored_and_the_rest_still_flags():
+    damaged = [
+        {"evidence": {"piston_4": {"action_counts": {"down": 5, "stay": "many"}}, "piston_0": [1]}},
+        {"evidence": "text", "counterfactuals": [7, {"replacement": "up"}]},
+    ]
+    played, words = played_actions(damaged)
+    assert played == {"piston_4": {"down": 5}, "piston_0": {}} and words == {"down", "up"}
+    grads = [{"agent": "piston_4", "gradient": "drop up"}, gradient("piston_4", "up")]
+    assert unplayed_drops(grads, damaged) == [
+        "piston_4's gradient says drop 'up' but piston_4 never played up (played down x5)"
+    ]

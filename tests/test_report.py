@@ -314,3 +314,41 @@ def test_a_running_iterations_usage_is_counted_in_the_totals(tmp_path, completed
     assert res.exit_code == 0 and f"(+{running} in iteration {len(completed)}" in res.output, res.output
     (root / f"iter_{len(completed):03d}" / "done.json").write_text("{}")  # finished: counted by its metrics
     assert load_run(root).running_usage == {}
+
+
+def test_a_damaged_run_reports_what_the_rest_says(tmp_path):
+    """Lines a kill cut or that are not the loop's records are skipped, not a traceback."""
+    from lang_pz.report import decisions
+
+    run = make_run(tmp_path / "run", [True])
+    it = run / "iter_000"
+    good = {"episode": 0, "credits": {"piston_1": {"credit": -0.5, "steps": [1]}}}
+    (it / "credits.jsonl").write_text(json.dumps(good) + '\n[1, 2]\n"text"\n')
+    (it / "gradients.jsonl").write_text('{"agent": "piston_1", "gradient": "drop up"}\n[]\n')
+    decision = {"agents": ["piston_1"], "accepted": True, "val_return": 1.0, "candidate_val_return": 2.0}
+    (it / "acceptance.jsonl").write_text(json.dumps(decision) + '\n{"accepted": true}\n')
+    (run / "final" / "test.jsonl").write_text('{"seed": 1, "objective": 4.0}\n{"seed": 2, "objec')
+    summary = load_run(run)
+    assert summary.final_test_return == 4.0
+    line = dict(decisions(summary))[0]
+    assert line == "blamed piston_1 (credit -0.50) at step 1; piston_1 changed, validation 1.0 -> 2.0: accepted"
+    res = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "c.png")])
+    assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("config.json", b"[1, 2]", "holds a JSON list, not an object of TrainConfig fields"),
+        ("metrics.jsonl", b"\xff\xfe{}", "is not UTF-8 text"),
+        ("config.json", b'{"env_id": "\xff"}', "is not UTF-8 text"),
+    ],
+)
+def test_a_config_that_is_not_an_object_or_a_file_that_is_not_utf8_is_named(tmp_path, name, content, expected):
+    run = make_run(tmp_path / "run", [True])
+    (run / name).write_bytes(content)
+    with pytest.raises(RunDirError, match=expected) as err:
+        load_run(run)
+    assert str(run / name) in str(err.value)
+    line = _one_error(CliRunner().invoke(app, ["report", str(run)]))
+    assert expected in line

@@ -418,6 +418,15 @@ def test_an_empty_policy_file_is_named(tmp_path):
     assert f"{tmp_path / 'pols' / 'piston_0.txt'} is empty" in line
 
 
+def test_a_policy_file_that_is_not_utf8_is_named(tmp_path):
+    (tmp_path / "pols").mkdir()
+    (tmp_path / "pols" / "piston_0.txt").write_bytes(b"Always push \xff down.")
+    line = _one_error(
+        runner.invoke(app, ["play", "butterfly/pistonball-v0", "--kw", "n_pistons=5", "--policies", str(tmp_path / "pols")])
+    )
+    assert f"{tmp_path / 'pols' / 'piston_0.txt'} is not UTF-8 text (byte 12" in line and "save it as UTF-8" in line
+
+
 @pytest.mark.parametrize(
     "file_text, setting, note",
     [

@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from lang_pz.backends.cache import CACHE_DIR_ENV
+from lang_pz.error import LangPZError
 
 
 def planner_dir() -> Path:
@@ -85,20 +86,30 @@ def _planners_folder(folder: Path) -> Any:
 
 
 def _load_or_build(path: Path, build: Any, check: Any) -> Any:
+    """The object pickled at ``path`` if ``check`` accepts it, else ``build()`` pickled there.
+
+    A pickle that cannot be read for any reason (a corrupt file raises ``UnpicklingError``, but
+    also ``TypeError``, ``KeyError``, ``OverflowError``, ... from its opcodes), or that ``check``
+    refuses or fails on, is a stale cache: rebuilt, not an error.
+    """
     if path.exists():
         try:
             with path.open("rb") as f:
                 obj = pickle.load(f)
             if check(obj):
                 return obj
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        except Exception:
             pass  # stale or corrupt: rebuild below
     obj = build()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        pickle.dump(obj, f, pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)  # atomic: concurrent builders never see half a file
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(obj, f, pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # atomic: concurrent builders never see half a file
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # left only when the dump or the rename failed
     return obj
 
 
@@ -111,6 +122,10 @@ def load_planners(mdp: Any) -> Planners:
 
     Args:
         mdp: an ``overcooked_ai_py.mdp.overcooked_mdp.OvercookedGridworld``.
+
+    Raises:
+        LangPZError: :func:`planner_dir` cannot be created or written (e.g. ``$LANG_PZ_CACHE_DIR``
+            names a file or a read-only folder); the message names the folder and the variable.
     """
     from overcooked_ai_py.planning.planners import (
         NO_COUNTERS_PARAMS,
@@ -125,17 +140,23 @@ def load_planners(mdp: Any) -> Planners:
     if memo_key in _MEMO:
         return _MEMO[memo_key]
     stem = f"{mdp.layout_name}-{version}-np{metadata.version('numpy').split('.')[0]}"
-    with _planners_folder(folder / "overcooked_ai"):
-        mlam = _load_or_build(
-            folder / f"{stem}-mlam-{_key(mdp, NO_COUNTERS_PARAMS)}.pkl",
-            lambda: MediumLevelActionManager(mdp, NO_COUNTERS_PARAMS),
-            lambda m: m.params == NO_COUNTERS_PARAMS and m.mdp == mdp,
-        )
-        counter_mp = _load_or_build(
-            folder / f"{stem}-counter-mp-{_key(mdp, {'counter_goals': counters})}.pkl",
-            lambda: MotionPlanner(mdp, counter_goals=counters),
-            lambda m: sorted(m.counter_goals) == counters and m.mdp == mdp,
-        )
+    try:
+        with _planners_folder(folder / "overcooked_ai"):
+            mlam = _load_or_build(
+                folder / f"{stem}-mlam-{_key(mdp, NO_COUNTERS_PARAMS)}.pkl",
+                lambda: MediumLevelActionManager(mdp, NO_COUNTERS_PARAMS),
+                lambda m: m.params == NO_COUNTERS_PARAMS and m.mdp == mdp,
+            )
+            counter_mp = _load_or_build(
+                folder / f"{stem}-counter-mp-{_key(mdp, {'counter_goals': counters})}.pkl",
+                lambda: MotionPlanner(mdp, counter_goals=counters),
+                lambda m: sorted(m.counter_goals) == counters and m.mdp == mdp,
+            )
+    except OSError as exc:
+        raise LangPZError(
+            f"cannot keep Overcooked planners in {folder} ({exc.strerror or exc}: {exc.filename}); "
+            f"set {CACHE_DIR_ENV} to a writable folder (now {os.environ.get(CACHE_DIR_ENV)!r})"
+        ) from exc
     out = Planners(mlam=mlam, counter_mp=counter_mp)
     _MEMO[memo_key] = out
     return out
