@@ -29,7 +29,11 @@ __all__ = ["UNCHANGED", "checked_words", "claim", "computed_words", "contradicti
 #: return unchanged". Deltas are recorded to 3 decimals, so this is an exact zero in practice.
 UNCHANGED = 1e-9
 
-_NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "without", "neither", "nor", "barely", "hardly"})
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "nothing", "none", "without", "neither", "nor", "barely", "hardly", "zero", "little"}
+)
+#: Words that negate an effect word just *after* it ("changed nothing", "costs nothing").
+_AFTER = frozenset({"nothing", "none", "zero"})
 #: Words that claim no effect by themselves.
 _NO_EFFECT = frozenset(
     {"irrelevant", "harmless", "neutral", "unchanged", "inconsequential", "negligible", "immaterial", "unimportant"}
@@ -46,8 +50,9 @@ def claim(words: str) -> str | None:
     """What ``words`` claim: ``"no effect"``, ``"effect"`` or ``None`` (neither; also for both,
     e.g. "hurt but did not matter", which reads as ``"no effect"``: the negated claim wins).
 
-    A negation (``not``, ``no``, ``never``, ``...n't``) up to three words before an effect word
-    makes it a no-effect claim ("did not matter", "made no difference", "no re-run changed it").
+    A negation (``not``, ``no``, ``never``, ``zero``, ``little``, ``...n't``) up to three words
+    before an effect word, or ``nothing``/``none``/``zero`` up to two words after it, makes it a
+    no-effect claim ("did not matter", "made no difference", "had zero effect", "changed nothing").
     """
     tokens = re.findall(r"[a-z]+(?:'[a-z]+)?", words.lower())
     negated = effect = False
@@ -55,8 +60,8 @@ def claim(words: str) -> str | None:
         if t in _NO_EFFECT:
             negated = True
         elif t.startswith(_EFFECT):
-            before = tokens[max(0, i - 3) : i]
-            if any(b in _NEGATIONS or b.endswith("n't") for b in before):
+            before, after = tokens[max(0, i - 3) : i], tokens[i + 1 : i + 3]
+            if any(b in _NEGATIONS or b.endswith("n't") for b in before) or any(x in _AFTER for x in after):
                 negated = True
             else:
                 effect = True

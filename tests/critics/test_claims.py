@@ -48,6 +48,11 @@ def probes(rows=RECORDED) -> list[Counterfactual]:
         ("made no difference", "no effect"),
         ("it didn't change anything", "no effect"),
         ("irrelevant to the team", "no effect"),
+        ("its play changed nothing", "no effect"),  # negations after the word, and quantifiers
+        ("had zero effect", "no effect"),
+        ("little impact on the team", "no effect"),
+        ("it costs nothing", "no effect"),
+        ("its move changed the outcome", "effect"),
         ("pushing at the wrong time hurt", "effect"),
         ("its play mattered", "effect"),
         ("a ruined everything", "effect"),
