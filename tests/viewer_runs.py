@@ -1,7 +1,8 @@
 """Small real training runs for the viewer and tracker tests: real Pistonball (5 pistons, short
 episodes) with :class:`~lang_pz.backends.ScriptedBackend` as every LLM role. Actors play the
 word their policy names; the counterfactual critic credits agents from real re-runs (the stand-in
-only words it); the optimiser flips a policy between up and down. Nothing here is a measurement."""
+only words it); the optimiser names the re-runs' word of a supported change, else flips a policy between up and
+down. Nothing here is a measurement."""
 
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ def reply(req: GenerationRequest) -> str:
     if req.role in ("optimiser.gradient", "optimiser.aggregate"):
         change = req.json_schema["properties"]["change"].get("enum", ["push the other way"])[0]
         return json.dumps({"keep": "", "change": change, "drop": "", "evidence_steps": []})
-    current = re.findall(r"^Current policy: (.*)$", p.rsplit("Now your task:", 1)[-1], re.MULTILINE)[-1]
-    return json.dumps({"policy": DOWN if current == UP else UP})
+    task = p.rsplit("Now your task:", 1)[-1]
+    current = re.findall(r"^Current policy: (.*)$", task, re.MULTILINE)[-1]
+    supported = re.findall(r"^Change: play (\w+) at", task, re.MULTILINE)  # the re-runs' word: name it
+    return json.dumps({"policy": f"Always push {supported[-1]}." if supported else DOWN if current == UP else UP})
 
 
 def small_run(run_dir: Path, callbacks: tuple[Callback, ...] = (), **kw: Any) -> Path:
