@@ -27,7 +27,12 @@ def fullwidth(text: str) -> str:
 @pytest.mark.parametrize("word", WORDS)
 def test_fullwidth_and_compatibility_forms_name_the_word(word):
     i = WORDS.index(word)
-    for text in (fullwidth(word), fullwidth(word.upper()) + "！", f"ａｃｔｉｏｎ：{fullwidth(word)}", f"I go {fullwidth(word)}."):
+    for text in (
+        fullwidth(word),
+        fullwidth(word.upper()) + "！",
+        f"ａｃｔｉｏｎ：{fullwidth(word)}",
+        f"I go {fullwidth(word)}.",
+    ):
         assert parse_action(SPACE, text, names=WORDS) == i, text
 
 
