@@ -21,6 +21,7 @@ COLUMNS = (
     "mean",
     "ci_low",
     "ci_high",
+    "parse_failures",
     "llm_calls",
     "cached_calls",
     "prompt_tokens",
@@ -49,16 +50,22 @@ def _num(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.1f}"
 
 
+def _share(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:.3g} %"
+
+
 def markdown_table(rows: Sequence[Summary]) -> str:
-    """The results table: env, team, objective, mean [95 % interval], episodes, LLM usage, seconds."""
+    """The results table: env, team, objective, mean [95 % interval], the share of decisions whose
+    reply did not parse (the env played its fallback), episodes, LLM usage, seconds."""
     lines = [
-        "| env | team | objective | mean | 95 % CI | episodes | LLM calls (cached) | tokens (prompt / completion) | cost $ | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| env | team | objective | mean | 95 % CI | parse failures | episodes | LLM calls (cached) | "
+        "tokens (prompt / completion) | cost $ | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ci = "-" if math.isnan(r.ci_low) else f"[{_num(r.ci_low)}, {_num(r.ci_high)}]"
         lines.append(
-            f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {r.episodes} | {r.llm_calls} ({r.cached_calls}) | "
+            f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {_share(r.parse_failures)} | {r.episodes} | {r.llm_calls} ({r.cached_calls}) | "
             f"{r.prompt_tokens} / {r.completion_tokens} | {r.cost_usd:.4f} | {r.seconds:.1f} |"
         )
     return "\n".join(lines) + "\n"

@@ -1,8 +1,9 @@
 """Run teams x envs x seeds, one JSON line per finished episode, resumable.
 
 ``OUT/episodes.jsonl`` gets one record per episode as soon as it ends (flushed): env label, team
-name and spec, seed, objective value, team return, per-agent returns, steps, LLM usage and
-seconds. Running the same bench again skips every (env, team, seed) already there, so a killed
+name and spec, seed, objective value, team return, per-agent returns, steps, the share of the
+team's decisions whose reply did not parse (``parse_failures``: the env played its fallback
+action there; :func:`parse_failures`), LLM usage and seconds. Running the same bench again skips every (env, team, seed) already there, so a killed
 bench resumes where it stopped; a team name found there with another spec (or an env label with
 another objective) is refused, since the old episodes would be mixed with new ones.
 """
@@ -196,6 +197,7 @@ def run_bench(
                         "team_return": traj.team_return,
                         "returns": dict(traj.returns),
                         "steps": len(traj.states) or len(traj.steps),
+                        **parse_failures(traj),
                         "seconds": round(seconds, 3),
                         **usage,
                     }
@@ -209,6 +211,32 @@ def run_bench(
                 close()
     names = {c.name for c in cases}
     return [r for r in records if r["env"] in names]
+
+
+def parse_failures(traj: Any) -> dict[str, Any]:
+    """How many of an episode's decisions did not parse, i.e. where the env played its fallback
+    action (:attr:`~lang_pz.trajectory.AgentStep.parse_error` set): a team that never parses can
+    still score, e.g. on Connect Four the fallback (the first free column) beats a random opponent.
+
+    Args:
+        traj: a :class:`lang_pz.trajectory.Trajectory`.
+
+    Returns:
+        ``decisions`` (agent steps), ``parse_failed`` (those with a parse error),
+        ``parse_failures`` (their share, 0..1; 0.0 for an episode without decisions) and
+        ``parse_failures_by_agent`` (agent -> share, for the agents that decided).
+    """
+    steps = list(traj.steps)
+    failed = [s for s in steps if s.parse_error is not None]
+    by_agent: dict[str, list[bool]] = {}
+    for s in steps:
+        by_agent.setdefault(s.agent, []).append(s.parse_error is not None)
+    return {
+        "decisions": len(steps),
+        "parse_failed": len(failed),
+        "parse_failures": round(len(failed) / len(steps), 4) if steps else 0.0,
+        "parse_failures_by_agent": {a: round(sum(f) / len(f), 4) for a, f in by_agent.items()},
+    }
 
 
 def _usage(meter: Any, before: Mapping[str, float] | None) -> dict[str, Any]:

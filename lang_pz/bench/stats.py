@@ -60,6 +60,9 @@ class Summary:
         objective: the objective spec (:mod:`lang_pz.objectives`).
         episodes: episodes summarised.
         mean / ci_low / ci_high: the objective's mean and 95 % bootstrap interval.
+        parse_failures: the share (0..1) of the team's decisions whose reply did not parse, so
+            the env played its fallback action (a score earned by fallbacks is no policy's);
+            NaN when no record counts decisions (episodes written before this was recorded).
         llm_calls / cached_calls / prompt_tokens / completion_tokens: LLM usage, summed.
         cost_usd: summed cost of uncached calls at the bench's prices.
         seconds: summed wall-clock seconds of the episodes.
@@ -73,6 +76,7 @@ class Summary:
     mean: float
     ci_low: float
     ci_high: float
+    parse_failures: float
     llm_calls: int
     cached_calls: int
     prompt_tokens: int
@@ -94,6 +98,9 @@ def summarise(env: str, team: str, spec: str, objective: str, records: Sequence[
         raise ValueError(f"no episodes of team {team!r} on {env}")
     values = [float(r["value"]) for r in records]
     low, high = bootstrap_interval(values)
+    counted = [r for r in records if "decisions" in r and "parse_failed" in r]
+    decisions = sum(int(r["decisions"]) for r in counted)
+    failed = sum(int(r["parse_failed"]) for r in counted)
     return Summary(
         env=env,
         team=team,
@@ -103,6 +110,7 @@ def summarise(env: str, team: str, spec: str, objective: str, records: Sequence[
         mean=float(np.mean(values)),
         ci_low=low,
         ci_high=high,
+        parse_failures=round(failed / decisions, 4) if decisions else (0.0 if counted else math.nan),
         llm_calls=sum(int(r.get("llm_calls", 0)) for r in records),
         cached_calls=sum(int(r.get("cached_calls", 0)) for r in records),
         prompt_tokens=sum(int(r.get("prompt_tokens", 0)) for r in records),

@@ -35,11 +35,15 @@ def parse_kwargs(pairs: list[str] | None, option: str = "--kw") -> dict[str, Any
         if not sep or not key:
             raise typer.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. n_pistons=5)", param_hint=option)
         if key in out:
-            raise typer.BadParameter(
-                f"{key} is given twice ({key}={out[key]!r} and {pair!r}); give each key once", param_hint=option
-            )
+            raise typer.BadParameter(given_twice(key, out[key], pair), param_hint=option)
         out[key] = yaml_value(value, f"{option} {key}")
     return out
+
+
+def given_twice(key: str, first: Any, pair: str) -> str:
+    """The refusal of a ``KEY=VALUE`` option whose key was given before with value ``first``
+    (``--kw n=1 --kw n=2``, ``--set k=a --set k=b``): which one was meant is not guessed."""
+    return f"{key} is given twice ({key}={first!r} and {pair!r}); give each key once"
 
 
 def yaml_value(value: str, where: str) -> Any:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lang_pz.cli.common import KwOption, app, error_lines, fail, parse_kwargs, yaml_value
+from lang_pz.cli.common import KwOption, app, error_lines, fail, given_twice, parse_kwargs, yaml_value
 from lang_pz.configfile import ConfigFileError, load_yaml, where
 from lang_pz.training.config import LangMARLConfig
 
@@ -63,16 +63,21 @@ def set_fields(pairs: list[str]) -> dict[str, Any]:
     ``Stay: wait`` stay text) and YAML's null (``null``, ``~``, empty) unsets an optional text field.
 
     Raises:
-        ValueError: a pair without ``=``, an unknown field (with a did-you-mean), or a value that is
-            not valid YAML.
+        ValueError: a pair without ``=``, an unknown field (with a did-you-mean), a value that is
+            not valid YAML, or a key given twice (``--set k=a --set k=b``, as ``--kw`` refuses it:
+            :func:`lang_pz.cli.common.given_twice`).
     """
     from lang_pz.training.config import setting_names
 
     out: dict[str, Any] = {}
+    seen: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise ValueError(f"--set needs KEY=VALUE, got {pair!r} (e.g. --set {pair}=VALUE)")
+        if key.strip() in seen:
+            raise ValueError(f"--set {given_twice(key.strip(), seen[key.strip()], pair)}")
+        seen[key.strip()] = value
         field = _field(key)
         if field is None:
             close = difflib.get_close_matches(key, list(setting_names()), n=1)

@@ -48,14 +48,12 @@ from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.math_check import MAX_ANSWER_CHARS, bounded_math_equal
-from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, last_boxed
+from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, gsm8k_number_text, last_boxed
 from lang_pz.text import replies
 from lang_pz.text.replies import ReplyFormat
 
 __all__ = ["MAX_ANSWER_CHARS", "MathTaskEnv", "bounded_math_equal", "make_gsm8k", "make_math500"]
 
-# the numbers lang_pz.tasks.scoring.gsm8k_number reads (GSM8K convention: commas are separators)
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re.IGNORECASE)
 
 
@@ -129,7 +127,7 @@ class MathTaskEnv(TaskEnv[Any]):
             tail = text.rsplit("####", 1)[1] if "####" in text else text
             if gsm8k_number(tail) is None:
                 return None
-            return _NUMBER.findall(tail)[-1].replace(",", "")  # the exact digits, as scored
+            return gsm8k_number_text(tail)  # the exact digits (a fraction as a/b), as scored
         return last_boxed(text) or None
 
     def _parse(self, role: str, text: str) -> Any:

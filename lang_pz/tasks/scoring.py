@@ -12,7 +12,9 @@ their descriptions (each dataset's official conventions):
   ``\\fbox{...}``), found by brace matching; equality is checked symbolically with the PyPI
   package ``math-verify``.
 * GSM8K (Cobbe et al., 2021): the gold answer is the number after ``####`` with thousands
-  separators removed; a prediction is compared by its last number.
+  separators removed; a prediction is compared by its last number, exactly as a rational value.
+  A fraction ``a/b`` is one number, its value (``6/1`` is 6; ``1/6`` is not 6, nor is it read
+  as its denominator).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "gsm8k_equal",
     "gsm8k_gold",
     "gsm8k_number",
+    "gsm8k_number_text",
     "last_boxed",
     "math_equal",
     "normalize_answer",
@@ -175,7 +178,9 @@ def math_equal(prediction: str, gold: str, *, timeout_seconds: int | None = 5) -
 
 # ----------------------------------------------------------------------------- GSM8K
 
-_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+_PLAIN = r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+"
+#: A number, optionally a fraction ``a/b`` of two (spaces allowed around the slash).
+_NUMBER_RE = re.compile(rf"(?:{_PLAIN})(?:\s*/\s*(?:{_PLAIN}))?")
 
 
 def gsm8k_gold(answer_field: str) -> str:
@@ -189,13 +194,22 @@ def gsm8k_gold(answer_field: str) -> str:
     return answer_field.rsplit("####", 1)[1].strip().replace(",", "")
 
 
-def gsm8k_number(text: str) -> Fraction | None:
-    """The last number in ``text`` (commas removed, a trailing ``.`` ignored), exactly, or None."""
+def gsm8k_number_text(text: str) -> str | None:
+    """The last number in ``text`` as written, commas and spaces removed (``"1,234"`` -> ``"1234"``,
+    ``"6 / 1"`` -> ``"6/1"``), or ``None``; :func:`gsm8k_number` is its value."""
     found = _NUMBER_RE.findall(text)
-    if not found:
+    return re.sub(r"[,\s]", "", found[-1]) if found else None
+
+
+def gsm8k_number(text: str) -> Fraction | None:
+    """The value of the last number in ``text`` (commas removed, a trailing ``.`` ignored; a
+    fraction ``a/b`` is ``a`` divided by ``b``), exactly, or None (also for a zero denominator)."""
+    found = gsm8k_number_text(text)
+    if found is None:
         return None
+    num, _, den = found.partition("/")
     try:
-        return Fraction(found[-1].replace(",", ""))
+        return Fraction(num) / Fraction(den) if den else Fraction(num)
     except (ValueError, ZeroDivisionError):
         return None
 
@@ -204,7 +218,7 @@ def gsm8k_equal(prediction_text: str, gold: str) -> bool:
     """Whether the last number in ``prediction_text`` equals the GSM8K ``gold`` number.
 
     ``gold`` is the output of :func:`gsm8k_gold`. The comparison is exact on rational values, so
-    ``"18"``, ``"18.0"`` and ``"18.00"`` all equal ``"18"``. If the prediction contains ``####``
+    ``"18"``, ``"18.0"``, ``"18.00"`` and ``"36/2"`` all equal ``"18"`` (``"1/18"`` does not). If the prediction contains ``####``
     (a GSM8K-formatted solution), only the text after the last marker is read.
     """
     if "####" in prediction_text:

@@ -6,8 +6,10 @@ Gymnasium environment can be given a text interface without an adapter of its ow
 Parsing rules (:func:`parse_action`), applied in order:
 
 1. A JSON object ``{"action": ...}`` is unwrapped to its ``"action"`` value.
-2. Discrete: the whole reply, stripped of white space, quotes and trailing punctuation,
-   equal (case-insensitively) to one action word; else the last ``action: WORD``;
+2. Discrete: the reply and the action words are compared after Unicode NFKC normalisation
+   (fullwidth ``ｄｏｗｎ`` is ``down``, ``①`` is ``1``; a vulgar fraction such as ``½`` names no
+   number) and case-insensitively. The whole reply, stripped of white space, quotes and trailing
+   punctuation, equal to one action word; else the last ``action: WORD``;
    else the single action word mentioned as a whole word anywhere. Mentions of two
    different words are ambiguous and fail, and so does the single word right after a negation
    ("not up", "don't go up": the reply rules the action out).
@@ -25,6 +27,7 @@ import functools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +39,11 @@ from lang_pz.error import ActionParseError
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 STRIP_CHARS = " \t\r\n\"'`.,;:!?()[]{}<>*"
 _MAX_VECTOR_RENDER = 64
+
+
+def _fold(text: str) -> str:
+    """``text`` as action words are compared: Unicode NFKC normalisation, then lower case."""
+    return unicodedata.normalize("NFKC", text).lower()
 
 
 def action_vocabulary(space: spaces.Discrete, names: Sequence[str] | None = None) -> list[str]:
@@ -50,8 +58,8 @@ def action_vocabulary(space: spaces.Discrete, names: Sequence[str] | None = None
     names = [str(x) for x in names]
     if len(names) != n:
         raise ValueError(f"{len(names)} action names given for Discrete({n}): {names}")
-    if len({x.lower() for x in names}) != n:
-        raise ValueError(f"action names must be distinct (case-insensitively): {names}")
+    if len({_fold(x) for x in names}) != n:
+        raise ValueError(f"action names must be distinct (case-insensitively, after Unicode NFKC normalisation): {names}")
     return names
 
 
@@ -138,30 +146,35 @@ _NEGATED = re.compile(
 
 @functools.lru_cache(maxsize=256)
 def _discrete_grammar(vocab: tuple[str, ...]) -> tuple[dict[str, int], re.Pattern[str], re.Pattern[str]]:
-    """For action words ``vocab``: lowered word -> index, the whole-word pattern and the
-    ``action: WORD`` pattern (built once per vocabulary)."""
-    lowered = [w.lower() for w in vocab]
+    """For action words ``vocab``: folded word (:func:`_fold`) -> index, the whole-word pattern and
+    the ``action: WORD`` pattern, both for a folded reply (built once per vocabulary)."""
+    lowered = [_fold(w) for w in vocab]
     alternation = "|".join(re.escape(w) for w in sorted(lowered, key=len, reverse=True))
-    # Not part of a longer word, a negative number or a decimal ("3.0" is not "0").
-    word = rf"(?<![\w-])(?<!\d\.)({alternation})(?![\w-])(?!\.\d)"
-    marked = re.compile(rf"action\s*[:=]\s*[\"'`*]*{word}", flags=re.IGNORECASE)
-    return {w: i for i, w in enumerate(lowered)}, re.compile(word, flags=re.IGNORECASE), marked
+    # Not part of a longer word, a negative number, a decimal ("3.0" is not "0") or a fraction
+    # written with the fraction slash (NFKC turns "½" into "1\u20442", which names neither 1 nor 2).
+    word = rf"(?<![\w\u2044-])(?<!\d\.)({alternation})(?![\w\u2044-])(?!\.\d)"
+    # Matched case-sensitively against the folded reply: IGNORECASE would also match letters that
+    # fold to no action word (a dotless "ı" for "i"), whose match then names no action.
+    marked = re.compile(rf"action\s*[:=]\s*[\"'`*]*{word}")
+    return {w: i for i, w in enumerate(lowered)}, re.compile(word), marked
 
 
 def _parse_discrete(text: str, vocab: Sequence[str], legal: Sequence[str] | None = None) -> int:
-    """The index of the one action word ``text`` names; reasons list ``legal`` (default ``vocab``)."""
+    """The index of the one action word ``text`` names (compared after NFKC normalisation:
+    :func:`_fold`); reasons list ``legal`` (default ``vocab``) and carry the raw ``text``."""
     index, word, marked = _discrete_grammar(tuple(vocab))
-    s = text.strip(STRIP_CHARS).lower()
+    norm = _fold(text)
+    s = norm.strip(STRIP_CHARS)
     if s in index:
         return index[s]
     shown = list(vocab) if legal is None else list(legal)
-    found_marked = marked.findall(text)
+    found_marked = marked.findall(norm)
     if found_marked:
-        return index[found_marked[-1].lower()]
-    found = {m.lower() for m in word.findall(text)}
+        return index[found_marked[-1]]
+    found = set(word.findall(norm))
     if len(found) == 1:
         (w,) = found
-        if _NEGATED.search(text[: min(m.start() for m in word.finditer(text))]):
+        if _NEGATED.search(norm[: min(m.start() for m in word.finditer(norm))]):
             raise ActionParseError(
                 text, f"negated: it names {w!r} only to rule it out; reply with the action to play, one of {shown}"
             )

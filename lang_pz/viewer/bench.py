@@ -36,7 +36,7 @@ def bench_view(folder: str | Path) -> dict[str, Any]:
             summarise(env, team, str(recs[0].get("spec", "")), str(recs[0].get("objective", "")), recs).as_dict()
             for (env, team), recs in groups.items()
         ]
-    keep = ("env", "team", "seed", "value", "objective", "team_return", "steps", "seconds", "llm_calls")
+    keep = ("env", "team", "seed", "value", "objective", "team_return", "parse_failures", "steps", "seconds", "llm_calls")
     return {
         "kind": "bench",
         "title": f"bench: {root.name}",

@@ -57,3 +57,19 @@ def test_play_takes_an_exponent_time_penalty_and_refuses_inf():
 def test_play_names_turns_given_as_one_word():
     res = runner.invoke(app, ["play", "tasks/gsm8k-v0", "--kw", "source=demo", "--kw", "turns=nosuch", "--policy", "random"])
     assert res.exit_code == 2 and "got 'nosuch'" in res.output and "turns=[solver, verifier]" in res.output
+
+
+def test_a_set_key_given_twice_is_refused_like_a_kw_key(tmp_path):
+    from lang_pz.cli.train import set_fields
+
+    with pytest.raises(ValueError, match=r"--set iterations is given twice \(iterations='1' and 'iterations=2'\)"):
+        set_fields(["iterations=1", "iterations=2"])
+    with pytest.raises(ValueError, match="given twice"):
+        set_fields(["langmarl.critic_mode=independent", " langmarl.critic_mode =counterfactual"])
+    assert set_fields(["iterations=1", "langmarl.critic_mode=independent"]) == {
+        "iterations": 1,
+        "langmarl": {"critic_mode": "independent"},
+    }
+    run_dir = tmp_path / "r"
+    res = runner.invoke(app, ["train", "--set", "iterations=0", "--set", "iterations=3", "--run-dir", str(run_dir)])
+    assert res.exit_code == 2 and "iterations is given twice" in res.output and not run_dir.exists()

@@ -347,9 +347,9 @@ const LPZ = (() => {
   function benchView() {
     const out = [el("h2", {text: "Results: mean and 95 % bootstrap interval per team"})];
     if (!view.complete) out.push(el("p", {class: "note", text: "summary.json is missing or older than episodes.jsonl: rows computed from the episodes so far"}));
-    out.push(table(["env", "team", "objective", "mean", "95 % CI", "episodes", "LLM calls (cached)", "tokens in/out", "cost $", "seconds"],
+    out.push(table(["env", "team", "objective", "mean", "95 % CI", "parse failures", "episodes", "LLM calls (cached)", "tokens in/out", "cost $", "seconds"],
       view.rows.map(r => el("tr", {}, td(r.env), td(r.team), td(r.objective), tdn(r.mean), td(r.ci_low == null ? "-" : `[${num(r.ci_low)}, ${num(r.ci_high)}]`),
-        td(r.episodes), td(`${r.llm_calls} (${r.cached_calls})`), td(`${r.prompt_tokens} / ${r.completion_tokens}`), tdn(r.cost_usd, 4), tdn(r.seconds, 1))), "bench"));
+        td(r.parse_failures == null ? "-" : `${num(100 * r.parse_failures)} %`), td(r.episodes), td(`${r.llm_calls} (${r.cached_calls})`), td(`${r.prompt_tokens} / ${r.completion_tokens}`), tdn(r.cost_usd, 4), tdn(r.seconds, 1))), "bench"));
     for (const env of [...new Set(view.rows.map(r => r.env))]) out.push(el("h3", {text: env}), benchPlot(env));
     return out;
   }
