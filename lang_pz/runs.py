@@ -109,10 +109,10 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The records of a run file written by :func:`append_jsonl` (e.g. an iteration's
-    ``credits.jsonl``); ``[]`` if it does not exist. A damaged line (cut by a kill, not JSON, not a
+    ``credits.jsonl``); ``[]`` if it is not a file. A damaged line (cut by a kill, not JSON, not a
     JSON object, bytes that are not UTF-8) is skipped: a report of a damaged run still prints what
     the rest says."""
-    if not path.exists():
+    if not path.is_file():
         return []
     out = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lang_pz.viewer.source import read_json, read_jsonl
+from lang_pz.runs import read_jsonl
+from lang_pz.viewer.source import read_json
 
 
 def bench_view(folder: str | Path) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from lang_pz.error import LangPZError, RunDirError
-from lang_pz.runs import IterationFiles, RunFolder, add_usage, read_policies
+from lang_pz.runs import IterationFiles, RunFolder, add_usage, read_jsonl, read_policies
 from lang_pz.trajectory import read_trajectories
-from lang_pz.viewer.source import read_json, read_jsonl
+from lang_pz.viewer.source import read_json
 
 
 def word_diff_ops(old: str, new: str) -> list[list[str]]:

@@ -23,22 +23,6 @@ from lang_pz.runs import RunFolder
 Kind = Literal["run", "bench", "eval-critic"]
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every JSON object line of ``path`` (``[]`` for a missing file; lines that are not a JSON
-    object, such as a torn last line, are skipped)."""
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
-
-
 def read_json(path: Path) -> Any:
     """``path`` parsed as JSON, or ``None`` when it is missing or not (yet) valid JSON."""
     try:
