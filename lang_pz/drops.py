@@ -19,10 +19,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["played_actions", "unplayed_drops"]
+from lang_pz.critics.counterfactual import NOT_ACTIONS
 
-#: Counterfactual replacements that are not action words (lang_pz.critics.counterfactual).
-_NOT_ACTIONS = frozenset({"default", "random", "previous", "alternatives", "reference policy"})
+__all__ = ["played_actions", "unplayed_drops"]
 
 
 def _items(obj: Any) -> list[tuple[str, Any]]:
@@ -45,7 +44,7 @@ def played_actions(credits: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict
         probes = rep.get("counterfactuals")
         for c in probes if isinstance(probes, list) else []:
             w = c.get("replacement") if isinstance(c, Mapping) else None
-            if isinstance(w, str) and w not in _NOT_ACTIONS:
+            if isinstance(w, str) and w not in NOT_ACTIONS:
                 words.add(w)
     return played, words
 

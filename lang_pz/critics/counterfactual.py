@@ -49,6 +49,9 @@ from lang_pz.trajectory import Trajectory
 TEAM_RETURN: Objective = make_objective("team_return", [])
 
 SPECIAL_REPLACEMENTS = ("alternatives", "default", "random", "previous")
+#: A probe's ``replacement`` values that name no action word: the special replacements and the
+#: reference re-runs' ``"reference policy"`` (:mod:`lang_pz.critics.windows`).
+NOT_ACTIONS = frozenset({*SPECIAL_REPLACEMENTS, "reference policy"})
 
 
 class Counterfactual(BaseModel):

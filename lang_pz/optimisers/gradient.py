@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lang_pz.backends.base import Generation
 from lang_pz.critics.base import CriticReport
+from lang_pz.critics.counterfactual import NOT_ACTIONS
 
 #: Longest text of one part of an edit direction (characters); also the schema's ``maxLength``.
 DIRECTION_MAX_CHARS = 100
@@ -218,17 +219,13 @@ def rewrite_fraction(old: str, new: str) -> float:
     return 1.0 - difflib.SequenceMatcher(None, old, new).ratio()
 
 
-#: Replacements that are not one action played instead (no direction to follow can name them).
-_NOT_AN_ACTION = ("default", "random", "previous", "reference policy")
-
-
 def evidence_changes(agent: str, report: CriticReport) -> list[str]:
     """The directions the computed re-runs support for ``agent``: ``"play W at every step"`` (or
     ``"at steps [...]"``) for each action word W whose re-run, with only ``agent`` replaced,
     beat what it played; best gain first. These become the gradient's choices of ``change``
     with ``directions="evidence"`` (the facts come from re-runs, the LLM picks and phrases)."""
     better = sorted(
-        (c for c in report.counterfactuals if c.agents == (agent,) and c.delta > 0 and c.replacement not in _NOT_AN_ACTION),
+        (c for c in report.counterfactuals if c.agents == (agent,) and c.delta > 0 and c.replacement not in NOT_ACTIONS),
         key=lambda c: -c.delta,
     )
     phrases = [
@@ -270,7 +267,7 @@ def action_words(agent: str, report: CriticReport) -> list[str]:
     """The action words ``report``'s evidence names for ``agent``: those it played
     (``report.evidence``) and those its single-agent re-runs played instead, sorted."""
     played = report.evidence[agent].action_counts if agent in report.evidence else {}
-    probed = {c.replacement for c in report.counterfactuals if c.agents == (agent,) and c.replacement not in _NOT_AN_ACTION}
+    probed = {c.replacement for c in report.counterfactuals if c.agents == (agent,) and c.replacement not in NOT_ACTIONS}
     return sorted(set(played) | probed)
 
 
