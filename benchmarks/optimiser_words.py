@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
-WORD = re.compile(r"^play (?P<word>.+?) (?:at every step|at steps \[[0-9, ]*\])$")
+from credit_learning import word_of  # the same folder: how that experiment reads a policy text
+
+from lang_pz.optimisers.gradient import Gradient, direction_word, names_word
 
 
 def supported_updates(run: Path) -> dict[str, tuple[str, str, str]]:
@@ -28,14 +29,10 @@ def supported_updates(run: Path) -> dict[str, tuple[str, str, str]]:
     path = run / "iter_000" / "gradients.jsonl"
     for line in path.read_text().splitlines() if path.exists() else []:
         r = json.loads(line)
-        m = WORD.match(r["gradient"]["change"]) if r["gradient"].get("supported") else None
-        if m:
-            out[r["agent"]] = (r["old"], r["new"], m.group("word"))
+        word = direction_word(Gradient.model_validate(r["gradient"]))
+        if word is not None:
+            out[r["agent"]] = (r["old"], r["new"], word)
     return out
-
-
-def names(text: str, word: str) -> bool:
-    return re.search(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE) is not None
 
 
 def played(run: Path, agent: str) -> Counter[str]:
@@ -80,12 +77,6 @@ def actor_readings(root: Path) -> dict[str, Counter[str]]:
     return {t: c for t, c in out.items() if c}
 
 
-def said(text: str) -> str:
-    """The word a Pistonball policy text names (as ``credit_learning.word_of``)."""
-    low = text.lower()
-    return "down" if "down" in low else "up" if "up" in low else "stay"
-
-
 def final_teams(root: Path, readings: dict[str, Counter[str]]) -> list[str]:
     """One table row per finished run: its final team as the texts say it and as the actor plays it
     (a text's most played action in :func:`actor_readings`, else what it says), the constant team's
@@ -98,8 +89,8 @@ def final_teams(root: Path, readings: dict[str, Counter[str]]) -> list[str]:
     rows = []
     for run in sorted(d for d in root.iterdir() if (d / "final" / "test.jsonl").exists()):
         texts = [" ".join((run / "final" / "policies" / f"piston_{i}.txt").read_text().split()) for i in range(5)]
-        says = tuple(said(t) for t in texts)
-        plays = tuple(readings[t].most_common(1)[0][0] if t in readings else said(t) for t in texts)
+        says = tuple(word_of(t) for t in texts)
+        plays = tuple(readings[t].most_common(1)[0][0] if t in readings else word_of(t) for t in texts)
         tests = [json.loads(x)["objective"] for x in (run / "final" / "test.jsonl").read_text().splitlines() if x.strip()]
         rows.append(
             f"| {run.name} | {' '.join(says)} | {' '.join(plays)} | {sum(a == b for a, b in zip(says, best))} -> "
@@ -123,11 +114,11 @@ def main() -> None:
         before, after = supported_updates(ref), supported_updates(run)
         for agent in sorted(set(before) & set(after)):
             (old, b, word), (_, a, _) = before[agent], after[agent]
-            changed_word = not names(old, word)
+            changed_word = not names_word(old, word)
             tally["supported"] += 1
             tally["to a new word"] += changed_word
-            tally["before names it"] += changed_word and names(b, word)
-            tally["after names it"] += changed_word and names(a, word)
+            tally["before names it"] += changed_word and names_word(b, word)
+            tally["after names it"] += changed_word and names_word(a, word)
             for tag, run_ in (("before", ref), ("after", run)):
                 c = played(run_, agent)
                 tally[f"{tag} played it"] += changed_word and sum(c.values()) > 0 and c[word] * 2 > sum(c.values())
