@@ -254,10 +254,9 @@ class TextualPolicyOptimiser(StageRequests):
         A *supported* gradient (its change is an action word W that computed re-runs found better,
         :func:`~lang_pz.optimisers.gradient.direction_word`) is followed or refused: the new text
         must name W, no other action word of :attr:`Gradient.words`, and must not keep the current
-        text whole around it (measured with
-        SmolLM2-135M: told "play up", it rewrote "Always stay." as "Always stay. stay" or "Never
-        push, always stay" in 10 of 10 such updates, so the credit's finding was lost). The
-        evidence decides which word; the LLM writes the instruction.
+        text whole around it (measured with SmolLM2-135M: told "play up", it rewrote "Always stay."
+        as "Always stay. stay" or "Never push, always stay" in 10 of 10 such updates, so the
+        credit's finding was lost). The evidence decides which word; the LLM writes the instruction.
 
         Raises:
             ValueError: the gradient belongs to another agent.
