@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Annotated
 
@@ -19,12 +20,20 @@ def view(
         ),
     ],
     out: Annotated[Path | None, typer.Option(help="folder for the page \\[default: FOLDER/view]")] = None,
-    serve: Annotated[bool, typer.Option(help="also serve the page on localhost until Ctrl-C")] = False,
+    serve: Annotated[
+        bool,
+        typer.Option(help="also serve the page on 127.0.0.1 (this machine only) until Ctrl-C: its regular files only"),
+    ] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="--serve: the port (0: a free one)")] = 8000,
 ) -> None:
     """Write FOLDER's page (index.html, its script, style and data files; no network needed): the
     learning curve, LLM usage per role, each agent's policy per iteration with diffs and credit,
-    each episode as a step x agent grid with observations, replies and counterfactual re-runs."""
+    each episode as a step x agent grid with observations, replies and counterfactual re-runs.
+
+    Safe on a folder from someone else: a link in it that leads out of it, or a named pipe, is
+    refused before anything is read; no page file is written through a link (FOLDER/view itself
+    being a link is refused); --serve answers only with the view folder's regular files, to requests
+    for localhost or an IP address (docs/viewer.md)."""
     from lang_pz.error import LangPZError
     from lang_pz.viewer import make_server, write_view
 
@@ -42,7 +51,12 @@ def view(
         fail(OSError(f"--port {port}: {exc}; choose another port or --port 0 for a free one"))
         return
     host, bound = server.server_address[:2]
-    typer.echo(f"serving {index.parent} at http://{host!s}:{bound}/ (Ctrl-C stops)")
+    who = "only this machine can connect" if ipaddress.ip_address(str(host)).is_loopback else "other machines can connect"
+    typer.echo(
+        f"serving {index.parent} on {host!s}:{bound} ({who}; only the folder's regular files, to a Host of "
+        f"localhost or an IP address)\nopen http://{host!s}:{bound}/ (from another machine: "
+        f"ssh -N -L {bound}:{host!s}:{bound} THIS_MACHINE, then the same address); Ctrl-C stops"
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -2,7 +2,9 @@
 
 :func:`write_view` writes the page as static files (:mod:`lang_pz.viewer.page`); the data comes from
 :mod:`lang_pz.viewer.run` (training runs, MASkills included) and :mod:`lang_pz.viewer.bench` (bench
-and eval-critic folders); :func:`make_server` serves it on localhost.
+and eval-critic folders); :func:`make_server` serves it on localhost. A folder from someone else
+cannot make it read or write a file of yours, nor serve one (:mod:`lang_pz.viewer.safety`,
+:mod:`lang_pz.viewer.serve`, docs/viewer.md).
 """
 
 from lang_pz.viewer.page import write_view

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from lang_pz.error import RunDirError
+from lang_pz.viewer.safety import ViewFolder, check_out, check_source
 from lang_pz.viewer.source import kind_of
 
 STATIC = ("viewer.js", "viewer.css", "index.html")
@@ -55,44 +55,41 @@ def write_view(source: str | Path, out: str | Path | None = None) -> Path:
     Returns:
         The path of ``index.html``.
 
+    Safe on a folder from someone else (:mod:`lang_pz.viewer.safety`): nothing is read unless every
+    entry of ``source`` is a regular file or folder inside it (links that stay inside are followed),
+    and no file is written through a link (a link at a page file's name is replaced; ``out`` itself
+    must not be a link).
+
     Raises:
-        lang_pz.error.RunDirError: ``source`` is not a viewable folder, or ``out`` is a file or a
-            folder holding other files.
+        lang_pz.error.RunDirError: ``source`` is not a viewable folder or holds a link out of it or a
+            special file (a named pipe, a device), or ``out`` is a link, a file, or a folder holding
+            other files.
+        OSError: the page cannot be written.
     """
     from lang_pz.viewer.bench import bench_view, critic_view
     from lang_pz.viewer.run import episode_summary, run_episodes, run_overview
 
     src = Path(source)
-    kind = kind_of(src)
     dest = Path(out) if out is not None else src / "view"
-    if dest.exists() and not dest.is_dir():
-        raise RunDirError(f"--out {dest} is a file; give a folder for the page (index.html and its data)")
-    data_dir = dest / "data"
-    if dest.is_dir() and any(dest.iterdir()) and not (data_dir / "view.js").is_file():
-        raise RunDirError(
-            f"--out {dest} holds other files (its data/ would be replaced); give a new or empty "
-            "folder, or the folder of an earlier view"
-        )
+    check_source(src, skip=dest)
+    kind = kind_of(src)
+    check_out(dest)
     try:  # what the folder holds is read before the page is touched (the episodes, one at a time, below)
         view = run_overview(src) if kind == "run" else bench_view(src) if kind == "bench" else critic_view(src)
     except UNREADABLE as exc:
         raise _unreadable(src, kind, exc) from exc
-    shutil.rmtree(data_dir, ignore_errors=True)
-    (data_dir / "episodes").mkdir(parents=True)
-    for name in STATIC:
-        (dest / name).write_text(
-            resources.files("lang_pz.viewer").joinpath("static").joinpath(name).read_text("utf-8"), encoding="utf-8"
-        )
-    if kind == "run":
-        view["episodes"] = []
-        try:
-            for ep in run_episodes(src):
-                path = data_dir / "episodes" / f"{ep['id']}.js"
-                path.write_text(_script("LPZ.episode", ep["id"], ep), encoding="utf-8")
-                view["episodes"].append(episode_summary(ep))
-        except UNREADABLE as exc:
-            raise _unreadable(src, kind, exc) from exc
-    (data_dir / "view.js").write_text(_script("LPZ.view", view), encoding="utf-8")
+    with ViewFolder(dest) as page, page.fresh("data") as data, data.fresh("episodes") as episodes:
+        for name in STATIC:
+            page.write(name, resources.files("lang_pz.viewer").joinpath("static").joinpath(name).read_text("utf-8"))
+        if kind == "run":
+            view["episodes"] = []
+            try:
+                for ep in run_episodes(src):
+                    episodes.write(f"{ep['id']}.js", _script("LPZ.episode", ep["id"], ep))
+                    view["episodes"].append(episode_summary(ep))
+            except UNREADABLE as exc:
+                raise _unreadable(src, kind, exc) from exc
+        data.write("view.js", _script("LPZ.view", view))  # last: a folder with data/view.js is a view
     return dest / "index.html"
 
 
