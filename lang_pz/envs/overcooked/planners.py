@@ -7,9 +7,9 @@
 
 The planners are Python objects that only pickle could store, and a pickle read from a cache
 folder runs whatever code whoever wrote the file put in it; so they are kept in memory only and
-rebuilt in each process (measured on a 2-core machine: 0.02-0.8 s a layout, about 2.3 s on
-Counter Circuit). overcooked_ai's own planner files (``overcooked_ai_py/data/planners``) are
-neither read nor written.
+rebuilt in each process: 0.04-0.5 s a layout and about 2.3 s on Counter Circuit on an idle
+2-core machine (several times that on a busy one). overcooked_ai's own planner files
+(``overcooked_ai_py/data/planners``) are neither read nor written.
 """
 
 from __future__ import annotations
