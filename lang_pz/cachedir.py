@@ -15,6 +15,7 @@ subfolder (``llm``, ``cfr``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -61,6 +62,8 @@ def private_folder(folder: str | Path, what: str) -> Path:
                 if not missing.is_dir():
                     with contextlib.suppress(FileExistsError):  # another process made it meanwhile
                         missing.mkdir(mode=0o700)
+        if not folder.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
         info = folder.stat()
     except OSError as exc:
         raise LangPZError(f"cannot keep the {what} in {folder} ({exc.strerror or exc}: {exc.filename}); {_fix()}") from exc

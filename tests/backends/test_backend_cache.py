@@ -136,6 +136,15 @@ def test_a_folder_others_can_write_is_refused(tmp_path, monkeypatch, mode):
         ScriptedBackend(["a"], cache=True)
 
 
+@pytest.mark.parametrize("file_at", ["root", "root/llm"])
+def test_a_file_in_the_way_names_the_folder_and_the_variable(tmp_path, monkeypatch, file_at):
+    (tmp_path / file_at).parent.mkdir(exist_ok=True)
+    (tmp_path / file_at).touch()
+    monkeypatch.setenv("LANG_PZ_CACHE_DIR", str(tmp_path / "root"))
+    with pytest.raises(LangPZError, match=r"cannot keep the LLM response cache in .*root/llm.*set LANG_PZ_CACHE_DIR"):
+        ResponseCache()
+
+
 def test_a_folder_of_another_user_is_refused(tmp_path, monkeypatch):
     folder = tmp_path / "llm"
     folder.mkdir(mode=0o700)
