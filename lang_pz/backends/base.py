@@ -179,7 +179,7 @@ class LLMBackend(ABC):
                 self.usage.add(hit)
                 return hit
         gen = self._generate(request)
-        if self.cache is not None:
+        if self.cache is not None and self.may_cache(gen):
             self.cache.put(self.cache_identity(), request, gen)
         self.usage.add(gen)
         return gen
@@ -197,6 +197,11 @@ class LLMBackend(ABC):
     def cache_identity(self) -> dict[str, Any]:
         """Everything about the backend (not the request) that shapes the answer."""
         return {"backend": type(self).__name__, "model": self.model}
+
+    def may_cache(self, gen: Generation) -> bool:
+        """Whether ``gen`` may be stored in the response cache: a backend that holds a secret
+        (an API key) refuses replies containing it, which are then returned but not stored."""
+        return True
 
     @abstractmethod
     def _generate(self, request: GenerationRequest) -> Generation:

@@ -223,6 +223,14 @@ class OpenAIBackend(LLMBackend):
             "structured_output": self.structured_output,
         }
 
+    def may_cache(self, gen: Generation) -> bool:
+        """False for a reply containing the API key (an endpoint that echoes the request): it is
+        returned, but a cache folder is no place for the key."""
+        if self._uses_placeholder_key or self._secret not in gen.text:
+            return True
+        log.warning("%s: a reply contains the API key; it is not cached", self._where)
+        return False
+
     def __repr__(self) -> str:
         return (
             f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, "

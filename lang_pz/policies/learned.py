@@ -144,11 +144,14 @@ class SB3Policy(Policy):
         algo: str = "PPO",
         observation: str = "raw",
     ) -> SB3Policy:
-        """Load weights saved by ``model.save(path)`` (a ``.zip``) with SB3's ``algo`` class.
+        """Load weights saved by ``model.save(path)`` (a ``.zip``) with SB3's ``algo`` class,
+        unpickling nothing from the file (:mod:`lang_pz.policies.sb3_zip`): a model someone
+        hands over cannot run code.
 
         Raises:
             DependencyNotInstalled: stable-baselines3 is missing (``pip install 'lang_pz[sb3]'``).
             FileNotFoundError: no file at ``path``.
+            LangPZError: an unknown ``algo``, or the zip holds an entry that only unpickling could read.
         """
         try:
             import stable_baselines3
@@ -160,7 +163,10 @@ class SB3Policy(Policy):
         algo_cls = getattr(stable_baselines3, algo, None)
         if algo_cls is None:
             raise LangPZError(f"stable_baselines3 has no algorithm {algo!r}; e.g. 'PPO', 'A2C', 'DQN'")
-        return cls(algo_cls.load(str(p), device="cpu"), preprocess, actions, observation)
+        from lang_pz.policies.sb3_zip import plain_objects
+
+        model = algo_cls.load(str(p), device="cpu", custom_objects=plain_objects(p, algo_cls))
+        return cls(model, preprocess, actions, observation)
 
     def reset(self, seed: int | None = None) -> None:
         """A new episode: empty the frame stack (the policy is deterministic; ``seed`` is unused)."""

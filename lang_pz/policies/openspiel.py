@@ -17,8 +17,9 @@ mcts       OpenSpiel's ``MCTSBot`` (UCT, Kocsis & Szepesvari 2006) with random  
 
 CFR touches every history of the game once per iteration: small games only (Kuhn poker: 300
 iterations in about 0.2 s; Leduc poker: about 28 s on a busy 2-core machine). The strategy is
-solved once per game, parameters and iterations, then kept in memory and on disk
-(``$LANG_PZ_CACHE_DIR/cfr`` or the user cache dir), so a bench pays for it once.
+solved once per game, parameters and iterations, then kept in memory and on disk as JSON in a
+private cache folder (``$LANG_PZ_CACHE_DIR/cfr`` or the user cache dir; see
+:mod:`lang_pz.cachedir`), so a bench pays for it once.
 """
 
 from __future__ import annotations
@@ -26,26 +27,18 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from lang_pz.cachedir import cache_root, private_folder, write_private_text
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.policies.base import Decision, Policy, mixed_rng
 
 #: The players :class:`OpenSpielPlayer` knows.
 KINDS: tuple[str, ...] = ("random", "cfr", "mcts")
-
-
-def _cache_dir() -> Path:
-    import platformdirs
-
-    root = os.environ.get("LANG_PZ_CACHE_DIR") or platformdirs.user_cache_dir("lang_pz")
-    return Path(root).expanduser() / "cfr"
 
 
 def _info_states(game: Any) -> list[tuple[str, list[int]]]:
@@ -69,11 +62,15 @@ def cfr_strategy(game_string: str, iterations: int) -> dict[str, dict[int, float
     memory or the disk cache (module docstring).
 
     Raises:
-        LangPZError: the game is not sequential with information states (CFR needs both).
+        LangPZError: the game is not sequential with information states (CFR needs both), or
+            the cache folder is not private (:func:`lang_pz.cachedir.private_folder`).
     """
     import pyspiel
 
-    path = _cache_dir() / f"{''.join(c if c.isalnum() else '_' for c in game_string)}-cfrplus-{iterations}.json"
+    path = (
+        private_folder(cache_root() / "cfr", "CFR strategy cache")
+        / f"{''.join(c if c.isalnum() else '_' for c in game_string)}-cfrplus-{iterations}.json"
+    )
     if path.is_file():
         raw = json.loads(path.read_text(encoding="utf-8"))
         return {k: {int(a): p for a, p in v.items()} for k, v in raw.items()}
@@ -89,10 +86,7 @@ def cfr_strategy(game_string: str, iterations: int) -> dict[str, dict[int, float
         solver.evaluate_and_update_policy()
     average = solver.average_policy()
     table = {info: dict(average.get_state_policy(info)) for info, _ in _info_states(game)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({k: {str(a): p for a, p in v.items()} for k, v in table.items()}), encoding="utf-8")
-    tmp.replace(path)
+    write_private_text(path, json.dumps({k: {str(a): p for a, p in v.items()} for k, v in table.items()}))
     return table
 
 

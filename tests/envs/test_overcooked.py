@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import lang_pz
 from lang_pz.envs.overcooked import AGENTS, LAYOUTS, PRIMITIVES, make_env
-from lang_pz.envs.overcooked import planners as overcooked_planners
 from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, SkillRun, next_action, skill_targets
 from lang_pz.error import ActionParseError, DependencyNotInstalled, InvalidKwargError, LangPZError
 from lang_pz.policies import LLMPolicy, OvercookedGreedyPolicy, RandomPolicy, overcooked_partner
@@ -317,36 +315,6 @@ def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "overcooked_ai_py.mdp.overcooked_env", None)
     with pytest.raises(DependencyNotInstalled, match=r"lang_pz\[overcooked\].*--no-deps overcooked-ai==1.1.0"):
         make()
-
-
-# -- planner cache ------------------------------------------------------------------------
-
-
-def test_planners_cached_in_user_cache_dir_not_site_packages(tmp_path, monkeypatch):
-    import overcooked_ai_py
-    from overcooked_ai_py.planning import planners
-
-    site = Path(overcooked_ai_py.__file__).parent / "data" / "planners"
-    before = sorted(p.name for p in site.iterdir())
-    monkeypatch.setenv("LANG_PZ_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(overcooked_planners, "_MEMO", {})
-    env = make(actions="skills")
-    env.reset()
-    env.step({"player_0": "pick up onion", "player_1": "pick up onion"})
-    assert overcooked_planners.planner_dir() == tmp_path / "overcooked"
-    built = sorted(p.name for p in (tmp_path / "overcooked").glob("*.pkl"))
-    numpy_major = importlib.metadata.version("numpy").split(".")[0]  # NumPy 1 and 2 pickles apart
-    assert len(built) == 2 and all(n.startswith(f"cramped_room-1.1.0-np{numpy_major}-") for n in built)
-    assert sorted(p.name for p in site.iterdir()) == before
-    assert planners.PLANNERS_DIR == str(site)  # overcooked_ai's own folder is restored
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("planner rebuilt although it is cached")
-
-    monkeypatch.setattr(overcooked_planners, "_MEMO", {})
-    monkeypatch.setattr(planners.MediumLevelActionManager, "__init__", refuse)
-    monkeypatch.setattr(planners.MotionPlanner, "__init__", refuse)
-    make(actions="skills").reset()  # loads the pickles
 
 
 # -- partners -----------------------------------------------------------------------------

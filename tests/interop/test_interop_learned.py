@@ -3,7 +3,12 @@ with exactly the preprocessing of training."""
 
 from __future__ import annotations
 
+import base64
 import importlib.util
+import json
+import os
+import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -125,3 +130,59 @@ def test_text_trained_model_as_a_policy_reads_the_text_not_the_raw_observation()
         obs, *_ = vec.step(acts)
     assert [s.action for s in traj.steps] == expected and len(set(expected)) > 1
     assert traj.team_return > 400  # the trained baseline plays well (random averages about 240)
+
+
+# -- a model someone hands over cannot run code --------------------------------------------
+
+
+def test_a_safe_load_gives_the_model_sb3s_own_load_gives():
+    from stable_baselines3 import PPO
+
+    from lang_pz.interop import HashedBagOfWordsV1
+
+    for path in (TRAINED, TRAINED_TEXT):
+        ours = SB3Policy.load(path, HashedBagOfWordsV1(), observation="text").model
+        theirs = PPO.load(str(path), device="cpu")
+        assert type(ours.policy) is type(theirs.policy)
+        assert ours.observation_space == theirs.observation_space and ours.action_space == theirs.action_space
+        assert ours.clip_range(1.0) == theirs.clip_range(1.0)
+        mine, sb3 = ours.policy.state_dict(), theirs.policy.state_dict()
+        assert mine.keys() == sb3.keys() and all((mine[k] == sb3[k]).all() for k in mine)
+
+
+class _Plant:
+    """Unpickling it creates the folder ``marker``: proof that a planted pickle ran."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (os.mkdir, (self.marker,))
+
+
+def _planted(tmp_path: Path, key: str) -> Path:
+    """The text model with its ``data`` entry ``key`` replaced by a pickle that runs code."""
+    with zipfile.ZipFile(TRAINED_TEXT) as src:
+        data = json.loads(src.read("data"))
+        data[key] = {
+            ":type:": "<class 'collections.deque'>",
+            ":serialized:": base64.b64encode(pickle.dumps(_Plant(tmp_path / "ran"))).decode(),
+        }
+        out = tmp_path / "shared.zip"
+        with zipfile.ZipFile(out, "w") as dst:
+            for name in src.namelist():
+                dst.writestr(name, json.dumps(data) if name == "data" else src.read(name))
+    return out
+
+
+@pytest.mark.parametrize("key", ["ep_info_buffer", "observation_space", "policy_kwargs"])
+def test_a_pickle_planted_in_a_model_zip_never_runs(tmp_path, key):
+    from lang_pz.interop import HashedBagOfWordsV1
+
+    path = _planted(tmp_path, key)
+    if key == "ep_info_buffer":  # training state: replaced, the model loads
+        SB3Policy.load(path, HashedBagOfWordsV1(), observation="text")
+    else:
+        with pytest.raises(LangPZError, match=f"{key}.*could only be unpickled"):
+            SB3Policy.load(path, HashedBagOfWordsV1(), observation="text")
+    assert not (tmp_path / "ran").exists()

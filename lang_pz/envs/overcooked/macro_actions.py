@@ -36,8 +36,8 @@ tick. Two skill-driven players therefore never collide or swap back and forth fo
 Planners: ``MediumLevelActionManager`` with overcooked_ai's standard ``NO_COUNTERS_PARAMS``
 (used for the dispenser / pot / serving targets and by the greedy partner) and a
 ``MotionPlanner`` whose motion goals include every counter (for counter targets; building
-the manager itself with counter goals takes 100 s on Counter Circuit). Both are pickled once
-per layout in the user cache directory (:mod:`lang_pz.envs.overcooked.planners`), never in site-packages.
+the manager itself with counter goals takes 100 s on Counter Circuit). Both are built once per
+process and layout and kept in memory only (:mod:`lang_pz.envs.overcooked.planners`).
 """
 
 from __future__ import annotations
