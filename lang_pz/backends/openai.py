@@ -35,6 +35,7 @@ what replies and failures mean: :mod:`~lang_pz.backends.openai_replies`. See doc
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -51,7 +52,7 @@ from tenacity import RetryCallState
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.openai_attempts import send
-from lang_pz.backends.openai_endpoint import CHECK_READ_TIMEOUT_S, EndpointInfo, HTTPResponse, probe
+from lang_pz.backends.openai_endpoint import CHECK_READ_TIMEOUT_S, UNKNOWN, EndpointInfo, HTTPResponse, probe
 from lang_pz.backends.openai_replies import (
     ReplyError,
     describe,
@@ -236,6 +237,13 @@ class OpenAIBackend(LLMBackend):
                 if info.tokenizer is not None:
                     timeout = openai.Timeout(min(self.timeout_s, CHECK_READ_TIMEOUT_S), connect=self.connect_timeout_s)
                     self._tokenizer = ServerTokenizer(self._client, info.tokenizer, info.server, self.model, timeout)
+                if self.structured_output not in ("auto", info.structured_output) and info.server != UNKNOWN:
+                    note = (
+                        f"structured_output={self.structured_output!r} is set, but this server takes "
+                        f"{info.structured_output!r}: requests with a schema or choices may be refused; drop the "
+                        "option (the default 'auto' follows the server)"
+                    )
+                    info = dataclasses.replace(info, notes=(*info.notes, note))
                 for note in info.notes:
                     log.warning("%s: %s", self._where, note)
                 log.info("%s: %s", self._where, info.summary())
@@ -354,14 +362,13 @@ class OpenAIBackend(LLMBackend):
         try:
             return self._send(request)
         except BackendError as exc:
-            cause = exc.__cause__
-            if self.structured_output == "auto" and self._fallback is None and rejects_json_schema(cause):
-                log.warning("%s refuses response_format json_schema: sending json_object instead", self._where)
-                self._fallback = "json_object"
-                return self._send(request)
             if isinstance(exc, PromptTooLongError) and exc.context_window and self._learned_context is None:
-                self._learned_context = exc.context_window
-            raise
+                self._learned_context = exc.context_window  # the server said it: later requests are fitted first
+            if not (self.structured_output == "auto" and self._fallback is None and rejects_json_schema(exc.__cause__)):
+                raise
+        log.warning("%s refuses response_format json_schema: sending json_object from now on", self._where)
+        self._fallback = "json_object"
+        return self._send(request)
 
     def _send(self, request: GenerationRequest) -> Generation:
         """Send one request, retrying what is retryable (see the module docstring)."""
@@ -402,17 +409,19 @@ class OpenAIBackend(LLMBackend):
                 sleep=self._sleep, on_retry=on_retry, where=self._where,
             )  # fmt: skip
         except Exception as exc:  # every failure becomes a BackendError naming the endpoint
-            error = final_error(exc, failures, self._where, self._describe(exc), urlsplit(self.base_url).hostname)
-            if error is exc:
-                raise
-            raise error from (None if isinstance(exc, ReplyError) or self._leaks(exc) else exc)
-        usage = reply.get("usage")
-        return Generation(
-            text=text,
-            prompt_tokens=token_count(usage, "prompt_tokens"),
-            completion_tokens=token_count(usage, "completion_tokens"),
-            latency_s=time.perf_counter() - t0,
-            cached=False,
-            model=self.model,
-            retries=len(failures),
-        )
+            caught = exc  # raised below, outside this block: a key in exc must not ride along as __context__
+        else:
+            usage = reply.get("usage")
+            return Generation(
+                text=text,
+                prompt_tokens=token_count(usage, "prompt_tokens"),
+                completion_tokens=token_count(usage, "completion_tokens"),
+                latency_s=time.perf_counter() - t0,
+                cached=False,
+                model=self.model,
+                retries=len(failures),
+            )
+        error = final_error(caught, failures, self._where, self._describe(caught), urlsplit(self.base_url).hostname)
+        if error is caught:
+            raise error
+        raise error from (None if isinstance(caught, ReplyError) or self._leaks(caught) else caught)
