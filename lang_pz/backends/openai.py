@@ -67,6 +67,7 @@ from lang_pz.backends.openai_requests import (
     StructuredOutput,
     StructuredOutputOption,
     decoding,
+    json_tokens,
     request_body,
     resolve_mode,
 )
@@ -282,15 +283,17 @@ class OpenAIBackend(LLMBackend):
         return None, ""
 
     def count_tokens(self, request: GenerationRequest) -> int:
-        """Tokens the request's prompt takes: the server's own count (plus an allowance for the
-        chat template where the server counts only the text), else a conservative estimate
-        (:mod:`lang_pz.backends.openai_tokens`)."""
+        """Tokens the request takes in the context besides its ``max_tokens``: the prompt as the
+        server counts it (plus an allowance for the chat template where the server counts only the
+        text; a conservative estimate where it cannot count, :mod:`lang_pz.backends.openai_tokens`)
+        and the JSON the reply is wrapped in (``{"choice": ...}``)."""
         self._ensure_checked()
         counted = self._tokenizer.count(request) if self._tokenizer is not None else None
+        wrapper = json_tokens(request, decoding(request, self.structured, self.constrained_decoding))
         if counted is None:
-            return estimate(request)
+            return estimate(request) + wrapper
         n, with_template = counted
-        return n if with_template else n + template_tokens(request)
+        return (n if with_template else n + template_tokens(request)) + wrapper
 
     def cache_identity(self) -> dict[str, Any]:
         """Endpoint (without credentials), model, prompt format, structured-output option and

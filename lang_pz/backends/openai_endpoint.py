@@ -175,7 +175,10 @@ def _model_error(where: str, name: str, ids: Sequence[str], server: str) -> Back
             f"Give the served model's name (--backend openai:{served}, or model={served!r}), or start the server "
             f"with the name you mean (llama-cpp-python: --model_alias {name}; llama-server: --alias {name})"
         )
-    close = difflib.get_close_matches(name, list(ids), n=1, cutoff=0.5)
+    folded = {i.casefold(): i for i in ids}
+    close = [i for i in ids if name.casefold() in i.casefold()] or [
+        folded[c] for c in difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.5)
+    ]
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     shown = ", ".join(repr(i) for i in list(ids)[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
     return BackendError(

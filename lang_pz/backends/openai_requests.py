@@ -125,6 +125,15 @@ def decoding(request: GenerationRequest, structured_output: StructuredOutput, mo
     return Decoding(mode, choice_json=chat and not vllm, reply_json=checked and mode == "json_schema", reply_checked=checked)
 
 
+def json_tokens(request: GenerationRequest, how: Decoding) -> int:
+    """Tokens added to ``request.max_tokens`` for the JSON the server wraps the reply in:
+    :data:`JSON_REPLY_TOKENS` around a reply format's ``{"reply": ...}``, :data:`JSON_CHOICE_TOKENS`
+    around a chat choice's ``{"choice": ...}``, else 0."""
+    if how.reply_json:
+        return JSON_REPLY_TOKENS
+    return JSON_CHOICE_TOKENS if how.choice_json and request.choices is not None else 0
+
+
 def schema_pattern(regex: str) -> str:
     """``regex`` (a :mod:`lang_pz.text.replies` pattern) as a JSON-schema ``pattern``: anchored
     (``^...$``), plain groups for ``(?:``, escaped characters written out, and regex
@@ -272,10 +281,7 @@ def request_body(
         body["seed"] = int(request.seed)
     if request.stop and not how.reply_json:
         body["stop"] = list(request.stop)
-    if how.reply_json:  # the JSON around the reply: its stops apply to the unwrapped string instead
-        body["max_tokens"] = request.max_tokens + JSON_REPLY_TOKENS
-    elif how.choice_json and request.choices is not None:  # the {"choice": ...} around the choice
-        body["max_tokens"] = request.max_tokens + JSON_CHOICE_TOKENS
+    body["max_tokens"] = request.max_tokens + json_tokens(request, how)
     if how.mode in _VLLM_FIELDS:
         if request.choices is not None:
             _vllm_field(body, how.mode, "choice", list(dict.fromkeys(request.choices)))
