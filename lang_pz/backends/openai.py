@@ -52,7 +52,7 @@ from tenacity import RetryCallState
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.openai_attempts import send
-from lang_pz.backends.openai_endpoint import CHECK_READ_TIMEOUT_S, UNKNOWN, EndpointInfo, HTTPResponse, probe
+from lang_pz.backends.openai_endpoint import UNKNOWN, EndpointInfo, HTTPResponse, probe
 from lang_pz.backends.openai_replies import (
     ReplyError,
     describe,
@@ -233,10 +233,10 @@ class OpenAIBackend(LLMBackend):
             if self.endpoint is None:
                 info = probe(
                     self._client, self.base_url, self.model, where=self._where,
-                    connect_timeout_s=min(self.connect_timeout_s, 5.0), sleep=self._sleep,
+                    connect_timeout_s=min(self.connect_timeout_s, 5.0), read_timeout_s=self.timeout_s, sleep=self._sleep,
                 )  # fmt: skip
                 if info.tokenizer is not None:
-                    timeout = openai.Timeout(min(self.timeout_s, CHECK_READ_TIMEOUT_S), connect=self.connect_timeout_s)
+                    timeout = openai.Timeout(self.timeout_s, connect=self.connect_timeout_s)
                     self._tokenizer = ServerTokenizer(self._client, info.tokenizer, info.server, self.model, timeout)
                 if self.structured_output not in ("auto", info.structured_output) and info.server != UNKNOWN:
                     note = (

@@ -65,8 +65,6 @@ UNKNOWN = "unknown"
 ANSWERS_ANY_NAME = (LLAMA_CPP_PYTHON, LLAMA_CPP)
 #: Seconds the check waits for a server that answers HTTP 502/503/504/429 (e.g. still loading).
 STARTUP_WAIT_S = 30.0
-#: Seconds the check's requests may take to answer (the connection has ``connect_timeout_s``).
-CHECK_READ_TIMEOUT_S = 10.0
 _TOKENIZE_ROUTES = {LLAMA_CPP_PYTHON: "/extras/tokenize/count", LLAMA_CPP: "/tokenize", VLLM: "/tokenize"}
 _SERVER_NAMES = {
     LLAMA_CPP_PYTHON: "llama-cpp-python's server",
@@ -209,6 +207,11 @@ def _unreachable(where: str, exc: BaseException, what: str, base_url: str) -> Ba
     host = urlsplit(base_url).hostname
     if dns_failure(exc) is not None:
         fix = f"the host name {host!r} does not resolve (DNS): check its spelling in base_url / OPENAI_BASE_URL"
+    elif isinstance(exc, openai.APITimeoutError) and "Connect" not in type(exc.__cause__).__name__:
+        return BackendUnavailableError(
+            f"{where} accepted the connection but did not answer GET /models in time ({what}): it may be busy "
+            "with other requests or stuck; raise timeout_s, or check the server's log"
+        )
     elif isinstance(exc, openai.APITimeoutError):
         fix = "nothing answered in time: check the address and port, and that no firewall drops the connection"
     else:
@@ -262,6 +265,7 @@ def probe(
     *,
     where: str,
     connect_timeout_s: float,
+    read_timeout_s: float,
     sleep: Callable[[float], None] = time.sleep,
 ) -> EndpointInfo:
     """Check the endpoint at ``base_url`` for ``model`` (see the module docstring).
@@ -271,7 +275,10 @@ def probe(
         base_url: the endpoint root, without credentials.
         model: the model name requests will carry.
         where: names the endpoint and model in messages.
-        connect_timeout_s: limit on opening the connection, in seconds.
+        connect_timeout_s: limit on opening the connection, in seconds (short: a host that drops
+            packets is an error in seconds).
+        read_timeout_s: limit on each answer, in seconds (a llama.cpp server answers
+            ``/v1/models`` only between generations, so this is the requests' ``timeout_s``).
         sleep: waits between polls of a server that is still loading (tests pass a recorder).
 
     Raises:
@@ -280,7 +287,7 @@ def probe(
         BackendError: the server refuses the API key, fails the check otherwise (its message is
             quoted), or does not serve ``model`` (the message lists what it serves).
     """
-    timeout = openai.Timeout(CHECK_READ_TIMEOUT_S, connect=connect_timeout_s)
+    timeout = openai.Timeout(read_timeout_s, connect=connect_timeout_s)
     body, no_list = _model_list(client, where, base_url, timeout, sleep)
     if no_list is None and not isinstance(body, dict):
         no_list = "GET /models: not a JSON object"
