@@ -35,7 +35,6 @@ what replies and failures mean: :mod:`~lang_pz.backends.openai_replies`. See doc
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import re
@@ -52,7 +51,7 @@ from tenacity import RetryCallState
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
 from lang_pz.backends.cache import ResponseCache, resolve_cache
 from lang_pz.backends.openai_attempts import send
-from lang_pz.backends.openai_endpoint import UNKNOWN, EndpointInfo, HTTPResponse, probe
+from lang_pz.backends.openai_endpoint import EndpointInfo, HTTPResponse, probe
 from lang_pz.backends.openai_replies import (
     ReplyError,
     describe,
@@ -234,17 +233,11 @@ class OpenAIBackend(LLMBackend):
                 info = probe(
                     self._client, self.base_url, self.model, where=self._where,
                     connect_timeout_s=min(self.connect_timeout_s, 5.0), read_timeout_s=self.timeout_s, sleep=self._sleep,
+                    structured_output=self.structured_output,
                 )  # fmt: skip
                 if info.tokenizer is not None:
                     timeout = openai.Timeout(self.timeout_s, connect=self.connect_timeout_s)
                     self._tokenizer = ServerTokenizer(self._client, info.tokenizer, info.server, self.model, timeout)
-                if self.structured_output not in ("auto", info.structured_output) and info.server != UNKNOWN:
-                    note = (
-                        f"structured_output={self.structured_output!r} is set, but this server takes "
-                        f"{info.structured_output!r}: requests with a schema or choices may be refused; drop the "
-                        "option (the default 'auto' follows the server)"
-                    )
-                    info = dataclasses.replace(info, notes=(*info.notes, note))
                 for note in info.notes:
                     log.warning("%s: %s", self._where, note)
                 log.info("%s: %s", self._where, info.summary())

@@ -267,6 +267,7 @@ def probe(
     connect_timeout_s: float,
     read_timeout_s: float,
     sleep: Callable[[float], None] = time.sleep,
+    structured_output: str = "auto",
 ) -> EndpointInfo:
     """Check the endpoint at ``base_url`` for ``model`` (see the module docstring).
 
@@ -280,6 +281,7 @@ def probe(
         read_timeout_s: limit on each answer, in seconds (a llama.cpp server answers
             ``/v1/models`` only between generations, so this is the requests' ``timeout_s``).
         sleep: waits between polls of a server that is still loading (tests pass a recorder).
+        structured_output: the backend's option; a form the server does not take is noted.
 
     Raises:
         BackendUnavailableError: nothing answers at ``base_url`` (refused, DNS, timeout), or the
@@ -315,13 +317,19 @@ def probe(
         context = _props_context(client, root, timeout)
         source = "GET /props" if context else ""
     route = _TOKENIZE_ROUTES.get(kind)
+    takes: StructuredOutput = "json_object" if kind == LLAMA_CPP_PYTHON else "json_schema"
+    if structured_output not in ("auto", takes) and kind != UNKNOWN:
+        notes.append(
+            f"structured_output={structured_output!r} is set, but {_SERVER_NAMES[kind]} takes {takes!r}: requests "
+            "with a schema or choices may be refused; drop the option (the default 'auto' follows the server)"
+        )
     return EndpointInfo(
         server=kind,
         models=ids if no_list is None else None,
         served_model=served,
         context_window=context,
         context_source=source,
-        structured_output="json_object" if kind == LLAMA_CPP_PYTHON else "json_schema",
+        structured_output=takes,
         tokenizer=f"{root}{route}" if route and root else None,
         notes=tuple(notes),
     )

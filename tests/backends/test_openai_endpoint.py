@@ -9,6 +9,7 @@ Unit tests use the ``make_stub`` endpoint of conftest.py presenting itself as ea
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -72,7 +73,9 @@ def test_llama_server_reports_its_context_in_props(make_stub):
 
 def test_a_model_the_server_does_not_list_is_an_error_naming_what_it_serves(make_stub):
     stub = make_stub(["ok"], models=VLLM_MODELS)
-    with pytest.raises(BackendError, match=r"no model named 'qwen2.5-7b' \(did you mean 'Qwen/Qwen2.5-7B-Instruct'\?\); it serves"):
+    with pytest.raises(
+        BackendError, match=r"no model named 'qwen2.5-7b' \(did you mean 'Qwen/Qwen2.5-7B-Instruct'\?\); it serves"
+    ):
         backend(stub.url, "qwen2.5-7b").generate(NONE_CHOICE)
     assert stub.bodies == []  # nothing was sent under the wrong name
 
@@ -116,6 +119,21 @@ def test_a_wrong_port_fails_at_once_not_after_a_minute_of_retries():
     with pytest.raises(BackendUnavailableError, match="not reachable.*Connection refused.*start the server"):
         b.generate(NONE_CHOICE)
     assert time.perf_counter() - t0 < 15 and b.retries.total() == 0
+
+
+def test_a_server_that_accepts_but_does_not_answer_is_busy_not_unreachable():
+    with socket.socket() as listening:  # the kernel accepts the connection; nobody answers
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        b = backend(f"http://127.0.0.1:{listening.getsockname()[1]}/v1", timeout_s=0.3)
+        with pytest.raises(BackendUnavailableError, match="accepted the connection but did not answer .*raise timeout_s"):
+            b.check()
+
+
+def test_a_structured_output_the_server_does_not_take_is_a_start_up_warning(make_stub):
+    stub = make_stub(["ok"], models=LLAMA_CPP_PYTHON_MODELS)
+    info = backend(stub.url, structured_output="json_schema").check()
+    assert "structured_output='json_schema' is set, but llama-cpp-python's server takes 'json_object'" in info.notes[0]
 
 
 def test_a_loading_server_is_waited_for_and_a_bad_key_is_said(make_stub):
