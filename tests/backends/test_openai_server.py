@@ -32,6 +32,7 @@ def backend(server_url):
         cache=False,
         max_attempts=2,
         backoff_s=0.1,
+        timeout_s=300,  # a fitted prompt fills the 2,048-token context: minutes of prompt processing on a busy 2-core machine
     )
 
 
