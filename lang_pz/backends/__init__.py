@@ -8,8 +8,11 @@
 lang_pz.backends`` does not load llama.cpp or the ``openai`` client. Build one from a string
 with :func:`make_backend` (options as keyword arguments or from ``$LANG_PZ_BACKEND_OPTIONS``).
 
-Also here: :mod:`~lang_pz.backends.openai_requests` / :mod:`~lang_pz.backends.openai_replies`
-(what ``OpenAIBackend`` sends, and what replies and failures mean),
+Also here: :mod:`~lang_pz.backends.openai_endpoint` (``OpenAIBackend``'s start-up check of the
+endpoint), :mod:`~lang_pz.backends.openai_tokens` (counting and fitting prompts),
+:mod:`~lang_pz.backends.openai_requests` / :mod:`~lang_pz.backends.openai_replies` /
+:mod:`~lang_pz.backends.openai_attempts` (what ``OpenAIBackend`` sends, what replies and
+failures mean, and one request's attempts),
 :mod:`~lang_pz.backends.retry` (the retry waits of remote backends),
 :mod:`~lang_pz.backends.meter` (per-role accounting), :mod:`~lang_pz.backends.limit` (one bound on
 requests in flight) and :mod:`~lang_pz.backends.fake_server` (a local fake OpenAI-compatible
@@ -55,6 +58,7 @@ __all__ = [
     "check_backend_spec",
     "default_cache_dir",
     "make_backend",
+    "option_names",
 ]
 
 _LAZY = {
@@ -96,13 +100,33 @@ def _env_options(kind: str) -> dict[str, Any]:
     return dict(options.get(kind, {}))
 
 
-def _check_options(cls: type[Any], options: dict[str, Any], fixed: tuple[str, ...], source: str = "") -> None:
-    valid = [
+def _option_names(cls: type[Any], fixed: tuple[str, ...]) -> list[str]:
+    return [
         n
         for n, p in inspect.signature(cls.__init__).parameters.items()
-        if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")
+        if (p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and n != "self")) and n not in fixed
     ]
-    valid = [n for n in valid if n not in fixed]
+
+
+def option_names(spec: str) -> list[str]:
+    """The constructor options ``make_backend(spec, **options)`` takes (e.g. ``timeout_s`` for
+    ``"openai:<model>"``, ``n_threads`` for ``"embedded"``).
+
+    Raises:
+        ValueError: an unknown or malformed spec (as :func:`check_backend_spec`).
+    """
+    check_backend_spec(spec)
+    if str(spec).strip() == "embedded":
+        from lang_pz.backends.llama_cpp import LlamaCppBackend
+
+        return _option_names(LlamaCppBackend, ())
+    from lang_pz.backends.openai import OpenAIBackend
+
+    return _option_names(OpenAIBackend, ("model",))
+
+
+def _check_options(cls: type[Any], options: dict[str, Any], fixed: tuple[str, ...], source: str = "") -> None:
+    valid = _option_names(cls, fixed)
     for name in options:
         if name not in valid:
             close = [_ALIASES[name]] if name in _ALIASES else difflib.get_close_matches(name, valid, n=1)

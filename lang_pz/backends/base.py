@@ -184,6 +184,16 @@ class LLMBackend(ABC):
         self.usage.add(gen)
         return gen
 
+    def check(self) -> Any:
+        """Check that the backend can serve requests, before the first one (commands call it
+        before their first episode). Nothing to check here; a remote backend checks its endpoint
+        (:meth:`lang_pz.backends.openai.OpenAIBackend.check`) and returns what it found.
+
+        Raises:
+            BackendError: the backend cannot serve requests (the message says why and the fix).
+        """
+        return None
+
     @property
     def context_window(self) -> int | None:
         """The model's context window in tokens (prompt + reply), or ``None`` if unknown."""

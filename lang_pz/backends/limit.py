@@ -9,6 +9,7 @@ rate limit).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 
@@ -39,6 +40,19 @@ class RequestLimit(LLMBackend):
             gen = self.inner.generate(request)
         self.usage.add(gen)
         return gen
+
+    def check(self) -> Any:
+        """``inner``'s start-up check."""
+        return self.inner.check()
+
+    @property
+    def context_window(self) -> int | None:
+        """``inner``'s context window (policies fit their prompts to it)."""
+        return self.inner.context_window
+
+    def count_tokens(self, request: GenerationRequest) -> int | None:
+        """``inner``'s token count."""
+        return self.inner.count_tokens(request)
 
     def _generate(self, request: GenerationRequest) -> Generation:  # pragma: no cover - generate overrides
         return self.inner.generate(request)

@@ -7,6 +7,8 @@ larger remote critic; either way the run reports calls, tokens and cost *per rol
 
 from __future__ import annotations
 
+from typing import Any
+
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, TokenUsage
 
 
@@ -43,6 +45,10 @@ class RoleMeter(LLMBackend):
             p_in, p_out = self.price_per_mtok
             self.cost_usd += (gen.prompt_tokens * p_in + gen.completion_tokens * p_out) / 1e6
         return gen
+
+    def check(self) -> Any:
+        """``inner``'s start-up check."""
+        return self.inner.check()
 
     @property
     def context_window(self) -> int | None:

@@ -1,51 +1,40 @@
 """A backend for any OpenAI-compatible HTTP endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
-Every failure of a request surfaces as a :class:`~lang_pz.error.BackendError` subclass whose
-message names the endpoint (base URL without credentials) and the model, never the API key.
-Retries are ours (``tenacity``; the ``openai`` client's own are off). Retried, with the
-waits of :mod:`lang_pz.backends.retry` (exponential backoff, seeded jitter, ``Retry-After``):
+Before its first request the backend checks the endpoint once (:meth:`OpenAIBackend.check`,
+:mod:`~lang_pz.backends.openai_endpoint`): something answers (a refused connection fails at
+once, not after a minute of retries), the server serves the model name, its context window
+where it says it, the structured-output form it takes (``structured_output="auto"``) and where
+it counts tokens. A request that cannot fit the known context window is refused before it is
+sent (:mod:`~lang_pz.backends.openai_tokens`); :meth:`~OpenAIBackend.count_tokens` and
+:attr:`~OpenAIBackend.context_window` let :class:`~lang_pz.policies.llm.LLMPolicy` fit its
+prompts first, as with the embedded model.
 
-- transport failures: connection refused or reset, timeouts, a body cut short;
-- HTTP 408, 429 and 5xx;
-- a 200 whose reply cannot be used: a body that is not JSON, no ``choices``, no text in the
-  first choice, or (for a ``choices`` request) a reply that is not one of the choices.
+Every failure surfaces as a :class:`~lang_pz.error.BackendError` subclass whose message names
+the endpoint (base URL without credentials) and the model, never the API key. Retries are ours
+(the ``openai`` client's are off; :mod:`~lang_pz.backends.openai_attempts`), with the waits of
+:mod:`~lang_pz.backends.retry` (exponential backoff, seeded jitter, ``Retry-After``): transport
+failures (refused, reset, timeouts, a body cut short); HTTP 408, 429 and 5xx, except a 500
+whose body says the request is invalid (llama-cpp-python's "validation error"); a 200 whose
+reply cannot be used (not JSON, no ``choices``, no text, outside the choices or the env's reply
+format); a constrained reply cut at ``max_tokens``, sent again at once with twice the budget.
+After ``max_attempts`` the error is :class:`~lang_pz.error.BackendUnavailableError` (transport
+or HTTP status) or :class:`~lang_pz.error.InvalidReplyError` (unusable replies), counting the
+failures by kind; a host name that does not resolve gets ``DNS_ATTEMPTS`` (2). Not retried:
+other HTTP errors (400, 401, 404...) raise :class:`~lang_pz.error.BackendError` at once quoting
+the server, and a prompt over the context (HTTP 400 ``context_length_exceeded``)
+:class:`~lang_pz.error.PromptTooLongError` with the server's counts. With ``"auto"`` structured
+output, a server that refuses ``json_schema`` naming ``json_object`` is switched to
+``json_object`` and the request sent again (once).
 
-After ``max_attempts`` attempts the error is :class:`~lang_pz.error.BackendUnavailableError`
-(the last failure was the transport or an HTTP status) or
-:class:`~lang_pz.error.InvalidReplyError` (the last reply was unusable); its message counts the
-failures by kind. A host name that does not resolve (DNS) gets only ``DNS_ATTEMPTS`` (2)
-attempts. Not retried: other HTTP errors (400, 401, 404...) raise
-:class:`~lang_pz.error.BackendError` at once with the server's message, and a prompt over the
-model's context (HTTP 400 ``context_length_exceeded``, as OpenAI, vLLM and llama-cpp-python's
-server report it) raises :class:`~lang_pz.error.PromptTooLongError` with the token counts the
-server gave.
-
-Defaults: ``timeout_s=60`` (the longest a whole non-streamed reply may take),
-``connect_timeout_s=5``, ``max_attempts=8``, waits of about 0.5, 1, 2, 4, 8, 16, 30 s
-(``backoff_s=0.5`` doubling to ``max_backoff_s=30``, +-50 % jitter): a request rides out about
-a minute of outage, and a server's ``Retry-After`` is honoured up to ``max_retry_after_s=60``.
-
-Structured output differs by server, hence ``structured_output`` (``"json_schema"`` for
-OpenAI, vLLM, Ollama; ``"json_object"`` for llama-cpp-python's server); how each request is
-sent is :mod:`lang_pz.backends.openai_requests`, what replies and failures mean is
-:mod:`lang_pz.backends.openai_replies`. A ``choices`` request returns the choice string.
-Completion-format requests (``prompt=``) with ``choices=``/``json_schema=`` need
-``structured_output="json_object"`` (sent as llama-cpp-python's ``grammar``; a JSON schema
-needs llama-cpp-python installed locally to be converted); with ``"json_schema"`` they raise
-:class:`BackendError` (``constrained_decoding="vllm"`` sends them in vLLM's own fields instead).
-
-An env's reply format (``info["reply_format"]``, the request's ``grammar`` and ``pattern``) is
-sent as ``constrained_decoding`` says: ``"llama_cpp"`` (the GBNF ``grammar`` field),
-``"vllm"`` / ``"vllm_guided"`` (vLLM's ``structured_outputs`` / ``guided_*`` fields with the
-regex), ``"json_schema"`` (a ``{"reply": ...}`` schema with the regex as its ``pattern``, for
-OpenAI and Ollama), ``"off"`` (free text); ``"auto"`` is ``"llama_cpp"`` on a
-``"json_object"`` server, else ``"off"``. A constrained reply outside the format is retried
-like any unusable reply (:mod:`lang_pz.backends.openai_requests` has the details).
+Defaults: ``timeout_s=60`` (a whole non-streamed reply), ``connect_timeout_s=5``,
+``max_attempts=8``, waits of about 0.5, 1, 2, 4, 8, 16, 30 s (``backoff_s=0.5`` doubling to
+``max_backoff_s=30``, +-50 % jitter): about a minute of outage is ridden out; ``Retry-After``
+is honoured up to ``max_retry_after_s=60``. What is sent: :mod:`~lang_pz.backends.openai_requests`;
+what replies and failures mean: :mod:`~lang_pz.backends.openai_replies`. See docs/backends.md.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -57,36 +46,33 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import openai
+from tenacity import RetryCallState
 
-try:  # the HTTP library the openai client is built on (httpx2 since openai 3; httpx before)
-    from httpx2 import Response as _HTTPResponse
-except ImportError:  # pragma: no cover - older openai releases
-    from httpx import Response as _HTTPResponse  # type: ignore[assignment]  # the same class, older package
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
-
-from lang_pz.backends.base import (
-    Generation,
-    GenerationRequest,
-    LLMBackend,
-    PromptFormat,
-)
+from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, PromptFormat
 from lang_pz.backends.cache import ResponseCache, resolve_cache
+from lang_pz.backends.openai_attempts import send
+from lang_pz.backends.openai_endpoint import EndpointInfo, HTTPResponse, probe
 from lang_pz.backends.openai_replies import (
     ReplyError,
     describe,
-    failure_kind,
     final_error,
     public_url,
-    reply_choice,
-    reply_in_format,
-    reply_text,
+    rejects_json_schema,
     retry_after,
-    stop_on_dns_failure,
     token_count,
 )
-from lang_pz.backends.openai_requests import ConstrainedDecoding, StructuredOutput, decoding, request_body, resolve_mode
+from lang_pz.backends.openai_requests import (
+    ConstrainedDecoding,
+    StructuredOutput,
+    StructuredOutputOption,
+    decoding,
+    json_tokens,
+    request_body,
+    resolve_mode,
+)
+from lang_pz.backends.openai_tokens import ServerTokenizer, check_fits, estimate, template_tokens
 from lang_pz.backends.retry import Backoff, RetrySchedule, number_in_range
-from lang_pz.error import BackendError
+from lang_pz.error import BackendError, PromptTooLongError
 
 _PLACEHOLDER_KEY = "EMPTY"
 _OPENAI_HOST = "api.openai.com"
@@ -98,7 +84,7 @@ class OpenAIBackend(LLMBackend):
     """Any OpenAI-compatible chat/completions endpoint via the ``openai`` package.
 
     Args:
-        model: the model name the server serves.
+        model: the model name the server serves (checked against its list at start-up).
         base_url: endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default
             ``$OPENAI_BASE_URL``, else OpenAI's.
         api_key: default ``$OPENAI_API_KEY``; local servers need none (a placeholder is sent),
@@ -113,21 +99,26 @@ class OpenAIBackend(LLMBackend):
         jitter: relative spread in [0, 1] of each wait.
         max_retry_after_s: cap in seconds on a server's ``Retry-After``.
         retry_seed: seeds the jitter (same seed, same waits).
-        structured_output: how the server takes a JSON schema (see the module docstring).
-        constrained_decoding: how the server is asked to keep replies to an env's reply format
-            (a request's ``grammar``/``pattern``): ``"llama_cpp"`` (GBNF ``grammar`` field),
-            ``"vllm"`` (``structured_outputs``, vLLM >= 0.10.2), ``"vllm_guided"``
-            (``guided_regex``/``guided_choice``/``guided_json``, vLLM < 0.12), ``"json_schema"``
-            (a ``{"reply": ...}`` JSON schema with a ``pattern``: OpenAI, Ollama), ``"off"``
-            (free text) or ``"auto"`` (``"llama_cpp"`` with ``structured_output="json_object"``,
-            else ``"off"``); details in :mod:`lang_pz.backends.openai_requests`. Constrained
-            replies are checked against the format and retried when outside it.
+        structured_output: how the server takes a JSON schema: ``"json_schema"`` (OpenAI, vLLM,
+            Ollama, llama-server), ``"json_object"`` (llama-cpp-python's server) or ``"auto"``
+            (default: the start-up check picks, see the module docstring).
+        constrained_decoding: how the server is asked to keep replies to an env's reply format (a
+            request's ``grammar``/``pattern``): ``"llama_cpp"``, ``"vllm"``, ``"vllm_guided"``,
+            ``"json_schema"``, ``"off"`` or ``"auto"`` (``"llama_cpp"`` when the structured output
+            is ``"json_object"``, else ``"off"``); see :mod:`lang_pz.backends.openai_requests`.
         prompt_format: which request form the served model follows best.
+        context_window: the model's context window in tokens (prompt + reply), for servers that
+            do not report it (llama-cpp-python's: its ``--n_ctx``); ``None`` (default): what the
+            server reports, else what its first "maximum context length" reply says.
+        check_endpoint: check the endpoint before the first request (default ``True``; see
+            :meth:`check`). ``False`` sends requests unchecked (``"auto"`` structured output is
+            then ``"json_schema"``, switched to ``"json_object"`` if the server refuses it).
         cache: ``True`` (default) = the persistent default :class:`ResponseCache`;
             ``False``/``None`` = no cache; a directory or a :class:`ResponseCache` to use.
 
     Attributes:
         retries: ``Counter`` of retried failures by kind (``"HTTP 429"``, ``"timeout"``...).
+        endpoint: what the start-up check found (:class:`EndpointInfo`), ``None`` before it.
 
     Raises:
         ValueError: an argument out of range (the message names it), or a base URL that is
@@ -150,28 +141,39 @@ class OpenAIBackend(LLMBackend):
         jitter: float = 0.5,
         max_retry_after_s: float = 60.0,
         retry_seed: int = 0,
-        structured_output: StructuredOutput = "json_schema",
+        structured_output: StructuredOutputOption = "auto",
         constrained_decoding: ConstrainedDecoding = "auto",
         prompt_format: PromptFormat = "chat",
+        context_window: int | None = None,
+        check_endpoint: bool = True,
         cache: ResponseCache | str | Path | bool | None = True,
     ) -> None:
         super().__init__()
         if not model:
             raise ValueError("OpenAIBackend needs a model name, e.g. model='gpt-4o-mini'")
-        if structured_output not in ("json_schema", "json_object"):
-            raise ValueError(f"structured_output must be 'json_schema' or 'json_object', got {structured_output!r}")
-        resolve_mode(constrained_decoding, structured_output)  # ValueError naming the valid modes
+        if structured_output not in ("auto", "json_schema", "json_object"):
+            raise ValueError(f"structured_output must be 'auto', 'json_schema' or 'json_object', got {structured_output!r}")
+        resolve_mode(constrained_decoding, "json_schema")  # ValueError naming the valid modes
         if prompt_format not in ("chat", "completion"):
             raise ValueError(f"prompt_format must be 'chat' or 'completion', got {prompt_format!r}")
         if api_key is not None and not isinstance(api_key, str):
             raise ValueError(f"api_key must be a str (or None: $OPENAI_API_KEY), got a {type(api_key).__name__}")
+        if context_window is not None and (
+            isinstance(context_window, bool) or not isinstance(context_window, int) or context_window < 16
+        ):
+            raise ValueError(f"context_window is in tokens and must be an int >= 16 (or None), got {context_window!r}")
+        if not isinstance(check_endpoint, bool):
+            raise ValueError(f"check_endpoint must be true or false, got {check_endpoint!r}")
         self.timeout_s = number_in_range("timeout_s", timeout_s, 1e-3)
         self.connect_timeout_s = number_in_range("connect_timeout_s", connect_timeout_s, 1e-3)
         self.schedule = RetrySchedule(max_attempts, backoff_s, max_backoff_s, jitter, max_retry_after_s, retry_seed)
         self.model = model
         self.prompt_format = prompt_format
-        self.structured_output: StructuredOutput = structured_output
+        self.structured_output: StructuredOutputOption = structured_output
         self.constrained_decoding: ConstrainedDecoding = constrained_decoding
+        self.check_endpoint = check_endpoint
+        self._context_option = context_window
+        self._learned_context: int | None = None
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._uses_placeholder_key = not key
         self._secret = key or _PLACEHOLDER_KEY
@@ -198,9 +200,14 @@ class OpenAIBackend(LLMBackend):
                 "which needs no key"
             )
         self._backoff = Backoff(self.schedule, retry_after)
-        self._sleep = time.sleep  # tenacity's sleep; tests record the waits here
+        self._sleep = time.sleep  # tenacity's sleep and the check's polls; tests record the waits here
         self.retries: Counter[str] = Counter()
         self._retries_lock = threading.Lock()
+        self.endpoint: EndpointInfo | None = None
+        self._tokenizer: ServerTokenizer | None = None
+        self._checked = False
+        self._check_lock = threading.Lock()
+        self._fallback: StructuredOutput | None = None  # "auto" switched by a server's refusal
         self.cache = resolve_cache(cache)
 
     # -- public helpers -------------------------------------------------------------------
@@ -210,9 +217,80 @@ class OpenAIBackend(LLMBackend):
         """Attempts a request gets in all."""
         return self.schedule.max_attempts
 
+    def check(self) -> EndpointInfo:
+        """Check the endpoint now (once; later calls return the first result): reachable, serving
+        ``model``, its context window, structured-output form and tokenizer
+        (:mod:`lang_pz.backends.openai_endpoint`). Runs before the first request by itself
+        unless ``check_endpoint=False``; commands call it before their first episode.
+
+        Raises:
+            BackendUnavailableError: nothing answers at the endpoint (fails in seconds).
+            BackendError: the server refuses the key or fails the check (its message quoted),
+                or does not serve ``model`` (the message lists what it serves).
+        """
+        with self._check_lock:
+            if self.endpoint is None:
+                info = probe(
+                    self._client, self.base_url, self.model, where=self._where,
+                    connect_timeout_s=min(self.connect_timeout_s, 5.0), read_timeout_s=self.timeout_s, sleep=self._sleep,
+                    structured_output=self.structured_output,
+                )  # fmt: skip
+                if info.tokenizer is not None:
+                    timeout = openai.Timeout(self.timeout_s, connect=self.connect_timeout_s)
+                    self._tokenizer = ServerTokenizer(self._client, info.tokenizer, info.server, self.model, timeout)
+                for note in info.notes:
+                    log.warning("%s: %s", self._where, note)
+                log.info("%s: %s", self._where, info.summary())
+                self.endpoint = info
+            self._checked = True
+            return self.endpoint
+
+    def _ensure_checked(self) -> None:
+        if self.check_endpoint and not self._checked:
+            self.check()
+
+    @property
+    def structured(self) -> StructuredOutput:
+        """The structured-output form requests are sent in (``"auto"`` resolved)."""
+        if self.structured_output != "auto":
+            return self.structured_output
+        if self._fallback is not None:
+            return self._fallback
+        return self.endpoint.structured_output if self.endpoint is not None else "json_schema"
+
+    @property
+    def context_window(self) -> int | None:
+        """The context window in tokens: the ``context_window`` option, else what the server
+        reports (checking the endpoint first), else what its "maximum context length" reply
+        said, else ``None``."""
+        return self._context()[0]
+
+    def _context(self) -> tuple[int | None, str]:
+        if self._context_option is not None:
+            return self._context_option, "the context_window option"
+        self._ensure_checked()
+        if self.endpoint is not None and self.endpoint.context_window is not None:
+            return self.endpoint.context_window, f"the server's {self.endpoint.context_source}"
+        if self._learned_context is not None:
+            return self._learned_context, "the server's earlier 'maximum context length' reply"
+        return None, ""
+
+    def count_tokens(self, request: GenerationRequest) -> int:
+        """Tokens the request takes in the context besides its ``max_tokens``: the prompt as the
+        server counts it (plus an allowance for the chat template where the server counts only the
+        text; a conservative estimate where it cannot count, :mod:`lang_pz.backends.openai_tokens`)
+        and the JSON the reply is wrapped in (``{"choice": ...}``)."""
+        self._ensure_checked()
+        counted = self._tokenizer.count(request) if self._tokenizer is not None else None
+        wrapper = json_tokens(request, decoding(request, self.structured, self.constrained_decoding))
+        if counted is None:
+            return estimate(request) + wrapper
+        n, with_template = counted
+        return (n if with_template else n + template_tokens(request)) + wrapper
+
     def cache_identity(self) -> dict[str, Any]:
-        """Endpoint (without credentials), model, prompt format, structured-output mode and (when
-        set) the constrained-decoding mode."""
+        """Endpoint (without credentials), model, prompt format, structured-output option and
+        (when set) the constrained-decoding mode."""
         extra = {} if self.constrained_decoding == "auto" else {"constrained_decoding": self.constrained_decoding}
         return {
             **extra,
@@ -272,69 +350,72 @@ class OpenAIBackend(LLMBackend):
         return self._redact(describe(exc))[:500]
 
     def _generate(self, request: GenerationRequest) -> Generation:
-        """Send one request, retrying what is retryable (see the module docstring).
+        """Check the endpoint (first request only), refuse a request over the context, send it.
 
         Raises:
-            BackendUnavailableError: transport or HTTP failures through all attempts.
-            InvalidReplyError: the last of all attempts got an unusable reply.
-            PromptTooLongError: the server says the prompt is over the model's context.
-            BackendError: any other failure (HTTP 400/401/404..., a bad request).
+            BackendUnavailableError: the endpoint is unreachable at the check, or transport or
+                HTTP failures through all attempts.
+            InvalidReplyError: the last of all attempts got an unusable reply, or a constrained
+                reply was cut at ``max_tokens`` and the budget cannot grow.
+            PromptTooLongError: the prompt does not fit the model's context (before the call
+                when the context is known, else as the server says).
+            BackendError: any other failure (HTTP 400/401/404..., a bad request, a model the
+                server does not serve).
         """
-        chat = request.messages is not None
-        how = decoding(request, self.structured_output, self.constrained_decoding)
-        path, common = request_body(
-            request, self.model, self.structured_output, f"{self.base_url} ({self.model})", self.constrained_decoding
+        self._ensure_checked()
+        try:
+            return self._send(request)
+        except BackendError as exc:
+            if isinstance(exc, PromptTooLongError) and exc.context_window and self._learned_context is None:
+                self._learned_context = exc.context_window  # the server said it: later requests are fitted first
+            if not (self.structured_output == "auto" and self._fallback is None and rejects_json_schema(exc.__cause__)):
+                raise
+        log.warning("%s refuses response_format json_schema: sending json_object from now on", self._where)
+        self._fallback = "json_object"
+        return self._send(request)
+
+    def _send(self, request: GenerationRequest) -> Generation:
+        """Send one request, retrying what is retryable (see the module docstring)."""
+        structured = self.structured
+        how = decoding(request, structured, self.constrained_decoding)
+        path, body = request_body(
+            request, self.model, structured, f"{self.base_url} ({self.model})", self.constrained_decoding
         )
-        # The body is plain JSON already: posted as it is, without the client's typed-parameter
-        # transform (measured: about 40 % of the client's CPU per request, which bounds how many
-        # requests one process keeps in flight).
-
-        def attempt() -> tuple[str, dict[str, Any]]:
-            raw = self._client.post(path, body=common, cast_to=_HTTPResponse)
-            try:
-                body = json.loads(raw.content)
-            except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, "[[[[..."
-                head = raw.content[:120]
-                raise ReplyError("malformed JSON", f"{exc} in a body starting {head!r}") from None
-            text = reply_text(body, chat)
-            if request.choices is not None:
-                text = reply_choice(text, request.choices, how.choice_json)
-            elif how.reply_checked:
-                assert request.pattern is not None
-                text = reply_in_format(text, request.pattern, request.stop, how.reply_json)
-            return text, body
-
+        context, source = self._context()
+        if context is not None:
+            check_fits(request, body["max_tokens"], context, source, self._tokenizer, self._where)
         failures: list[str] = []
 
-        def before_sleep(state: RetryCallState) -> None:
+        def post(sent: dict[str, Any]) -> bytes:
+            # The body is plain JSON already: posted as it is, without the client's typed-parameter
+            # transform (measured: about 40 % of the client's CPU per request, which bounds how many
+            # requests one process keeps in flight).
+            return self._client.post(path, body=sent, cast_to=HTTPResponse).content
+
+        def on_retry(state: RetryCallState, kind: str) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
-            kind = failure_kind(exc) if exc is not None else "?"
-            failures.append(kind or "?")
+            failures.append(kind)
             with self._retries_lock:
-                self.retries[kind or "?"] += 1
+                self.retries[kind] += 1
+            what = self._describe(exc) if exc else "?"
             log.info(
                 "%s: attempt %d failed (%s); retrying in %.2f s",
                 self._where,
                 state.attempt_number,
-                self._describe(exc) if exc else "?",
+                what,
                 state.upcoming_sleep,
             )
 
-        retrying = Retrying(
-            stop=stop_any(stop_after_attempt(self.schedule.max_attempts), stop_on_dns_failure),  # type: ignore[arg-type]  # stop_any calls any stop callable; its hint says stop_base
-            wait=self._backoff,
-            retry=retry_if_exception(lambda e: failure_kind(e) is not None),
-            before_sleep=before_sleep,
-            sleep=self._sleep,
-            reraise=True,
-        )
         t0 = time.perf_counter()
         try:
-            text, body = retrying(attempt)
+            text, reply = send(
+                post, body, request, how, context=context, max_attempts=self.max_attempts, backoff=self._backoff,
+                sleep=self._sleep, on_retry=on_retry, where=self._where,
+            )  # fmt: skip
         except Exception as exc:  # every failure becomes a BackendError naming the endpoint
-            caught = exc
+            caught = exc  # raised below, outside this block: a key in exc must not ride along as __context__
         else:
-            usage = body.get("usage")
+            usage = reply.get("usage")
             return Generation(
                 text=text,
                 prompt_tokens=token_count(usage, "prompt_tokens"),

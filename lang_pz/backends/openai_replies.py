@@ -6,7 +6,10 @@
   the choice a ``choices`` request got; :func:`reply_in_format`: the reply of a request
   constrained to an env's reply format, checked against it;
 - :func:`failure_kind`: which failures are retried, by kind (``"timeout"``, ``"HTTP 503"``,
-  ``"malformed JSON"``...); :func:`retry_after`: the wait a failed request's server asked for;
+  ``"malformed JSON"``, ``"cut at max_tokens"``...); not a 5xx that says the request itself is
+  invalid (:func:`invalid_request`: llama-cpp-python answers a request it cannot validate with
+  HTTP 500 ``"1 validation error ... Input should be 'text' or 'json_object'"``), which the same
+  request would get again; :func:`retry_after`: the wait a failed request's server asked for;
 - :func:`context_figures`: whether an HTTP error says the prompt is over the model's context,
   and the counts it gives (OpenAI, vLLM and llama-cpp-python's server all use
   ``"This model's maximum context length is N tokens ... (P in the messages, ...)"`` with code
@@ -35,6 +38,11 @@ from lang_pz.backends.retry import retry_after_s
 from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
 
 _CONTEXT = re.compile(r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long", re.IGNORECASE)
+_INVALID = re.compile(
+    r"validation error|Input should be|Extra inputs are not permitted|invalid[ _]request|response_format", re.IGNORECASE
+)
+#: The retried failure of a constrained reply cut at ``max_tokens`` (retried with a larger budget).
+CUT_AT_MAX_TOKENS = "cut at max_tokens"
 
 
 class ReplyError(Exception):
@@ -55,10 +63,37 @@ def failure_kind(exc: BaseException) -> str | None:
         return "connection error"
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
-        return f"HTTP {code}" if code in (408, 429) or code >= 500 else None
+        retried = code in (408, 429) or (code >= 500 and not invalid_request(exc))
+        return f"HTTP {code}" if retried else None
     if isinstance(exc, ReplyError):
         return exc.kind
     return None
+
+
+def invalid_request(exc: BaseException) -> bool:
+    """Whether ``exc`` is an HTTP 500/501 whose body says the request itself is invalid (a
+    validation error, an ``invalid_request_error``, a refused ``response_format``): the same
+    request gets the same answer, so it is not retried. 502/503/504 never are."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (500, 501):
+        return False
+    return getattr(exc, "type", None) == "invalid_request_error" or bool(_INVALID.search(str(exc.message)))
+
+
+def rejects_json_schema(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a server refusing ``response_format`` of type ``json_schema`` and naming
+    ``json_object`` instead (llama-cpp-python's server)."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422, 500):
+        return False
+    text = str(exc.message)
+    return "json_object" in text and ("json_schema" in text or "response_format" in text)
+
+
+def finish_reason(body: Any) -> str | None:
+    """The first choice's ``finish_reason`` (``"stop"``, ``"length"``...), or ``None``."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    reason = first.get("finish_reason") if isinstance(first, dict) else None
+    return reason if isinstance(reason, str) else None
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -205,7 +240,9 @@ def describe(exc: BaseException) -> str:
     :class:`ReplyError`, or the transport error with its cause. Not redacted: the caller
     removes credentials before showing it."""
     if isinstance(exc, openai.APIStatusError):
-        text = f"HTTP {exc.status_code}: {exc.message}"
+        said = re.sub(r"^Error code: \d+ - ", "", str(exc.message))  # the client's prefix: the status is given
+        said = re.split(r'\s+File "[^"]*", line \d+', said, maxsplit=1)[0]  # a traceback a Python server appends
+        text = f"HTTP {exc.status_code}: {said}"
     elif isinstance(exc, ReplyError):
         text = str(exc)
     else:
@@ -266,7 +303,14 @@ def final_error(exc: BaseException, failures: Sequence[str], where: str, what: s
                 context_window=figures[1],
             )
         msg = f"{where} refused the request: {what}"
-        if exc.status_code in (401, 403):
+        if rejects_json_schema(exc):
+            msg += (
+                ". This server does not take response_format json_schema: use structured_output='json_object' "
+                "(or 'auto', the default, which asks the server at start-up)"
+            )
+        elif exc.status_code >= 500:
+            msg += ". The server says the request itself is invalid: it was not retried"
+        elif exc.status_code in (401, 403):
             msg += ". Check the API key (set OPENAI_API_KEY or pass api_key=; local servers usually need none)"
         elif exc.status_code == 404:
             msg += ". Check the model name and that base_url ends with /v1"

@@ -8,7 +8,10 @@ A chat request (``messages=``) goes to ``/chat/completions``; a completion-forma
   {"name": ..., "schema": S}}``;
 - ``"json_object"`` (llama-cpp-python's server): ``{"type": "json_object", "schema": S}``.
 
-A ``choices`` request asks for ``{"choice": <one of the enum>}`` (:func:`choice_schema`).
+A ``choices`` request asks for ``{"choice": <one of the enum>}`` (:func:`choice_schema`); its
+``max_tokens`` gets :data:`JSON_CHOICE_TOKENS` more for the JSON around the choice (the caller's
+budget is for the choice: an empty skill library's ``"none"`` got 6 tokens, and the server
+stopped at ``'{ "choice"'``).
 ``/completions`` has no standard structured-output field: with ``"json_object"`` constraints
 are sent as llama-cpp-python's ``grammar`` field (:func:`completion_grammar`).
 
@@ -50,11 +53,16 @@ from lang_pz.error import BackendError
 
 #: How a server takes a JSON schema (see the module docstring).
 StructuredOutput = Literal["json_schema", "json_object"]
+#: The ``structured_output`` option: a form, or ``"auto"`` (the start-up check asks the server).
+StructuredOutputOption = Literal["auto", "json_schema", "json_object"]
 #: How a server is asked to keep a reply to an env's reply format (see the module docstring).
 ConstrainedDecoding = Literal["auto", "llama_cpp", "vllm", "vllm_guided", "json_schema", "off"]
 CONSTRAINED_DECODING: tuple[str, ...] = ("auto", "llama_cpp", "vllm", "vllm_guided", "json_schema", "off")
 #: Tokens added to ``max_tokens`` for the ``{"reply": ...}`` around a reply (``"json_schema"`` mode).
 JSON_REPLY_TOKENS = 16
+#: Tokens added to ``max_tokens`` for the ``{"choice": ...}`` around a chat request's choice
+#: (``{ "choice": "`` and ``" }`` take 7 on SmolLM2's tokenizer; a JSON grammar allows spaces).
+JSON_CHOICE_TOKENS = 16
 _VLLM_FIELDS = {
     "vllm": ("structured_outputs", {"regex": "regex", "choice": "choice", "json": "json"}),
     "vllm_guided": (None, {"regex": "guided_regex", "choice": "guided_choice", "json": "guided_json"}),
@@ -115,6 +123,15 @@ def decoding(request: GenerationRequest, structured_output: StructuredOutput, mo
     else:
         checked = False
     return Decoding(mode, choice_json=chat and not vllm, reply_json=checked and mode == "json_schema", reply_checked=checked)
+
+
+def json_tokens(request: GenerationRequest, how: Decoding) -> int:
+    """Tokens added to ``request.max_tokens`` for the JSON the server wraps the reply in:
+    :data:`JSON_REPLY_TOKENS` around a reply format's ``{"reply": ...}``, :data:`JSON_CHOICE_TOKENS`
+    around a chat choice's ``{"choice": ...}``, else 0."""
+    if how.reply_json:
+        return JSON_REPLY_TOKENS
+    return JSON_CHOICE_TOKENS if how.choice_json and request.choices is not None else 0
 
 
 def schema_pattern(regex: str) -> str:
@@ -264,8 +281,7 @@ def request_body(
         body["seed"] = int(request.seed)
     if request.stop and not how.reply_json:
         body["stop"] = list(request.stop)
-    if how.reply_json:  # the JSON around the reply: its stops apply to the unwrapped string instead
-        body["max_tokens"] = request.max_tokens + JSON_REPLY_TOKENS
+    body["max_tokens"] = request.max_tokens + json_tokens(request, how)
     if how.mode in _VLLM_FIELDS:
         if request.choices is not None:
             _vllm_field(body, how.mode, "choice", list(dict.fromkeys(request.choices)))

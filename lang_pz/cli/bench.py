@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
+from lang_pz.cli.common import BackendOptionOption, KwOption, app, backend_options, check_backend, fail, parse_kwargs
 
 
 @app.command()
@@ -35,6 +35,7 @@ def bench(
     backend: Annotated[
         str | None, typer.Option(help="LLM backend for llm/run seats: 'embedded' or 'openai:<model>'")
     ] = None,
+    backend_opt: BackendOptionOption = None,
     price: Annotated[str, typer.Option(help="USD per million prompt,completion tokens (uncached calls)")] = "0,0",
     data_dir: Annotated[Path | None, typer.Option(help="benchmark data folder for task envs (adds data_dir=)")] = None,
     plot: Annotated[bool, typer.Option(help="write summary.png")] = True,
@@ -96,6 +97,14 @@ def bench(
             settings = {}
         chosen = backend or settings.get("backend", "embedded")
         check_backend_spec(str(chosen))  # a typo is refused even when no seat asks the LLM
+        options = backend_options(backend_opt, [str(chosen)]).get(str(chosen), {})
+        llm: Any = str(chosen)
+        if options or str(chosen) != "embedded":  # a remote endpoint is checked before the first episode
+            from lang_pz.backends import make_backend
+
+            llm = make_backend(str(chosen), **options)
+            if str(chosen) != "embedded":
+                check_backend(llm)
 
         def progress(r: dict) -> None:
             usage = f", {r['llm_calls']} LLM calls" if r["llm_calls"] else ""
@@ -111,7 +120,11 @@ def bench(
                 progress(r)
                 trackers.bench_episode(r)
 
-            records = run_bench(cases, out, backend=chosen, price_per_mtok=(p_in, p_out), on_episode=on_episode)
+            try:
+                records = run_bench(cases, out, backend=llm, price_per_mtok=(p_in, p_out), on_episode=on_episode)
+            finally:
+                if not isinstance(llm, str):
+                    llm.close()
             rows = summaries(cases, records)
             paths = write_results(rows, out, plot=plot)
             trackers.bench_rows(rows, markdown_table(rows))

@@ -1,4 +1,5 @@
-"""What every ``lang-pz`` command shares: the Typer app, ``--kw`` parsing, error exit."""
+"""What every ``lang-pz`` command shares: the Typer app, ``--kw`` and ``--backend-option`` parsing,
+the backends' start-up check, error exit."""
 
 from __future__ import annotations
 
@@ -19,6 +20,87 @@ KwOption = Annotated[
     list[str] | None,
     typer.Option("--kw", help="environment keyword argument KEY=VALUE (repeatable), e.g. --kw n_pistons=5"),
 ]
+
+BackendOptionOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--backend-option",
+        help="backend constructor option KEY=VALUE (repeatable; values are YAML), e.g. --backend-option timeout_s=20 "
+        "--backend-option base_url=http://127.0.0.1:8000/v1 --backend-option context_window=2048",
+        show_default="none",
+    ),
+]
+
+
+def backend_options(pairs: list[str] | None, specs: list[str]) -> dict[str, dict[str, Any]]:
+    """``--backend-option KEY=VALUE`` pairs shared out to the backend specs that take them.
+
+    Each option goes to every spec in ``specs`` whose backend takes it (``timeout_s`` to each
+    ``openai:...`` spec, ``n_threads`` to ``embedded``), so one ``--backend-option base_url=...``
+    serves a run whose actor, critic and optimiser use the same endpoint.
+
+    Returns:
+        spec -> its options (specs that take none are left out).
+
+    Raises:
+        typer.BadParameter: a pair that is not ``KEY=VALUE``, a value that is not YAML, a key
+            given twice, or a key no backend in ``specs`` takes (with a did-you-mean).
+        ValueError: a malformed spec.
+    """
+    import difflib
+
+    from lang_pz.backends import option_names
+
+    options = parse_kwargs(pairs, "--backend-option")
+    names = {spec: option_names(spec) for spec in dict.fromkeys(specs)}
+    for key in options:
+        if not any(key in valid for valid in names.values()):
+            every = sorted({n for valid in names.values() for n in valid})
+            close = difflib.get_close_matches(key, every, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise typer.BadParameter(
+                f"no backend of {', '.join(names)} takes the option {key!r}{hint} (options: {', '.join(every)})",
+                param_hint="--backend-option",
+            )
+    shares = {spec: {k: v for k, v in options.items() if k in valid} for spec, valid in names.items()}
+    return {spec: share for spec, share in shares.items() if share}
+
+
+def check_backend(llm: Any) -> None:
+    """Run ``llm``'s start-up check (:meth:`lang_pz.backends.LLMBackend.check`) before the first
+    episode, and print what it found to stderr (for a remote endpoint: server, model, context,
+    structured-output form, and anything the user should know).
+
+    Raises:
+        BackendError: the backend cannot serve requests (e.g. nothing answers at the endpoint,
+            or the server does not serve the model).
+    """
+    info = llm.check()
+    if info is not None and hasattr(info, "summary"):
+        typer.echo(f"backend {getattr(llm, 'model', '')!r} at {getattr(llm, 'base_url', '?')}: {info.summary()}", err=True)
+        for note in getattr(info, "notes", ()):
+            typer.secho(f"warning: {note}", fg=typer.colors.YELLOW, err=True)
+
+
+def check_backend_specs(options: dict[str, dict[str, Any]], specs: list[str]) -> None:
+    """Build each remote backend of ``specs`` (with its ``options``), run its start-up check
+    (:func:`check_backend`) and close it: a run's endpoints are checked before its first episode
+    (the embedded model is not loaded for this).
+
+    Raises:
+        BackendError: a backend cannot serve requests.
+        ValueError: a malformed spec or a bad option.
+    """
+    from lang_pz.backends import make_backend
+
+    for spec in dict.fromkeys(specs):
+        if spec.strip() == "embedded":
+            continue
+        llm = make_backend(spec, **{"cache": False, **options.get(spec, {})})
+        try:
+            check_backend(llm)
+        finally:
+            llm.close()
 
 
 def parse_kwargs(pairs: list[str] | None, option: str = "--kw") -> dict[str, Any]:

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+from lang_pz.cli.common import (  # noqa: F401
+    BackendOptionOption,
+    KwOption,
+    app,
+    backend_options,
+    check_backend,
+    fail,
+    parse_kwargs,
+    yaml_value,
+)
 from lang_pz.cli.critic_options import check_env, check_evidence
 
 if TYPE_CHECKING:
@@ -21,6 +30,7 @@ def adherence(
     prompt_format: Annotated[str | None, typer.Option(help="chat or completion \\[default: the backend's]")] = None,
     observations: Annotated[int, typer.Option(min=1, help="real Pistonball observations per policy")] = 8,
     seed: Annotated[int, typer.Option(min=0, help="seed of the episodes the observations come from")] = 0,
+    backend_opt: BackendOptionOption = None,
 ) -> None:
     """Measure policy adherence: how often the model's action is the one a text policy names.
 
@@ -39,7 +49,8 @@ def adherence(
     if prompt_format not in (None, "chat", "completion"):
         fail(ValueError(f"--prompt-format must be chat or completion, got {prompt_format!r}"))
     try:
-        llm = make_backend(backend)
+        llm = make_backend(backend, **backend_options(backend_opt, [backend]).get(backend, {}))
+        check_backend(llm)
         obs = pistonball_observations(observations, seed=seed)
         table = adherence_table(llm, PISTON_POLICIES, obs, PISTON_ACTIONS, prompt_format=prompt_format)  # type: ignore[arg-type]
     except (LangPZError, ValueError, OSError) as exc:
@@ -182,6 +193,7 @@ def eval_critic(
         int | None, typer.Option(min=1, help="CPU threads of the embedded model", show_default="llama.cpp's choice")
     ] = None,
     backend: Annotated[str, typer.Option(help="critic backend: 'embedded' or 'openai:<model>'")] = "embedded",
+    backend_opt: BackendOptionOption = None,
     out: Annotated[
         Path | None, typer.Option(help="results folder, must be new or empty", show_default="runs/eval-critic-<time>")
     ] = None,
@@ -230,7 +242,11 @@ def eval_critic(
         from lang_pz.evaluation.summary import rules_table, summary_dict, table
         from lang_pz.evaluation.whowhen import run_whowhen_benchmark
 
-        llm = make_backend(backend, **({"n_threads": threads} if threads and backend == "embedded" else {}))
+        options = backend_options(backend_opt, [backend]).get(backend, {})
+        if threads and backend == "embedded":
+            options.setdefault("n_threads", threads)
+        llm = make_backend(backend, **options)
+        check_backend(llm)
         critics = {
             m: (
                 DifferenceCritic(llm) if m == "counterfactual" else CentralCritic(llm, mode=m, max_prompt_chars=prompt_chars)  # type: ignore[arg-type]

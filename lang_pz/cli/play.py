@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from lang_pz.cli.common import KwOption, app, fail, parse_kwargs, yaml_value  # noqa: F401
+from lang_pz.cli.common import (  # noqa: F401
+    BackendOptionOption,
+    KwOption,
+    app,
+    backend_options,
+    check_backend,
+    fail,
+    parse_kwargs,
+    yaml_value,
+)
 
 
 @app.command()
@@ -56,14 +65,7 @@ def play(
             show_default="none",
         ),
     ] = None,
-    backend_opt: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--backend-option",
-            help="backend constructor option KEY=VALUE (repeatable), e.g. --backend-option timeout_s=20",
-            show_default="none",
-        ),
-    ] = None,
+    backend_opt: BackendOptionOption = None,
 ) -> None:
     """Play episodes with one policy per agent and print the returns."""
     import lang_pz
@@ -119,7 +121,8 @@ def play(
                         f"(it has {sorted(texts)}){_trained_on(trained)}"
                     )
                 )
-            llm = make_backend(backend, **parse_kwargs(backend_opt, "--backend-option"))
+            llm = make_backend(backend, **backend_options(backend_opt, [backend]).get(backend, {}))
+            check_backend(llm)
             policies = {a: LLMPolicy(texts.get(a, policy_text), llm) for a in env.possible_agents}
         elif policy == "random":
             from lang_pz.policies.random import RandomPolicy

@@ -8,7 +8,7 @@ from typing import Annotated, cast
 
 import typer
 
-from lang_pz.cli.common import KwOption, app, fail, parse_kwargs
+from lang_pz.cli.common import BackendOptionOption, KwOption, app, backend_options, check_backend, fail, parse_kwargs
 
 skills_app = typer.Typer(
     help="Skill libraries (Agent Skills folders): validate, compare, evaluate on an env.", no_args_is_help=True
@@ -87,6 +87,7 @@ def eval_library(
         ),
     ] = None,
     backend: Annotated[str, typer.Option(help="the agents' LLM backend spec")] = "embedded",
+    backend_opt: BackendOptionOption = None,
     objective: Annotated[str | None, typer.Option(help="what is compared \\[default: the env's]")] = None,
     partner: Annotated[
         list[str] | None, typer.Option(help="AGENT=KIND: a fixed classical partner (random, heuristic, greedy); repeatable")
@@ -114,9 +115,11 @@ def eval_library(
             kwargs["data_dir"] = str(data_dir)
         pairs = {"--partner": parse_kwargs(partner, "--partner"), "--role": parse_kwargs(role, "--role")}
         # the embedded model gets two instances (skill choices, actions), each keeping its prompt prefix
-        llm = embedded_actor(backend, {}) if backend == "embedded" else make_backend(backend)
+        options = backend_options(backend_opt, [backend]).get(backend, {})
+        llm = embedded_actor(backend, options) if backend == "embedded" else make_backend(backend, **options)
         base = policy or TrainConfig.model_fields["initial_policy"].default
         try:
+            check_backend(llm)
             result = evaluate_library(
                 library,
                 env_id,

@@ -9,7 +9,18 @@ from typing import Annotated, Any
 
 import typer
 
-from lang_pz.cli.common import KwOption, app, error_lines, fail, given_twice, parse_kwargs, yaml_value
+from lang_pz.cli.common import (
+    BackendOptionOption,
+    KwOption,
+    app,
+    backend_options,
+    check_backend_specs,
+    error_lines,
+    fail,
+    given_twice,
+    parse_kwargs,
+    yaml_value,
+)
 from lang_pz.configfile import ConfigFileError, load_yaml, where
 from lang_pz.training.config import LangMARLConfig
 
@@ -148,6 +159,7 @@ def train(
     backend: Annotated[str | None, typer.Option(help="actor backend \\[default: embedded]")] = None,
     critic_backend: Annotated[str | None, typer.Option(help="critic backend \\[default: actor's]")] = None,
     optimiser_backend: Annotated[str | None, typer.Option(help="optimiser backend \\[default: actor's]")] = None,
+    backend_opt: BackendOptionOption = None,
     run_dir: Annotated[Path | None, typer.Option(help="run folder \\[default: runs/<time>]")] = None,
     executor: Annotated[
         str | None,
@@ -182,7 +194,7 @@ def train(
     from lang_pz.trackers import open_trackers
     from lang_pz.training import TrainConfig
     from lang_pz.training import train as run_training
-    from lang_pz.training.config import SECTIONS, setting_names
+    from lang_pz.training.config import ROLES, SECTIONS, setting_names
 
     say = lambda msg: typer.echo(msg, err=True)  # noqa: E731
     if resume is not None:
@@ -199,6 +211,7 @@ def train(
                 ("--backend", backend),
                 ("--critic-backend", critic_backend),
                 ("--optimiser-backend", optimiser_backend),
+                ("--backend-option", backend_opt),
                 ("--run-dir", run_dir),
                 ("--executor", executor),
                 ("--method", method),
@@ -210,6 +223,7 @@ def train(
         if given:
             fail(ValueError(f"--resume continues a run with its own config.json; drop {', '.join(given)}"))
         try:
+            _check_endpoints(resume=resume)
             with open_trackers(log or [], RunFolder(resume).load_config()) as trackers:
                 result = run_training(resume=resume, progress=say, callbacks=trackers.trackers)
                 trackers.finish(result)
@@ -282,12 +296,19 @@ def train(
         fail(NotADirectoryError(f"--run-dir {target} is a file; give a new (or empty) folder for the run"))
     try:
         cfg = TrainConfig(**fields)
+        if backend_opt:  # each option to every backend of the run that takes it, over the file's
+            shared: dict[str, Any] = dict(fields.get("backend_options") or {})
+            for spec, share in backend_options(backend_opt, [cfg.backend_spec(r) for r in ROLES]).items():
+                shared[spec] = {**shared.get(spec, {}), **share}
+            fields["backend_options"] = shared
+            cfg = TrainConfig(**fields)
     except ValidationError as exc:
         if config is not None:
             _fail_in_file(exc, config, from_file, fields)
         fail(exc)
         return
     try:
+        _check_endpoints(cfg)
         with open_trackers(log or [], cfg.model_dump(mode="json")) as trackers:
             result = run_training(cfg, progress=say, callbacks=trackers.trackers)
             trackers.finish(result)
@@ -297,6 +318,21 @@ def train(
     except KeyboardInterrupt:
         _interrupted(Path(fields["run_dir"]))
     _finish(result)
+
+
+def _check_endpoints(cfg: Any = None, resume: Path | None = None) -> None:
+    """Check the run's remote endpoints before its first episode (:func:`check_backend_specs`),
+    after its run folder (a used folder is refused first, as training would: nothing is written).
+
+    Raises:
+        RunDirError: the run folder is not new, or ``resume`` is not a run.
+        BackendError: an endpoint cannot serve the run.
+    """
+    from lang_pz.training.config import ROLES
+    from lang_pz.training.state import open_run
+
+    _, cfg, _ = open_run(cfg, resume)
+    check_backend_specs(cfg.backend_options, [cfg.backend_spec(r) for r in ROLES])
 
 
 def _fail_in_file(exc: Any, config: Path, from_file: dict[str, Any], fields: dict[str, Any]) -> None:

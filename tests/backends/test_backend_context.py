@@ -52,6 +52,21 @@ def test_llm_policy_fits_through_a_role_meter():
     assert decision.action == "up" and decision.meta["observation_chars_left_out"] > 0
 
 
+def test_llm_policy_fits_through_the_runs_request_limit():
+    """Training wraps each model in a RequestLimit under the RoleMeter: it forwarded neither the
+    context window nor the token count, so a run's policies sent over-long prompts unfitted."""
+    import threading
+
+    from lang_pz.backends.limit import RequestLimit
+    from lang_pz.backends.meter import RoleMeter
+
+    inner = ScriptedBackend(lambda r: "up", n_ctx=400)
+    wrapped = RoleMeter(RequestLimit(inner, threading.BoundedSemaphore(2)), "actor")
+    assert wrapped.context_window == 400 and wrapped.check() is None
+    decision = LLMPolicy("Always push up.", wrapped).decide(LONG, INFO)
+    assert decision.action == "up" and decision.meta["observation_chars_left_out"] > 0
+
+
 def test_llm_policy_leaves_a_fitting_observation_whole():
     backend = ScriptedBackend(lambda r: "up", n_ctx=400)
     decision = LLMPolicy("Always push up.", backend).decide("The ball is left.\nActions: up, down, stay", INFO)

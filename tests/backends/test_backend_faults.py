@@ -257,11 +257,15 @@ def test_a_host_that_does_not_resolve_is_tried_twice_not_eight_times(monkeypatch
         raise socket.gaierror(*gai)
 
     monkeypatch.setattr(socket, "getaddrinfo", no_dns)
-    backend = fast("http://llm.example.invalid/v1", max_attempts=8)
+    backend = fast("http://llm.example.invalid/v1", max_attempts=8, check_endpoint=False)  # a request mid-run
     resolve = r"2 attempt.*'llm\.example\.invalid' does not resolve.*OPENAI_BASE_URL"
     with pytest.raises(BackendUnavailableError, match=resolve):
         backend.generate(CHOICE)
     assert lookups == ["llm.example.invalid"] * 2 and backend.retries == {"connection error": 1}
+    lookups.clear()  # the first request's start-up check: one lookup, then the error
+    with pytest.raises(BackendUnavailableError, match=r"'llm\.example\.invalid' does not resolve \(DNS\).*OPENAI_BASE_URL"):
+        fast("http://llm.example.invalid/v1", max_attempts=8).generate(CHOICE)
+    assert lookups == ["llm.example.invalid"]
 
 
 # ------------------------------------------------------------------------- item 7: keys

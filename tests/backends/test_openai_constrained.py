@@ -1,19 +1,16 @@
 """OpenAIBackend's constrained_decoding modes: the request bodies sent for an env's reply format
 (and for choices), seen by a local HTTP STUB that records each body and answers with scripted
-text (a stub, not vLLM or OpenAI: it checks the shape of what is sent and how replies are read
-back and validated, not that a real server honours the fields); and the JSON-schema pattern
+text (the ``stub`` of conftest.py, not vLLM or OpenAI: it checks the shape of what is sent and how
+replies are read back and validated, not that a real server honours the fields); and the JSON-schema pattern
 derived from a reply format says the same language as the format's regex."""
 
 from __future__ import annotations
 
 import functools
-import http.server
 import json
 import re
 import shutil
-import threading
 import warnings
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -21,51 +18,10 @@ from hypothesis import strategies as st
 
 import lang_pz
 from lang_pz.backends import GenerationRequest, Message, OpenAIBackend, make_backend
-from lang_pz.backends.fake_server import reply_body
 from lang_pz.backends.openai_requests import reply_schema, request_body, schema_pattern
 from lang_pz.error import InvalidReplyError
 from lang_pz.policies import LLMPolicy
 from lang_pz.text.replies import ReplyFormat
-
-
-class RecordingStub:
-    """A stub OpenAI-compatible endpoint: records (path, JSON body) and answers each request with
-    the next scripted text (the last one repeats)."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self.bodies: list[tuple[str, dict]] = []
-        self.texts = list(texts)
-        stub = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.bodies.append((self.path, body))
-                text = stub.texts.pop(0) if len(stub.texts) > 1 else stub.texts[0]
-                out = json.dumps(reply_body(self.path, body.get("model", ""), text)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def stub() -> Iterator[RecordingStub]:
-    s = RecordingStub(["Answer: Paris"])
-    yield s
-    s.close()
 
 
 def _format() -> ReplyFormat:
@@ -77,7 +33,7 @@ def _format() -> ReplyFormat:
     return fmt
 
 
-def _backend(stub: RecordingStub, mode: str, **kw) -> OpenAIBackend:
+def _backend(stub, mode: str, **kw) -> OpenAIBackend:
     return OpenAIBackend(
         "m", base_url=stub.url, constrained_decoding=mode, cache=False, max_attempts=2, backoff_s=0.01, **kw
     )
@@ -197,4 +153,3 @@ def _all_formats() -> list[ReplyFormat]:
     from lang_pz.envs.textarena.adapter import BRACKETED_FORMAT, MOVE_FORMATS
 
     return [f for f in out if f is not None] + [BRACKETED_FORMAT, *MOVE_FORMATS.values()]
-

@@ -43,7 +43,7 @@ def test_every_constrained_decoding_mode_constructs(mode):
         ({"constrained": "off"}, "has no option 'constrained'; did you mean 'constrained_decoding'?"),
         ({"api_key": 5}, "api_key must be a str (or None: $OPENAI_API_KEY), got a int"),
         ({"timeout_s": "fast"}, "timeout_s must be a number >= 0.001, got 'fast'"),
-        ({"structured_output": "json"}, "structured_output must be 'json_schema' or 'json_object', got 'json'"),
+        ({"structured_output": "json"}, "structured_output must be 'auto', 'json_schema' or 'json_object', got 'json'"),
     ],
 )
 def test_bad_openai_options_name_the_value(options, said):

@@ -4,11 +4,6 @@ OpenAI-compatible HTTP server serving the embedded model on 127.0.0.1 (no networ
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
@@ -21,50 +16,10 @@ pytestmark = pytest.mark.integration
 pytest.importorskip("uvicorn", reason="needs llama-cpp-python[server] (the dev extra)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server_url():
-    from lang_pz.backends.llama_cpp import default_model_path
-
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(default_model_path()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "2048",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
-                    json.load(r)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("llama_cpp.server did not start within 60 s")
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+@pytest.fixture
+def server_url(llama_server):
+    """The session's real llama.cpp server (tests/backends/conftest.py)."""
+    return llama_server
 
 
 @pytest.fixture
@@ -77,6 +32,7 @@ def backend(server_url):
         cache=False,
         max_attempts=2,
         backoff_s=0.1,
+        timeout_s=300,  # a fitted prompt fills the 2,048-token context: minutes of prompt processing on a busy 2-core machine
     )
 
 
