@@ -104,8 +104,9 @@ def non_text_message(action: Any) -> str:
 
 
 def fit_charset(text: str, max_length: int) -> str:
-    """``text`` as :func:`lang_pz.spaces.to_charset` returns it, with a fast check for the common
-    case (printable ASCII and newlines, short enough).
+    """``text`` as :func:`lang_pz.spaces.to_charset` returns it (Unicode kept; only controls and
+    characters beyond the BMP become ``?``), with a fast check for the common case (printable ASCII
+    and newlines, short enough).
 
     Raises:
         ValueError: ``text`` is longer than ``max_length`` (see ``to_charset``).

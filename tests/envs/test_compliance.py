@@ -125,8 +125,9 @@ def test_observation_outside_its_space_is_caught():
 
     space = text_observation_space(10)
     check_observation(space, {"text": "ok: 1\n2"}, "here")
-    with pytest.raises(AssertionError, match="characters outside the charset: \\['\u00e9'\\]"):
-        check_observation(space, {"text": "\u00e9t\u00e9"}, "here")
+    check_observation(space, {"text": "\u00e9t\u00e9 K\u2665 \u250c\u2500"}, "here")  # Unicode is in the space
+    with pytest.raises(AssertionError, match="characters outside the charset: \\['\\\\x01'\\]"):
+        check_observation(space, {"text": "a\x01b"}, "here")
     with pytest.raises(AssertionError, match="length 11"):
         check_observation(space, {"text": "x" * 11}, "here")
     with pytest.raises(AssertionError, match="must be"):
