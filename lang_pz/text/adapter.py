@@ -10,6 +10,7 @@ better text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,9 @@ from lang_pz.text.replies import ReplyFormat
 
 #: Box actions with this many numbers or fewer (and more than one) get named components.
 MAX_COMPONENTS = 64
+#: A bracketed part of a reply, TextArena's move convention (``... so I play [7]``): one line,
+#: 1 to 200 characters, no nested brackets.
+BRACKETED = re.compile(r"\[[^\[\]\n]{1,200}\]")
 
 
 def _space(space_or_fn: Any, agent: str | None) -> spaces.Space[Any]:
@@ -219,6 +223,32 @@ class LanguageAdapter:
             if hit is not None and (mask is None or mask[hit[0]]):
                 return hit[1]
         return codec.parse_action(space, text, names=self.action_names, mask=mask)
+
+    def parse_reply(self, env: Any, agent: str | None, text: str, observation: Any, info: Mapping[str, Any]) -> Any:
+        """The inner action a reply names, as the language wrappers decode it: a bracketed move
+        first, else :meth:`parse` of the whole reply.
+
+        TextArena's convention is a reply that reasons and then gives its move in square brackets
+        (``"3 and 5 are taken, so [7]"``). Where ``agent`` has a finite set of moves now
+        (:meth:`legal_actions` is not ``None``), the reply's bracketed parts (:data:`BRACKETED`)
+        are tried alone through :meth:`parse`, from the last to the first, and the first that
+        parses is the action, whatever else the reply mentions: the reasoning's other squares no
+        longer make it ambiguous. A reply without a bracketed part that parses is parsed whole.
+        Free-text actions (no legal list: TextArena games that list no moves, the benchmark tasks'
+        code and answers) are always parsed whole, so a bracket inside them is never cut out.
+
+        Raises:
+            ActionParseError: from :meth:`parse` of the whole reply.
+        """
+        if isinstance(text, str) and "[" in text and self.legal_actions(env, agent, observation, info) is not None:
+            for part in reversed(BRACKETED.findall(text)):
+                if part.strip() == text.strip():
+                    break
+                try:
+                    return self.parse(env, agent, part, observation, info)
+                except ActionParseError:
+                    continue
+        return self.parse(env, agent, text, observation, info)
 
     def _exact_words(self, space: spaces.Discrete) -> dict[str, tuple[int, int]]:
         """Action word -> (index, action) as :func:`lang_pz.text.codec.parse_action` maps a reply

@@ -19,6 +19,10 @@ Parsing rules (:func:`parse_action`), applied in order:
 
 A parse failure raises :class:`lang_pz.error.ActionParseError`; it never crashes otherwise,
 whatever the string (property-tested with hypothesis).
+
+Before these rules, the language wrappers give a bracketed move priority (TextArena's convention,
+``"... so I play [7]"``): where an agent has a finite set of moves, the last bracketed part of its
+reply that parses alone is the action (:meth:`lang_pz.text.adapter.LanguageAdapter.parse_reply`).
 """
 
 from __future__ import annotations

@@ -47,7 +47,9 @@ def decode_action(
     """Turn ``text`` into an inner action, applying the fallback unless ``strict``.
 
     The action must first pass :func:`lang_pz.spaces.check_action_text` (a ``str`` of at most
-    ``max_length`` characters, the action space's bound); then the adapter parses it. A
+    ``max_length`` characters, the action space's bound); then the adapter parses it
+    (:meth:`~lang_pz.text.adapter.LanguageAdapter.parse_reply`: a bracketed move such as ``[7]``
+    first, TextArena's convention, then the whole reply). A
     non-str action (an RL library's index ``3``) is never read as the word ``"3"``: it is
     refused like unreadable text (``parse_error`` names its type, while the text ``"3"`` parses)
     and a :class:`NonTextActionWarning` is issued once per ``warned`` set (one set per env).
@@ -70,7 +72,7 @@ def decode_action(
         warnings.warn(non_text_message(text), NonTextActionWarning, stacklevel=3)
     try:
         check_action_text(text, max_length)
-        action, error = adapter.parse(env, agent, text, observation, info), None
+        action, error = adapter.parse_reply(env, agent, text, observation, info), None
     except ActionParseError as exc:
         if strict:
             if exc.text is text:
