@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from lang_pz.error import ActionParseError
-from lang_pz.text import codec
+from lang_pz.text import codec, render
 from lang_pz.text.components import Components
 from lang_pz.text.replies import ReplyFormat
 
@@ -87,16 +87,26 @@ class LanguageAdapter:
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
         """What the agent sees, as text (without the action line).
 
-        Default: the observation rendered by :func:`lang_pz.text.codec.render_value`; for the
-        PettingZoo ``{"observation", "action_mask"}`` convention, only ``"observation"``.
+        Default: the observation rendered by :func:`lang_pz.text.render.describe` (every number up
+        to :data:`lang_pz.text.render.MAX_NUMBERS_CHARS` characters, named by
+        :meth:`observation_labels`); for the PettingZoo ``{"observation", "action_mask"}``
+        convention, only ``"observation"``.
         """
         space = self.observation_space(env, agent)
+        labels = self.observation_labels(env, agent)
         if isinstance(space, spaces.Dict) and "action_mask" in space.spaces and "observation" in space.spaces:
-            body = codec.render_value(space["observation"], observation["observation"])
+            body = render.describe(space["observation"], observation["observation"], labels)
         else:
-            body = codec.render_value(space, observation)
+            body = render.describe(space, observation, labels)
         prefix = f"You are {agent}.\n" if self.describe_agent and agent is not None else ""
-        return f"{prefix}Observation: {body}"
+        return f"{prefix}Observation{' ' if body.startswith('(') else ': '}{body}"
+
+    def observation_labels(self, env: Any, agent: str | None) -> render.Labels | None:
+        """Names of the numbers of ``agent``'s Box observation (:class:`lang_pz.text.render.Fields`
+        for a vector, :class:`~lang_pz.text.render.Table` for a matrix), or ``None`` (laid out by
+        shape). Override where the environment documents its layout (the family adapters of
+        :mod:`lang_pz.text.families`)."""
+        return None
 
     def render(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
         """The full observation text: :meth:`observation_text` then the action line."""

@@ -25,6 +25,7 @@ from lang_pz.spaces import (
     to_charset,
 )
 from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.text.families import adapter_for
 from lang_pz.text.replies import INFO_KEY as REPLY_FORMAT_KEY
 from lang_pz.trajectory import to_jsonable
 
@@ -344,7 +345,7 @@ class MultiAgentTextSpaces(ForwardsAttributes):
         observation_max_length: int,
         action_max_length: int,
     ) -> None:
-        self.adapter = adapter if adapter is not None else LanguageAdapter()
+        self.adapter = adapter if adapter is not None else adapter_for(self.env)
         self.strict = strict
         self.observation_max_length = observation_max_length
         self.action_max_length = action_max_length
