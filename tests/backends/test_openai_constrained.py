@@ -197,3 +197,4 @@ def _all_formats() -> list[ReplyFormat]:
     from lang_pz.envs.textarena.adapter import BRACKETED_FORMAT, MOVE_FORMATS
 
     return [f for f in out if f is not None] + [BRACKETED_FORMAT, *MOVE_FORMATS.values()]
+
