@@ -2,9 +2,17 @@
 
 ``gymnasium.spaces.Text`` defaults to an alphanumeric charset and ``min_length=1``; real text
 (spaces, punctuation, newlines, the empty string) would be out of bounds. These helpers build
-Text spaces over printable ASCII with ``min_length=0`` (the game wrappers), or over Unicode
-(:func:`unicode_text_space`, the benchmark tasks, whose data has names like 'Jānis Strazdiņš'
-that an agent must read and write exactly).
+Text spaces with ``min_length=0``:
+
+* observations (every language environment, :func:`text_observation_space`): Unicode, the Basic
+  Multilingual Plane without control characters (:class:`UnicodeText`), so a game's own text
+  keeps its card suits (``K♠``), box drawing (``┌─┐``), chess pieces and accented names; the
+  benchmark tasks' data has names like 'Jānis Strazdiņš' that an agent must read and write exactly.
+  :func:`to_charset` puts a rendered text in that charset: only control characters (other than
+  tab, newline, carriage return, vertical tab and form feed) and characters beyond the BMP (emoji,
+  rare CJK) become ``?``.
+* actions (:func:`text_space`): declared over printable ASCII, the characters of every action word
+  lang_pz lists; a reply with other characters is still parsed (``ｄｏｗｎ`` is ``down``).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from gymnasium import spaces
 
 from lang_pz.error import ActionParseError
 
-#: Characters allowed in observation and action text: printable ASCII, tab and newline.
+#: Characters of the declared action spaces (:func:`text_space`): printable ASCII, tab and newline.
 TEXT_CHARSET: str = string.printable
 
 #: Default bound on observation text, in characters.
@@ -27,38 +35,10 @@ OBSERVATION_MAX_LENGTH: int = 8192
 #: ``max_length``, enforced by :func:`check_action_text` in every language environment.
 ACTION_MAX_LENGTH: int = 1024
 
-_ALLOWED = frozenset(TEXT_CHARSET)
-
 
 def text_space(max_length: int, *, min_length: int = 0) -> spaces.Text:
     """A ``Text`` space over :data:`TEXT_CHARSET` with ``min_length`` (default 0) to ``max_length`` chars."""
     return spaces.Text(max_length=max_length, min_length=min_length, charset=TEXT_CHARSET)
-
-
-def text_observation_space(max_length: int = OBSERVATION_MAX_LENGTH) -> spaces.Dict:
-    """The observation space of every language environment: ``Dict({"text": Text})``.
-
-    A dict rather than a bare ``Text`` because ``pettingzoo.test.api_test`` compares an
-    observation's ``dtype`` with its space's, which a plain ``str`` does not have.
-    """
-    return spaces.Dict({"text": text_space(max_length)})
-
-
-def to_charset(text: str, max_length: int = OBSERVATION_MAX_LENGTH) -> str:
-    """Map ``text`` into :data:`TEXT_CHARSET` (other characters become ``?``) and bound its length.
-
-    Raises:
-        ValueError: if ``text`` is longer than ``max_length`` (a renderer bug: rendering
-            must be compact, and silently cutting an observation would hide information).
-    """
-    if len(text) > max_length:
-        raise ValueError(
-            f"rendered text has {len(text)} characters, more than max_length={max_length}; "
-            "make the renderer more compact or raise the observation max_length"
-        )
-    if all(c in _ALLOWED for c in text):
-        return text
-    return "".join(c if c in _ALLOWED else "?" for c in text)
 
 
 def check_action_text(action: Any, max_length: int = ACTION_MAX_LENGTH) -> str:
@@ -104,7 +84,7 @@ def stored_text(key: str, text: Any, limit: int) -> dict[str, Any]:
     return {key: value[:limit], f"{key}_chars": len(value), f"{key}_truncated": True}
 
 
-# -- Unicode text (the benchmark tasks) ------------------------------------------------------------
+# -- Unicode text (every observation; the benchmark tasks) ----------------------------------------
 
 #: Code points left out of :func:`unicode_text_space`: control characters other than tab,
 #: newline, vertical tab, form feed and carriage return, and the UTF-16 surrogates.
@@ -170,9 +150,33 @@ def unicode_text_space(max_length: int, *, min_length: int = 0) -> UnicodeText:
     return UnicodeText(max_length, min_length=min_length)
 
 
-def unicode_observation_space(max_length: int = OBSERVATION_MAX_LENGTH) -> spaces.Dict:
-    """``Dict({"text": UnicodeText})``: the observation space of the benchmark tasks."""
+def text_observation_space(max_length: int = OBSERVATION_MAX_LENGTH) -> spaces.Dict:
+    """The observation space of every language environment: ``Dict({"text": UnicodeText})``.
+
+    A dict rather than a bare ``Text`` because ``pettingzoo.test.api_test`` compares an
+    observation's ``dtype`` with its space's, which a plain ``str`` does not have.
+    """
     return spaces.Dict({"text": unicode_text_space(max_length)})
+
+
+#: The benchmark tasks' name for :func:`text_observation_space` (one observation space for all).
+unicode_observation_space = text_observation_space
+
+
+def to_charset(text: str, max_length: int = OBSERVATION_MAX_LENGTH) -> str:
+    """``text`` inside the observation charset (:func:`to_unicode_charset`: only controls and
+    characters beyond the BMP become ``?``), checked against ``max_length``.
+
+    Raises:
+        ValueError: if ``text`` is longer than ``max_length`` (a renderer bug: rendering
+            must be compact, and silently cutting an observation would hide information).
+    """
+    if len(text) > max_length:
+        raise ValueError(
+            f"rendered text has {len(text)} characters, more than max_length={max_length}; "
+            "make the renderer more compact or raise the observation max_length"
+        )
+    return to_unicode_charset(text)
 
 
 def to_unicode_charset(text: str) -> str:

@@ -8,7 +8,22 @@ constructor::
     language_api_test(lambda: LanguageAECWrapper(my_aec_env(), MyAdapter()))
 """
 
-from lang_pz.test.checks import GARBAGE, check_decoded, check_legal_actions, check_observation
+from lang_pz.test.checks import (
+    GARBAGE,
+    check_actions_expressible,
+    check_decoded,
+    check_legal_actions,
+    check_not_summary,
+    check_observation,
+)
 from lang_pz.test.language_test import language_api_test
 
-__all__ = ["GARBAGE", "check_decoded", "check_legal_actions", "check_observation", "language_api_test"]
+__all__ = [
+    "GARBAGE",
+    "check_actions_expressible",
+    "check_decoded",
+    "check_legal_actions",
+    "check_not_summary",
+    "check_observation",
+    "language_api_test",
+]

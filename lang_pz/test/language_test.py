@@ -9,6 +9,10 @@
 then lang_pz's own checks on a seeded episode that mixes valid and garbage text actions:
 
 * every observation is ``{"text": str}`` and lies in the observation space (charset, length);
+* each agent's first observation of an episode is more than a summary of its numbers
+  (:func:`lang_pz.test.checks.check_not_summary`: the text says which number is where);
+* at each agent's first move of an episode, every legal action has a text that parses back to it
+  (:func:`lang_pz.test.checks.check_actions_expressible`);
 * every word in ``info["legal_actions"]`` parses to an action that is legal under the
   environment's mask, and the adapter's ``action_text`` of that action parses back to it;
 * a valid text action is applied without ``info["parse_error"]``;
@@ -34,12 +38,19 @@ from gymnasium import Env
 from pettingzoo import AECEnv, ParallelEnv
 
 from lang_pz.error import ActionParseError
-from lang_pz.test.checks import GARBAGE, check_decoded, check_legal_actions, check_observation
+from lang_pz.test.checks import (
+    GARBAGE,
+    check_actions_expressible,
+    check_decoded,
+    check_legal_actions,
+    check_not_summary,
+    check_observation,
+)
 
 if TYPE_CHECKING:
     from lang_pz.registration import Api
 
-__all__ = ["GARBAGE", "check_decoded", "check_legal_actions", "check_observation", "language_api_test"]
+__all__ = ["language_api_test"]
 
 
 def _language_wrapper(env: Any) -> Any | None:
@@ -117,6 +128,9 @@ def _aec_episode(env: AECEnv, garbage: Sequence[str], max_steps: int, seed: int,
         pending.clear()
         for agent in env.agents:
             check_observation(env.observation_space(agent), env.observe(agent), f"{name} reset {agent}")
+            if wrapper is not None and agent in wrapper.env.agents:
+                check_not_summary(wrapper, agent, _raw_of(wrapper, agent)[0], f"{name} reset {agent}")
+        moved: set[str] = set()
         for agent in env.agent_iter(max_steps - step):
             obs, _, terminated, truncated, info = env.last()
             where = f"{name} episode {episode} step {step} {agent}"
@@ -128,6 +142,9 @@ def _aec_episode(env: AECEnv, garbage: Sequence[str], max_steps: int, seed: int,
             if wrapper is not None and info.get("legal_actions"):
                 raw, raw_info = _raw_of(wrapper, agent)
                 check_legal_actions(wrapper, agent, raw, raw_info, info["legal_actions"], where)
+            if wrapper is not None and agent not in moved and agent in wrapper.env.agents:
+                moved.add(agent)
+                check_actions_expressible(wrapper, agent, *_raw_of(wrapper, agent), where)
             text, is_garbage = _pick(rng, step, _valid_texts(wrapper, agent, info, rng), garbage)
             before = env.infos
             env.step(text)
@@ -145,7 +162,8 @@ def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, 
     wrapper = _language_wrapper(env)
     episode = 0
     for step in range(max_steps):
-        if step == 0 or not env.agents:
+        fresh = step == 0 or not env.agents
+        if fresh:
             observations, infos = env.reset(seed=seed + episode)
             episode += 1
         actions: dict[str, str]
@@ -158,6 +176,10 @@ def _parallel_episode(env: ParallelEnv, garbage: Sequence[str], max_steps: int, 
             if wrapper is not None and info.get("legal_actions"):
                 raw_obs, raw_info = _raw_of(wrapper, agent)
                 check_legal_actions(wrapper, agent, raw_obs, raw_info, info["legal_actions"], where)
+            if wrapper is not None and fresh:
+                raw_obs, raw_info = _raw_of(wrapper, agent)
+                check_not_summary(wrapper, agent, raw_obs, where)
+                check_actions_expressible(wrapper, agent, raw_obs, raw_info, where)
             actions[agent], kinds[agent] = _pick(rng, step + len(actions), _valid_texts(wrapper, agent, info, rng), garbage)
         observations, _, _, _, infos = env.step(actions)
         for agent, text in actions.items():
@@ -169,6 +191,9 @@ def _gym_episode(env: Env, garbage: Sequence[str], max_steps: int, seed: int, na
     rng = np.random.default_rng(seed)
     wrapper = _language_wrapper(env)
     obs, info = env.reset(seed=seed)
+    if wrapper is not None:
+        check_not_summary(wrapper, None, wrapper._raw_obs, f"{name} reset")
+        check_actions_expressible(wrapper, None, wrapper._raw_obs, wrapper._raw_info, f"{name} reset")
     for step in range(max_steps):
         where = f"{name} step {step}"
         check_observation(env.observation_space, obs, where)

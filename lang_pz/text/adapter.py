@@ -10,6 +10,7 @@ better text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,12 +18,15 @@ import numpy as np
 from gymnasium import spaces
 
 from lang_pz.error import ActionParseError
-from lang_pz.text import codec
+from lang_pz.text import codec, render
 from lang_pz.text.components import Components
 from lang_pz.text.replies import ReplyFormat
 
 #: Box actions with this many numbers or fewer (and more than one) get named components.
 MAX_COMPONENTS = 64
+#: A bracketed part of a reply, TextArena's move convention (``... so I play [7]``): one line,
+#: 1 to 200 characters, no nested brackets.
+BRACKETED = re.compile(r"\[[^\[\]\n]{1,200}\]")
 
 
 def _space(space_or_fn: Any, agent: str | None) -> spaces.Space[Any]:
@@ -83,16 +87,26 @@ class LanguageAdapter:
     def observation_text(self, env: Any, agent: str | None, observation: Any) -> str:
         """What the agent sees, as text (without the action line).
 
-        Default: the observation rendered by :func:`lang_pz.text.codec.render_value`; for the
-        PettingZoo ``{"observation", "action_mask"}`` convention, only ``"observation"``.
+        Default: the observation rendered by :func:`lang_pz.text.render.describe` (every number up
+        to :data:`lang_pz.text.render.MAX_NUMBERS_CHARS` characters, named by
+        :meth:`observation_labels`); for the PettingZoo ``{"observation", "action_mask"}``
+        convention, only ``"observation"``.
         """
         space = self.observation_space(env, agent)
+        labels = self.observation_labels(env, agent)
         if isinstance(space, spaces.Dict) and "action_mask" in space.spaces and "observation" in space.spaces:
-            body = codec.render_value(space["observation"], observation["observation"])
+            body = render.describe(space["observation"], observation["observation"], labels)
         else:
-            body = codec.render_value(space, observation)
+            body = render.describe(space, observation, labels)
         prefix = f"You are {agent}.\n" if self.describe_agent and agent is not None else ""
-        return f"{prefix}Observation: {body}"
+        return f"{prefix}Observation{' ' if body.startswith('(') else ': '}{body}"
+
+    def observation_labels(self, env: Any, agent: str | None) -> render.Labels | None:
+        """Names of the numbers of ``agent``'s Box observation (:class:`lang_pz.text.render.Fields`
+        for a vector, :class:`~lang_pz.text.render.Table` for a matrix), or ``None`` (laid out by
+        shape). Override where the environment documents its layout (the family adapters of
+        :mod:`lang_pz.text.families`)."""
+        return None
 
     def render(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> str:
         """The full observation text: :meth:`observation_text` then the action line."""
@@ -219,6 +233,32 @@ class LanguageAdapter:
             if hit is not None and (mask is None or mask[hit[0]]):
                 return hit[1]
         return codec.parse_action(space, text, names=self.action_names, mask=mask)
+
+    def parse_reply(self, env: Any, agent: str | None, text: str, observation: Any, info: Mapping[str, Any]) -> Any:
+        """The inner action a reply names, as the language wrappers decode it: a bracketed move
+        first, else :meth:`parse` of the whole reply.
+
+        TextArena's convention is a reply that reasons and then gives its move in square brackets
+        (``"3 and 5 are taken, so [7]"``). Where ``agent`` has a finite set of moves now
+        (:meth:`legal_actions` is not ``None``), the reply's bracketed parts (:data:`BRACKETED`)
+        are tried alone through :meth:`parse`, from the last to the first, and the first that
+        parses is the action, whatever else the reply mentions: the reasoning's other squares no
+        longer make it ambiguous. A reply without a bracketed part that parses is parsed whole.
+        Free-text actions (no legal list: TextArena games that list no moves, the benchmark tasks'
+        code and answers) are always parsed whole, so a bracket inside them is never cut out.
+
+        Raises:
+            ActionParseError: from :meth:`parse` of the whole reply.
+        """
+        if isinstance(text, str) and "[" in text and self.legal_actions(env, agent, observation, info) is not None:
+            for part in reversed(BRACKETED.findall(text)):
+                if part.strip() == text.strip():
+                    break
+                try:
+                    return self.parse(env, agent, part, observation, info)
+                except ActionParseError:
+                    continue
+        return self.parse(env, agent, text, observation, info)
 
     def _exact_words(self, space: spaces.Discrete) -> dict[str, tuple[int, int]]:
         """Action word -> (index, action) as :func:`lang_pz.text.codec.parse_action` maps a reply

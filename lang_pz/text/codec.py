@@ -19,6 +19,10 @@ Parsing rules (:func:`parse_action`), applied in order:
 
 A parse failure raises :class:`lang_pz.error.ActionParseError`; it never crashes otherwise,
 whatever the string (property-tested with hypothesis).
+
+Before these rules, the language wrappers give a bracketed move priority (TextArena's convention,
+``"... so I play [7]"``): where an agent has a finite set of moves, the last bracketed part of its
+reply that parses alone is the action (:meth:`lang_pz.text.adapter.LanguageAdapter.parse_reply`).
 """
 
 from __future__ import annotations
@@ -35,10 +39,10 @@ import numpy as np
 from gymnasium import spaces
 
 from lang_pz.error import ActionParseError
+from lang_pz.text import render
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 STRIP_CHARS = " \t\r\n\"'`.,;:!?()[]{}<>*"
-_MAX_VECTOR_RENDER = 64
 
 
 def _fold(text: str) -> str:
@@ -68,20 +72,16 @@ def _cached_vocabulary(n: int, start: int, names: tuple[str, ...] | None) -> lis
     return action_vocabulary(spaces.Discrete(n, start=start), names)
 
 
-def _fmt(x: float) -> str:
-    # Integers as integers up to 15 digits; anything else (1e300 included) in 3 significant digits.
-    x = float(x)
-    if x.is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.3g}"
+_fmt = render.fmt
 
 
 def render_value(space: spaces.Space[Any], value: Any) -> str:
-    """Render a value of ``space`` as compact text.
+    """Render a value of ``space`` as compact text that :func:`parse_action` reads back.
 
-    Discrete and MultiDiscrete values become integers; Box values become numbers with 3
-    significant digits (arrays over 64 elements are summarised by shape, min, mean and max);
-    Dict values become ``key: value`` lines. Other spaces fall back to ``str(value)``.
+    Discrete and MultiDiscrete values become integers; Box values become every one of their
+    numbers with 3 significant digits, as one list; Dict values become ``key: value`` lines. Other
+    spaces fall back to ``str(value)``. (What an agent reads of an observation is
+    :func:`lang_pz.text.render.describe`: named, laid out by shape, bounded in size.)
     """
     if isinstance(space, spaces.Discrete):
         return str(int(value))
@@ -89,10 +89,6 @@ def render_value(space: spaces.Space[Any], value: Any) -> str:
         return "\n".join(f"{k}: {render_value(space[k], value[k])}" for k in space.spaces)
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         arr = np.asarray(value)
-        if arr.size > _MAX_VECTOR_RENDER:
-            return (
-                f"array of shape {tuple(arr.shape)} (min {_fmt(arr.min())}, mean {_fmt(arr.mean())}, max {_fmt(arr.max())})"
-            )
         if arr.ndim == 0:
             return _fmt(arr.item())
         return "[" + ", ".join(_fmt(v) for v in arr.ravel()) + "]"

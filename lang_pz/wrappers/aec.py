@@ -27,7 +27,8 @@ class LanguageAECWrapper(MultiAgentTextSpaces, BaseWrapper):
 
     Args:
         env: any PettingZoo AEC environment.
-        adapter: the text interface (default: generic, from the spaces).
+        adapter: the text interface (default: the one registered for the env's family,
+            :func:`lang_pz.text.families.adapter_for`, else generic, from the spaces).
         strict: if True, an action that is refused raises
             :class:`lang_pz.error.ActionParseError`; otherwise the adapter's fallback action
             is applied and the raw text and reason are put in the agent's ``info``.

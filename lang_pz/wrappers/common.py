@@ -25,6 +25,7 @@ from lang_pz.spaces import (
     to_charset,
 )
 from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.text.families import adapter_for
 from lang_pz.text.replies import INFO_KEY as REPLY_FORMAT_KEY
 from lang_pz.trajectory import to_jsonable
 
@@ -47,7 +48,9 @@ def decode_action(
     """Turn ``text`` into an inner action, applying the fallback unless ``strict``.
 
     The action must first pass :func:`lang_pz.spaces.check_action_text` (a ``str`` of at most
-    ``max_length`` characters, the action space's bound); then the adapter parses it. A
+    ``max_length`` characters, the action space's bound); then the adapter parses it
+    (:meth:`~lang_pz.text.adapter.LanguageAdapter.parse_reply`: a bracketed move such as ``[7]``
+    first, TextArena's convention, then the whole reply). A
     non-str action (an RL library's index ``3``) is never read as the word ``"3"``: it is
     refused like unreadable text (``parse_error`` names its type, while the text ``"3"`` parses)
     and a :class:`NonTextActionWarning` is issued once per ``warned`` set (one set per env).
@@ -70,7 +73,7 @@ def decode_action(
         warnings.warn(non_text_message(text), NonTextActionWarning, stacklevel=3)
     try:
         check_action_text(text, max_length)
-        action, error = adapter.parse(env, agent, text, observation, info), None
+        action, error = adapter.parse_reply(env, agent, text, observation, info), None
     except ActionParseError as exc:
         if strict:
             if exc.text is text:
@@ -104,8 +107,9 @@ def non_text_message(action: Any) -> str:
 
 
 def fit_charset(text: str, max_length: int) -> str:
-    """``text`` as :func:`lang_pz.spaces.to_charset` returns it, with a fast check for the common
-    case (printable ASCII and newlines, short enough).
+    """``text`` as :func:`lang_pz.spaces.to_charset` returns it (Unicode kept; only controls and
+    characters beyond the BMP become ``?``), with a fast check for the common case (printable ASCII
+    and newlines, short enough).
 
     Raises:
         ValueError: ``text`` is longer than ``max_length`` (see ``to_charset``).
@@ -341,7 +345,7 @@ class MultiAgentTextSpaces(ForwardsAttributes):
         observation_max_length: int,
         action_max_length: int,
     ) -> None:
-        self.adapter = adapter if adapter is not None else LanguageAdapter()
+        self.adapter = adapter if adapter is not None else adapter_for(self.env)
         self.strict = strict
         self.observation_max_length = observation_max_length
         self.action_max_length = action_max_length

@@ -14,6 +14,7 @@ from lang_pz.spaces import (
     text_space,
 )
 from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.text.families import adapter_for
 from lang_pz.wrappers.common import (
     FixedActions,
     agent_info,
@@ -50,7 +51,7 @@ class LanguageGymWrapper(gym.Wrapper[dict[str, str], str, Any, Any], RecordConst
             action_max_length=action_max_length,
         )
         gym.Wrapper.__init__(self, env)
-        self.adapter = adapter if adapter is not None else LanguageAdapter()
+        self.adapter = adapter if adapter is not None else adapter_for(env)
         self.strict = strict
         self.observation_max_length = observation_max_length
         self.observation_space = text_observation_space(observation_max_length)  # type: ignore[assignment]  # gymnasium types spaces.Dict as Space[dict[str, Space]], not of its values

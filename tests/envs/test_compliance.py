@@ -92,7 +92,7 @@ class RoundTripBroken(LanguageAdapter):
 @pytest.mark.parametrize(
     ("adapter", "message"),
     [
-        (AcceptsAnything, "did not set info['parse_error']"),
+        (AcceptsAnything, "cannot be expressed: its text '1' parses to 0"),
         (ListsAnIllegalWord, "legal action 'lizard' does not parse"),
         (RoundTripBroken, "parses to 0, not back to"),
     ],
@@ -102,6 +102,13 @@ def test_broken_adapters_are_caught(adapter, message, api):
     wrapper = LanguageParallelWrapper if api == "parallel" else LanguageAECWrapper
     with pytest.raises(AssertionError, match=message.replace("[", r"\[").replace("]", r"\]")):
         language_api_test(lambda: wrapper(_rps(api), adapter()), api_tests=False, seed_tests=False)
+
+
+def test_garbage_that_parses_is_caught():
+    from lang_pz.test import check_decoded
+
+    with pytest.raises(AssertionError, match=r"did not set info\['parse_error'\]"):
+        check_decoded({"action_text": "qwzx", "action": 0, "parse_error": None, "fallback": False}, "qwzx", True, "here")
 
 
 def test_strict_flag_that_does_nothing_is_caught():
@@ -125,8 +132,9 @@ def test_observation_outside_its_space_is_caught():
 
     space = text_observation_space(10)
     check_observation(space, {"text": "ok: 1\n2"}, "here")
-    with pytest.raises(AssertionError, match="characters outside the charset: \\['\u00e9'\\]"):
-        check_observation(space, {"text": "\u00e9t\u00e9"}, "here")
+    check_observation(space, {"text": "\u00e9t\u00e9 K\u2665 \u250c\u2500"}, "here")  # Unicode is in the space
+    with pytest.raises(AssertionError, match="characters outside the charset: \\['\\\\x01'\\]"):
+        check_observation(space, {"text": "a\x01b"}, "here")
     with pytest.raises(AssertionError, match="length 11"):
         check_observation(space, {"text": "x" * 11}, "here")
     with pytest.raises(AssertionError, match="must be"):

@@ -75,9 +75,14 @@ def test_continuous_actions_are_named_components_with_reasons():
 def test_generic_wrapper_names_the_numbers_of_any_box_action():
     from mpe2 import simple_spread_v3
 
+    from lang_pz.text.adapter import LanguageAdapter
     from lang_pz.wrappers import LanguageParallelWrapper
 
-    env = LanguageParallelWrapper(simple_spread_v3.parallel_env(continuous_actions=True), strict=True)
+    # without an adapter an MPE2 env gets its family's (MPE's component names, left-out ones 0)
+    family = LanguageParallelWrapper(simple_spread_v3.parallel_env(continuous_actions=True))
+    assert "Write name=value for each of none (0 to 1), left (0 to 1)" in family.reset(seed=0)[0]["agent_0"]["text"]
+    # the generic adapter names the numbers of any Box action a0, a1 ...
+    env = LanguageParallelWrapper(simple_spread_v3.parallel_env(continuous_actions=True), LanguageAdapter(), strict=True)
     obs, infos = env.reset(seed=0)
     assert "Write name=value for each of a0 (0 to 1), a1 (0 to 1)" in obs["agent_0"]["text"]
     with pytest.raises(ActionParseError, match="missing component"):

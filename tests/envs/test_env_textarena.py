@@ -23,7 +23,9 @@ def test_tictactoe_offers_the_listed_squares_and_reads_them_back():
     assert env.infos["player_0"]["action"] == "[4]"
     assert "[4]" not in env.infos["player_1"]["legal_actions"]
     with pytest.raises(ActionParseError, match="ambiguous.*listed moves: \\[0\\], \\[1\\]"):
-        env.step("[0] or [1]")
+        env.step("0 or 1")
+    # a bracketed move takes priority; of two, the last one (a reply ends with its move)
+    assert env.adapter.parse_reply(env.env, "player_1", "[0] or, on reflection, [1]", None, {}) == "[1]"
     with pytest.raises(ActionParseError, match="listed moves"):
         env.step("[4]")  # taken
 

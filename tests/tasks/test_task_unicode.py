@@ -48,9 +48,11 @@ def test_unicode_spaces_and_the_ascii_default():
     clone = pickle.loads(pickle.dumps(space))
     assert clone == space and clone.sample() == copy.deepcopy(space).sample()
     assert "BMP" in repr(space) and len(repr(space)) < 100
-    # the game wrappers keep printable ASCII
+    # the game wrappers' observations are Unicode too; their declared actions stay printable ASCII
     assert text_space(10).character_set == frozenset(TEXT_CHARSET)
-    assert lang_pz.make("classic/rps-v0").observation_space("player_0")["text"].character_set == frozenset(TEXT_CHARSET)
+    rps = lang_pz.make("classic/rps-v0")
+    assert isinstance(rps.observation_space("player_0")["text"], UnicodeText)
+    assert rps.action_space("player_0").character_set == frozenset(TEXT_CHARSET)
 
 
 def test_task_transcripts_keep_the_characters_written():

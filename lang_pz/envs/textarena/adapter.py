@@ -6,8 +6,11 @@ the action line: the moves the game listed in its latest message, or, for a game
 none, its own move format (TextArena's convention: the action in square brackets).
 
 Parsing: where moves are listed, a reply that is one of them (``[4]``) or names one (``4``,
-``I play [4]``; two different moves are ambiguous); elsewhere any reply with an action in
-square brackets, passed to the game, which judges it by its own rules. Fallback: the first
+``I play [4]``); a bracketed move takes priority over the other moves a reply mentions, the last
+bracketed one that is listed winning (``"0 and 8 are open, but [4]"`` plays ``[4]``:
+:meth:`lang_pz.text.adapter.LanguageAdapter.parse_reply`, TextArena's convention); two different
+moves named without brackets are ambiguous. Elsewhere any reply with an action in square brackets,
+passed whole to the game, which judges it by its own rules. Fallback: the first
 listed move, else ``[pass]`` (the game's rule for an invalid move then applies).
 
 Reply format (``info["reply_format"]``, :mod:`lang_pz.text.replies`) where no moves are listed:
