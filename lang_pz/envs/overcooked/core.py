@@ -159,7 +159,10 @@ class OvercookedParallelEnv(ParallelEnv):
         standard = tuple((tuple(p), (0, -1)) for p in self.mdp.start_player_positions)
         self.start: Start = standard  # type: ignore[assignment]
         self._position: int | None = None
-        self.game = oc_env.OvercookedEnv.from_mdp(self.mdp, start_state_fn=self._start_state, horizon=horizon, info_level=0)
+        fixed = split is None  # overcooked_ai's own standard start, exactly as before
+        self.game = oc_env.OvercookedEnv.from_mdp(
+            self.mdp, start_state_fn=None if fixed else self._start_state, horizon=horizon, info_level=0
+        )
         self._use_planners()
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
