@@ -21,8 +21,14 @@ action is raised instead and the turn is not taken. Any input gives one of the t
 once, after the last turn; per-role details are in every agent's final ``info["score"]``.
 
 The task is chosen at ``reset``: ``options={"index": i}`` or the constructor's ``index`` fix it;
-otherwise ``reset(seed=s)`` draws it with ``numpy.random.default_rng(s)``, so the same seed
-always gives the same task (``reset()`` without a seed draws the next one).
+otherwise ``reset(seed=s)`` plays ``items[order[s % n]]``, where ``order`` is the fixed,
+seeded permutation of :func:`lang_pz.tasks.datasets.seed_order` (the items sorted by a hash of
+their ids). So the same seed always gives the same task, and ``n`` consecutive seeds give ``n``
+distinct tasks: the items are drawn without replacement until all have been played. ``reset()``
+without a seed plays the next position (the first unseeded reset starts at a random one). Which
+items there are is the ``split`` of the make function: ``train``, ``validation`` and ``test``
+are disjoint (see :func:`lang_pz.tasks.datasets.load_items`). :attr:`TaskEnv.item_id` (also
+``info["task_id"]``) names the item an episode plays.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from lang_pz.spaces import (
     unicode_observation_space,
     unicode_text_space,
 )
+from lang_pz.tasks.datasets.partition import item_key, seed_order
 
 __all__ = ["TIMING_KEY", "Message", "TaskEnv", "cut", "visible_text"]
 
@@ -151,7 +158,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         act_space = unicode_text_space(self.ACTION_MAX_LENGTH)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
-        self._rng: np.random.Generator | None = None
+        self._order = seed_order([self._key(i, it) for i, it in enumerate(self.items)])
+        self._position: int | None = None
         self.item: ItemT = self.items[0]
         self.item_index = 0
         self.turn = 0
@@ -211,9 +219,13 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         elif self.index is not None:
             idx = self.index
         else:
-            if seed is not None or self._rng is None:
-                self._rng = np.random.default_rng(seed)
-            idx = int(self._rng.integers(len(self.items)))
+            if seed is not None:
+                self._position = int(seed)
+            elif self._position is None:
+                self._position = int(np.random.default_rng().integers(len(self.items)))
+            else:
+                self._position += 1
+            idx = self._order[self._position % len(self.items)]
         self.item_index = idx
         self.item = self.items[idx]
         self.turn = 0
@@ -235,6 +247,22 @@ class TaskEnv(AECEnv, Generic[ItemT]):
 
     def _task_id(self) -> str:
         return str(self.item_index)
+
+    @property
+    def item_id(self) -> str:
+        """The id of the item this episode plays (``info["task_id"]``): the benchmark's own id
+        (HotpotQA ``_id``, MATH ``unique_id``, ``HumanEval/12``, ``MBPP/601``, GSM8K
+        ``gsm8k/<row of the test file>``). :func:`lang_pz.training.phases.items_played` reads it."""
+        return self._task_id()
+
+    @staticmethod
+    def _key(position: int, item: Any) -> str:
+        """The key :func:`~lang_pz.tasks.datasets.seed_order` sorts ``item`` by (its
+        :func:`~lang_pz.tasks.datasets.item_key`; an item of another type: its position)."""
+        try:
+            return item_key(item)
+        except LangPZError:
+            return f"#{position}"
 
     def observe(self, agent: str) -> dict[str, str]:
         text = visible_text(self._observation_text(agent))

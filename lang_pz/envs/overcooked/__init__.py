@@ -36,7 +36,11 @@ choosing it again continues it, since every skill re-plans from where you stand)
 impossible skill costs its player one tick standing still. ``info["ticks"]`` gives the ticks
 a step took, ``info["skill"]`` the outcome.
 
-The game is deterministic (fixed start state); ``reset(seed=...)`` is accepted for the API.
+The game is deterministic. By default (``split=None``) every episode starts from the layout's
+fixed start state, as in overcooked_ai and the literature, so the seed changes nothing; with
+``split="train"`` / ``"validation"`` / ``"test"`` (disjoint sets) or ``"all"`` the reset seed
+picks the start state: both players' cells and facings (:mod:`lang_pz.envs.overcooked.starts`).
+``env.unwrapped.item_id`` names the start state of the episode.
 The numeric core's observation is only the tick (``Discrete(horizon + 1)``); the text is
 rendered from the game state, ``env.unwrapped.game_state``.
 """

@@ -29,6 +29,7 @@ from lang_pz.envs.overcooked.macro_actions import (
     update,
 )
 from lang_pz.envs.overcooked.planners import Planners, load_planners
+from lang_pz.envs.overcooked.starts import Start, describe_start, start_states
 from lang_pz.error import DependencyNotInstalled
 
 #: Registered layout name -> overcooked_ai 1.1.0 layout file.
@@ -124,6 +125,10 @@ class OvercookedParallelEnv(ParallelEnv):
         actions: ``"primitive"`` or ``"skills"``.
         shaping_factor: weight of the shaped reward (0: sparse only).
         render_mode: ``None`` or ``"ansi"`` (the global state text).
+        split: ``None``: every episode starts from the layout's fixed start (as in overcooked_ai
+            and the literature; the seed changes nothing). ``"train"`` / ``"validation"`` /
+            ``"test"`` / ``"all"``: the reset seed picks the start state from that disjoint
+            set (:mod:`lang_pz.envs.overcooked.starts`).
     """
 
     metadata = {"name": "overcooked_v0", "render_modes": ["ansi"], "is_parallelizable": True}
@@ -135,6 +140,7 @@ class OvercookedParallelEnv(ParallelEnv):
         actions: str = "primitive",
         shaping_factor: float = 0.0,
         render_mode: str | None = None,
+        split: str | None = None,
     ) -> None:
         oc_env = import_overcooked()
         from overcooked_ai_py.mdp.overcooked_mdp import OvercookedGridworld
@@ -146,7 +152,17 @@ class OvercookedParallelEnv(ParallelEnv):
         self.render_mode = render_mode
         self.mdp = OvercookedGridworld.from_layout_name(LAYOUTS[layout])
         self.planners: Planners = load_planners(self.mdp)
-        self.game = oc_env.OvercookedEnv.from_mdp(self.mdp, horizon=horizon, info_level=0)
+        self.split = split
+        self._starts: tuple[list[Start], tuple[int, ...]] | None = None
+        if split is not None:
+            self._starts = start_states(self.mdp, split)
+        standard = tuple((tuple(p), (0, -1)) for p in self.mdp.start_player_positions)
+        self.start: Start = standard  # type: ignore[assignment]
+        self._position: int | None = None
+        fixed = split is None  # overcooked_ai's own standard start, exactly as before
+        self.game = oc_env.OvercookedEnv.from_mdp(
+            self.mdp, start_state_fn=None if fixed else self._start_state, horizon=horizon, info_level=0
+        )
         self._use_planners()
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
@@ -172,6 +188,20 @@ class OvercookedParallelEnv(ParallelEnv):
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
         return self._action_spaces[agent]
+
+    def _start_state(self) -> Any:
+        """A fresh ``OvercookedState`` of :attr:`start` (overcooked_ai calls it at each reset)."""
+        from overcooked_ai_py.mdp.overcooked_mdp import OvercookedState
+
+        return OvercookedState.from_players_pos_and_or(
+            list(self.start), bonus_orders=self.mdp.start_bonus_orders, all_orders=self.mdp.start_all_orders
+        )
+
+    @property
+    def item_id(self) -> str:
+        """The start state of this episode in words (e.g. ``cramped_room: player_0 (1,2) up,
+        player_1 (3,1) up``): what :func:`lang_pz.training.phases.items_played` compares."""
+        return f"{self.layout}: {describe_start(self.start)}"
 
     @property
     def tick_id(self) -> int:
@@ -210,6 +240,15 @@ class OvercookedParallelEnv(ParallelEnv):
 
     # -- PettingZoo API ---------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        if self._starts is not None:  # seed s plays start order[s % n]; no seed: the next one
+            starts, order = self._starts
+            if seed is not None:
+                self._position = int(seed)
+            elif self._position is None:
+                self._position = int(np.random.default_rng().integers(len(starts)))
+            else:
+                self._position += 1
+            self.start = starts[order[self._position % len(starts)]]
         self.game.reset(regen_mdp=False)
         self._use_planners()
         self.agents = list(AGENTS)

@@ -14,6 +14,7 @@ from lang_pz.envs.checks import (
     check_number,
 )
 from lang_pz.envs.overcooked.core import LAYOUTS, OvercookedParallelEnv
+from lang_pz.envs.overcooked.starts import START_SPLITS
 from lang_pz.envs.overcooked.text import OvercookedAdapter
 from lang_pz.error import InvalidKwargError
 from lang_pz.registration import Api
@@ -28,6 +29,7 @@ def make_env(
     shaping_factor: float = 0.0,
     strict: bool = False,
     render_mode: str | None = None,
+    split: str | None = None,
 ) -> Any:
     """Make language Overcooked (see the module docstring for agents, spaces and rewards).
 
@@ -39,6 +41,12 @@ def make_env(
         shaping_factor: weight (>= 0) of the shaped reward; 1.0 gives the paper's units.
         strict: raise :class:`lang_pz.error.ActionParseError` on unreadable text.
         render_mode: ``None`` or ``"ansi"``.
+        split: ``None`` (default): the layout's fixed start state, as in overcooked_ai and
+            the literature; every seed plays the same game. ``"train"``, ``"validation"``,
+            ``"test"``: the reset seed picks the start (both players' cells and facings) from
+            that part of a disjoint partition; ``"all"``: from every start
+            (:mod:`lang_pz.envs.overcooked.starts`). A training run sets it per phase
+            (:func:`lang_pz.training.phases.default_phase_kwargs`).
 
     Raises:
         InvalidKwargError: a bad value (named in the message, with the valid ones).
@@ -58,8 +66,9 @@ def make_env(
         raise InvalidKwargError(f"shaping_factor must be >= 0 (0 = sparse reward only), got {shaping_factor!r}")
     check_bool("strict", strict)
     check_choice("render_mode", render_mode, (None, "ansi"))
+    check_choice("split", split, (None, *START_SPLITS))
     env = OvercookedParallelEnv(
-        layout, horizon=horizon, actions=actions, shaping_factor=shaping_factor, render_mode=render_mode
+        layout, horizon=horizon, actions=actions, shaping_factor=shaping_factor, render_mode=render_mode, split=split
     )
     adapter = OvercookedAdapter(actions)
     if api == "aec":

