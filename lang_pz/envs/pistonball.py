@@ -192,10 +192,16 @@ def make_env(
     check_int("hold", hold, 1)
     check_int("max_cycles", max_cycles, 1)
     check_number("time_penalty", time_penalty)
-    for name, value, low in (("ball_mass", ball_mass, None), ("ball_friction", ball_friction, 0), ("ball_elasticity", ball_elasticity, 0)):
+    for name, value, low in (
+        ("ball_mass", ball_mass, None),
+        ("ball_friction", ball_friction, 0),
+        ("ball_elasticity", ball_elasticity, 0),
+    ):
         check_number(name, value)
         if value < 0 or (low is None and value == 0):
-            raise InvalidKwargError(f"{name} must be {'> 0' if low is None else '>= 0'}, got {value!r} (PettingZoo's default: {_BALL[name]})")
+            raise InvalidKwargError(
+                f"{name} must be {'> 0' if low is None else '>= 0'}, got {value!r} (PettingZoo's default: {_BALL[name]})"
+            )
     for name, flag in (
         ("continuous", continuous),
         ("random_drop", random_drop),

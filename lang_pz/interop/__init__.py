@@ -28,6 +28,7 @@ run on the classic games with only the env constructor changed (``tests/interop/
 
 from lang_pz.interop.aec import MaskedAECEnv, to_masked_aec_env
 from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, HashedBagOfWordsV1, TextEncoder
+from lang_pz.interop.gym import GymBoxActions, GymDiscreteActions, GymEncodeObservations
 from lang_pz.interop.rllib import register_rllib_env
 from lang_pz.interop.torchrl import torchrl_env
 from lang_pz.interop.vector import register_text_spaces, sb3_vec_env
@@ -35,10 +36,8 @@ from lang_pz.interop.wrappers import (
     BoxActions,
     DiscreteActions,
     EncodeObservations,
-    GymBoxActions,
-    GymDiscreteActions,
-    GymEncodeObservations,
     NumericInfos,
+    RawObservations,
     action_words,
     to_vector_env,
 )
@@ -55,6 +54,7 @@ __all__ = [
     "HashedBagOfWordsV1",
     "MaskedAECEnv",
     "NumericInfos",
+    "RawObservations",
     "TextEncoder",
     "action_words",
     "register_rllib_env",

@@ -134,24 +134,32 @@ class MaskedAECEnv(BaseWrapper):
         self.kind = observation_kind(observation, keep_text)
         self.keep_text = self.kind == "text"
         agents = list(env.possible_agents)
-        self._space_of = {a: self.adapter.action_space(self.env, a) for a in agents}
-        direct = actions is None and all(isinstance(s, spaces.Discrete) for s in self._space_of.values())
+        inner = {a: self.adapter.action_space(self.env, a) for a in agents}
+        discrete = {a: s for a, s in inner.items() if isinstance(s, spaces.Discrete)}
         #: each agent's words when indexes name words (``actions=`` or no finite inner space), else None
-        self.words = None if direct else bridge_words(env, agents, actions)
-        sizes = {a: int(s.n) for a, s in self._space_of.items()} if self.words is None else {a: len(w) for a, w in self.words.items()}
+        self.words = None if actions is None and len(discrete) == len(agents) else bridge_words(env, agents, actions)
+        #: index i of agent a is inner action _start[a] + i (direct) or word i
+        self._start = {a: int(discrete[a].start) if self.words is None else 0 for a in agents}
+        sizes = {a: int(discrete[a].n) for a in agents} if self.words is None else {a: len(self.words[a]) for a in agents}
+        self._n = sizes
         self.encoder = encoder if encoder is not None else HashedBagOfWords()
         if self.kind == "vector" and (not isinstance(self.encoder, TextEncoder) or not isinstance(self.encoder.dim, int)):
             raise LangPZError(f"encoder must be callable with an int dim (a TextEncoder), got {self.encoder!r}")
         self._own_mask = _own_mask(self.adapter)
         self._action_spaces = {a: spaces.Discrete(n) for a, n in sizes.items()}
-        self._observation_spaces = {a: spaces.Dict({"observation": self._inner_space(a), "action_mask": spaces.MultiBinary(n)}) for a, n in sizes.items()}
+        self._observation_spaces = {
+            a: spaces.Dict({"observation": self._inner_space(a), "action_mask": spaces.MultiBinary(n)})
+            for a, n in sizes.items()
+        }
         self._fallback: dict[str, bool] = {}
         self._notes: dict[str, str] = {}
         self._step_cache: dict[tuple[str, str], Any] = {}
 
     def _inner_space(self, agent: str) -> spaces.Space[Any]:
         if self.kind == "text":
-            return self.language.observation_space(agent)["text"]
+            text = self.language.observation_space(agent)
+            assert isinstance(text, spaces.Dict)  # a language env observes Dict({"text": Text})
+            return text["text"]
         if self.kind == "vector":
             return spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)
         space = self.env.observation_space(agent)
@@ -184,7 +192,7 @@ class MaskedAECEnv(BaseWrapper):
         return self._cached("mask", agent, lambda: self._make_mask(agent))
 
     def _make_mask(self, agent: str) -> np.ndarray:
-        n = self._action_spaces[agent].n
+        n = self._n[agent]
         obs, info = self._for_adapter(agent), self._info(agent)
         if self.words is None and self._own_mask:
             mask = self.adapter.action_mask(self.env, agent, obs, info)
@@ -198,7 +206,7 @@ class MaskedAECEnv(BaseWrapper):
             allowed = {str(w).lower() for w in legal}
             out[:] = [w.lower() in allowed for w in self.words[agent]]
         else:
-            start = int(self._space_of[agent].start)  # type: ignore[attr-defined]  # Discrete (direct)
+            start = self._start[agent]
             for word in legal:
                 try:
                     i = int(self.adapter.parse(self.env, agent, str(word), obs, info)) - start
@@ -212,7 +220,7 @@ class MaskedAECEnv(BaseWrapper):
         """What index ``index`` plays for ``agent``, in the env's words (``square 5``, ``Call``)."""
         if self.words is not None:
             return self.words[agent][index]
-        start = int(self._space_of[agent].start)  # type: ignore[attr-defined]  # Discrete (direct)
+        start = self._start[agent]
         return self.adapter.action_text(self.env, agent, start + index)
 
     def text(self, agent: str) -> str:
@@ -254,7 +262,7 @@ class MaskedAECEnv(BaseWrapper):
             self._step_cache = {}
             env.step(None)
             return
-        n = self._action_spaces[agent].n
+        n = self._n[agent]
         if action is None:
             raise LangPZError(
                 f"action of {agent} is None, but {agent} is not done (None is only for a terminated or truncated "
@@ -286,7 +294,7 @@ class MaskedAECEnv(BaseWrapper):
             )
             return inner, bool(action_info["fallback"]), note
         if self.action_mask(agent)[i]:
-            return int(self._space_of[agent].start) + i, False, None  # type: ignore[attr-defined]
+            return self._start[agent] + i, False, None
         legal = [int(j) for j in np.flatnonzero(self.action_mask(agent))]
         reason = f"index {i} is not a legal move now; legal indexes: {legal}" if legal else f"{agent} has no move now"
         if self.language.strict:

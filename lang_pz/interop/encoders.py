@@ -117,7 +117,9 @@ class HashedBagOfWords:
             hit = cache[key] = self._features(line_no, line, state)
         return hit
 
-    def _features(self, line_no: int, line: str, state: tuple[str, int, str | None]) -> tuple[Any, tuple[str, int, str | None]]:
+    def _features(
+        self, line_no: int, line: str, state: tuple[str, int, str | None]
+    ) -> tuple[Any, tuple[str, int, str | None]]:
         dim = self.dim
         words: list[tuple[int, float]] = []
         placed: list[tuple[int, float]] = []
@@ -141,7 +143,10 @@ class HashedBagOfWords:
             if self.bigrams and prev is not None:
                 words.append(_bucket(f"{prev} {low}", dim))
             prev = low
-        arrays = tuple((np.array([i for i, _ in f], dtype=np.intp), np.array([v for _, v in f], dtype=np.float64)) for f in (words, placed, numbers))
+        arrays = tuple(
+            (np.array([i for i, _ in f], dtype=np.intp), np.array([v for _, v in f], dtype=np.float64))
+            for f in (words, placed, numbers)
+        )
         return arrays, (context, k, prev)
 
     def _sum(self, features: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:

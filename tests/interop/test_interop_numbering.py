@@ -128,13 +128,19 @@ def test_every_listed_move_plays_what_the_text_says(env_id):
             # the mask is the env's own legal words, parsed by the env
             words = env.adapter.legal_actions(env.env, agent, env._for_adapter(agent), env._info(agent))
             if words is not None and env.words is None:
-                parsed = {int(env.adapter.parse(env.env, agent, w, env._for_adapter(agent), env._info(agent))) for w in words}
+                parsed = {
+                    int(env.adapter.parse(env.env, agent, w, env._for_adapter(agent), env._info(agent))) for w in words
+                }
                 start = int(env.action_space(agent).start)
                 assert parsed == {start + i for i in legal}, (env_id, words, legal)
             for i, move in listed.items():
                 trial = _replay(env_id, seed, history)
                 expected = trial.adapter.parse(trial.env, agent, move, trial._for_adapter(agent), trial._info(agent))
-                before = np.array(trial.unwrapped.board.squares if env_id == "classic/tictactoe-v0" else getattr(trial.unwrapped, "board", [0]))
+                before = np.array(
+                    trial.unwrapped.board.squares
+                    if env_id == "classic/tictactoe-v0"
+                    else getattr(trial.unwrapped, "board", [0])
+                )
                 trial.step(i)
                 assert trial.env.sent[-1] == expected, (env_id, i, move, trial.env.sent[-1])
                 assert trial.infos[agent]["fallback"] is False
@@ -165,7 +171,7 @@ def test_the_learner_path_renders_and_parses_no_text(env_id, monkeypatch):
     assert native == env.env.observation_space(env.possible_agents[0])["observation"]  # PettingZoo's own
     rng = np.random.default_rng(0)
     env.reset(seed=0)
-    for agent in env.agent_iter(100):
+    for _agent in env.agent_iter(100):
         obs, _, term, trunc, info = env.last()
         assert native.contains(obs["observation"])
         env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
