@@ -151,3 +151,61 @@ def test_rllib_masks_refuse_text_observations():
 
     with pytest.raises(LangPZError, match="observation='vector' or 'raw'.*observing text"):
         RLlibMasks(lang_pz.interop.to_masked_aec_env(lang_pz.make("classic/tictactoe-v0"), keep_text=True))
+
+
+@needs_rllib
+def test_rllib_pistonball_image_tutorial_ported_to_ray_2_60(ray_cluster, tmp_path, monkeypatch):
+    """docs/interop.md's port of PettingZoo's rllib_pistonball.py (SuperSuit image wrappers, RLlib's
+    default CNN with the tutorial's filters, continuous pushes), shortened: 5 pistons, 10 cycles,
+    one small PPO iteration."""
+    import ray.tune.trainable.trainable as trainable
+    import supersuit as ss
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+    from ray.tune.registry import register_env
+
+    monkeypatch.setattr(trainable, "DEFAULT_STORAGE_PATH", str(tmp_path))
+
+    def env_creator(args):
+        env = lang_pz.make(
+            "butterfly/pistonball-v0", api="parallel", n_pistons=5, time_penalty=-0.1, continuous=True,
+            random_drop=True, random_rotate=True, ball_mass=0.75, ball_friction=0.3, ball_elasticity=1.5,
+            max_cycles=10,
+        )  # fmt: skip
+        env = lang_pz.interop.to_vector_env(env, observation="raw")
+        env = ss.color_reduction_v0(env, mode="B")
+        env = ss.dtype_v0(env, "float32")
+        env = ss.resize_v1(env, x_size=84, y_size=84)
+        env = ss.normalize_obs_v0(env, env_min=0, env_max=1)
+        env = ss.frame_stack_v1(env, 3)
+        return ParallelPettingZooEnv(env)
+
+    register_env("lang_pz_test_pistonball_images", env_creator)
+    config = (
+        PPOConfig()
+        .environment("lang_pz_test_pistonball_images", clip_actions=True, disable_env_checking=True)
+        .env_runners(num_env_runners=0)
+        .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
+        .rl_module(model_config=DefaultModelConfig(conv_filters=[[32, [8, 8], 4], [64, [4, 4], 2], [64, [3, 3], 1]]))
+        .training(
+            train_batch_size_per_learner=20,
+            minibatch_size=10,
+            num_epochs=1,
+            lr=2e-5,
+            gamma=0.99,
+            lambda_=0.9,
+            clip_param=0.4,
+        )
+        .debugging(seed=0)
+    )
+    algo = config.build_algo()
+    try:
+        module = algo.get_module("shared")
+        assert module.observation_space.shape == (84, 84, 3) and module.action_space.shape == (1,)
+        result = algo.train()
+    finally:
+        algo.stop()
+    runners = result["env_runners"]
+    assert sorted(runners["num_agent_steps_sampled_lifetime"]) == PISTONS
+    assert result["learners"]["shared"]["num_module_steps_trained_lifetime"] > 0
