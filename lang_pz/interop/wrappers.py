@@ -6,7 +6,7 @@ Each wrapper overrides ``reset``/``step`` and the one space it changes; everythi
 forwarded (``raw_observation``, ``state_text`` and the adapter stay reachable). The result is
 still a PettingZoo ``ParallelEnv`` (or a Gymnasium ``Env``): SuperSuit's vector envs and
 Stable-Baselines3, TorchRL's ``PettingZooWrapper`` and RLlib's ``ParallelPettingZooEnv`` take it
-as it is. :func:`to_vector_env` stacks the three.
+as it is. :func:`to_vector_env` stacks them.
 
 =======================  ====================================================================
 :class:`EncodeObservations`  ``{"text": str}`` -> ``Box(-inf, inf, (encoder.dim,), float32)``
@@ -16,6 +16,8 @@ as it is. :func:`to_vector_env` stacks the three.
                              text, clipped into the bounds
 :class:`NumericInfos`        every info holds exactly the given numeric keys (TorchRL builds its
                              info spec from the first reset and rejects strings)
+:class:`RawObservations`     the env's own observations (Pistonball's image) instead of the
+                             text, the text beside them (``text(agent)``)
 =======================  ====================================================================
 
 An index whose word is not legal right now (e.g. an Overcooked skill that cannot start) is sent
