@@ -162,6 +162,7 @@ def main() -> None:
     ap.add_argument("--sb3-steps", type=int, default=20_480)
     ap.add_argument("--tianshou-epochs", type=int, default=10)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--envs", nargs="*", default=None, help="only these env names (e.g. 'lang_pz raw'); baselines always")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     lines = [
@@ -177,6 +178,8 @@ def main() -> None:
         f"| SB3 connect four: random as player_1 (baseline) | PettingZoo connect_four_v3 | winrate {winrate:.2f} | 0 |"
     )
     for name, make in MAKERS.items():
+        if args.envs is not None and name not in args.envs:
+            continue
         winrate, seconds = sb3(make, args.sb3_steps)
         lines.append(
             f"| SB3 MaskablePPO connect four, {args.sb3_steps} steps | {name} | winrate {winrate:.2f} | {seconds:.0f} |"
@@ -192,6 +195,8 @@ def main() -> None:
         "lang_pz raw": lambda: to_masked_aec_env(lang_pz.make("classic/tictactoe-v0"), observation="raw"),
         "lang_pz vector": lambda: to_masked_aec_env(lang_pz.make("classic/tictactoe-v0")),
     }.items():
+        if args.envs is not None and name not in args.envs:
+            continue
         reward, seconds = tianshou(make, args.tianshou_epochs)
         lines.append(
             f"| Tianshou DQN tic-tac-toe, <= {args.tianshou_epochs} epochs | {name} | mean reward {reward:+.2f} | {seconds:.0f} |"

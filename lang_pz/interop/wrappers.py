@@ -55,14 +55,14 @@ def _language_wrapper(env: Any) -> Any:
 
 def action_words(env: Any, agent: str | None = None) -> list[str]:
     """Every action word of ``agent`` in a lang_pz language env with a finite action set, in the
-    inner ``Discrete`` space's index order (e.g. Pistonball: ``["down", "stay", "up"]``).
+    inner ``Discrete`` space's index order: word ``i`` is the adapter's ``action_text`` of the
+    game's action ``start + i``, the text its parser maps back to that action (e.g. Pistonball:
+    ``["down", "stay", "up"]``; MPE: ``["stay", "left", ...]``).
 
     Raises:
         LangPZError: ``env`` holds no lang_pz language wrapper, or the agent's actions are not
             a finite set (a Box or free-text action): pass ``actions=[...]`` to the bridge instead.
     """
-    from lang_pz.text import codec
-
     lw = _language_wrapper(env)
     if lw is None:
         raise LangPZError(
@@ -75,7 +75,7 @@ def action_words(env: Any, agent: str | None = None) -> list[str]:
             f"{agent or 'the agent'} has no finite action set (inner action space {space}); "
             "a Discrete bridge needs one: pass actions=[...] words the env parses"
         )
-    return codec.action_vocabulary(space, lw.adapter.action_names)
+    return [lw.adapter.action_text(lw.env, agent, int(space.start) + i) for i in range(int(space.n))]
 
 
 def bridge_words(

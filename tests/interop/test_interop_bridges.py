@@ -207,7 +207,7 @@ def test_action_words_see_through_turn_based_aec_to_parallel():
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
     env = turn_based_aec_to_parallel(lang_pz.make("classic/connect_four-v0"))
-    assert action_words(env, "player_0") == [str(c) for c in range(1, 8)]
+    assert action_words(env, "player_0") == [f"column {c}" for c in range(1, 8)]  # action_text: parses back
     vec = to_vector_env(env)
     obs, infos = vec.reset(seed=0)
     assert vec.action_space("player_0") == spaces.Discrete(7) and obs["player_0"].shape == (256,)

@@ -201,3 +201,29 @@ def test_masked_index_plays_the_fallback_and_the_text_says_so():
     env.step(6)
     note = env.text("player_0")
     assert "index 0 is not a legal move now" in note and "column 2 was played for you" in note
+
+
+@pytest.mark.parametrize(
+    "env_id", [i for i, spec in sorted(lang_pz.registry.items()) if "parallel" in spec.apis and not i.startswith("tasks/")]
+)
+def test_parallel_bridge_index_i_is_the_games_action_i(env_id):
+    """``to_vector_env``'s index ``i`` is sent as the i-th action word; the env parses that word to
+    its own action ``start + i`` (one numbering on the parallel bridge too)."""
+    from lang_pz.interop import to_vector_env
+    from lang_pz.interop.wrappers import _language_wrapper
+
+    spec = lang_pz.registry[env_id]
+    module = EXTRA_MODULE.get(env_id.split("/")[0])
+    if module and importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = to_vector_env(lang_pz.make(env_id, api="parallel", **spec.test_kwargs))
+    env.reset(seed=0)
+    language = _language_wrapper(env)
+    words = env.env.env.words  # NumericInfos(EncodeObservations(DiscreteActions))
+    for agent in env.agents:
+        space = language.adapter.action_space(language.env, agent)
+        for i, word in enumerate(words[agent]):
+            parsed = language.adapter.parse(language.env, agent, word, language._for_adapter(agent), {})
+            assert parsed == int(space.start) + i, (env_id, agent, word, parsed)
