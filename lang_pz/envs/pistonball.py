@@ -55,6 +55,7 @@ from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
 
 ACTIONS = ("down", "stay", "up")
+_BALL = {"ball_mass": 0.75, "ball_friction": 0.3, "ball_elasticity": 1.5}  # pistonball_v6's defaults
 
 
 class PistonballAdapter(LanguageAdapter):
@@ -148,6 +149,9 @@ def make_env(
     time_penalty: float = -0.1,
     random_drop: bool = True,
     random_rotate: bool = True,
+    ball_mass: float = 0.75,
+    ball_friction: float = 0.3,
+    ball_elasticity: float = 1.5,
     strict: bool = False,
     render_mode: str | None = None,
 ) -> Any:
@@ -159,6 +163,9 @@ def make_env(
         continuous: number actions in [-1, 1] instead of ``down``/``stay``/``up``.
         hold: each decision is applied for this many physics cycles (>= 1).
         max_cycles: episode length in physics cycles.
+        time_penalty, random_drop, random_rotate, ball_mass, ball_friction, ball_elasticity:
+            PettingZoo's ``pistonball_v6`` arguments, passed on (its defaults: -0.1, True, True,
+            0.75, 0.3, 1.5); the ball's mass must be > 0, its friction and elasticity >= 0.
         strict: raise :class:`lang_pz.error.ActionParseError` on unparseable text.
 
     Raises:
@@ -185,6 +192,16 @@ def make_env(
     check_int("hold", hold, 1)
     check_int("max_cycles", max_cycles, 1)
     check_number("time_penalty", time_penalty)
+    for name, value, low in (
+        ("ball_mass", ball_mass, None),
+        ("ball_friction", ball_friction, 0),
+        ("ball_elasticity", ball_elasticity, 0),
+    ):
+        check_number(name, value)
+        if value < 0 or (low is None and value == 0):
+            raise InvalidKwargError(
+                f"{name} must be {'> 0' if low is None else '>= 0'}, got {value!r} (PettingZoo's default: {_BALL[name]})"
+            )
     for name, flag in (
         ("continuous", continuous),
         ("random_drop", random_drop),
@@ -205,6 +222,9 @@ def make_env(
                 time_penalty=time_penalty,
                 random_drop=random_drop,
                 random_rotate=random_rotate,
+                ball_mass=ball_mass,
+                ball_friction=ball_friction,
+                ball_elasticity=ball_elasticity,
                 render_mode=render_mode,
             )
         )

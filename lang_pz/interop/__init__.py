@@ -1,13 +1,17 @@
 """Bridges from lang_pz's language environments to the RL libraries people already use.
 
 =================================  =========================================================
-:func:`to_vector_env`              vector observations, ``Discrete`` actions (``Box`` vectors
-                                   for continuous envs), numeric infos
-                                   (:mod:`lang_pz.interop.wrappers`): what SB3, TorchRL and
-                                   RLlib train on
-:func:`to_masked_aec_env`          turn-based (AEC) envs in PettingZoo's action-mask convention
-                                   (:mod:`lang_pz.interop.aec`): what MaskablePPO, Tianshou and
-                                   PettingZoo's LangChain agents index
+:func:`to_vector_env`              parallel envs: ``Discrete`` actions (``Box`` vectors for
+                                   continuous envs), numeric infos, and ``observation=``
+                                   ``"vector"`` (encoded text), ``"raw"`` (the env's own, e.g.
+                                   Pistonball's image: :class:`RawObservations`) or ``"text"``
+                                   (:mod:`lang_pz.interop.wrappers`): what SB3, TorchRL, RLlib
+                                   and CleanRL train on
+:func:`to_masked_aec_env`          turn-based (AEC) games in PettingZoo's action-mask convention,
+                                   indexes in the game's own numbering, text (``keep_text``)
+                                   listing moves as ``index: move`` (:mod:`lang_pz.interop.aec`):
+                                   what MaskablePPO, Tianshou, AgileRL and PettingZoo's LangChain
+                                   agents index
 :class:`HashedBagOfWords`          the default text -> vector encoder (order and values kept);
                                    :class:`FunctionEncoder` wraps your own
                                    (:mod:`lang_pz.interop.encoders`)
@@ -15,19 +19,20 @@
                                    work, ``AsyncVectorEnv(shared_memory=True)`` fails loudly
 :func:`sb3_vec_env`                a Stable-Baselines3 VecEnv over every agent (SuperSuit)
 :func:`torchrl_env`                a TorchRL ``PettingZooWrapper``
-:func:`register_rllib_env`         a Ray Tune env name for RLlib (the ``rllib`` extra)
+:func:`register_rllib_env`         a Ray Tune env name for RLlib (the ``rllib`` extra); ``api="aec"``
+                                   for turn-based games with RLlib's action-masking module
 =================================  =========================================================
 
 Extras: ``pip install 'lang_pz[sb3]'`` (stable-baselines3, sb3-contrib, torch 2.13.0 CPU),
 ``'lang_pz[torchrl]'`` (torchrl, tensordict, torch 2.13.0 CPU), ``'lang_pz[tianshou]'``
 (tianshou 0.5.0, the version PettingZoo's tutorials use), ``'lang_pz[rllib]'`` (RLlib 2.60 without its
-gymnasium pin). The tutorials are
-``examples/interop_*.py``; PettingZoo's own SB3 action-mask, Tianshou and LangChain tutorials
-run on the classic games with only the env constructor changed (``tests/interop/test_interop_tutorials.py``).
+gymnasium pin). ``docs/interop.md`` shows each of PettingZoo's tutorials (SB3, Tianshou, CleanRL,
+RLlib, AgileRL, LangChain) as a diff of the env constructor; ``tests/interop`` runs them shortened.
 """
 
 from lang_pz.interop.aec import MaskedAECEnv, to_masked_aec_env
 from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, HashedBagOfWordsV1, TextEncoder
+from lang_pz.interop.gym import GymBoxActions, GymDiscreteActions, GymEncodeObservations
 from lang_pz.interop.rllib import register_rllib_env
 from lang_pz.interop.torchrl import torchrl_env
 from lang_pz.interop.vector import register_text_spaces, sb3_vec_env
@@ -35,10 +40,8 @@ from lang_pz.interop.wrappers import (
     BoxActions,
     DiscreteActions,
     EncodeObservations,
-    GymBoxActions,
-    GymDiscreteActions,
-    GymEncodeObservations,
     NumericInfos,
+    RawObservations,
     action_words,
     to_vector_env,
 )
@@ -55,6 +58,7 @@ __all__ = [
     "HashedBagOfWordsV1",
     "MaskedAECEnv",
     "NumericInfos",
+    "RawObservations",
     "TextEncoder",
     "action_words",
     "register_rllib_env",

@@ -35,6 +35,8 @@ from lang_pz.error import LangPZError
 _TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z]+|\S", re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?$")
 _WORD = re.compile(r"[a-z]+$", re.IGNORECASE)
+#: Lines whose features an encoder remembers (then it starts again).
+_MAX_CACHED = 20_000
 
 
 @runtime_checkable
@@ -88,40 +90,70 @@ class HashedBagOfWords:
     def __repr__(self) -> str:
         return f"HashedBagOfWords(dim={self.dim}, bigrams={self.bigrams}, number_scale={self.number_scale})"
 
-    def _add(self, vec: np.ndarray, feature: str, value: float = 1.0) -> None:
-        i, s = _bucket(feature, self.dim)
-        vec[i] += s * value
-
     def __call__(self, text: str) -> np.ndarray:
         """The vector of ``text``: float32, shape ``(dim,)``, every entry finite."""
-        words = np.zeros(self.dim, dtype=np.float64)
-        placed = np.zeros(self.dim, dtype=np.float64)
-        numbers = np.zeros(self.dim, dtype=np.float64)
-        context, k = "", 0  # the last word, and how many numbers followed it
-        prev: str | None = None
+        lines = []  # per line, per part (words, placed, numbers): the features' buckets and signed values
+        state: tuple[str, int, str | None] = ("", 0, None)  # the last word, numbers after it, the last token
         for line_no, line in enumerate(str(text).split("\n")):
-            for col, tok in enumerate(_TOKEN.findall(line)):
-                low = tok.lower()
-                self._add(placed, f"@{line_no}:{col}:{tok}")
-                if _NUMBER.match(tok):
-                    x = float(tok)
-                    if math.isfinite(x):
-                        self._add(numbers, f"#{context}#{k}", _squash(x, self.number_scale))
-                        self._add(numbers, f"#{context}#{k}#1", _squash(x, 1.0))
-                    k += 1
-                    low = "#"  # numbers are values, not words
-                elif _WORD.match(tok):
-                    context, k = low, 0
-                self._add(words, low)
-                if self.bigrams and prev is not None:
-                    self._add(words, f"{prev} {low}")
-                prev = low
+            features, state = self._line(line_no, line, state)
+            lines.append(features)
+        parts = [self._sum([f[part] for f in lines]) for part in range(3)]
         if self.normalise:
-            for part in (words, placed):
+            for part in parts[:2]:
                 norm = math.sqrt(float(part @ part))
                 if norm > 0:
                     part /= norm
-        return (words + placed + numbers).astype(np.float32)
+        return (parts[0] + parts[1] + parts[2]).astype(np.float32)
+
+    def _line(self, line_no: int, line: str, state: tuple[str, int, str | None]) -> tuple[Any, tuple[str, int, str | None]]:
+        """The features of one line and the state after it, remembered by line and state (an
+        env's lines repeat from step to step: rules, unchanged board rows)."""
+        cache = self.__dict__.setdefault("_lines", {})
+        key = (line_no, line, state)
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) >= _MAX_CACHED:
+                cache.clear()
+            hit = cache[key] = self._features(line_no, line, state)
+        return hit
+
+    def _features(
+        self, line_no: int, line: str, state: tuple[str, int, str | None]
+    ) -> tuple[Any, tuple[str, int, str | None]]:
+        dim = self.dim
+        words: list[tuple[int, float]] = []
+        placed: list[tuple[int, float]] = []
+        numbers: list[tuple[int, float]] = []
+        context, k, prev = state
+        for col, tok in enumerate(_TOKEN.findall(line)):
+            low = tok.lower()
+            placed.append(_bucket(f"@{line_no}:{col}:{tok}", dim))
+            if _NUMBER.match(tok):
+                x = float(tok)
+                if math.isfinite(x):
+                    i, s = _bucket(f"#{context}#{k}", dim)
+                    numbers.append((i, s * _squash(x, self.number_scale)))
+                    i, s = _bucket(f"#{context}#{k}#1", dim)
+                    numbers.append((i, s * _squash(x, 1.0)))
+                k += 1
+                low = "#"  # numbers are values, not words
+            elif _WORD.match(tok):
+                context, k = low, 0
+            words.append(_bucket(low, dim))
+            if self.bigrams and prev is not None:
+                words.append(_bucket(f"{prev} {low}", dim))
+            prev = low
+        arrays = tuple(
+            (np.array([i for i, _ in f], dtype=np.intp), np.array([v for _, v in f], dtype=np.float64))
+            for f in (words, placed, numbers)
+        )
+        return arrays, (context, k, prev)
+
+    def _sum(self, features: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """The features' values summed into their buckets, in order (as adding them one by one)."""
+        index = np.concatenate([i for i, _ in features])
+        value = np.concatenate([v for _, v in features])
+        return np.bincount(index, weights=value, minlength=self.dim)
 
 
 _V1_TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z_]+")

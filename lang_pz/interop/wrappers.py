@@ -6,7 +6,7 @@ Each wrapper overrides ``reset``/``step`` and the one space it changes; everythi
 forwarded (``raw_observation``, ``state_text`` and the adapter stay reachable). The result is
 still a PettingZoo ``ParallelEnv`` (or a Gymnasium ``Env``): SuperSuit's vector envs and
 Stable-Baselines3, TorchRL's ``PettingZooWrapper`` and RLlib's ``ParallelPettingZooEnv`` take it
-as it is. :func:`to_vector_env` stacks the three.
+as it is. :func:`to_vector_env` stacks them.
 
 =======================  ====================================================================
 :class:`EncodeObservations`  ``{"text": str}`` -> ``Box(-inf, inf, (encoder.dim,), float32)``
@@ -16,6 +16,8 @@ as it is. :func:`to_vector_env` stacks the three.
                              text, clipped into the bounds
 :class:`NumericInfos`        every info holds exactly the given numeric keys (TorchRL builds its
                              info spec from the first reset and rejects strings)
+:class:`RawObservations`     the env's own observations (Pistonball's image) instead of the
+                             text, the text beside them (``text(agent)``)
 =======================  ====================================================================
 
 An index whose word is not legal right now (e.g. an Overcooked skill that cannot start) is sent
@@ -26,9 +28,8 @@ does for an LLM's unreadable reply.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
@@ -54,14 +55,14 @@ def _language_wrapper(env: Any) -> Any:
 
 def action_words(env: Any, agent: str | None = None) -> list[str]:
     """Every action word of ``agent`` in a lang_pz language env with a finite action set, in the
-    inner ``Discrete`` space's index order (e.g. Pistonball: ``["down", "stay", "up"]``).
+    inner ``Discrete`` space's index order: word ``i`` is the adapter's ``action_text`` of the
+    game's action ``start + i``, the text its parser maps back to that action (e.g. Pistonball:
+    ``["down", "stay", "up"]``; MPE: ``["stay", "left", ...]``).
 
     Raises:
         LangPZError: ``env`` holds no lang_pz language wrapper, or the agent's actions are not
             a finite set (a Box or free-text action): pass ``actions=[...]`` to the bridge instead.
     """
-    from lang_pz.text import codec
-
     lw = _language_wrapper(env)
     if lw is None:
         raise LangPZError(
@@ -74,7 +75,7 @@ def action_words(env: Any, agent: str | None = None) -> list[str]:
             f"{agent or 'the agent'} has no finite action set (inner action space {space}); "
             "a Discrete bridge needs one: pass actions=[...] words the env parses"
         )
-    return codec.action_vocabulary(space, lw.adapter.action_names)
+    return [lw.adapter.action_text(lw.env, agent, int(space.start) + i) for i in range(int(space.n))]
 
 
 def bridge_words(
@@ -329,77 +330,92 @@ class NumericInfos(BaseParallelWrapper):
         return obs, rewards, terms, truncs, self._filter(infos)
 
 
+class RawObservations(BaseParallelWrapper):
+    """The language env's own observations (Pistonball's image) instead of its text: what the
+    image tutorials (SB3's and CleanRL's pistonball CNNs, SuperSuit's image wrappers) train on.
+    The text stays beside them: :meth:`text` is what an LLM agent would read now.
+
+    Args:
+        env: a ``ParallelEnv`` holding a lang_pz language wrapper (possibly wrapped).
+
+    Raises:
+        LangPZError: ``env`` holds no lang_pz language wrapper.
+    """
+
+    def __init__(self, env: ParallelEnv) -> None:
+        super().__init__(env)
+        self.language = _language_wrapper(env)
+        if self.language is None:
+            raise LangPZError(f"{type(env).__name__} is not a lang_pz language environment; raw observations need one")
+        self._texts: dict[str, Any] = {}
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.language.env.observation_space(agent)
+
+    def _raw(self, obs: Mapping[str, Any]) -> dict[str, Any]:
+        self._texts = dict(obs)
+        return {a: self.language.raw_observation(a) for a in obs}
+
+    def text(self, agent: str) -> str:
+        """``agent``'s text observation of the last reset or step.
+
+        Raises:
+            KeyError: ``agent`` had no observation then.
+        """
+        from lang_pz.policies.base import observation_text
+
+        return observation_text(self._texts[agent])
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return self._raw(obs), infos
+
+    def step(self, actions: dict[str, Any]):
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        return self._raw(obs), rewards, terms, truncs, infos
+
+
+#: What an AEC env given to :func:`to_vector_env` should use instead.
+AEC_RECIPE = (
+    "turn-based games: lang_pz.interop.to_masked_aec_env(env); an AEC loop over a game that also has "
+    "api='parallel' (as PettingZoo's SB3 tutorials evaluate): pettingzoo.utils.conversions.parallel_to_aec("
+    "to_vector_env(lang_pz.make(id, api='parallel'))); Gymnasium envs: GymEncodeObservations with "
+    "GymDiscreteActions / GymBoxActions"
+)
+
+
 def to_vector_env(
     env: ParallelEnv,
     encoder: TextEncoder | None = None,
     *,
     actions: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
     numeric_infos: bool = True,
+    observation: Literal["vector", "text", "raw"] = "vector",
 ) -> ParallelEnv:
-    """A language ``ParallelEnv`` as RL libraries want it: vector observations, ``Discrete``
-    actions (:class:`BoxActions` vectors when every agent's inner action space is a ``Box``
-    and no ``actions`` words are given) and (by default) numeric infos. See the module docstring.
+    """A language ``ParallelEnv`` as RL libraries want it: ``Discrete`` actions
+    (:class:`BoxActions` vectors when every agent's inner action space is a ``Box`` and no
+    ``actions`` words are given), (by default) numeric infos, and observations as
+    ``observation=`` says: ``"vector"`` (default) the encoded text, ``"raw"`` the env's own
+    observation (:class:`RawObservations`: Pistonball's image, its text beside it), ``"text"``
+    the text itself. See the module docstring.
 
     Raises:
-        LangPZError: ``env`` is an AEC or Gymnasium env (turn-based games:
-            :func:`lang_pz.interop.to_masked_aec_env`; Gymnasium: :class:`GymEncodeObservations`
-            with :class:`GymDiscreteActions` or :class:`GymBoxActions`), or no action words.
+        LangPZError: ``env`` is an AEC or Gymnasium env (the message gives the recipe for each),
+            no action words, or an unknown ``observation``.
     """
     if not isinstance(env, ParallelEnv):
-        raise LangPZError(
-            f"to_vector_env takes a PettingZoo ParallelEnv, got {type(env).__name__}; "
-            "turn-based AEC games: lang_pz.interop.to_masked_aec_env; or make it with "
-            "api='parallel' (Gymnasium envs: GymEncodeObservations, GymDiscreteActions / GymBoxActions)"
-        )
+        raise LangPZError(f"to_vector_env takes a PettingZoo ParallelEnv, got {type(env).__name__}; {AEC_RECIPE}")
+    if observation not in ("vector", "text", "raw"):
+        raise LangPZError(f"observation must be one of ['vector', 'text', 'raw'], got {observation!r}")
     lw = _language_wrapper(env)
     boxes = (
         actions is None
         and lw is not None
         and all(isinstance(lw.adapter.action_space(lw.env, a), spaces.Box) for a in env.possible_agents)
     )
-    acting: ParallelEnv = BoxActions(env) if boxes else DiscreteActions(env, actions)
-    out: ParallelEnv = EncodeObservations(acting, encoder)
+    out: ParallelEnv = BoxActions(env) if boxes else DiscreteActions(env, actions)
+    if observation == "vector":
+        out = EncodeObservations(out, encoder)
+    elif observation == "raw":
+        out = RawObservations(out)
     return NumericInfos(out) if numeric_infos else out
-
-
-class GymEncodeObservations(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
-    """The single-agent (Gymnasium) :class:`EncodeObservations`."""
-
-    def __init__(self, env: gym.Env, encoder: TextEncoder | None = None) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self, encoder=encoder)
-        gym.ObservationWrapper.__init__(self, env)
-        self.encoder = encoder if encoder is not None else HashedBagOfWords()
-        self.observation_space = spaces.Box(-np.inf, np.inf, (self.encoder.dim,), np.float32)
-
-    def observation(self, observation: Any) -> np.ndarray:
-        from lang_pz.policies.base import observation_text
-
-        return self.encoder(observation_text(observation))
-
-
-class GymDiscreteActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
-    """The single-agent (Gymnasium) :class:`DiscreteActions` (``actions``: a list of words)."""
-
-    def __init__(self, env: gym.Env, actions: Sequence[str] | None = None) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self, actions=actions)
-        gym.ActionWrapper.__init__(self, env)
-        self.words = [str(w) for w in actions] if actions is not None else action_words(env, None)
-        if not self.words:
-            raise LangPZError("no action words: a Discrete bridge needs at least one")
-        self.action_space = spaces.Discrete(len(self.words))
-
-    def action(self, action: Any) -> str:
-        return self.words[_index(action, len(self.words), None)]
-
-
-class GymBoxActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
-    """The single-agent (Gymnasium) :class:`BoxActions`: the inner ``Box``, vectors sent as text."""
-
-    def __init__(self, env: gym.Env) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self)
-        gym.ActionWrapper.__init__(self, env)
-        self.action_space = box_space(env, None)
-
-    def action(self, action: Any) -> str:
-        assert isinstance(self.action_space, spaces.Box)  # set to the inner Box in __init__
-        return box_text(self.action_space, action, None)

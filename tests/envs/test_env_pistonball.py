@@ -131,3 +131,17 @@ def test_one_pistons_text_reads_only_its_window():
     CountingList.reads = 0
     env.adapter.observation_text(env.env, "piston_10", None)
     assert CountingList.reads <= 4  # itself, two neighbours, its top for the ball (was all 20)
+
+
+def test_ball_physics_arguments_reach_pettingzoo():
+    """PettingZoo's pistonball tutorials (SB3, RLlib) pass ball_mass, ball_friction, ball_elasticity."""
+    env = lang_pz.make("butterfly/pistonball-v0", n_pistons=5, ball_mass=2.0, ball_friction=0.1, ball_elasticity=0.5)
+    env.reset(seed=0)
+    raw = env.unwrapped
+    assert (raw.ball_mass, raw.ball_friction, raw.ball_elasticity) == (2.0, 0.1, 0.5)
+    shape = next(iter(raw.ball.shapes))
+    assert (raw.ball.mass, shape.friction, shape.elasticity) == (2.0, 0.1, 0.5)  # the pymunk ball itself
+    with pytest.raises(InvalidKwargError, match=r"ball_mass must be > 0, got 0 \(PettingZoo's default: 0.75\)"):
+        lang_pz.make("butterfly/pistonball-v0", ball_mass=0)
+    with pytest.raises(InvalidKwargError, match="ball_elasticity must be a number, got 'x'"):
+        lang_pz.make("butterfly/pistonball-v0", ball_elasticity="x")

@@ -106,8 +106,7 @@ def test_masked_aec_bridge_plays_the_fallback_for_a_masked_index_and_refuses_non
     assert list(mask) == [0, 1, 1]  # fold is not legal before a bet
     env.step(0)
     assert env.infos[agent] == {"fallback": True}
-    language = lang_pz.interop.wrappers._language_wrapper(env)
-    assert language.infos[agent]["parse_error"].startswith("no legal move found; legal moves now: Call, Raise")
+    assert "index 0 is not a legal move now; legal indexes: [1, 2]" in env.text(agent)  # its next text says so
     live = env.agent_selection
     with pytest.raises(LangPZError, match=f"action of {live} is None, but {live} is not done"):
         env.step(None)  # was sent on as None: the fallback, with a NonTextActionWarning

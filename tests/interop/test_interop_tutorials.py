@@ -1,11 +1,13 @@
 """PettingZoo's own turn-based tutorials, shortened, on lang_pz's language games through
-lang_pz.interop.to_masked_aec_env: the loops use the real libraries (sb3-contrib's MaskablePPO,
-Tianshou 0.5's PettingZooEnv/Collector/DQN, the LangChain tutorial's env loop without an LLM API)
-and index the env exactly as the tutorials do; only the env constructor is lang_pz's."""
+lang_pz.interop.to_masked_aec_env, each with the diff docs/interop.md shows: the loops use the
+real libraries (sb3-contrib's MaskablePPO, Tianshou 0.5's PettingZooEnv/Collector/DQN, the
+LangChain tutorial's env loop with a scripted "LLM" that reads the text, the env calls of
+AgileRL's connect-four curriculum) and index the env exactly as the tutorials do."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -16,7 +18,6 @@ from pettingzoo.utils import BaseWrapper
 import lang_pz
 from lang_pz.error import LangPZError
 from lang_pz.interop import to_masked_aec_env
-from lang_pz.policies import RandomPolicy
 
 GAMES = ["classic/connect_four-v0", "classic/tictactoe-v0"]
 
@@ -89,14 +90,14 @@ def test_sb3_maskable_ppo_connect_four_tutorial():
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from sb3_contrib.common.wrappers import ActionMasker
 
-    env = MaskedSelfPlay(to_masked_aec_env(lang_pz.make("classic/connect_four-v0")))  # the only lang_pz line
+    env = MaskedSelfPlay(to_masked_aec_env(lang_pz.make("classic/connect_four-v0"), observation="raw"))  # the diff
     env.reset(seed=0)
     env = ActionMasker(env, lambda e: e.action_mask())
     model = MaskablePPO(MaskableActorCriticPolicy, env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=128)
     assert model.num_timesteps >= 128
 
-    game = to_masked_aec_env(lang_pz.make("classic/connect_four-v0"))  # evaluation vs random, as the tutorial
+    game = to_masked_aec_env(lang_pz.make("classic/connect_four-v0"), observation="raw")  # evaluation vs random
     outcomes, moves = [], 0
     for i in range(3):
         game.reset(seed=i)
@@ -131,7 +132,7 @@ def test_tianshou_random_policies_collect_episodes(env_id):
     from tianshou.policy import MultiAgentPolicyManager
     from tianshou.policy import RandomPolicy as TianshouRandom
 
-    env = PettingZooEnv(to_masked_aec_env(lang_pz.make(env_id)))
+    env = PettingZooEnv(to_masked_aec_env(lang_pz.make(env_id), observation="raw"))
     policies = MultiAgentPolicyManager([TianshouRandom(), TianshouRandom()], env)
     result = Collector(policies, DummyVectorEnv([lambda: env])).collect(n_episode=3)
     assert result["n/ep"] == 3
@@ -151,7 +152,7 @@ def test_tianshou_dqn_trains_on_tictactoe():
     from tianshou.utils.net.common import Net
 
     def make_env():
-        return PettingZooEnv(to_masked_aec_env(lang_pz.make("classic/tictactoe-v0")))
+        return PettingZooEnv(to_masked_aec_env(lang_pz.make("classic/tictactoe-v0"), observation="raw"))  # the diff
 
     env = make_env()
     torch.manual_seed(0)
@@ -193,29 +194,67 @@ def test_tianshou_dqn_trains_on_tictactoe():
 
 
 # -- LangChain: PettingZoo's tutorials/LangChain, the env loop without an LLM API -------------------
-def test_langchain_tutorial_loop_indexes_observation_and_action_mask():
-    """The tutorial's ``main`` loop with its ``ActionMaskAgent``: an observation dict holding the
-    board text (for the LLM's message) and the mask; player_1's "LLM" is a lang_pz policy choosing
-    among the mask's indices, player_0 the tutorial's fallback ``action_space(name).sample(mask)``."""
-    env = to_masked_aec_env(lang_pz.make("classic/tictactoe-v0"), keep_text=True)
-    policy = RandomPolicy(seed=0)
+def _scripted_llm(text: str) -> str:
+    """An "LLM" that follows the text: it wants the centre, else the first square listed, and
+    answers in the tutorial's format with the index the text gives for that square."""
+    moves = dict(re.findall(r"(\d+): (square \d)", text.rsplit("\n", 1)[-1]))
+    wanted = next((i for i, m in moves.items() if m == "square 5"), next(iter(moves)))
+    return f"Action: {wanted}"
+
+
+def test_langchain_tutorial_loop_plays_the_moves_its_text_names():
+    """The tutorial's ``main`` loop with its ``ActionMaskAgent``: the "LLM" reads the board's text
+    in the observation and answers ``Action: <int>``; player_1 (X) wants the centre, so the centre
+    must be where X lands; player_2 is the tutorial's fallback ``action_space(name).sample(mask)``."""
+    env = to_masked_aec_env(lang_pz.make("classic/tictactoe-v0"), keep_text=True)  # the diff
     for episode in range(3):
         env.reset(seed=episode)
-        env.action_space("player_1").seed(episode)
-        messages, moves = [], 0
+        env.action_space("player_2").seed(episode)
+        moves = 0
         for agent_name in env.agent_iter():
             observation, reward, termination, truncation, info = env.last()
-            messages.append(f"Observation: {observation['observation']}\nReward: {reward}")
+            message = f"Observation: {observation}\nReward: {reward}"  # what the tutorial sends the LLM
             if termination or truncation:
                 action = None
             elif agent_name == "player_1":
-                action = env.action_space(agent_name).sample(observation["action_mask"])
+                action = int(re.match(r"Action: (.*)", _scripted_llm(observation["observation"])).group(1))
             else:
-                indices = [str(i) for i in np.flatnonzero(observation["action_mask"])]
-                action = int(policy.decide(observation["observation"], {"legal_actions": indices}).action)
+                action = env.action_space(agent_name).sample(observation["action_mask"])
             if action is not None:
-                assert observation["action_mask"][action] == 1 and not info["fallback"]
+                assert observation["action_mask"][action] == 1 and not info["fallback"] and "Legal moves" in message
                 moves += 1
             env.step(action)
-        assert 5 <= moves <= 9 and "Legal moves" in messages[0]
-        assert sum(env.rewards.values()) == 0
+            if moves == 1:
+                assert env.unwrapped.board.squares[4] == 1  # X took the centre: square 5 of the text
+        assert 5 <= moves <= 9 and sum(env.rewards.values()) == 0
+
+
+# -- AgileRL: tutorials/AgileRL/agilerl_dqn_curriculum.py, the env calls it makes ---------------------
+def test_agilerl_curriculum_env_calls_work():
+    """AgileRL 2.2.1 itself needs NumPy 1 and torch 2.5 (not in lang_pz's venv); what its connect-four
+    curriculum does with the env runs here as written: spaces per agent, ``observation["observation"]``
+    flipped as PettingZoo's 6x7x2 planes (``transform_and_flip``), masks sampled, the opponent reading
+    ``env.env.board``."""
+    env = to_masked_aec_env(lang_pz.make("classic/connect_four-v0"), observation="raw")  # the diff
+    env.reset()
+    observation_spaces = [env.observation_space(agent) for agent in env.agents]
+    assert observation_spaces[0]["observation"].shape == (6, 7, 2)
+    assert [env.action_space(agent).n for agent in env.agents] == [7, 7]
+    rng = np.random.default_rng(0)
+    for game in range(3):
+        env.reset(seed=game)
+        final = {}
+        for agent in env.agent_iter():
+            observation, reward, done, truncation, _ = env.last()
+            if done or truncation:
+                final[agent] = reward
+                env.step(None)
+                continue
+            state = np.moveaxis(observation["observation"], [-1], [-3])  # transform_and_flip's first line
+            state_flipped = np.expand_dims(np.flip(state, 2), 0)
+            assert state.shape == (2, 6, 7) and state_flipped.shape == (1, 2, 6, 7)
+            board = np.array(env.env.board).reshape(6, 7)  # the tutorial's Opponent
+            assert int((board != 0).sum()) == int(observation["observation"].sum())
+            mask = observation["action_mask"]
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert sorted(final.values()) in ([-1, 1], [0, 0])

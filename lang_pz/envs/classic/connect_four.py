@@ -97,6 +97,10 @@ class ConnectFourAdapter(TurnBasedAdapter):
     def fallback_text(self, env: Any, agent: str | None, action: Any, reason: str) -> str:
         return f"Your last reply was not a legal move ({reason}), so column {int(action) + 1} was played for you."
 
+    def action_text(self, env: Any, agent: str | None, action: Any) -> str:
+        """``column N`` (1-7, left to right): what the board text calls action ``action`` (0-6)."""
+        return f"column {int(action) + 1}"
+
     def state_text(self, env: Any, observations: Mapping[str, Any]) -> str:
         raw = env.unwrapped
         return (

@@ -157,7 +157,8 @@ class TicTacToeAdapter(TurnBasedAdapter):
         return f"Your last reply was not a legal move ({reason}), so square {tictactoe_square(action)} was played for you."
 
     def action_text(self, env: Any, agent: str | None, action: Any) -> str:
-        return str(tictactoe_square(action))
+        """``square N`` (reading order): what the board text calls the cell of ``action``."""
+        return f"square {tictactoe_square(action)}"
 
     def state_text(self, env: Any, observations: Mapping[str, Any]) -> str:
         raw = env.unwrapped
