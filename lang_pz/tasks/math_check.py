@@ -50,7 +50,7 @@ WALL_BACKSTOP_FACTOR = 10.0
 #: Bound in seconds on starting the worker (a fresh interpreter importing math-verify and sympy);
 #: kept apart from the per-check bound so that a slow start is not taken for a hanging check.
 WORKER_START_TIMEOUT_S = 120.0
-#: Workers kept alive between checks (each an interpreter with sympy loaded, about 100 MB); more
+#: Workers kept alive between checks (each an interpreter with sympy loaded, about 85 MB); more
 #: start when more threads check at once, and are closed when they finish.
 MAX_IDLE_WORKERS = 4
 #: Longest error text of a failed check (it may quote the answer) in the error raised.
@@ -195,7 +195,7 @@ def _give_back(worker: _Worker) -> None:
 def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tuple[bool, str]:
     """:func:`lang_pz.tasks.scoring.math_equal` bounded in CPU time, from any thread.
 
-    Every check runs in one worker interpreter (see the module docstring); it is cut when the
+    Every check runs in a worker interpreter of a pool (see the module docstring); it is cut when the
     worker has spent ``timeout_s`` seconds of *CPU time* on it, so a busy machine slows a check
     but never fails a correct answer, with a wall-clock backstop of
     :data:`WALL_BACKSTOP_FACTOR` x ``timeout_s``. Starting a worker (up to

@@ -28,9 +28,10 @@ Status = Literal["ok", "error", "timeout", "memory", "output_limit"]
 #: same program, everything else is the same (for a program that is itself deterministic).
 TIMING_KEYS: tuple[str, ...] = ("duration_s", "cpu_s")
 #: Default of :attr:`SandboxConfig.idle_timeout_s`: seconds a run may spend idle (see
-#: :mod:`.monitor`). Start-up is hardly idle at all (measured, bubblewrap, 2 cores: 0.00-0.02 s
-#: idle, 0.04 s at load 8, against 0.2-1.5 s of wall-clock time), so this bounds what a sleeping
-#: program costs, not what a slow start needs.
+#: :mod:`.monitor`). Start-up is hardly idle at all (measured on 2 cores at load 6-12, 110 runs
+#: per mode: median 0.000 s idle, at most 0.32 s under bubblewrap and 0.05 s in the rlimits mode,
+#: against 0.1-0.7 s of wall-clock time), so this bounds what a sleeping program costs, with a
+#: wide margin for a slow start.
 IDLE_TIMEOUT_S = 2.0
 #: Longest text a program controls (an exception's name and message, a reason a test failed) that
 #: goes into a verdict, ``info`` or a log line; longer text is cut by :func:`clip`.

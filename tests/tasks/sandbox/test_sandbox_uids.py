@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import requires_bwrap
 
 ROOT = os.geteuid() == 0
 
@@ -38,6 +39,7 @@ print(json.dumps(out))
 """
 
 
+@requires_bwrap
 @pytest.mark.skipif(not ROOT, reason="the uid pool is used only when the parent is root")
 def test_two_processes_never_share_a_sandbox_uid(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
