@@ -25,7 +25,7 @@ me, other = sys.argv[1], sys.argv[2]
 open(me, "w").close()
 while not os.path.exists(other):
     time.sleep(0.01)
-cfg = SandboxConfig(timeout_s=5.0, wall_timeout_s=120.0)
+cfg = SandboxConfig(timeout_s=5.0, idle_timeout_s=60.0, wall_timeout_s=120.0)  # each run sleeps 2 s
 out, lock = [], threading.Lock()
 def one():
     t0 = time.time()
