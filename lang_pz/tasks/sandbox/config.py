@@ -154,8 +154,9 @@ class ExecutionResult:
         cpu_s: CPU seconds (user + system) of the program and its children (those it waited for,
             and those still running at the last look of :mod:`.monitor`).
         isolation: how it ran: ``mode`` (``"bubblewrap"`` or ``"rlimits"``), ``uid``
-            (``None`` = the parent's user), ``network`` (``"isolated"`` or ``"shared"``),
-            ``python`` (interpreter path).
+            (``None`` = the parent's user), ``network`` and ``ipc`` (``"isolated"`` or
+            ``"shared"``), ``python`` (interpreter path), ``seccomp`` (the syscall filter was
+            installed), ``landlock`` (the rlimits mode's Landlock ABI version, 0 = none).
     """
 
     status: Status
