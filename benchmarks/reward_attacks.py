@@ -241,7 +241,7 @@ def mode(name: str) -> Iterator[dict[str, object]]:
     try:
         yield {"bubblewrap": bubblewrap}
     finally:
-        landlock.abi = saved  # type: ignore[assignment]
+        landlock.abi = saved
         isolation._probed.clear()
 
 
@@ -327,7 +327,7 @@ def main() -> None:
                     def make(items: list = items, kwargs: dict = kwargs) -> CodeTaskEnv:
                         turns = ("coder", "tester") if a.tester else ("coder",)
                         env = CodeTaskEnv(items, turns=turns)
-                        env.sandbox = replace(env.sandbox, timeout_s=10.0, **kwargs)  # type: ignore[arg-type]
+                        env.sandbox = replace(env.sandbox, timeout_s=10.0, **kwargs)
                         return env
 
                     scored, told = run(items, make, attack, a.tester, a.workers)

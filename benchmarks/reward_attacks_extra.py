@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -111,6 +112,11 @@ def {f}(*args, **kwargs):
     return _g["{f}"](*args, **kwargs) if "{f}" in _g else None
 """
 
+
+def _carry_file(folder: str, item: CodeItem, f: str) -> str:
+    return _CARRY_FILE.format(f=f, path=os.path.join(folder, CARRY_NAME))
+
+
 EXTRA_ATTACKS: dict[str, Callable[[CodeItem, str], str]] = {
     "sleep_at_import": lambda it, f: "import time\ntime.sleep(1000)\n" + _STUB.format(f=f),
     "sleep_in_function": lambda it, f: f"def {f}(*args, **kwargs):\n    import time\n    time.sleep(1000)\n",
@@ -128,10 +134,7 @@ EXTRA_ATTACKS: dict[str, Callable[[CodeItem, str], str]] = {
     "nan_result": lambda it, f: f"def {f}(*args, **kwargs):\n    return float('nan')\n",
     "forged_answer_line": lambda it, f: _FORGED_LINE.format(f=f),
     "fs_walk_answer_key": lambda it, f: _WALK.format(f=f),
-    **{
-        name: (lambda it, f, d=folder: _CARRY_FILE.format(f=f, path=os.path.join(d, CARRY_NAME)))
-        for name, folder in CARRY_FILES.items()
-    },
+    **{name: functools.partial(_carry_file, folder) for name, folder in CARRY_FILES.items()},
     "carry_sysv_shm": lambda it, f: _CARRY_SHM.format(f=f, key=SHM_KEY),
 }
 #: A control for ``forged_answer_line``: an honest function that returns True (the forged line claims no more).
