@@ -40,9 +40,10 @@ environment         built from scratch (``PATH``, ``LANG``, ``HOME`` = ``TMPDIR`
 ==================  =========================================================================
 
 What is contained, by mode and by who runs the parent (each claim is tested with a hostile
-snippet in ``tests/tasks/sandbox/test_sandbox.py``, ``test_sandbox_containment.py`` (both ways for
-each rlimits row: closed here, open without the feature it rests on), ``test_sandbox_seccomp.py``,
-``test_sandbox_limits.py`` and ``test_sandbox_uids.py``). The rlimits mode rests on three
+snippet in ``tests/tasks/sandbox/test_sandbox.py``, ``test_sandbox_containment.py``,
+``test_sandbox_rlimits_leaks.py`` (both ways for each rlimits row: closed here, open without the
+feature it rests on), ``test_sandbox_seccomp.py``, ``test_sandbox_limits.py`` and
+``test_sandbox_uids.py``). The rlimits mode rests on three
 features of the machine: **Landlock** (Linux >= 5.13, :mod:`.landlock`; ABI 4, Linux 6.7, for
 TCP; ABI 6, Linux 6.12, for signals and abstract sockets), the **seccomp filter** (PyPI
 ``pyseccomp`` and ``libseccomp2``, :mod:`.seccomp`) and, as root, **namespaces**
@@ -106,9 +107,9 @@ bubblewrap is the default and is required: where it is missing or user namespace
 :func:`resolve` refuses with the install command; ``bubblewrap=False`` opts in to rlimits and
 warns once with what that machine's rlimits mode does not contain. What the reward of a code
 task is immune to (the verdict is computed outside the code's process, :mod:`.verdict`), by
-attack and mode, with the tests that hold each line (``A`` =
-``tests/tasks/sandbox/test_reward_attacks.py``, ``C`` = ``tests/tasks/sandbox/test_sandbox_containment.py``;
-counts over the items: ``benchmarks/results/reward_attacks.md``):
+attack and mode, with the tests that hold each line (in ``tests/tasks/sandbox/``: ``A`` =
+``test_reward_attacks.py``, ``C`` = ``test_sandbox_containment.py`` and
+``test_sandbox_rlimits_leaks.py``; counts over the items: ``benchmarks/results/reward_attacks.md``):
 
 ==================================  ==========  ========================  ==========================================
 attack                              bubblewrap  rlimits                   which attacks; tests
