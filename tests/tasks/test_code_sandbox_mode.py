@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from conftest import requires_bwrap
 
 import lang_pz
 from lang_pz.error import InvalidKwargError, LangPZError
@@ -20,6 +21,7 @@ def _play(env, reply: str) -> float:
     return sum(env.rewards.values())
 
 
+@requires_bwrap
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_sandbox_kwarg_picks_the_mode(env_id):
     with warnings.catch_warnings():

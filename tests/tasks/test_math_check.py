@@ -1,6 +1,6 @@
-"""The bounded MATH check works from a plain script without a ``__main__`` guard (its worker
-never re-imports the caller's main module, as a multiprocessing spawn child would), and still cuts
-a hostile answer."""
+"""The bounded MATH check works from a plain script without a ``__main__`` guard (its workers
+never re-import the caller's main module, as a multiprocessing spawn child would), still cuts
+a hostile answer, and a hostile answer delays no other check."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,26 @@ def test_an_unguarded_script_steps_math500_and_a_hostile_answer_is_cut(tmp_path)
     assert "reward 1.0 ok" in lines, res.stdout
     assert "hostile False timeout" in lines, res.stdout
     assert runs.read_text() == "run\n"  # the script's module ran once: the worker did not import it
+
+
+def test_a_hostile_answer_stalls_only_its_own_check():
+    """Checks run in a pool of workers, none under a process-wide lock: an honest check started while a hostile
+    one runs (and is cut after its CPU bound) gets its verdict first, from another worker."""
+    pytest.importorskip("math_verify")
+    from lang_pz.tasks.math_check import bounded_math_equal
+
+    with ThreadPoolExecutor(2) as pool:  # two workers started and idle, as after two threads checked at once
+        assert list(pool.map(lambda _: bounded_math_equal("1", "1", 5.0), range(2))) == [(True, "ok")] * 2
+    ended: dict[str, tuple[float, tuple[bool, str]]] = {}
+
+    def check(name: str, answer: str, gold: str, bound: float) -> None:
+        verdict = bounded_math_equal(answer, gold, bound)
+        ended[name] = (time.monotonic(), verdict)
+
+    hostile = threading.Thread(target=check, args=("hostile", "2^{2^{30}}", "1", 1.5))
+    hostile.start()
+    time.sleep(0.3)
+    check("honest", "\\frac{1}{2}", "1/2", 5.0)
+    hostile.join()
+    assert ended["honest"][1] == (True, "ok") and ended["hostile"][1] == (False, "timeout")
+    assert ended["honest"][0] < ended["hostile"][0]

@@ -14,13 +14,21 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import requires_bwrap
 
 import lang_pz
 from lang_pz.error import ActionParseError
 from lang_pz.tasks import demo_items, load_humaneval
 from lang_pz.tasks.code_env import extract_code, extract_tests
 
-TASK_IDS = ["tasks/hotpotqa-v0", "tasks/math500-v0", "tasks/gsm8k-v0", "tasks/humaneval-v0", "tasks/mbpp-v0"]
+#: The code envs run in the default sandbox: bubblewrap.
+TASK_IDS = [
+    "tasks/hotpotqa-v0",
+    "tasks/math500-v0",
+    "tasks/gsm8k-v0",
+    pytest.param("tasks/humaneval-v0", marks=requires_bwrap),
+    pytest.param("tasks/mbpp-v0", marks=requires_bwrap),
+]
 DEEP_RETURN = "def f(x):\n    return " + "-" * 3000 + "1"  # RecursionError in ast.parse
 DEEP_ASSERT = "assert " + "-" * 3000 + "1 == 1"  # RecursionError in compile
 DEEPER_ASSERT = "assert " + "-" * 100000 + "1 == 1"  # MemoryError (parser stack)
@@ -45,6 +53,7 @@ def test_extraction_of_deeply_nested_text_never_raises(text):
     assert extract_tests(text) == ("", ())
 
 
+@requires_bwrap
 def test_deeply_nested_code_and_tests_are_played_or_refused_not_crashed():
     env = lang_pz.make("tasks/mbpp-v0", source="demo")
     env.reset(seed=0)
@@ -91,8 +100,8 @@ def test_a_non_str_action_is_a_parse_error_with_the_fallback(env_id):
         ("tasks/hotpotqa-v0", 4096),
         ("tasks/math500-v0", 8192),
         ("tasks/gsm8k-v0", 8192),
-        ("tasks/humaneval-v0", 8192),
-        ("tasks/mbpp-v0", 8192),
+        pytest.param("tasks/humaneval-v0", 8192, marks=requires_bwrap),
+        pytest.param("tasks/mbpp-v0", 8192, marks=requires_bwrap),
     ],
 )
 def test_the_declared_action_bound_is_the_enforced_one(env_id, bound):
@@ -116,6 +125,7 @@ def test_the_declared_action_bound_is_the_enforced_one(env_id, bound):
     assert env.infos[agent]["action"] in (None, [], "")  # the over-long text was not read
 
 
+@requires_bwrap
 def test_every_canonical_solution_fits_the_code_bound():
     bound = lang_pz.make("tasks/humaneval-v0", source="demo").action_space("coder").max_length
     longest = max(len(it.canonical_solution) for it in load_humaneval() + demo_items("mbpp"))

@@ -11,10 +11,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import requires_bwrap
 
 import lang_pz
 from lang_pz.tasks.base import TIMING_KEY
 
+CODE_ENVS = ("tasks/mbpp-v0", "tasks/humaneval-v0")
 SCRIPTS = {
     "tasks/mbpp-v0": [
         "def sum_squares(xs):\n    return undefined_name + 1\n",
@@ -46,7 +48,11 @@ def _without_timing(infos):
     return [{a: {k: v for k, v in info.items() if k != TIMING_KEY} for a, info in step.items()} for step in infos]
 
 
-@pytest.mark.parametrize("env_id", sorted(SCRIPTS))
+#: The code envs run in the default sandbox: bubblewrap.
+ENV_IDS = [pytest.param(e, marks=requires_bwrap) if e in CODE_ENVS else e for e in sorted(SCRIPTS)]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
 def test_same_seed_same_infos_except_timing(env_id):
     first, second = _episode(env_id, 3), _episode(env_id, 3)
     assert _without_timing(first) == _without_timing(second)
@@ -58,6 +64,7 @@ def test_same_seed_same_infos_except_timing(env_id):
         assert TIMING_KEY not in first[0]["coder"]  # writing code runs nothing
 
 
+@requires_bwrap
 def test_tracebacks_show_a_fixed_folder():
     final = _episode("tasks/mbpp-v0", 0)[-1]
     error = final["coder"]["score"]["error"]

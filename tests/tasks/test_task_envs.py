@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
-from conftest import DATA
+from conftest import DATA, requires_bwrap
 
 import lang_pz
 from lang_pz.backends import ScriptedBackend
@@ -80,6 +80,7 @@ def _canonical_rewards(make, workers=4):
         return [r for rs in pool.map(work, range(workers)) for r in rs]
 
 
+@requires_bwrap
 def test_all_humaneval_canonical_solutions_pass_through_the_env():
     t0 = time.perf_counter()
     results = _canonical_rewards(lambda: make_humaneval(turns=("coder",)))
@@ -89,6 +90,7 @@ def test_all_humaneval_canonical_solutions_pass_through_the_env():
 
 
 @needs_data
+@requires_bwrap
 def test_all_mbpp_canonical_solutions_pass_through_the_env():
     t0 = time.perf_counter()
     results = _canonical_rewards(lambda: make_mbpp(turns=("coder",), split="all", data_dir=str(DATA)))
@@ -103,6 +105,7 @@ def _stub(item):
 
 
 @needs_data
+@requires_bwrap
 @pytest.mark.parametrize(
     "make",
     [
@@ -118,6 +121,7 @@ def test_wrong_code_scores_zero(make):
         assert env.score["status"] == "error"
 
 
+@requires_bwrap
 def test_coder_tester_coder_loop_runs_the_testers_asserts():
     env = make_mbpp(source="demo", index=0)  # sum_squares
     env.reset()
@@ -137,6 +141,7 @@ def test_coder_tester_coder_loop_runs_the_testers_asserts():
     assert env.infos["tester"]["score"] == env.score
 
 
+@requires_bwrap
 def test_tester_report_names_a_broken_solution():
     env = make_mbpp(source="demo", index=0)
     _play(env, ["def sum_squares(xs):\n    return undefined_name", "assert sum_squares([1]) == 1"])
@@ -146,6 +151,7 @@ def test_tester_report_names_a_broken_solution():
     assert "the code itself failed" in env.transcript[-1].text and "SyntaxError" in env.transcript[-1].text
 
 
+@requires_bwrap
 def test_coder_fallback_keeps_the_previous_code():
     env = make_mbpp(source="demo", index=0)
     _play(env, ["def sum_squares(xs):\n    return sum(x * x for x in xs)", "no tests today", "I am done."])
@@ -154,6 +160,7 @@ def test_coder_fallback_keeps_the_previous_code():
     assert _team_reward(env) == 1.0
 
 
+@requires_bwrap
 @pytest.mark.parametrize(
     ("code", "status"),
     [
@@ -308,7 +315,14 @@ def test_max_paragraphs_keeps_the_gold_paragraphs():
 
 
 @pytest.mark.parametrize(
-    "env_id", ["tasks/hotpotqa-v0", "tasks/math500-v0", "tasks/gsm8k-v0", "tasks/humaneval-v0", "tasks/mbpp-v0"]
+    "env_id",
+    [
+        "tasks/hotpotqa-v0",
+        "tasks/math500-v0",
+        "tasks/gsm8k-v0",
+        pytest.param("tasks/humaneval-v0", marks=requires_bwrap),
+        pytest.param("tasks/mbpp-v0", marks=requires_bwrap),
+    ],
 )
 def test_seeded_reset_is_deterministic_and_strict_raises(env_id):
     a = lang_pz.make(env_id, source="demo")
@@ -386,6 +400,7 @@ def test_gold_is_hidden_until_the_end_and_state_text_shows_everything():
     assert "Gold answer: 26" in text and "Team reward: 0" in text and "[turn 2, verifier] Correct" in text
 
 
+@requires_bwrap
 def test_rollout_with_scripted_policies_records_the_team_reward():
     env = make_mbpp(source="demo", index=1)  # is_palindrome
     replies = {
@@ -420,8 +435,8 @@ ROLE_POLICIES = {
         ("tasks/hotpotqa-v0", {"max_paragraphs": 3}),
         ("tasks/math500-v0", {}),
         ("tasks/gsm8k-v0", {}),
-        ("tasks/humaneval-v0", {}),
-        ("tasks/mbpp-v0", {}),
+        pytest.param("tasks/humaneval-v0", {}, marks=requires_bwrap),
+        pytest.param("tasks/mbpp-v0", {}, marks=requires_bwrap),
     ],
 )
 def test_embedded_model_plays_one_episode(env_id, kwargs, embedded, monkeypatch):

@@ -10,13 +10,44 @@ from typing import Any, Literal
 
 from lang_pz.error import InvalidKwargError
 
-__all__ = ["SANDBOX_MODES", "TIMING_KEYS", "ExecutionResult", "SandboxConfig", "Status", "sandbox_from_spec"]
+__all__ = [
+    "IDLE_TIMEOUT_S",
+    "MAX_ERROR_CHARS",
+    "SANDBOX_MODES",
+    "TIMING_KEYS",
+    "ExecutionResult",
+    "SandboxConfig",
+    "Status",
+    "clip",
+    "sandbox_from_spec",
+]
 
 Status = Literal["ok", "error", "timeout", "memory", "output_limit"]
 
 #: Fields of :class:`ExecutionResult` that measure time: they differ between two runs of the
 #: same program, everything else is the same (for a program that is itself deterministic).
 TIMING_KEYS: tuple[str, ...] = ("duration_s", "cpu_s")
+#: Default of :attr:`SandboxConfig.idle_timeout_s`: seconds a run may spend idle (see
+#: :mod:`.monitor`). Start-up is hardly idle at all (measured on 2 cores at load 6-12, 110 runs
+#: per mode: median 0.000 s idle, at most 0.32 s under bubblewrap and 0.05 s in the rlimits mode,
+#: against 0.1-0.7 s of wall-clock time), so this bounds what a sleeping program costs, with a
+#: wide margin for a slow start.
+IDLE_TIMEOUT_S = 2.0
+#: Longest text a program controls (an exception's name and message, a reason a test failed) that
+#: goes into a verdict, ``info`` or a log line; longer text is cut by :func:`clip`.
+MAX_ERROR_CHARS = 300
+
+
+def clip(text: str, limit: int = MAX_ERROR_CHARS, *, tail: bool = False) -> str:
+    """``text`` if it has at most ``limit`` characters, else its head (``tail``: its end, where a
+    traceback names the error) with a note of how much was cut: ``limit`` characters in all."""
+    if len(text) <= limit:
+        return text
+    if tail:
+        note = f"[{len(text) - limit} chars cut]... "
+        return note + text[len(text) - max(0, limit - len(note)) :]
+    note = f" ...[{len(text) - limit} more chars cut]"
+    return text[: max(0, limit - len(note))] + note
 
 
 def _is_number(x: object) -> bool:
@@ -28,11 +59,16 @@ class SandboxConfig:
     """Limits of one sandboxed run (see :mod:`lang_pz.tasks.sandbox` for how each is enforced).
 
     Attributes:
-        timeout_s: CPU seconds (> 0) each process of the program may use, interpreter start-up
-            included (about 0.05 s); the kernel counts whole seconds, so it is rounded up.
-        wall_timeout_s: wall-clock seconds (> 0) before the run is killed whatever it does
-            (for programs that sleep or block); ``None`` (default) = ``10 * timeout_s``. Keep
-            it well above ``timeout_s``: on a busy machine a program gets a fraction of a core.
+        timeout_s: CPU seconds (> 0) each process of the program may use, and all its processes
+            together, interpreter start-up included (about 0.05 s); the kernel counts whole
+            seconds, so it is rounded up.
+        idle_timeout_s: seconds (> 0) the run may be idle, none of its threads running or
+            waiting for a CPU (sleeping, blocked), before it is killed (:mod:`.monitor`);
+            ``None`` (default) = :data:`IDLE_TIMEOUT_S`. A busy machine does not make a program
+            idle, so this does not depend on the load.
+        wall_timeout_s: wall-clock seconds (> 0) before the run is killed whatever it does: a
+            backstop for a machine so overloaded that a program waits for a CPU more than 20
+            times longer than it runs; ``None`` (default) = ``10 * timeout_s``.
         memory_mb: address-space limit in MiB (>= 64).
         max_processes: tasks (processes and threads) the sandbox user may have (>= 1).
         max_output_chars: characters kept of stdout and of stderr each (>= 0).
@@ -54,6 +90,7 @@ class SandboxConfig:
     """
 
     timeout_s: float = 5.0
+    idle_timeout_s: float | None = None
     wall_timeout_s: float | None = None
     memory_mb: int = 512
     max_processes: int = 16
@@ -69,9 +106,10 @@ class SandboxConfig:
         t = self.timeout_s
         if not _is_number(t) or not 0 < t < math.inf:
             raise InvalidKwargError(f"timeout_s must be a finite number > 0 (CPU seconds), got {t!r}")
-        w = self.wall_timeout_s
-        if w is not None and (not _is_number(w) or not 0 < w < math.inf):
-            raise InvalidKwargError(f"wall_timeout_s must be None or a finite number > 0, got {w!r}")
+        for name in ("idle_timeout_s", "wall_timeout_s"):
+            w = getattr(self, name)
+            if w is not None and (not _is_number(w) or not 0 < w < math.inf):
+                raise InvalidKwargError(f"{name} must be None or a finite number > 0 (seconds), got {w!r}")
         for name, low in (("memory_mb", 64), ("max_processes", 1), ("max_output_chars", 0), ("max_file_mb", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -88,6 +126,11 @@ class SandboxConfig:
         return max(1, math.ceil(self.timeout_s))
 
     @property
+    def idle_limit_s(self) -> float:
+        """Idle seconds before the run is killed: ``idle_timeout_s`` or :data:`IDLE_TIMEOUT_S`."""
+        return float(self.idle_timeout_s) if self.idle_timeout_s is not None else IDLE_TIMEOUT_S
+
+    @property
     def wall_limit_s(self) -> float:
         """The wall-clock backstop in seconds: ``wall_timeout_s`` or ``10 * timeout_s``."""
         return float(self.wall_timeout_s) if self.wall_timeout_s is not None else 10.0 * self.timeout_s
@@ -99,7 +142,7 @@ class ExecutionResult:
 
     Attributes:
         status: ``"ok"`` (exit code 0), ``"error"`` (non-zero exit or crash), ``"timeout"``
-            (the CPU limit or the wall-clock backstop), ``"memory"`` (``MemoryError``) or
+            (a CPU, idle or wall-clock limit), ``"memory"`` (``MemoryError``) or
             ``"output_limit"`` (a file or the output grew past ``max_file_mb``).
         returncode: the exit code; negative = killed by that signal (with bubblewrap an exit
             code of 128 + n is read as signal n, as bubblewrap reports a killed program).
@@ -108,10 +151,12 @@ class ExecutionResult:
             traceback ends). The program's folder is shown as ``/sandbox`` in every mode.
         stdout_truncated, stderr_truncated: whether anything was cut.
         duration_s: wall-clock seconds of the run (timing: see :data:`TIMING_KEYS`).
-        cpu_s: CPU seconds (user + system) of the program and the children it waited for.
+        cpu_s: CPU seconds (user + system) of the program and its children (those it waited for,
+            and those still running at the last look of :mod:`.monitor`).
         isolation: how it ran: ``mode`` (``"bubblewrap"`` or ``"rlimits"``), ``uid``
-            (``None`` = the parent's user), ``network`` (``"isolated"`` or ``"shared"``),
-            ``python`` (interpreter path).
+            (``None`` = the parent's user), ``network`` and ``ipc`` (``"isolated"`` or
+            ``"shared"``), ``python`` (interpreter path), ``seccomp`` (the syscall filter was
+            installed), ``landlock`` (the rlimits mode's Landlock ABI version, 0 = none).
     """
 
     status: Status

@@ -17,6 +17,7 @@ the recorded ones fails the test.
 
 from __future__ import annotations
 
+import inspect
 import json
 import secrets
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lang_pz.tasks.sandbox import plain
-from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
+from lang_pz.tasks.sandbox.config import MAX_ERROR_CHARS, ExecutionResult, SandboxConfig, clip
 from lang_pz.tasks.sandbox.run import run_python
 
 __all__ = [
@@ -39,19 +40,30 @@ __all__ = [
     "wide_output",
 ]
 
-#: The source of :mod:`.plain`, put at the top of every sandboxed program of this module.
-PLAIN_SOURCE = Path(plain.__file__).read_text(encoding="utf-8")
+#: The source of :mod:`.plain` and of :func:`~.config.clip`, put at the top of every sandboxed
+#: program of this module (``clip`` cuts what the programs report of an exception as the parent does).
+PLAIN_SOURCE = (
+    Path(plain.__file__).read_text(encoding="utf-8")
+    + f"\n\nMAX_ERROR_CHARS = {MAX_ERROR_CHARS}\n\n\n"
+    + inspect.getsource(clip)
+)
 #: Characters of stdout kept for the answers (the plain data of every call).
 ANSWER_CHARS = 2_000_000
 
 _CALL = """
 import sys as _sys
+def _why(e):
+    try:
+        text = str(e)
+    except BaseException:
+        text = "(its str() raised)"
+    return clip(type(e).__name__ + (": " + text if text else ""))
 _g = {"__name__": "__main__"}
 _out = []
 try:
     exec(compile(CODE, "solution.py", "exec"), _g)
 except BaseException as _e:
-    _out = {"solution_error": type(_e).__name__ + (": " + str(_e)[:300] if str(_e) else "")}
+    _out = {"solution_error": _why(_e)}
 else:
     for _c in CALLS:
         try:
@@ -62,12 +74,12 @@ else:
                     raise NameError("name %r is not defined" % _c["name"])
                 _v = _g[_c["name"]](*loads(_c["args"]), **loads(_c["kwargs"]))
         except BaseException as _e:
-            _out.append({"raised": type(_e).__name__ + (": " + str(_e)[:200] if str(_e) else "")})
+            _out.append({"raised": _why(_e)})
             continue
         try:
             _out.append({"value": dumps(_v)})
         except BaseException:
-            _out.append({"not_plain": type(_v).__name__})
+            _out.append({"not_plain": clip(type(_v).__name__)})
 _sys.stdout.write("\\n" + NONCE + json.dumps(_out) + "\\n")
 _sys.stdout.flush()
 """
@@ -151,7 +163,8 @@ class Outcome:
     Attributes:
         kind: ``"value"`` (it returned plain data), ``"raised"`` or ``"not_plain"``.
         value: the decoded return value (``kind == "value"``), else ``None``.
-        text: the JSON of the value, or the exception, or the type that was not plain data.
+        text: the JSON of the value, or the exception or the type that was not plain data (cut to
+            :data:`~.config.MAX_ERROR_CHARS`).
     """
 
     kind: str
@@ -167,7 +180,8 @@ class CallsResult:
         outcomes: one :class:`Outcome` per call, in order; ``None`` when the process did not
             hand back exactly one well-formed answer for every call (it ended early, printed a
             second answer, or its output was cut): then every call counts as failed.
-        solution_error: the code failed on import (``outcomes`` is then ``None``).
+        solution_error: the code failed on import (``outcomes`` is then ``None``): the exception,
+            cut to :data:`~.config.MAX_ERROR_CHARS` (:func:`~.config.clip`).
         raw: the answers as JSON text (what :func:`replay` replays), ``""`` if none.
         result: the sandbox run.
     """
@@ -191,7 +205,7 @@ def call_functions(code: str, calls: Sequence[dict[str, str]], config: SandboxCo
     result = run_python(program, wide_output(config))
     answer = answer_line(result, nonce)
     if isinstance(answer, dict) and set(answer) == {"solution_error"} and isinstance(answer["solution_error"], str):
-        return CallsResult(None, answer["solution_error"], "", result)
+        return CallsResult(None, clip(answer["solution_error"]), "", result)
     outcomes = _outcomes(answer, len(calls))
     if outcomes is None:
         return CallsResult(None, None, "", result)
@@ -212,7 +226,7 @@ def _outcomes(answer: Any, n: int) -> list[Outcome] | None:
             except plain.NotPlain:
                 return None
         elif kind in ("raised", "not_plain"):
-            out.append(Outcome(kind, None, text))
+            out.append(Outcome(kind, None, clip(text)))
         else:
             return None
     return out

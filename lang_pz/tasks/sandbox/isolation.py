@@ -1,15 +1,11 @@
-"""How a sandboxed program is started: the trusted bootstrap, bubblewrap's arguments, and the
-probing that picks the strongest isolation this machine allows (:func:`resolve`).
-
-The limits are set by a tiny trusted bootstrap interpreter that then ``exec``s the command
-(``bwrap ... python`` or ``python``), not in ``preexec_fn``: the environments are stepped from
-thread pools, and Python documents ``preexec_fn`` as unsafe in the presence of threads.
+"""How a sandboxed program is started: bubblewrap's arguments, the rlimits mode's namespaces and
+Landlock rules, the bootstrap's configuration (:func:`launch_config`, run by :mod:`.bootstrap`),
+and the probing that picks the strongest isolation this machine allows (:func:`resolve`).
 """
 
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 import subprocess
@@ -20,37 +16,19 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from lang_pz.error import LangPZError
+from lang_pz.tasks.sandbox import landlock
+from lang_pz.tasks.sandbox.bootstrap import CLONE_NEWIPC, CLONE_NEWNET, bootstrap_argv
 from lang_pz.tasks.sandbox.config import SandboxConfig
 from lang_pz.tasks.sandbox.seccomp import filter_bpf, filter_file
 from lang_pz.tasks.sandbox.uids import acquire_uid, kill_uid, release_uid
 
-__all__ = ["BOOTSTRAP", "WORKDIR", "Plan", "bootstrap_argv", "command", "minimal_env", "resolve"]
+__all__ = ["WORKDIR", "Plan", "command", "launch_config", "minimal_env", "resolve", "seccomp_file"]
 
 #: The program's folder as it sees it with bubblewrap, and as outputs show it in every mode.
 WORKDIR = "/sandbox"
-
-# Runs as the parent's user (root or not), sets the limits, optionally isolates the network
-# and drops to the sandbox uid, then replaces itself with the command.
-BOOTSTRAP = r"""
-import json, os, resource, sys
-cfg = json.loads(sys.argv[1])
-for name, value in cfg["rlimits"].items():
-    soft, hard = value if isinstance(value, list) else (value, value)
-    resource.setrlimit(getattr(resource, name), (soft, hard))
-if cfg["unshare_net"]:
-    import ctypes
-    if ctypes.CDLL(None, use_errno=True).unshare(0x40000000) != 0:
-        os.write(2, b"sandbox: could not isolate the network\n")
-        os._exit(112)
-if cfg["uid"] is not None:
-    os.setgroups([])
-    os.setgid(cfg["uid"])
-    os.setuid(cfg["uid"])
-os.execve(cfg["argv"][0], cfg["argv"], cfg["env"])
-"""
 
 #: Host folders shown read-only inside bubblewrap (symbolic links are recreated as links).
 SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -66,9 +44,13 @@ class Plan:
         mode: ``"bubblewrap"`` (namespaces through ``bwrap`` plus the rlimits) or ``"rlimits"``.
         drop: run as a uid of the pool (the parent is root).
         network_isolated: an empty network namespace.
-        python: the sandboxed interpreter (its real path with bubblewrap).
+        python: the sandboxed interpreter (its real path).
         bwrap: path of ``bwrap`` (bubblewrap mode).
-        seccomp: bubblewrap installs the syscall filter of :mod:`.seccomp`.
+        seccomp: the syscall filter of :mod:`.seccomp` is installed (by bubblewrap, or by the
+            rlimits mode's bootstrap).
+        ipc_isolated: a new IPC namespace (SysV shared memory, semaphores, message queues):
+            always with bubblewrap; in the rlimits mode when the parent is root and may create one.
+        landlock: the rlimits mode's Landlock ABI version (:mod:`.landlock`); 0 = none.
     """
 
     mode: Literal["bubblewrap", "rlimits"]
@@ -77,6 +59,8 @@ class Plan:
     python: str
     bwrap: str | None = None
     seccomp: bool = False
+    ipc_isolated: bool = False
+    landlock: int = 0
 
 
 def minimal_env(home: str) -> dict[str, str]:
@@ -132,6 +116,56 @@ def _system_view(python: str) -> list[str]:
     return args
 
 
+def _shown_roots(python: str) -> list[str]:
+    """The folders and files the rlimits mode's Landlock rules let the program read (before the
+    package folders are taken out): the system folders, the loader's files, ``python``'s prefix."""
+    return [*SYSTEM_DIRS, *SYSTEM_FILES, os.path.dirname(os.path.dirname(python))]
+
+
+def seccomp_file(plan: Plan) -> IO[bytes]:
+    """A new file holding the syscall filter of a run of ``plan`` (:func:`~.seccomp.filter_file`; the
+    rlimits mode's variant refuses Unix sockets), or an empty one when ``plan`` has no filter."""
+    return filter_file(unix_sockets=plan.mode == "bubblewrap") if plan.seccomp else tempfile.TemporaryFile()
+
+
+def launch_config(
+    plan: Plan,
+    host_dir: str,
+    argv: list[str],
+    env: dict[str, str],
+    rlimits: dict[str, Any],
+    uid: int | None,
+    seccomp_fd: int | None,
+) -> dict[str, Any]:
+    """The configuration :data:`~.bootstrap.BOOTSTRAP` reads: ``rlimits``, the namespaces to
+    ``unshare`` (rlimits mode; bubblewrap makes its own), the ``landlock`` ruleset (rlimits mode, with
+    ``host_dir`` the one writable folder), the ``uid`` to drop to, the filter to install (rlimits mode:
+    ``seccomp_fd``, an inherited fd of :func:`seccomp_file`; bubblewrap installs it itself), and the
+    command."""
+    unshare = 0
+    if plan.mode == "rlimits":
+        unshare = (CLONE_NEWNET if plan.network_isolated else 0) | (CLONE_NEWIPC if plan.ipc_isolated else 0)
+    ll = None
+    if plan.mode == "rlimits" and plan.landlock:
+        roots = _shown_roots(plan.python)
+        handled = landlock.ruleset(plan.landlock)
+        ll = {
+            "handled": [handled["fs"], handled["net"], handled["scoped"]],
+            "size": handled["size"],
+            "rules": landlock.rules(roots, installed_packages(roots), host_dir, plan.landlock),
+            "file_rights": landlock.FILE_RIGHTS,
+        }
+    return {
+        "rlimits": rlimits,
+        "unshare": unshare,
+        "landlock": ll,
+        "uid": uid,
+        "seccomp_fd": seccomp_fd if plan.mode == "rlimits" and plan.seccomp else None,
+        "argv": argv,
+        "env": env,
+    }
+
+
 def command(
     plan: Plan, host_dir: str, max_file_bytes: int, seccomp_fd: int | None = None
 ) -> tuple[list[str], dict[str, str]]:
@@ -184,11 +218,6 @@ def command(
     return argv, minimal_env(WORKDIR)
 
 
-def bootstrap_argv(cfg: dict[str, Any]) -> list[str]:
-    """The parent's command line: this interpreter running :data:`BOOTSTRAP` with ``cfg``."""
-    return [sys.executable, "-I", "-S", "-c", BOOTSTRAP, json.dumps(cfg)]
-
-
 # -- probing (once per process and configuration) ----------------------------------------------------
 
 _probe_lock = threading.Lock()
@@ -210,15 +239,10 @@ def _can_run(plan: Plan, uid: int | None) -> bool:
         if uid is not None:
             os.chown(tmp, uid, uid)
             os.chown(script, uid, uid)
-        with filter_file() if plan.seccomp else tempfile.TemporaryFile() as bpf:
-            argv, env = command(plan, tmp, 2**20, bpf.fileno() if plan.seccomp else None)
-            cfg = {
-                "rlimits": {},
-                "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
-                "uid": uid,
-                "argv": argv,
-                "env": env,
-            }
+        with seccomp_file(plan) as bpf:
+            fd = bpf.fileno() if plan.seccomp else None
+            argv, env = command(plan, tmp, 2**20, fd)
+            cfg = launch_config(plan, tmp, argv, env, {}, uid, fd)
             try:
                 r = subprocess.run(
                     bootstrap_argv(cfg),
@@ -278,13 +302,32 @@ def _probe(config: SandboxConfig, root: bool, drop: bool, pythons: list[str]) ->
             release_uid(uid)
 
 
-#: What the rlimits mode does not contain (the warning given once per configuration).
-RLIMITS_WARNING = (
-    "SandboxConfig(bubblewrap=False): model code runs with resource limits only. It can read every "
-    "file its user may read (the project, the virtualenv, the benchmark's own answer key), and as a "
-    "normal user also $HOME, the network, the parent's /proc entries, and leave processes running. "
-    "Install bubblewrap (apt-get install bubblewrap) for isolation."
-)
+def rlimits_warning(plan: Plan) -> str:
+    """What the rlimits mode of ``plan`` does not contain (the warning given once per configuration;
+    the whole table is in :mod:`lang_pz.tasks.sandbox`)."""
+    shared = [] if plan.seccomp else ["Unix sockets reached by path"]
+    if not plan.ipc_isolated:
+        shared.append("SysV shared memory (state a later run can read)")
+    if not plan.network_isolated:
+        shared.append("UDP" if plan.landlock >= 4 else "the network")
+    if not plan.drop:
+        shared.append("processes that outlive the run")
+    if plan.landlock:
+        files = (
+            f"Landlock (ABI {plan.landlock}) keeps it from reading the project, data sets and the benchmark's "
+            "answer key and from writing outside its folder"
+        )
+    else:
+        files = (
+            "this kernel has no Landlock, so it can read every file its user may read (the project, the "
+            "virtualenv, the benchmark's own answer key) and leave files in /tmp, /run/lock and /dev/shm"
+        )
+        shared.append("its parent's /proc entries (command line)")
+    shares = f" It shares {', '.join(shared)} with the host." if shared else ""
+    return (
+        f"SandboxConfig(bubblewrap=False): model code runs with resource limits only; {files}.{shares} "
+        "Install bubblewrap (apt-get install bubblewrap) for isolation."
+    )
 
 
 #: The warning when bubblewrap runs without the syscall filter.
@@ -300,9 +343,8 @@ def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pyt
         bwrap = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
         net = config.isolate_network is not False
         sc = filter_bpf() is not None
-        plan = (
-            _first([Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap, sc) for p in pythons], uid) if bwrap else None
-        )
+        plans = [Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap, sc, ipc_isolated=True) for p in pythons]
+        plan = _first(plans, uid) if bwrap else None
         if plan is not None:
             if not sc:
                 warnings.warn(SECCOMP_WARNING, stacklevel=4)
@@ -315,7 +357,6 @@ def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pyt
             "(sysctl kernel.unprivileged_userns_clone=1 / kernel.apparmor_restrict_unprivileged_userns=0), "
             "or opt in to resource limits only with SandboxConfig(bubblewrap=False)"
         )
-    warnings.warn(RLIMITS_WARNING, stacklevel=4)
     net = bool(config.isolate_network)
     if config.isolate_network is None:
         net = root and _can_run(Plan("rlimits", False, True, sys.executable), None)
@@ -324,8 +365,15 @@ def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pyt
             "SandboxConfig(isolate_network=True): this process cannot create a network "
             "namespace (needs bubblewrap, or root and unshare(CLONE_NEWNET)); use isolate_network=None"
         )
-    plan = _first([Plan("rlimits", drop, net, p) for p in pythons], uid)
-    if plan is None:
+    ipc = root and _can_run(Plan("rlimits", False, False, sys.executable, ipc_isolated=True), None)
+    real = list(dict.fromkeys(os.path.realpath(p) for p in pythons))
+    plan = None
+    sc = filter_bpf(unix_sockets=False) is not None
+    for ll in dict.fromkeys((landlock.abi(), 0)):  # without Landlock only if no interpreter runs under it
+        plan = plan or _first([Plan("rlimits", drop, net, p, None, sc, ipc, ll) for p in real], uid)
+    if plan is not None:
+        warnings.warn(rlimits_warning(plan), stacklevel=4)
+    else:
         who = f"uid {uid if uid is not None else os.getuid()}"
         if config.python is not None:
             raise LangPZError(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
-import select
 import shutil
 import signal
 import subprocess
@@ -13,18 +11,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import overload
 
 from lang_pz.error import InvalidKwargError
+from lang_pz.tasks.sandbox.bootstrap import bootstrap_argv
 from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig, Status
-from lang_pz.tasks.sandbox.isolation import (
-    WORKDIR,
-    bootstrap_argv,
-    command,
-    minimal_env,
-    resolve,
-)
-from lang_pz.tasks.sandbox.seccomp import filter_file
+from lang_pz.tasks.sandbox.isolation import WORKDIR, command, launch_config, minimal_env, resolve, seccomp_file
+from lang_pz.tasks.sandbox.monitor import kill_tree, watch
 from lang_pz.tasks.sandbox.uids import (
     acquire_uid,
     kill_uid,
@@ -63,42 +55,6 @@ def _tail(f, n: int = 4000) -> str:
     return f.read().decode("utf-8", errors="replace")
 
 
-@overload
-def _wait(pid: int, timeout: None) -> tuple[int, resource.struct_rusage]: ...
-@overload
-def _wait(pid: int, timeout: float) -> tuple[int | None, resource.struct_rusage | None]: ...
-def _wait(pid: int, timeout: float | None) -> tuple[int | None, resource.struct_rusage | None]:
-    """Reap ``pid`` with ``os.wait4`` (for its CPU use); ``(None, None)`` after ``timeout`` s.
-
-    Waits on a pidfd where the kernel has them (Linux >= 5.3), else polls every <= 50 ms."""
-    if timeout is None:
-        _, status, usage = os.wait4(pid, 0)
-        return os.waitstatus_to_exitcode(status), usage
-    deadline = time.monotonic() + timeout
-    fd = None
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pass
-    try:
-        delay = 0.001
-        while True:
-            wpid, status, usage = os.wait4(pid, os.WNOHANG)
-            if wpid:
-                return os.waitstatus_to_exitcode(status), usage
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None, None
-            if fd is not None:
-                select.select([fd], [], [], left)
-            else:
-                time.sleep(min(delay, left))
-                delay = min(2 * delay, 0.05)
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
 def _status(returncode: int, timed_out: bool, stderr_tail: str) -> Status:
     if timed_out or returncode == -signal.SIGXCPU:
         return "timeout"
@@ -115,7 +71,8 @@ def _status(returncode: int, timed_out: bool, stderr_tail: str) -> Status:
 
 def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionResult:
     """Run the Python program ``source`` in the sandbox and wait for it to end (at most
-    ``timeout_s`` of CPU time, ``wall_limit_s`` of wall-clock time).
+    ``timeout_s`` of CPU time per process and in all, ``idle_limit_s`` idle, ``wall_limit_s`` of
+    wall-clock time: :mod:`.monitor`).
 
     Args:
         source: the whole program (it runs as ``/sandbox/main.py`` in an otherwise empty
@@ -160,16 +117,11 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
         with (
             tempfile.TemporaryFile() as out,
             tempfile.TemporaryFile() as err,
-            filter_file() if plan.seccomp else tempfile.TemporaryFile() as bpf,
+            seccomp_file(plan) as bpf,
         ):
-            argv, env = command(plan, tmp, config.max_file_mb * 2**20, bpf.fileno() if plan.seccomp else None)
-            cfg = {
-                "rlimits": rlimits,
-                "unshare_net": plan.mode == "rlimits" and plan.network_isolated,
-                "uid": uid,
-                "argv": argv,
-                "env": env,
-            }
+            fd = bpf.fileno() if plan.seccomp else None
+            argv, env = command(plan, tmp, config.max_file_mb * 2**20, fd)
+            cfg = launch_config(plan, tmp, argv, env, rlimits, uid, fd)
             t0 = time.perf_counter()
             proc = subprocess.Popen(
                 bootstrap_argv(cfg),
@@ -182,23 +134,26 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
                 close_fds=True,
                 pass_fds=(bpf.fileno(),) if plan.seccomp else (),
             )
-            returncode, usage = _wait(proc.pid, config.wall_limit_s)
-            timed_out = returncode is None
-            try:  # the whole group: children that did not call setsid()
+            w = watch(proc.pid, config.cpu_limit_s, config.idle_limit_s, config.wall_limit_s)
+            returncode, usage = w.returncode, w.usage
+            if returncode is None:  # a limit was reached: every process of the tree
+                kill_tree(proc.pid)
+            try:  # the whole group: children that did not call setsid() (nor stay in the tree)
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
-            if returncode is None:
-                returncode, usage = _wait(proc.pid, None)
+            if returncode is None or usage is None:
+                _, status, usage = os.wait4(proc.pid, 0)
+                returncode = os.waitstatus_to_exitcode(status)
             proc.returncode = returncode  # reaped here (os.wait4), not by Popen
             if plan.mode == "bubblewrap" and returncode > 128 and returncode - 128 in _SIGNALS:
                 returncode = -(returncode - 128)  # bwrap exits with 128 + n when its child got signal n
             duration = time.perf_counter() - t0
-            cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
+            cpu = max(w.cpu_s, usage.ru_utime + usage.ru_stime)
             # SIGKILL at the hard CPU limit is a timeout too. The rusage read back can be short of
             # the kernel's own count (measured 1.68 s at a 2 s limit on a busy machine), hence
             # the margin; a program that kills itself early stays an "error".
-            timed_out = timed_out or (returncode == -signal.SIGKILL and cpu >= 0.5 * config.cpu_limit_s)
+            timed_out = w.limit is not None or (returncode == -signal.SIGKILL and cpu >= 0.5 * config.cpu_limit_s)
             if uid is not None:
                 kill_uid(uid)
             stdout, out_cut = _read_back(out, config.max_output_chars)
@@ -223,6 +178,8 @@ def run_python(source: str, config: SandboxConfig | None = None) -> ExecutionRes
                 "network": "isolated" if plan.network_isolated else "shared",
                 "python": plan.python,
                 "seccomp": plan.seccomp,
+                "ipc": "isolated" if plan.ipc_isolated else "shared",
+                "landlock": plan.landlock,
             },
         )
     finally:

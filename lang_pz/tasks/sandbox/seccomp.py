@@ -7,11 +7,16 @@ that are a kernel exploit's usual way in (io_uring, userfaultfd, perf events, eB
 ring), or that reach outside the sandbox (mounts, namespaces, ptrace, other processes' memory,
 kernel modules, the clock, reboot). A refused call fails with ``EPERM``, as an unprivileged
 process sees many of them anyway, so programs that merely probe for them go on.
+
+The rlimits mode installs the same filter from its bootstrap (:mod:`.bootstrap`), with one more
+refusal (``unix_sockets=False``): ``socket(AF_UNIX, ...)``, since there the program shares the
+host's file system and could connect to any Unix socket it can name (``socketpair`` stays allowed).
 """
 
 from __future__ import annotations
 
 import errno
+import socket
 import tempfile
 import threading
 from typing import IO
@@ -77,19 +82,20 @@ REFUSED: tuple[str, ...] = (
 )
 
 _lock = threading.Lock()
-_cache: list[bytes | None] = []
+_cache: dict[bool, bytes | None] = {}
 
 
-def filter_bpf() -> bytes | None:
-    """The compiled filter (a BPF program for ``bwrap --seccomp``), built once per process;
-    ``None`` where ``pyseccomp`` or libseccomp is not installed."""
+def filter_bpf(unix_sockets: bool = True) -> bytes | None:
+    """The compiled filter (a BPF program for ``bwrap --seccomp`` or ``PR_SET_SECCOMP``), built once
+    per process and variant (``unix_sockets=False``: ``socket(AF_UNIX, ...)`` refused too); ``None``
+    where ``pyseccomp`` or libseccomp is not installed."""
     with _lock:
-        if not _cache:
-            _cache.append(_build())
-        return _cache[0]
+        if unix_sockets not in _cache:
+            _cache[unix_sockets] = _build(unix_sockets)
+        return _cache[unix_sockets]
 
 
-def _build() -> bytes | None:
+def _build(unix_sockets: bool) -> bytes | None:
     try:
         import pyseccomp
 
@@ -101,22 +107,24 @@ def _build() -> bytes | None:
             f.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
         except (ValueError, RuntimeError, OSError):  # not a syscall on this architecture
             continue
+    if not unix_sockets:
+        f.add_rule(pyseccomp.ERRNO(errno.EPERM), "socket", pyseccomp.Arg(0, pyseccomp.EQ, socket.AF_UNIX))
     with tempfile.TemporaryFile() as out:
         f.export_bpf(out)
         out.seek(0)
         return out.read()
 
 
-def filter_file() -> IO[bytes]:
-    """A new unnamed file holding :func:`filter_bpf`, at offset 0 (one per run: bubblewrap reads
-    it through the file offset, which concurrent runs must not share).
+def filter_file(unix_sockets: bool = True) -> IO[bytes]:
+    """A new unnamed file holding :func:`filter_bpf` (``unix_sockets``), at offset 0 (one per run:
+    bubblewrap and the bootstrap read it through the file offset, which concurrent runs must not share).
 
     Raises:
         LangPZError: the filter cannot be built (``pyseccomp`` or libseccomp missing).
     """
     from lang_pz.error import LangPZError
 
-    bpf = filter_bpf()
+    bpf = filter_bpf(unix_sockets)
     if bpf is None:
         raise LangPZError(
             "the seccomp filter needs the PyPI package pyseccomp (pip install pyseccomp) and "

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
+from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig, clip
 from lang_pz.tasks.sandbox.harness import call_functions, plain_program, wide_output
 from lang_pz.tasks.sandbox.run import run_python
 from lang_pz.tasks.sandbox.verdict import PARSE_LOCK
@@ -47,14 +47,14 @@ def _report(obj):
 try:
     exec(compile(SETUP, "test_setup.py", "exec"), _g)
 except BaseException as _e:
-    _report({"setup_error": type(_e).__name__ + ": " + str(_e)[:300]})
+    _report({"setup_error": clip(type(_e).__name__ + ": " + str(_e))})
 else:
     for _i, _t in TESTS:
         try:
             exec(compile(_t, "test_%d.py" % (_i + 1), "exec"), _g)
             _report({"test": _i, "error": None})
         except BaseException as _e:
-            _report({"test": _i, "error": type(_e).__name__ + (": " + str(_e)[:200] if str(_e) else "")})
+            _report({"test": _i, "error": clip(type(_e).__name__ + (": " + str(_e) if str(_e) else ""))})
 """
 
 
@@ -63,7 +63,8 @@ class TesterRun:
     """What running the tester's asserts found.
 
     Attributes:
-        outcome: test index -> ``None`` (passed) or why it failed; a test missing here was not run.
+        outcome: test index -> ``None`` (passed) or why it failed (at most
+            :data:`~.config.MAX_ERROR_CHARS` characters); a test missing here was not run.
         solution_error: the code failed on import (no test ran).
         status: the sandbox status of the code's run (``"early_exit"`` when it did not answer).
         runs: the sandboxed runs (for timing).
@@ -143,5 +144,6 @@ def run_tester_tests(code: str, setup: str, tests: Sequence[str], config: Sandbo
             except ValueError:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("test"), int) and rec["test"] not in outcome:
-                outcome[rec["test"]] = rec.get("error")
+                error = rec.get("error")
+                outcome[rec["test"]] = None if error is None else clip(str(error))
     return TesterRun(outcome, None, status, tuple(runs))

@@ -148,8 +148,9 @@ def user_task_count(uid: int) -> int:
     return n
 
 
-#: World-writable folders where a program running as a pool uid can leave files.
-SHARED_TMP_DIRS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
+#: World-writable folders where a program running as a pool uid can leave files (the rlimits mode
+#: without Landlock; with it, the program may write only its own folder).
+SHARED_TMP_DIRS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
 def sweep_files(uid: int) -> list[str]:

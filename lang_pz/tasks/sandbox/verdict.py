@@ -37,7 +37,7 @@ from typing import Any, Literal
 from lang_pz.error import LangPZError
 from lang_pz.tasks.datasets import CodeItem
 from lang_pz.tasks.sandbox import plain
-from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig
+from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig, clip
 from lang_pz.tasks.sandbox.harness import CallsResult, Outcome, call_functions, record_calls, replay
 
 __all__ = ["PARSE_LOCK", "Cast", "Check", "Verdict", "cast", "hidden_verdict", "solution_program"]
@@ -110,7 +110,9 @@ class Verdict:
         status: ``"ok"`` (passed), ``"error"`` (a test failed), the sandbox status of the code's
             run when it went wrong (``"timeout"``, ``"memory"``, ...), or ``"early_exit"`` when it
             ended without handing back every answer.
-        error: why it failed (``""`` when it passed).
+        error: why it failed (``""`` when it passed): a fixed sentence and at most
+            :data:`~.config.MAX_ERROR_CHARS` characters of text the code controls
+            (:func:`~.config.clip`), so a 1.5 M-character exception name cannot fill ``info`` and logs.
         runs: every sandboxed run this verdict took (for timing).
     """
 
@@ -310,7 +312,7 @@ def _failed(cr: CallsResult) -> Verdict | None:
             False,
             why,
             "the code's process did not hand back every answer (ended early, or "
-            f"printed an answer of its own): {cr.result.stderr[-300:]}",
+            f"printed an answer of its own): {clip(cr.result.stderr, tail=True)}",
             (cr.result,),
         )
     return None
@@ -338,12 +340,15 @@ def hidden_verdict(item: CodeItem, code: str, config: SandboxConfig) -> Verdict:
         return Verdict(
             False,
             _failing(cr.result.status),
-            f"{len(bad)} of {len(c.calls)} tests failed; first: {_shown(c.calls[bad[0]])} {got} {out.text[:200]}",
+            f"{len(bad)} of {len(c.calls)} tests failed; first: {_shown(c.calls[bad[0]])} {got} {clip(out.text, 200)}",
             (cr.result,),
         )
     r = replay(c.setup, c.targets, c.test, c.calls, cr.raw, config)
     return Verdict(
-        r.ok, cr.result.status if r.ok else _failing(cr.result.status), "" if r.ok else r.stderr[-300:], (cr.result, r)
+        r.ok,
+        cr.result.status if r.ok else _failing(cr.result.status),
+        "" if r.ok else clip(r.stderr, tail=True),
+        (cr.result, r),
     )
 
 

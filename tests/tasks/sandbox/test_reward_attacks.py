@@ -12,12 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, requires_bwrap
 
 from lang_pz.error import LangPZError
 from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp
 from lang_pz.tasks.code_env import CodeTaskEnv
-from lang_pz.tasks.sandbox import SandboxConfig, resolve
+from lang_pz.tasks.sandbox import SandboxConfig, isolation, landlock, resolve
 from lang_pz.tasks.sandbox.verdict import cast
 
 _spec = importlib.util.spec_from_file_location(
@@ -26,7 +26,10 @@ _spec = importlib.util.spec_from_file_location(
 ra = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ra)  # type: ignore[union-attr]
 
-ATTACKS = [a for a in ra.ATTACKS if a not in ra.CONTROLS]
+#: Attacks on what a run costs: each ends at a limit whatever the item, so they are played on one item with
+#: timeout_s=2 (the others with the benchmark's timeout_s=10).
+COSTLY = ["sleep_at_import", "sleep_in_function", "fork_bomb", "memory_bomb", "disk_bomb"]
+ATTACKS = [a for a in ra.ATTACKS if a not in ra.CONTROLS and a not in COSTLY]
 #: HumanEval/0 (static asserts), /32 (a check that is not an equality: replayed), /53 (unseeded random inputs:
 #: replayed); MBPP/11 (static) and /367 (inputs are the solution's own objects, built in the code's process).
 IDS = ["HumanEval/0", "HumanEval/32", "HumanEval/53", "MBPP/11", "MBPP/367"]
@@ -34,17 +37,7 @@ IDS = ["HumanEval/0", "HumanEval/32", "HumanEval/53", "MBPP/11", "MBPP/367"]
 BUILT = ["MBPP/367", "MBPP/533", "MBPP/601", "MBPP/927"]
 
 
-def _bwrap() -> bool:
-    try:
-        return resolve(SandboxConfig(bubblewrap=True)).mode == "bubblewrap"
-    except Exception:
-        return False
-
-
-pytestmark = [
-    pytest.mark.skipif(not _bwrap(), reason="bubblewrap cannot run here"),
-    pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available"),
-]
+pytestmark = [requires_bwrap, pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")]
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +47,15 @@ def items():
 
 
 def _play(items, attack: str, sandbox: SandboxConfig, tester: bool = False) -> list[tuple[str, float, bool]]:
-    """``(task id, reward, told all passed)`` per item (one env and thread per item)."""
+    """``(task id, reward, told all passed)`` per item (one env and thread per item; a carry attack with the
+    solutions left where it looks, as an earlier episode could have left them)."""
 
     def one(it):
         env = CodeTaskEnv([it], turns=("coder", "tester") if tester else ("coder",), sandbox=sandbox)
         reward, told = ra.play(env, 0, ra.ATTACKS[attack](it, ra.target_name(it)), ra.tester_text(it) if tester else None)
         return it.task_id, reward, told
 
-    with ThreadPoolExecutor(len(items)) as pool:
+    with ra.planted(attack, ra.solutions(items, ra.target_name)), ThreadPoolExecutor(len(items)) as pool:
         return list(pool.map(one, items))
 
 
@@ -107,6 +101,16 @@ def test_no_attack_scores_under_bubblewrap(items, attack):
     assert scored == []
 
 
+@pytest.mark.parametrize("bubblewrap", [True, False], ids=["bubblewrap", "rlimits"])
+@pytest.mark.parametrize("attack", COSTLY)
+def test_attacks_on_the_cost_score_nothing_and_end_at_a_limit(items, attack, bubblewrap):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = CodeTaskEnv(items[:1], turns=("coder",), sandbox=SandboxConfig(timeout_s=2.0, bubblewrap=bubblewrap))
+        reward, _ = ra.play(env, 0, ra.ATTACKS[attack](items[0], ra.target_name(items[0])), None)
+    assert reward == 0.0 and env.score["status"] in ("timeout", "memory", "output_limit", "error"), env.score
+
+
 @pytest.mark.parametrize("attack", ["read_program", "frame_peek", "forge_report", "excepthook_exit"])
 def test_items_with_inputs_built_by_the_code_cannot_be_forged(built_items, attack):
     scored = [(t, r) for t, r, _ in _play(built_items, attack, SandboxConfig(timeout_s=10.0)) if r != 0.0]
@@ -138,9 +142,21 @@ def test_the_reference_still_scores_and_is_told_its_tests_passed(items):
         "read_program",
         "frame_peek",
         "forge_report",
+        "int_subclass",
+        "nan_result",
+        "forged_answer_line",
+        # closed in the rlimits mode by Landlock (files) and, as root, an IPC namespace (SysV)
+        "answer_key",
+        "fs_walk_answer_key",
+        "carry_tmp",
+        "carry_run_lock",
+        "carry_dev_shm",
+        "carry_sysv_shm",
     ],
 )
-def test_attacks_that_need_no_file_access_score_nothing_under_rlimits_either(items, attack):
+def test_no_attack_scores_under_rlimits_with_landlock_either(items, attack):
+    if landlock.abi() == 0:
+        pytest.skip("this kernel has no Landlock: the rlimits mode reads every file (documented)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scored = [
@@ -157,3 +173,16 @@ def test_rlimits_is_an_opt_in_warned_about_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         resolve(cfg)
+
+
+@pytest.mark.parametrize("attack", ["answer_key", "carry_tmp", "carry_run_lock", "carry_dev_shm"])
+def test_without_landlock_the_rlimits_mode_leaks_the_answer_key(items, attack, monkeypatch):
+    """Documents the rlimits mode on a kernel without Landlock: the answer key and what an earlier episode
+    left in a shared folder are read (as root, a pool uid's own leftovers are removed after its run, but
+    files another user left, here the solutions, stay readable)."""
+    monkeypatch.setattr(landlock, "abi", lambda: 0)
+    monkeypatch.setattr(isolation, "_probed", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = _play(items[:1] + items[3:4], attack, SandboxConfig(timeout_s=10.0, bubblewrap=False))
+    assert [r for _, r, _ in got] == [1.0, 1.0]

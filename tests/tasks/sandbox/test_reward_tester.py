@@ -4,10 +4,12 @@ process only evaluates the calls of its functions, so it cannot report a test pa
 from __future__ import annotations
 
 import pytest
+from conftest import requires_bwrap
 
 from lang_pz.tasks.sandbox import SandboxConfig
 from lang_pz.tasks.sandbox.tester import NOT_CHECKED, run_tester_tests
 
+pytestmark = requires_bwrap
 CFG = SandboxConfig(timeout_s=5.0)
 TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(add(1, 1), 1) == 3"]
 

@@ -1,5 +1,6 @@
 """The syscall filter under bubblewrap: every syscall of ``REFUSED`` fails with EPERM inside the sandbox,
-the filter is installed (``Seccomp: 2``), and ordinary programs still run."""
+the filter is installed (``Seccomp: 2``), and ordinary programs still run; the rlimits mode installs it
+too, refusing Unix sockets besides."""
 
 from __future__ import annotations
 
@@ -7,23 +8,17 @@ import ctypes
 import errno
 import json
 import os
+import warnings
 
 import pytest
+from conftest import requires_bwrap
 
-from lang_pz.tasks.sandbox import SandboxConfig, resolve, run_python
+from lang_pz.tasks.sandbox import SandboxConfig, run_python
 from lang_pz.tasks.sandbox.seccomp import REFUSED, filter_bpf
 
 pyseccomp = pytest.importorskip("pyseccomp")
 
-
-def _bwrap() -> bool:
-    try:
-        return resolve(SandboxConfig(bubblewrap=True)).seccomp
-    except Exception:
-        return False
-
-
-pytestmark = pytest.mark.skipif(filter_bpf() is None or not _bwrap(), reason="bubblewrap or libseccomp unavailable")
+pytestmark = pytest.mark.skipif(filter_bpf() is None, reason="libseccomp unavailable (apt-get install libseccomp2)")
 NUMBERS = {}
 for _name in REFUSED:
     try:
@@ -46,6 +41,7 @@ print(json.dumps({"calls": out, "seccomp": [l.split()[1] for l in status.splitli
 """
 
 
+@requires_bwrap
 def test_every_refused_syscall_fails_with_eperm_inside_the_sandbox():
     assert len(NUMBERS) >= 45  # nearly all of REFUSED exist on this architecture
     r = run_python(f"NUMBERS = {NUMBERS!r}\n" + _PROBE, SandboxConfig(timeout_s=5.0))
@@ -72,6 +68,7 @@ def test_the_filter_is_what_refuses_them():
     assert any(e != errno.EPERM for e in host.values()), host
 
 
+@requires_bwrap
 def test_ordinary_programs_run_under_the_filter():
     src = (
         "import json, subprocess, sys, threading, tempfile\n"
@@ -81,3 +78,22 @@ def test_ordinary_programs_run_under_the_filter():
     )
     r = run_python(src, SandboxConfig(timeout_s=5.0))
     assert r.ok and r.stdout == "thread\n42\nb'x'\n", r
+
+
+def test_the_rlimits_mode_installs_the_filter_and_refuses_unix_sockets():
+    src = (
+        f"NUMBERS = {NUMBERS!r}\n"
+        "import ctypes, socket\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+        "for name in ('unshare', 'mount', 'ptrace', 'io_uring_setup'):\n"
+        "    ctypes.set_errno(0)\n"
+        "    print(name, libc.syscall(ctypes.c_long(NUMBERS[name]), *[ctypes.c_long(0)] * 6), ctypes.get_errno())\n"
+        "try:\n    socket.socket(socket.AF_UNIX)\n    print('unix socket')\nexcept OSError as e:\n    print('unix', e.errno)\n"
+        "a, b = socket.socketpair()\na.send(b'x')\nprint('pair', b.recv(1))\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = run_python(src, SandboxConfig(timeout_s=5.0, bubblewrap=False))
+    assert r.ok and r.isolation["seccomp"] is True, r
+    assert r.stdout.splitlines() == [
+        f"{name} -1 {errno.EPERM}" for name in ("unshare", "mount", "ptrace", "io_uring_setup")
+    ] + [f"unix {errno.EPERM}", "pair b'x'"]

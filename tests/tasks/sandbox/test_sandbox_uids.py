@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import requires_bwrap
 
 ROOT = os.geteuid() == 0
 
@@ -24,7 +25,7 @@ me, other = sys.argv[1], sys.argv[2]
 open(me, "w").close()
 while not os.path.exists(other):
     time.sleep(0.01)
-cfg = SandboxConfig(timeout_s=5.0, wall_timeout_s=120.0)
+cfg = SandboxConfig(timeout_s=5.0, idle_timeout_s=60.0, wall_timeout_s=120.0)  # each run sleeps 2 s
 out, lock = [], threading.Lock()
 def one():
     t0 = time.time()
@@ -38,6 +39,7 @@ print(json.dumps(out))
 """
 
 
+@requires_bwrap
 @pytest.mark.skipif(not ROOT, reason="the uid pool is used only when the parent is root")
 def test_two_processes_never_share_a_sandbox_uid(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
