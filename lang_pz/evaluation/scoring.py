@@ -191,6 +191,8 @@ def assess_and_score(
     except LangPZError as exc:
         return failed_score(exc)
     out = score_report(report, truth_agent, truth_steps, tolerance=tolerance, steps_of=own_steps(trajectory))
+    out["verdict"] = report.verdict
+    out["blames"] = bool(report.verdict) if report.verdict is not None else any(c < 0 for c in out["credits"].values())
     out["usage"] = report.usage
     out["explanations"] = {a: c.explanation for a, c in report.credits.items()}
     return out
