@@ -256,14 +256,8 @@ class DifferenceCritic:
     ) -> list[str] | None:
         """The agents :attr:`significance` names from ``gains`` (``None`` without the rule), the
         noise and the factual objective read from ``counterfactuals``."""
-        if self.significance is None:
-            return None
-        return self.significance.blamed(
-            gains,
-            factual=factual_value(counterfactuals, trajectory.team_return),
-            noise=noise_of(counterfactuals),
-            most=most,
-        )
+        factual, noise = factual_value(counterfactuals, trajectory.team_return), noise_of(counterfactuals)
+        return None if self.significance is None else self.significance.blamed(gains, factual=factual, noise=noise, most=most)
 
     def report(
         self,

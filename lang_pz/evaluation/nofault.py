@@ -34,12 +34,19 @@ from lang_pz.evaluation.baselines import baselines
 from lang_pz.evaluation.faults import _seed, prepare
 from lang_pz.evaluation.scoring import Assessor, blame
 from lang_pz.evaluation.specs import CriticSpec, _specs, score_specs
-from lang_pz.evaluation.summary import Rate, ResultsWriter
+from lang_pz.evaluation.summary import Rate, ResultsWriter, proportion_ci
 from lang_pz.policies.base import Policy
 from lang_pz.rollout import rollout
 from lang_pz.trajectory import Trajectory, to_jsonable
 
-__all__ = ["NoFaultCase", "NoFaultSummary", "lowest_return_seeds", "nofault_table", "run_nofault_benchmark"]
+__all__ = [
+    "NoFaultCase",
+    "NoFaultSummary",
+    "lowest_return_seeds",
+    "nofault_table",
+    "pool_nofault",
+    "run_nofault_benchmark",
+]
 
 
 @dataclass(frozen=True)
@@ -227,3 +234,34 @@ def nofault_table(summaries: Sequence[NoFaultSummary]) -> str:
             f"{'-' if s.reruns is None else f'{s.reruns:.0f}'} | {s.failures} |"
         )
     return "\n".join(lines)
+
+
+def pool_nofault(parts: list[NoFaultSummary]) -> NoFaultSummary:
+    """One family's summary from its environments' (cases pooled)."""
+    if len(parts) == 1:
+        return parts[0]
+    n = [p.cases for p in parts]
+
+    def pool(get: Callable[[NoFaultSummary], Rate]) -> Rate:
+        return _pooled([get(p).value for p in parts], n)
+
+    reruns = [p.reruns for p in parts if p.reruns is not None]
+    first = parts[0]
+    return NoFaultSummary(
+        source=first.source,
+        critic=first.critic,
+        cases=sum(n),
+        blames=pool(lambda p: p.blames),
+        singles_out=pool(lambda p: p.singles_out),
+        failures=sum(p.failures for p in parts),
+        reruns=sum(r * p.cases for r, p in zip(reruns, parts)) / sum(n) if len(reruns) == len(parts) else None,
+        baselines={b: _pooled([p.baselines[b].value for p in parts], n) for b in first.baselines},
+        returns=[r for p in parts for r in p.returns],
+        settings={"parts": [p.settings for p in parts]},
+    )
+
+
+def _pooled(values: list[float], n: list[int]) -> Rate:
+    """The rate of ``sum(values[i] * n[i])`` hits in ``sum(n)`` cases, with its Wilson interval."""
+    hits, total = sum(v * k for v, k in zip(values, n)), sum(n)
+    return Rate(hits / total if total else 0.0, proportion_ci(hits, total))

@@ -12,7 +12,7 @@ the groups.
 
 Score, *all at the bottom*: the ``k`` faulty agents have the ``k`` lowest credits, strictly
 (each below every other agent's credit; a tie across the boundary is a miss). Expected score
-with ties broken uniformly at random: :func:`bottom_expected`. A blind guess scores
+with ties broken uniformly at random: :func:`~lang_pz.evaluation.scoring.bottom_expected`. A blind guess scores
 ``1 / C(n, k)``; trivial rules (:mod:`lang_pz.evaluation.baselines`) are scored the same way,
 with ties at random. With ``k`` faulty agents among ``k`` every report puts all at the bottom,
 so the score needs at least ``k + 1`` agents (:func:`run_pair_benchmark` refuses fewer).
@@ -37,7 +37,7 @@ from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.evaluation.baselines import baselines
 from lang_pz.evaluation.cases import TeamFactory, fault_truth, hurts, stratified_order
 from lang_pz.evaluation.faults import _seed, prepare
-from lang_pz.evaluation.scoring import Assessor
+from lang_pz.evaluation.scoring import Assessor, bottom_expected, bottom_strict
 from lang_pz.evaluation.specs import CriticSpec, _specs, score_specs
 from lang_pz.evaluation.summary import Rate, ResultsWriter, every_rule_fails
 from lang_pz.policies.base import Policy
@@ -158,34 +158,6 @@ def draw_pair_case(
                     draws=draws,
                 ), draws
     return None, draws
-
-
-def bottom_strict(credits: Mapping[str, float], truth: Sequence[str]) -> bool:
-    """Whether the ``truth`` agents hold the ``len(truth)`` lowest credits, each strictly below
-    every other agent's credit."""
-    others = [c for a, c in credits.items() if a not in truth]
-    return all(a in credits for a in truth) and (not others or max(credits[a] for a in truth) < min(others))
-
-
-def bottom_expected(credits: Mapping[str, float], truth: Sequence[str]) -> float:
-    """The chance that the ``k = len(truth)`` lowest credits, ties broken uniformly at random,
-    are ``truth``.
-
-    With ``v`` the ``k``-th lowest credit, ``S`` the agents below ``v`` and ``E`` those at ``v``,
-    the bottom ``k`` are ``S`` and ``k - |S|`` agents of ``E`` drawn uniformly: the chance is
-    ``1 / C(|E|, k - |S|)`` when ``S`` is in ``truth`` and the rest of ``truth`` is in ``E``,
-    else 0.
-    """
-    k = len(truth)
-    if len(credits) < k or not all(a in credits for a in truth):
-        return 0.0
-    v = sorted(credits.values())[k - 1]
-    below = {a for a, c in credits.items() if c < v}
-    at = {a for a, c in credits.items() if c == v}
-    t = set(truth)
-    if not below <= t or not (t - below) <= at:
-        return 0.0
-    return 1.0 / math.comb(len(at), k - len(below))
 
 
 def _bottom(critic: Assessor, traj: Trajectory, truth: Sequence[str], cfs: Sequence[Any] = ()) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from lang_pz.critics.counterfactual import Counterfactual, null_probe
 from lang_pz.critics.decisive import SearchingCritic
-from lang_pz.critics.search import Search, local_runner
+from lang_pz.critics.search import Search, local_runner, memo_runner
 from lang_pz.critics.windows import window_probes
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.scoring import Assessor, assess_and_score
@@ -120,6 +120,7 @@ def score_specs(
     one critic (default: :func:`~lang_pz.evaluation.scoring.assess_and_score` against ``truth``)."""
     probes: dict[tuple[tuple[str, ...], int], tuple[list[Counterfactual], float]] = {}
     searches: dict[Any, tuple[Search, float]] = {}
+    memo: dict[Any, Any] = {}
     context = CaseContext(env=env, team=faulty_team, trajectory=traj, seed=seed, window=window, reference=team, texts=texts)
     scores: dict[str, dict[str, Any]] = {}
     for spec in specs:
@@ -130,7 +131,8 @@ def score_specs(
             key = critic.search_key() if hasattr(critic, "search_key") else id(critic)
             if key not in searches:
                 t0 = time.perf_counter()
-                played = critic.search(traj, local_runner(env, faulty_team, traj, seed=seed), policies=texts)
+                runner = memo_runner(local_runner(env, faulty_team, traj, seed=seed), memo)
+                played = critic.search(traj, runner, policies=texts)
                 searches[key] = (played, time.perf_counter() - t0)
             search, secs = searches[key]
             cfs = search.probes
