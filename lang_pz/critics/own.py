@@ -138,8 +138,10 @@ class OwnPolicyCritic(DifferenceCritic):
         max_reruns: the re-run budget per episode (>= 1; the no-change re-run included).
         permutations: sampled permutations when the coalitions do not fit (>= 1).
         significance: when a verdict names an agent (``None``: no verdict).
-        max_attempts, temperature, retry_temperature, seed: the explaining LLM's settings (the
-            seed also seeds the permutations).
+        max_attempts: the explaining LLM's attempts per reply.
+        temperature: its sampling temperature.
+        retry_temperature: its temperature after a rejected reply.
+        seed: its seed, and the permutations' (with the episode seed).
 
     Raises:
         InvalidKwargError: a setting out of range.
