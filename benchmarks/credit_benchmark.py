@@ -192,10 +192,11 @@ def families(data_dir: Path | None) -> list[Family]:
 def nofault_families(cases: int) -> list[tuple[str, str, list[NoFaultCase]]]:
     """``(label, env id, cases)`` of the no-fault families: the heuristic pistons on their
     ``cases`` lowest-return seeds of 0-99, and the greedy cooks (a deterministic env: a case is
-    a layout and a horizon) on coordination_ring (horizons 40, 50, 60: at 40 they deliver
-    nothing), asymmetric_advantages (40, 50) and cramped_room (40), at most ``cases`` of them."""
+    a layout and a horizon) on coordination_ring (horizons 40-80: at 40 they deliver nothing),
+    asymmetric_advantages (40-60) and cramped_room (40, 50), at most ``cases`` of them."""
     cooks = [("coordination_ring", 40), ("coordination_ring", 50), ("asymmetric_advantages", 40)]
     cooks += [("cramped_room", 40), ("coordination_ring", 60), ("asymmetric_advantages", 50)]
+    cooks += [("coordination_ring", 70), ("coordination_ring", 80), ("asymmetric_advantages", 60), ("cramped_room", 50)]
     out = [
         (
             "pistonball no fault",

@@ -257,7 +257,9 @@ class DifferenceCritic:
         """The agents :attr:`significance` names from ``gains`` (``None`` without the rule), the
         noise and the factual objective read from ``counterfactuals``."""
         factual, noise = factual_value(counterfactuals, trajectory.team_return), noise_of(counterfactuals)
-        return None if self.significance is None else self.significance.blamed(gains, factual=factual, noise=noise, most=most)
+        return (
+            None if self.significance is None else self.significance.blamed(gains, factual=factual, noise=noise, most=most)
+        )
 
     def report(
         self,

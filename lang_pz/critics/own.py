@@ -21,8 +21,13 @@ own policy text says, and would playing it have recovered the loss?**
    gain when the agents of ``S`` follow their texts (exact when every coalition was re-run,
    :func:`~lang_pz.critics.coalition.exact_shapley`; sampled with a standard error beyond), so a
    fault masked by another still gets its share; credit ``-phi_a / max_b |phi_b|``; every other
-   agent 0. **Verdict** (:mod:`lang_pz.critics.significance`): the agents whose ``phi`` is a
-   significant gain, any number of them; else "no one".
+   agent 0. **Verdict** (:meth:`lang_pz.critics.significance.Significance.each`): every
+   deviating agent whose ``phi`` exceeds the noise (the no-change re-run, plus twice a sampled
+   value's standard error) and 1 % of the objective's scale; else "no one". The rule's second
+   condition (a named agent's gain at least twice any teammate's) is not applied: it tells "erred"
+   from "could have helped", and the candidates here are already the agents that deviated (the
+   others' gain is 0 by construction); applied, it named only the larger of two significant
+   deviations (first benchmark run: 1 of the 6 two-fault misses).
 
 A rule-following agent cannot be blamed for its text being followed, so a good team that simply
 loses (no one deviates) gets "no one" whatever a teammate could have done. What it cannot see:
@@ -268,11 +273,10 @@ class OwnPolicyCritic(DifferenceCritic):
         verdict = None
         if self.significance is not None:
             noise = noise_of(counterfactuals)
-            verdict = self.significance.blamed(
-                {a: phi.get(a, 0.0) for a in trajectory.agents},
+            verdict = self.significance.each(
+                phi,
                 factual=factual_value(counterfactuals, trajectory.team_return),
-                noise={a: noise + 2 * se.get(a, 0.0) for a in trajectory.agents},
-                most=max(1, len(phi)),
+                noise={a: noise + 2 * se.get(a, 0.0) for a in phi},
             )
             credit = gate(credit, verdict)
         texts = policies if policies is not None else self.texts

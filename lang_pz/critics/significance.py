@@ -125,6 +125,22 @@ class Significance:
                 return order[:k]
         return []
 
+    def each(self, gains: Mapping[str, float], *, factual: float, noise: float | Mapping[str, float] = 0.0) -> list[str]:
+        """Every agent whose gain passes condition 1 alone (a real change), best gain first: the
+        verdict of a critic whose candidates are already set apart from their teammates (the
+        own-policy critic's agents that deviated from their texts, :mod:`lang_pz.critics.own`),
+        where condition 2's question, "could a teammate have helped as much?", is not asked.
+        Arguments as :meth:`blamed`."""
+        if not gains:
+            return []
+        top = max(gains.values())
+        scale = max(abs(factual), abs(factual + top))
+
+        def n(a: str) -> float:
+            return float(noise.get(a, 0.0)) if isinstance(noise, Mapping) else float(noise)
+
+        return [a for a in sorted(gains, key=lambda a: -gains[a]) if gains[a] > n(a) + self.floor * scale]
+
     def describe(self) -> str:
         """The rule in one line, for reports and results."""
         return (
