@@ -36,30 +36,54 @@ def examples(cases_file: Path) -> list[str]:
     return lines
 
 
-NOTES = """How to read it:
+NOTES = """How to read it (the cases behind each statement are in `credit_benchmark.cases.jsonl`):
 
-- `counterfactual/reference` re-runs each window of two decisions of each agent as the base team
-  would have played it. A teammate that played its base policy changes nothing (delta exactly
-  0 in these deterministic environments), so the agent whose window restores the return is the
-  faulty one, and the window says when. It needs a known good policy per agent: a fault
-  benchmark has one (the base team); training has only the policies before an update.
-- `counterfactual/alternatives` (each other action word over each window) is what training can
-  compute without a reference. It credits the agent whose other choice *somewhere* would have
-  helped most. After a fault, teammates near the ball (Pistonball) or the other cook
-  (Overcooked) can often compensate by as much as undoing the fault, so "who could have fixed
-  it" is not "who broke it": this evidence does not identify the faulty agent.
-- `counterfactual/default` (GSM8K: an empty reply): a silent solver scores 0 as a wrong one
-  does, so a faulty solver is never found (a tie); a verifier that overwrote the right answer
-  is.
-- Two faults: when one fault masks the other (the ball is already lost, the soup already late),
-  re-playing the masked agent's window as the base team would changes nothing, so even
-  `counterfactual/reference` gives it delta 0, tied with the clean agents (`ties`): "both at the
-  bottom" needs credit for sets of agents, not single windows. The misplay's extra action changes
-  make `action_switches` a strong trivial rule on two-fault cases.
-- The LLM critic (`central_credit`, SmolLM2-135M) mostly gives tied or arbitrary credits; its
-  words, and the counterfactual critic's words (`+ LLM words`), copy the worked example and
-  can contradict the computed facts, which is why the counterfactual critic's numbers never
-  depend on them.
+- **The verdict** (`lang_pz/critics/significance.py`): a re-run critic names an agent only when
+  its gain exceeds the no-change re-run's variation (0 in every case here: the envs and scripted
+  teams are deterministic) plus 1 % of the objective's scale, and beats every other agent's gain
+  by half its own; else "no one" (every credit 0.0). Without it (`no verdict` rows) the blind
+  critics blame someone on every no-fault Pistonball case and single one piston out on 8, 9 and 8
+  of 10: the pistons that could have saved the ball. With it: alternatives 1/10, decisive 0/10,
+  coalition 2/10 (the goal was at most 1: in those two cases, seeds 69 and 11, the rightmost
+  piston's Shapley value is more than twice any other's; the re-runs cannot tell "could have
+  helped by far the most" from "erred"; alternatives' one, seed 75, is piston_3 alike). On
+  Overcooked's greedy cooks 3 of 10 no-fault cases were blamed without the verdict, 1 of 10 with
+  it (coordination_ring at horizon 70: one cook's other skills would have delivered a second soup,
+  the other's nothing, so all three blind modes name it).
+- **What the verdict costs without a reference**: after a fault a teammate can usually recover about
+  as much as undoing it, so the blind critics' blame rarely stands out and they answer "no one" on
+  almost every single fault (agent accuracy 0 everywhere but the math tasks, where a verifier that
+  overwrote the right answer is still found). Their accuracy without the verdict was at or below
+  the best trivial rule anyway (Pistonball 0.20 / 0.10 / 0.00, late-effect 0.40 / 0.50 / 0.10
+  against action_switches 0.78): "who could have fixed it" is not "who broke it", and the verdict
+  now says so instead of naming someone.
+- **`counterfactual/reference`** keeps 10/10 on every single-fault family, late-effect included:
+  a teammate that played its base policy changes nothing (delta exactly 0), so the faulty agent
+  stands out by construction. It needs a known good policy (a fault benchmark's base team;
+  training has only the previous texts). On two and three faults it names one agent: one fault
+  masks the others, whose reference windows then change nothing.
+- **`own_policy`** (no reference: the agents' own texts, `lang_pz/critics/own.py`) finds every
+  Pistonball single and late-effect fault in 2 re-runs per case and blames no one on the 20
+  no-fault cases: nobody deviated from their text. It blames nobody on Overcooked and the math
+  tasks because their texts are not ones its reader executes (a greedy planner; "solve the
+  problem"), so their accuracy is 0 there by construction, not by chance. In the benchmark the
+  pistons' text is the heuristic's rule, so a faulty piston is exactly one that deviated from its
+  text: these figures are what a faithful reading of the text gives, the best case.
+- **Two and three faults, `own_policy` 5/10 and 1/10 against action_switches 0.80 and 0.90**: in
+  every miss (5 and 9 cases) a faulty piston's deviations did not hurt: in 13 its Shapley value is
+  exactly 0 (undoing them gains nothing in any coalition of re-runs, or gains and losses cancel),
+  in one (three faults, seed 10) its deviation helped. The verdict does not name a deviation that
+  made no difference, and the score, which asks for every agent that had a faulty step, counts a
+  miss. `action_switches` counts the misplays'
+  extra action changes whatever their effect. The verdict is right not to blame a fault that did
+  not matter; the score does not ask that question.
+- **Exact coalitions**: every coalition row enumerates all coalitions (2 cooks: 1 coalition
+  re-run; 5 pistons: 26), so two cooks whose changes recover the same +40 tie exactly (10 ties in
+  10 cramped_room cases, 10 in 10 asymmetric_advantages): the 0.17 and 0.33 the coalition mode had
+  on them before (sampled orders of two players) were coin flips.
+- `counterfactual/default` (math, an empty reply): a silent solver scores 0 as a wrong one does, so
+  a faulty solver is never found without a reference (ties); the own-policy reader cannot execute
+  "solve the problem" either.
 """
 
 
