@@ -1,14 +1,18 @@
 """Which agent, which step? The fault benchmark for every critic configuration, next to chance
 and trivial rules (issues 15 and 21).
 
-Environments (:func:`families`, one line each): 5-piston Pistonball, Overcooked cramped_room
-and asymmetric_advantages (skills, horizon 40), GSM8K and MATH-500 (solver + verifier, with
-``--data-dir``). One agent of a good scripted team is made faulty for a short window
-(``misplay``: an action the team itself plays, in the wrong state; math ``harmful``: a wrong
-final answer); the faulty agent is drawn stratified (each agent equally often); a case counts
-only if the fault lowered the team return by at least 2 %. Environments with at least three
-agents (Pistonball) also get two-fault cases, scored "both at the bottom"
-(:mod:`lang_pz.evaluation.pairs`).
+Environments (:func:`families`, one line each): 5-piston Pistonball, its late-effect cases (the
+team's reward first differs from the unfaulted episode's 3 or more steps after the fault),
+Overcooked cramped_room and asymmetric_advantages (skills, horizon 40), GSM8K and MATH-500
+(solver + verifier, with ``--data-dir``). One agent of a good scripted team is made faulty for a
+short window (``misplay``: an action the team itself plays, in the wrong state; math
+``harmful``: a wrong final answer); the faulty agent is drawn stratified (each agent equally
+often); a case counts only if the fault lowered the team return by at least 2 %. Pistonball
+also gets two- and three-fault cases, scored "all at the bottom"
+(:mod:`lang_pz.evaluation.pairs`), and every family with a scripted team no-fault cases
+(:func:`nofault_families`: the heuristic pistons on their 10 lowest-return seeds of 0-99, the
+greedy cooks on three layouts and horizons), scored by false blame
+(:mod:`lang_pz.evaluation.nofault`).
 
 Critics (:data:`CRITICS`, one line each; a new critic mode is one more line), on the embedded
 SmolLM2-135M model where a model is used:
@@ -22,15 +26,21 @@ SmolLM2-135M model where a model is used:
   each window: the evidence training has, without a reference;
 - ``decisive/...`` and ``coalition/...``: the reference-free searches of
   :mod:`lang_pz.critics.decisive` (the earliest decision whose change recovers the loss) and
-  :mod:`lang_pz.critics.coalition` (Shapley values over agents' decisive windows), with the same
-  blind replacements; each runs its own re-runs (counted per case).
+  :mod:`lang_pz.critics.coalition` (exact Shapley values over agents' decisive windows), with
+  the same blind replacements; each runs its own re-runs (counted per case);
+- ``own_policy``: :mod:`lang_pz.critics.own`, the agents' deviations from their own policy
+  texts (the base team's, :data:`lang_pz.evaluation.bases.BASE_TEXTS`), no reference;
+- every re-run critic gives a verdict (:mod:`lang_pz.critics.significance`); the rows marked
+  ``no verdict`` are the same critics without it (the same re-runs, as before the rule), and
+  ``coalition ... up to 4 named`` lets the verdict name a group.
 
 The LLM critics (``Critic.llm``) run on the first ``--llm-cases`` cases of each environment and
 the others on ``--cases``; the first ``--llm-cases`` cases are the same in both. Writes
 ``benchmarks/results/credit_benchmark.md``, ``.json`` and ``.cases.jsonl`` (``--out`` to change)::
 
     nice -n 10 python benchmarks/credit_benchmark.py --data-dir DATA     # the full run
-    python benchmarks/credit_benchmark.py --cases 2 --llm-cases 0 --pair-cases 2 --only butterfly/pistonball-v0
+    python benchmarks/credit_benchmark.py --cases 2 --llm-cases 0 --pair-cases 2 --nofault-cases 2 \
+        --only butterfly/pistonball-v0
 """
 
 from __future__ import annotations
@@ -38,7 +48,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -46,19 +55,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from credit_report import markdown
+
 from lang_pz.backends import LlamaCppBackend
 from lang_pz.critics import CentralCritic
 from lang_pz.critics.coalition import CoalitionCritic
 from lang_pz.critics.decisive import DecisiveCritic
 from lang_pz.critics.difference import DifferenceCritic
+from lang_pz.critics.own import OwnPolicyCritic
+from lang_pz.critics.significance import DEFAULT_SIGNIFICANCE
 from lang_pz.evaluation import CriticSpec, run_fault_benchmark
+from lang_pz.evaluation.cases import late_effect
 from lang_pz.evaluation.faults import CaseContext
-from lang_pz.evaluation.pairs import PairSummary, pair_summary_dict, pair_table, run_pair_benchmark
-from lang_pz.evaluation.summary import Rate, Summary, every_rule_fails, rules_table, summary_dict, table
+from lang_pz.evaluation.nofault import (
+    NoFaultCase,
+    NoFaultSummary,
+    lowest_return_seeds,
+    nofault_summary_dict,
+    pool_nofault,
+    run_nofault_benchmark,
+)
+from lang_pz.evaluation.pairs import PairSummary, pair_summary_dict, run_pair_benchmark
+from lang_pz.evaluation.summary import Rate, Summary, every_rule_fails, summary_dict
 
 ROOT = Path(__file__).resolve().parent
 #: The default numbers of cases (a full run).
-DEFAULTS = {"cases": 20, "llm_cases": 8, "pair_cases": 10}
+DEFAULTS = {"cases": 20, "llm_cases": 8, "pair_cases": 10, "nofault_cases": 10}
 #: In a critic's name and evidence, replaced by the environment's evidence without a reference.
 BLIND = "{blind}"
 
@@ -102,21 +126,29 @@ CRITICS: list[Critic] = [
     Critic("counterfactual/reference + LLM words", lambda llm: DifferenceCritic(llm), ("reference",), llm=True),
     Critic("counterfactual/reference", lambda llm: DifferenceCritic(), ("reference",)),
     Critic(f"counterfactual/{BLIND}", lambda llm: DifferenceCritic(), (BLIND,)),
+    Critic(f"counterfactual/{BLIND}, no verdict", lambda llm: DifferenceCritic(significance=None), (BLIND,)),
     Critic(f"decisive/{BLIND}", lambda llm: DecisiveCritic()),  # offered words; free text: the default
+    Critic(f"decisive/{BLIND}, no verdict", lambda llm: DecisiveCritic(significance=None)),
     Critic(f"coalition/{BLIND}", lambda llm: CoalitionCritic()),
+    Critic(f"coalition/{BLIND}, up to 4 named", lambda llm: CoalitionCritic(max_blamed=4)),
+    Critic(f"coalition/{BLIND}, no verdict", lambda llm: CoalitionCritic(significance=None)),
+    Critic("own_policy", build=lambda llm, ctx: OwnPolicyCritic(texts=ctx.texts)),
 ]
 
 
 @dataclass(frozen=True)
 class Family:
-    """One benchmarked environment (one line of :func:`families`).
+    """One benchmarked family of cases (one line of :func:`families`).
 
     Attributes:
         env / kw: the id and its :func:`lang_pz.make` keyword arguments.
         fault / window: the fault and the decisions it replaces.
         blind: the evidence without a reference (``{blind}`` in :data:`CRITICS`).
-        pairs: also run two-fault cases (needs >= 3 agents: with 2, both are always at the bottom).
+        groups: the multi-fault sizes also run (needs more agents than faults).
         data: needs ``--data-dir``.
+        late: keep only late-effect cases (:func:`~lang_pz.evaluation.cases.late_effect`, this
+            many steps; 0: every case).
+        label: the family's name in the results (default ``env``).
     """
 
     env: str
@@ -124,21 +156,64 @@ class Family:
     fault: str = "misplay"
     window: int = 2
     blind: str = "alternatives"
-    pairs: bool = False
+    groups: tuple[int, ...] = ()
     data: bool = False
+    late: int = 0
+    label: str | None = None
+
+    @property
+    def pairs(self) -> bool:
+        """Whether multi-fault cases are run."""
+        return bool(self.groups)
+
+    @property
+    def name(self) -> str:
+        """The family's name in the results."""
+        return self.label or self.env
+
+
+PISTONBALL = {"n_pistons": 5, "hold": 1, "max_cycles": 20}
 
 
 def families(data_dir: Path | None) -> list[Family]:
-    """The benchmarked environments (math tasks only with a data folder)."""
+    """The benchmarked families (math tasks only with a data folder)."""
     data = {"data_dir": str(data_dir), "split": "test"} if data_dir else {}
     out = [
-        Family("butterfly/pistonball-v0", {"n_pistons": 5, "hold": 1, "max_cycles": 20}, pairs=True),
+        Family("butterfly/pistonball-v0", PISTONBALL, groups=(2, 3)),
+        Family("butterfly/pistonball-v0", PISTONBALL, late=3, label="pistonball late-effect"),
         Family("overcooked/cramped_room-v0", {"actions": "skills", "horizon": 40}),
         Family("overcooked/asymmetric_advantages-v0", {"actions": "skills", "horizon": 40}),
         Family("tasks/gsm8k-v0", data, "harmful", 1, "default", data=True),
         Family("tasks/math500-v0", data, "harmful", 1, "default", data=True),
     ]
     return [f for f in out if data_dir or not f.data]
+
+
+def nofault_families(cases: int) -> list[tuple[str, str, list[NoFaultCase]]]:
+    """``(label, env id, cases)`` of the no-fault families: the heuristic pistons on their
+    ``cases`` lowest-return seeds of 0-99, and the greedy cooks (a deterministic env: a case is
+    a layout and a horizon) on coordination_ring (horizons 40-80: at 40 they deliver nothing),
+    asymmetric_advantages (40-60) and cramped_room (40, 50), at most ``cases`` of them."""
+    cooks = [("coordination_ring", 40), ("coordination_ring", 50), ("asymmetric_advantages", 40)]
+    cooks += [("cramped_room", 40), ("coordination_ring", 60), ("asymmetric_advantages", 50)]
+    cooks += [("coordination_ring", 70), ("coordination_ring", 80), ("asymmetric_advantages", 60), ("cramped_room", 50)]
+    out = [
+        (
+            "pistonball no fault",
+            "butterfly/pistonball-v0",
+            lowest_return_seeds("butterfly/pistonball-v0", PISTONBALL, range(100), cases),
+        )
+    ]
+    for layout in dict.fromkeys(lay for lay, _ in cooks[:cases]):
+        horizons = [h for lay, h in cooks[:cases] if lay == layout]
+        out.append(
+            (
+                "overcooked no fault",
+                f"overcooked/{layout}-v0",
+                [NoFaultCase(0, {"actions": "skills", "horizon": h}) for h in horizons],
+            )
+        )
+    return out
 
 
 def run_family(
@@ -153,9 +228,9 @@ def run_family(
     progress: Callable[[str], None] | None = None,
     critics: list[Critic] | None = None,
 ) -> tuple[list[Summary], list[PairSummary]]:
-    """One environment's rows: the LLM critics on ``llm_cases`` cases, the others on ``cases``
-    (the first ``llm_cases`` cases are the same), and, if ``f.pairs``, every critic on
-    ``pair_cases`` two-fault cases (the LLM critics on at most ``llm_cases`` of them)."""
+    """One family's rows: the LLM critics on ``llm_cases`` cases, the others on ``cases``
+    (the first ``llm_cases`` cases are the same), and for each size of ``f.groups`` every critic
+    on ``pair_cases`` multi-fault cases (the LLM critics on at most ``llm_cases`` of them)."""
     chosen = CRITICS if critics is None else critics
     common: dict[str, Any] = {"seed": seed, "fault": f.fault, "env_kwargs": f.kw, "window": f.window, "progress": progress}
     with_llm = [c.spec(llm, f.blind) for c in chosen if c.llm]
@@ -163,88 +238,38 @@ def run_family(
     singles: list[Summary] = []
     pairs: list[PairSummary] = []
     cases_file = out.with_suffix(".cases.jsonl") if out else None
+    extra: dict[str, Any] = {"label": f.label, "keep": late_effect(f.late) if f.late else None}
+    seeds = 40 if f.late else 10  # late-effect cases are rarer (14 of 115 hurting draws)
     if with_llm and llm_cases:
-        singles += run_fault_benchmark(f.env, with_llm, cases=llm_cases, out=cases_file, max_seeds=10 * llm_cases, **common)
+        singles += run_fault_benchmark(
+            f.env, with_llm, cases=llm_cases, out=cases_file, max_seeds=seeds * llm_cases, **common, **extra
+        )
     if computed and cases:
-        singles += run_fault_benchmark(f.env, computed, cases=cases, out=cases_file, max_seeds=10 * cases, **common)
-    if f.pairs and pair_cases:
+        singles += run_fault_benchmark(
+            f.env, computed, cases=cases, out=cases_file, max_seeds=seeds * cases, **common, **extra
+        )
+    for k in f.groups if pair_cases else ():
         if with_llm and llm_cases:
-            pairs += run_pair_benchmark(f.env, with_llm, cases=min(llm_cases, pair_cases), out=cases_file, **common)
+            pairs += run_pair_benchmark(
+                f.env, with_llm, cases=min(llm_cases, pair_cases), faults=k, out=cases_file, **common
+            )
         if computed:
-            pairs += run_pair_benchmark(f.env, computed, cases=pair_cases, out=cases_file, **common)
+            pairs += run_pair_benchmark(f.env, computed, cases=pair_cases, faults=k, out=cases_file, **common)
     return singles, pairs
 
 
-def examples(cases_file: Path) -> list[str]:
-    """Per environment, the first LLM case's credits and words, for the reader to judge them."""
-    lines, seen = [], set()
-    for line in cases_file.read_text().splitlines():
-        r = json.loads(line)
-        if r.get("kind") == "two-fault" or r["source"] in seen or "central_credit" not in r["critics"]:
-            continue
-        seen.add(r["source"])
-        lines.append(
-            f"- {r['source']}, seed {r['seed']}: faulty **{r['truth_agent']}** at steps {r['faulty_steps']} "
-            f"(team return {r['clean_team_return']:.1f} -> {r['team_return']:.1f})"
-        )
-        for name, c in r["critics"].items():
-            said = (
-                "; ".join(f'{a} {c["credits"][a]:+.2f} "{c["explanations"][a]}"' for a in c["credits"])
-                if c.get("credits")
-                else c.get("error")
-            )
-            lines.append(f"  - {name}: {said}")
-    return lines
-
-
-NOTES = """How to read it:
-
-- `counterfactual/reference` re-runs each window of two decisions of each agent as the base team
-  would have played it. A teammate that played its base policy changes nothing (delta exactly
-  0 in these deterministic environments), so the agent whose window restores the return is the
-  faulty one, and the window says when. It needs a known good policy per agent: a fault
-  benchmark has one (the base team); training has only the policies before an update.
-- `counterfactual/alternatives` (each other action word over each window) is what training can
-  compute without a reference. It credits the agent whose other choice *somewhere* would have
-  helped most. After a fault, teammates near the ball (Pistonball) or the other cook
-  (Overcooked) can often compensate by as much as undoing the fault, so "who could have fixed
-  it" is not "who broke it": this evidence does not identify the faulty agent.
-- `counterfactual/default` (GSM8K: an empty reply): a silent solver scores 0 as a wrong one
-  does, so a faulty solver is never found (a tie); a verifier that overwrote the right answer
-  is.
-- Two faults: when one fault masks the other (the ball is already lost, the soup already late),
-  re-playing the masked agent's window as the base team would changes nothing, so even
-  `counterfactual/reference` gives it delta 0, tied with the clean agents (`ties`): "both at the
-  bottom" needs credit for sets of agents, not single windows. The misplay's extra action changes
-  make `action_switches` a strong trivial rule on two-fault cases.
-- The LLM critic (`central_credit`, SmolLM2-135M) mostly gives tied or arbitrary credits; its
-  words, and the counterfactual critic's words (`+ LLM words`), copy the worked example and
-  can contradict the computed facts, which is why the counterfactual critic's numbers never
-  depend on them.
-"""
-
-
-def leakage_table(summaries: list[Summary]) -> list[str]:
-    """Per environment (its run with the most cases), the action-statistic rules against chance."""
-    lines = [
-        "| env | cases | chance | unusual_actions | histogram_outlier | action_switches | p | labels |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    largest: dict[str, Summary] = {}
-    for s in summaries:
-        if s.leakage.get("rules") and s.cases > getattr(largest.get(s.source), "cases", -1):
-            largest[s.source] = s
-    for s in largest.values():
-        r = s.leakage["rules"]
-        lines.append(
-            f"| {s.source} | {s.cases} | {s.leakage['chance']:.2f} | "
-            + " | ".join(
-                f"{r[k]['share']:.2f} (p {r[k]['p_value']:.2g})"
-                for k in ("unusual_actions", "histogram_outlier", "action_switches")
-            )
-            + f" | {s.leakage['p_value']:.2g}{' (leaks)' if s.leakage['p_value'] < 0.05 else ''} | {s.labels} |"
-        )
-    return lines
+def run_nofault(
+    llm: Any, *, cases: int, seed: int, out: Path | None, progress: Callable[[str], None] | None = None
+) -> list[NoFaultSummary]:
+    """The no-fault rows (:func:`nofault_families`), every critic but the LLM ones, merged per
+    label (the cooks' layouts are one family)."""
+    cases_file = out.with_suffix(".cases.jsonl") if out else None
+    records: dict[tuple[str, str], list[NoFaultSummary]] = {}
+    for label, env, chosen in nofault_families(cases):
+        specs = [c.spec(llm, "alternatives") for c in CRITICS if not c.llm]  # both name actions
+        for s in run_nofault_benchmark(env, specs, chosen, label=label, seed=seed, out=cases_file, progress=progress):
+            records.setdefault((label, s.critic), []).append(s)
+    return [pool_nofault(v) for v in records.values()]
 
 
 def command(args: argparse.Namespace) -> str:
@@ -252,114 +277,42 @@ def command(args: argparse.Namespace) -> str:
     return (
         f"nice -n 10 python benchmarks/credit_benchmark.py{' --data-dir DATA' if args.data_dir else ''} "
         f"--cases {args.cases} --llm-cases {args.llm_cases} --pair-cases {args.pair_cases} "
-        f"--seed {args.seed} --threads {args.threads}" + (f" --only {' --only '.join(args.only)}" if args.only else "")
+        f"--nofault-cases {args.nofault_cases} --seed {args.seed} --threads {args.threads}"
+        + "".join(f" --only '{o}'" for o in args.only)
     )
-
-
-def markdown(
-    summaries: list[Summary],
-    pairs: list[PairSummary],
-    args: argparse.Namespace,
-    wall_s: float,
-    per_env: dict[str, float],
-    cases_file: Path,
-) -> str:
-    """The results page."""
-    lines = [
-        "# Credit benchmark: which agent, which step",
-        "",
-        f"`{command(args)}` (DATA: the benchmark data folder, `$LANG_PZ_DATA_DIR`) reproduces every row — "
-        f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores "
-        f"(load average {args.load:.1f} at the start: a shared machine), wall time "
-        f"{wall_s / 60:.1f} min ({', '.join(f'{k} {v / 60:.1f} min' for k, v in per_env.items())}). "
-        "Critic model: the embedded SmolLM2-135M (llama.cpp). The LLM rows are the first "
-        f"{args.llm_cases} cases of each environment (the same cases as the first rows of the others).",
-        "",
-        "Each case: a good scripted team (Pistonball heuristic, Overcooked greedy, GSM8K/MATH-500 oracle) with "
-        "one agent made faulty for a window of decisions; kept only if the team return fell by at least 2 % "
-        "(`cases (drawn/dropped)`: seeds drawn, and dropped because no fault of that seed hurt enough). "
-        "**The faulty agent is drawn stratified**: the k-th kept case's faulty agent is the (k mod n)-th of a "
-        "seeded order of the agents, so each agent is the faulty one equally often (a seed where that agent's "
-        "fault cannot hurt is dropped; `labels` below shows the counts). "
-        "Accuracies are strict (a tie for the lowest credit is a miss) with 95 % Wilson intervals; a step hit "
-        "counts only the blamed agent's own steps. `ties at random` is the expected score of breaking ties "
-        "uniformly; trivial rules and the random critic are scored with ties at random. `every trivial rule "
-        "fails`: the cases on which no trivial rule does better than a blind guess (each rule's expected hit, "
-        "ties at random, is at most chance: a rule that ties every agent fails), and the critic's agent accuracy "
-        "on them (the cases no statistic gives away). With two agents whose first and last speakers differ, "
-        "`first_speaker` or `last_speaker` is right on every case, so that set is empty by construction: for "
-        "Overcooked and the math tasks read each rule's own accuracy against chance (the binomial test below)."
-        + (
-            f" **Fewer cases than the defaults** (`--cases {DEFAULTS['cases']} --llm-cases {DEFAULTS['llm_cases']} "
-            f"--pair-cases {DEFAULTS['pair_cases']}`) to fit the time available on a loaded machine: the intervals "
-            "are wide."
-            if (args.cases, args.llm_cases, args.pair_cases)
-            < (DEFAULTS["cases"], DEFAULTS["llm_cases"], DEFAULTS["pair_cases"])
-            else ""
-        ),
-        "",
-        "## Single fault",
-        "",
-        table(summaries),
-        "",
-        "Trivial rules (no credit assignment at all) and the seeded random critic, agent / step accuracy:",
-        "",
-        rules_table(summaries),
-        "",
-        "Does a per-agent action statistic give the faulty agent away? (one-sided binomial test of each "
-        "action-statistic rule against chance; `p` Bonferroni-corrected over the three rules; `leaks`: "
-        "p < 0.05, read the `every trivial rule fails` column for that environment)",
-        "",
-        *leakage_table(summaries),
-        "",
-        "## Two faults: both at the bottom",
-        "",
-        "Two agents made faulty in overlapping windows (the second agent's window starts within one decision "
-        "of the first's), the pair drawn stratified over the C(n, 2) pairs; kept if the two faults together "
-        "lowered the team return by at least 2 %. Score: the two faulty agents hold the two lowest credits, "
-        "strictly; a blind guess scores 1 / C(n, 2). Only Pistonball (5 agents): Overcooked and the math tasks "
-        "have two agents, where both are always at the bottom.",
-        "",
-        pair_table(pairs) if pairs else "(no two-fault run)",
-        "",
-        NOTES,
-        "Examples (the first case of each environment, as the LLM critics saw it):",
-        "",
-    ]
-    lines += examples(cases_file)
-    return "\n".join(lines) + "\n"
 
 
 def _rate(d: dict[str, Any]) -> Rate:
     return Rate(d["value"], (d["ci95"][0], d["ci95"][1]))
 
 
-def rescore(out: Path) -> tuple[list[Summary], list[PairSummary], dict[str, Any]]:
+def rescore(out: Path) -> tuple[list[Summary], list[PairSummary], list[NoFaultSummary], dict[str, Any]]:
     """The summaries of a finished run (``out``'s ``.json``), with the ``every trivial rule
     fails`` column recomputed from its ``.cases.jsonl`` by :func:`every_rule_fails` (the run
     itself is not repeated: every other number is the run's)."""
     saved = json.loads(out.with_suffix(".json").read_text())
     records = [json.loads(x) for x in out.with_suffix(".cases.jsonl").read_text().splitlines()]
-    summaries, pairs = [], []
+    summaries, pairs, nofault = [], [], []
     for d in saved["summaries"]:
-        mine = [
-            r for r in records if r.get("kind") != "two-fault" and r["source"] == d["source"] and d["critic"] in r["critics"]
-        ]
+        mine = [r for r in records if not r.get("kind") and r["source"] == d["source"] and d["critic"] in r["critics"]]
         hard = [r["critics"][d["critic"]]["agent_hit"] for r in mine if every_rule_fails(r)]
         d = {**d, "hard_cases": len(hard), "agent_hard": Rate.of(hard)}
         for k in ("agent", "step", "joint"):
             d[k] = _rate(d[k])
         d["baselines"] = {b: {k: _rate(v) for k, v in r.items()} for b, r in d["baselines"].items()}
         summaries.append(Summary(**d))
-    for d in saved.get("two_fault", []):
-        mine = [
-            r for r in records if r.get("kind") == "two-fault" and r["source"] == d["source"] and d["critic"] in r["critics"]
-        ]
-        hard = [r["critics"][d["critic"]]["both"] for r in mine if every_rule_fails(r, "both_expected", "chance")]
-        d = {**d, "hard_cases": len(hard), "hard": Rate.of(hard), "both": _rate(d["both"])}
+    for d in saved.get("multi_fault", []):
+        kind = {2: "two-fault", 3: "three-fault"}[d["faults"]]
+        mine = [r for r in records if r.get("kind") == kind and r["source"] == d["source"] and d["critic"] in r["critics"]]
+        hard = [r["critics"][d["critic"]]["bottom"] for r in mine if every_rule_fails(r, "bottom_expected", "chance")]
+        d = {**d, "hard_cases": len(hard), "hard": Rate.of(hard), "bottom": _rate(d["bottom"])}
         d["baselines"] = {b: _rate(v) for b, v in d["baselines"].items()}
         pairs.append(PairSummary(**d))
-    return summaries, pairs, saved
+    for d in saved.get("no_fault", []):
+        d = {**d, "blames": _rate(d["blames"]), "singles_out": _rate(d["singles_out"])}
+        d["baselines"] = {b: _rate(v) for b, v in d["baselines"].items()}
+        nofault.append(NoFaultSummary(**d))
+    return summaries, pairs, nofault, saved
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,15 +323,16 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("LANG_PZ_DATA_DIR"),
         help="benchmark data folder with gsm8k/ and math500/ (default $LANG_PZ_DATA_DIR; none: no math tasks)",
     )
-    ap.add_argument("--cases", type=int, default=DEFAULTS["cases"], help="kept single-fault cases per environment")
+    ap.add_argument("--cases", type=int, default=DEFAULTS["cases"], help="kept single-fault cases per family")
     ap.add_argument(
         "--llm-cases", type=int, default=DEFAULTS["llm_cases"], help="the first cases also given to the LLM critics"
     )
+    ap.add_argument("--pair-cases", type=int, default=DEFAULTS["pair_cases"], help="kept two- and three-fault cases")
     ap.add_argument(
-        "--pair-cases", type=int, default=DEFAULTS["pair_cases"], help="kept two-fault cases (environments with >= 3 agents)"
+        "--nofault-cases", type=int, default=DEFAULTS["nofault_cases"], help="no-fault cases per family (0: none)"
     )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", action="append", default=[], help="run only this environment id (repeatable)")
+    ap.add_argument("--only", action="append", default=[], help="run only this family (environment id or label; repeatable)")
     ap.add_argument(
         "--threads",
         type=int,
@@ -396,22 +350,28 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.load = os.getloadavg()[0]
     if args.rescore:
-        old, old_pairs, saved = rescore(args.out)
+        old, old_pairs, old_nofault, saved = rescore(args.out)
         args.load = saved.get("load", args.load)
-        write(args, old, old_pairs, saved["wall_s"], saved["per_env_s"])
+        write(args, old, old_pairs, saved["wall_s"], saved["per_env_s"], old_nofault)
         return 0
-    chosen = [f for f in families(args.data_dir) if not args.only or f.env in args.only]
-    if not chosen:
-        ap.error(f"--only {args.only} names no benchmarked environment ({[f.env for f in families(args.data_dir)]})")
+    every = families(args.data_dir)
+    chosen = [f for f in every if not args.only or f.env in args.only or f.name in args.only]
+    if not chosen and not (args.only and "no fault" in args.only):
+        ap.error(f"--only {args.only} names no benchmarked family ({[f.name for f in every]} or 'no fault')")
     llm = LlamaCppBackend(n_threads=args.threads, cache=False) if args.llm_cases else None  # no replay: real wall time
     t0 = time.perf_counter()
     summaries: list[Summary] = []
     pairs: list[PairSummary] = []
+    nofault: list[NoFaultSummary] = []
     per_env: dict[str, float] = {}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     cases_file = args.out.with_suffix(".cases.jsonl")
     cases_file.unlink(missing_ok=True)
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if args.nofault_cases and (not args.only or "no fault" in args.only):
+        t1 = time.perf_counter()
+        nofault = run_nofault(llm, cases=args.nofault_cases, seed=args.seed, out=args.out, progress=log)
+        per_env["no fault"] = time.perf_counter() - t1
     for f in chosen:
         t1 = time.perf_counter()
         one, two = run_family(
@@ -426,20 +386,28 @@ def main(argv: list[str] | None = None) -> int:
         )
         summaries += one
         pairs += two
-        per_env[f.env.split("/")[-1]] = time.perf_counter() - t1
+        per_env[f.label or f.env.split("/")[-1]] = time.perf_counter() - t1
     wall = time.perf_counter() - t0
     for settings in [s.settings for s in summaries] + [s.settings for s in pairs]:  # no machine paths in the results
         settings["env_kwargs"] = {k: ("DATA" if k == "data_dir" else v) for k, v in settings["env_kwargs"].items()}
-    write(args, summaries, pairs, wall, per_env)
+    write(args, summaries, pairs, wall, per_env, nofault)
     return 0
 
 
 def write(
-    args: argparse.Namespace, summaries: list[Summary], pairs: list[PairSummary], wall: float, per_env: dict[str, float]
+    args: argparse.Namespace,
+    summaries: list[Summary],
+    pairs: list[PairSummary],
+    wall: float,
+    per_env: dict[str, float],
+    nofault: list[NoFaultSummary] | None = None,
 ) -> None:
     """Write the run's ``.md`` and ``.json`` (the ``.cases.jsonl`` is written case by case)."""
     cases_file = args.out.with_suffix(".cases.jsonl")
-    args.out.with_suffix(".md").write_text(markdown(summaries, pairs, args, wall, per_env, cases_file))
+    page = markdown(
+        summaries, pairs, args, wall, per_env, cases_file, nofault, command_line=command(args), defaults=DEFAULTS
+    )
+    args.out.with_suffix(".md").write_text(page)
     args.out.with_suffix(".json").write_text(
         json.dumps(
             {
@@ -447,8 +415,10 @@ def write(
                 "load": round(args.load, 1),
                 "wall_s": round(wall, 1),
                 "per_env_s": {k: round(v, 1) for k, v in per_env.items()},
+                "significance": DEFAULT_SIGNIFICANCE.describe(),
                 "summaries": [summary_dict(s) for s in summaries],
-                "two_fault": [pair_summary_dict(s) for s in pairs],
+                "multi_fault": [pair_summary_dict(s) for s in pairs],
+                "no_fault": [nofault_summary_dict(s) for s in nofault or []],
             },
             indent=1,
         )

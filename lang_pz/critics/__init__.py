@@ -48,3 +48,9 @@ __all__ = [
     "reply_model",
     "subsample_steps",
 ]
+
+# Exported since the significance rule and the own-policy mode (kept apart from the lists above).
+from lang_pz.critics.own import OwnPolicyCritic, make_own_policy_critic
+from lang_pz.critics.significance import Significance
+
+__all__ += ["OwnPolicyCritic", "Significance", "make_own_policy_critic"]

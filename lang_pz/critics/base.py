@@ -78,6 +78,10 @@ class CriticReport(BaseModel):
             reply validated); the re-run critics add a note per agent whose words contradicted
             its re-runs and were replaced (:mod:`lang_pz.critics.claims`).
         generations: every :class:`~lang_pz.backends.base.Generation` made, oldest first.
+        verdict: the agents the report blames, each with a negative credit
+            (:mod:`lang_pz.critics.significance`): ``[]`` is "no one" (every credit 0.0), ``None``
+            a critic that gives no verdict (the LLM critics, or a re-run critic without the
+            significance rule: read the lowest credit).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -92,6 +96,7 @@ class CriticReport(BaseModel):
     total_steps: int = 0
     errors: list[str] = Field(default_factory=list)
     generations: list[Generation] = Field(default_factory=list)
+    verdict: list[str] | None = None
 
     @property
     def attempts(self) -> int:

@@ -49,9 +49,16 @@ from lang_pz.trajectory import Trajectory
 TEAM_RETURN: Objective = make_objective("team_return", [])
 
 SPECIAL_REPLACEMENTS = ("alternatives", "default", "random", "previous")
-#: A probe's ``replacement`` values that name no action word: the special replacements and the
-#: reference re-runs' ``"reference policy"`` (:mod:`lang_pz.critics.windows`).
-NOT_ACTIONS = frozenset({*SPECIAL_REPLACEMENTS, "reference policy"})
+#: The ``replacement`` of a re-run that replaces no one (:func:`null_probe`): the same episode
+#: played again, whose ``|delta|`` is the variation of a re-run without a change.
+NO_CHANGE = "no change"
+#: The ``replacement`` of a re-run in which agents play what their own policy texts say at the
+#: decisions where they played otherwise (:mod:`lang_pz.critics.own`).
+OWN_POLICY = "own policy"
+#: A probe's ``replacement`` values that name no action word: the special replacements, the
+#: reference re-runs' ``"reference policy"`` (:mod:`lang_pz.critics.windows`), :data:`NO_CHANGE`
+#: and :data:`OWN_POLICY`.
+NOT_ACTIONS = frozenset({*SPECIAL_REPLACEMENTS, "reference policy", NO_CHANGE, OWN_POLICY})
 
 
 class Counterfactual(BaseModel):
@@ -82,15 +89,17 @@ class Counterfactual(BaseModel):
 
     def describe(self, all_agents: Sequence[str]) -> str:
         """One line for the critic, e.g. ``if piston_0 had played down at every step: ...``."""
+        name = "team return" if self.objective == "team_return" else self.objective
+        sign = "+" if self.delta >= 0 else ""
+        if not self.agents:
+            return f"the same episode played again, no one changed: {name} {self.value:.1f} ({sign}{self.delta:.1f})"
         who = "every agent" if set(self.agents) == set(all_agents) and len(all_agents) > 1 else " and ".join(self.agents)
         what = {
             "default": "the default action",
             "random": "random actions",
             "previous": "its previous policy",
         }.get(self.replacement, self.replacement)
-        sign = "+" if self.delta >= 0 else ""
         when = "at every step" if self.at_steps is None else f"at steps {list(self.at_steps)}"
-        name = "team return" if self.objective == "team_return" else self.objective
         return f"if {who} had played {what} {when}: {name} {self.value:.1f} ({sign}{self.delta:.1f})"
 
 
@@ -171,6 +180,16 @@ class Probe:
         """Play this re-run of ``factual`` in ``env`` with ``policies`` (the team that played it),
         the kept agents answering from ``factual`` (:func:`probe_team`, :func:`run_probe`)."""
         return run_probe(env, probe_team(policies, self, seed=seed, factual=factual), self, factual, objective)
+
+
+def null_probe() -> Probe:
+    """The re-run that replaces no one (:data:`NO_CHANGE`): the factual team plays the seed again.
+
+    Its ``|delta|`` is what a re-run varies without any change (0 when the environment and the
+    policies are deterministic given the seed, as lang_pz's re-runs assume; anything else shows
+    that assumption broken), the noise floor of :mod:`lang_pz.critics.significance`.
+    """
+    return Probe((), NO_CHANGE, None)
 
 
 def plan_probes(

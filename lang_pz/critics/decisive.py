@@ -31,6 +31,12 @@ decisive step. Agents are ordered by decisive step (then larger gain first; the 
 gain is a tie, e.g. both Overcooked cooks recovering the whole soup by a change at step 0); the
 ``i``-th of ``m`` distinct places gets credit ``-(m - i) / m`` (the first -1); agents with no
 recovering decision get 0 (they rank above). Each credit cites its decisive probe's steps (at most three).
+
+**Verdict** (:mod:`lang_pz.critics.significance`, on by default): the first-placed agent is
+blamed only if it is the one agent the significance rule names from every agent's best re-run
+gain (its gain is a change and at least twice any teammate's); then it alone keeps its -1 and
+the other credits are 0, else every credit is 0.0 ("no one"). The search starts with one
+re-run that changes nothing (:func:`~lang_pz.critics.counterfactual.null_probe`), the noise.
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from lang_pz.critics.base import CriticReport
-from lang_pz.critics.counterfactual import Counterfactual, plan_probes
+from lang_pz.critics.counterfactual import Counterfactual, null_probe, plan_probes
 from lang_pz.critics.difference import Aggregate, DifferenceCritic, _span
 from lang_pz.critics.search import CountedProbe, Runner, Search, local_runner, model_requests
+from lang_pz.critics.significance import DEFAULT_SIGNIFICANCE, Significance, gate
 from lang_pz.error import InvalidKwargError
 from lang_pz.trajectory import Trajectory
 
@@ -102,8 +109,9 @@ class SearchingCritic(Protocol):
 
     mode: str
 
-    def search(self, trajectory: Trajectory, runner: Runner) -> Search:
-        """Play this critic's re-runs of ``trajectory`` through ``runner``."""
+    def search(self, trajectory: Trajectory, runner: Runner, policies: Mapping[str, str] | None = None) -> Search:
+        """Play this critic's re-runs of ``trajectory`` through ``runner`` (``policies``: agent ->
+        its policy text, read by a critic that needs it, :class:`~lang_pz.critics.own.OwnPolicyCritic`)."""
         ...
 
     def assess(
@@ -130,6 +138,7 @@ class DecisiveCritic(DifferenceCritic):
         share: the share of the gap a re-run must recover, in (0, 1].
         min_gain: a recovering re-run gains more than this (objective units, >= 0).
         max_reruns: the search's re-run budget (>= 1).
+        significance: when a verdict names an agent (module docstring; ``None``: no verdict).
         max_attempts, temperature, retry_temperature, seed: the explaining LLM's settings.
 
     Raises:
@@ -150,6 +159,7 @@ class DecisiveCritic(DifferenceCritic):
         min_gain: float = 0.0,
         max_reruns: int = 200,
         aggregate: Aggregate = "max",
+        significance: Significance | None = DEFAULT_SIGNIFICANCE,
         max_attempts: int = 2,
         temperature: float = 0.0,
         retry_temperature: float = 0.7,
@@ -158,6 +168,7 @@ class DecisiveCritic(DifferenceCritic):
         super().__init__(
             backend,
             aggregate=aggregate,
+            significance=significance,
             max_attempts=max_attempts,
             temperature=temperature,
             retry_temperature=retry_temperature,
@@ -205,8 +216,14 @@ class DecisiveCritic(DifferenceCritic):
             starts.append(n - self.window)
         return [list(range(s, min(n, s + self.window))) for s in starts]
 
-    def search(self, trajectory: Trajectory, runner: Runner) -> Search:
-        """Play the coarse-to-fine search of ``trajectory`` (module docstring) through ``runner``.
+    def search_key(self) -> tuple[Any, ...]:
+        """The settings that decide this critic's re-runs: critics with equal keys play the same
+        search of a case (a benchmark runs it once for both; the verdict is not in it)."""
+        return ("decisive", self.replacements, self.free_text, self.window, self.share, self.min_gain, self.max_reruns)
+
+    def search(self, trajectory: Trajectory, runner: Runner, policies: Mapping[str, str] | None = None) -> Search:
+        """Play the coarse-to-fine search of ``trajectory`` (module docstring) through ``runner``
+        (``policies`` is not read: the search tries the choices the agents were offered).
 
         Returns:
             The :class:`Search` (its ``probes`` are what :meth:`assess` reads).
@@ -221,6 +238,7 @@ class DecisiveCritic(DifferenceCritic):
     def search_into(self, found: Search, trajectory: Trajectory, runner: Runner) -> None:
         """:meth:`search`, adding to ``found`` (a subclass continues with the same budget)."""
         agents = list(trajectory.agents)
+        found.run(runner, [CountedProbe(null_probe())])  # the noise: the same episode, no change
         coarse = [(w[0], i, a, w) for i, a in enumerate(agents) for w in self.windows(trajectory, a)]
         plans = [p for _, _, a, w in sorted(coarse) for p in self._plans(trajectory, a, w, self.words(trajectory, a))]
         found.run(runner, plans)
@@ -291,29 +309,36 @@ class DecisiveCritic(DifferenceCritic):
             LangPZError: no agent steps.
             BackendError: the explaining backend failed.
         """
-        credit, chosen, tail = self.blame(trajectory, counterfactuals)
+        credit, chosen, tail, verdict = self.blame(trajectory, counterfactuals)
         cited = {a: own_steps(trajectory, a, chosen[a].at_steps) if a in chosen else [] for a in trajectory.agents}
         facts = {
             a: f"{chosen[a].replacement} at {_span(cited[a])}{tail[a]}" if a in chosen else tail[a]
             for a in trajectory.agents
         }
-        return self.report(trajectory, policies, counterfactuals, credit, facts, cited)
+        return self.report(trajectory, policies, counterfactuals, credit, facts, cited, verdict=verdict)
 
     def blame(
         self, trajectory: Trajectory, counterfactuals: Sequence[Counterfactual]
-    ) -> tuple[dict[str, float], dict[str, Counterfactual], dict[str, str]]:
-        """``(credit, chosen, tail)`` per agent of ``trajectory`` (module docstring, "Credit"): its
-        credit in [-1, 0], its decisive probe (agents that have one) and the end of its fact (after
-        ``"<replacement> at <steps>"`` for an agent with a probe, the whole fact otherwise)."""
+    ) -> tuple[dict[str, float], dict[str, Counterfactual], dict[str, str], list[str] | None]:
+        """``(credit, chosen, tail, verdict)`` per agent of ``trajectory`` (module docstring,
+        "Credit" and "Verdict"): its credit in [-1, 0], its decisive probe (agents that have one),
+        the end of its fact (after ``"<replacement> at <steps>"`` for an agent with a probe, the
+        whole fact otherwise) and the blamed agents (``None`` without the significance rule)."""
         decisive = decisive_probes(trajectory, counterfactuals, self.share, self.min_gain)
         rank = {a: (min(own_steps(trajectory, a, decisive[a].at_steps)), -decisive[a].delta) for a in decisive}
         keys = sorted(set(rank.values()))  # agents with the same step and gain tie (no arbitrary order)
         credit = dict.fromkeys(trajectory.agents, 0.0)
         credit.update({a: -(len(keys) - keys.index(k)) / len(keys) for a, k in rank.items()})
+        first = [a for a, k in rank.items() if k == keys[0]] if keys else []
+        gains = {a: max((p.delta for p in counterfactuals if p.agents == (a,)), default=0.0) for a in trajectory.agents}
+        named = self.verdict(trajectory, counterfactuals, gains)
+        verdict = None if named is None else [a for a in named if first == [a]]
+        if verdict is not None:
+            credit = gate(credit, verdict)
         tail = {
-            a: f" recovers: team {decisive[a].delta:+.1f}"
+            a: f" recovers: team {decisive[a].delta:+.1f}" + ("" if verdict is None or a in verdict else "; not blamed")
             if a in decisive
             else "no change of its decisions recovered the loss"
             for a in trajectory.agents
         }
-        return credit, decisive, tail
+        return credit, decisive, tail, verdict

@@ -19,7 +19,9 @@ return - factual team return``):
 - ``aggregate="mean"``: ``g_a = mean_P d``, COMA's counterfactual baseline with uniform weights
   over the probes given: ``-g_a`` is how much better ``a``'s play was than its alternatives.
 
-``credit_a = -g_a / max_b |g_b|`` (in [-1, 1]; all 0 when no probe changed anything, a tie).
+``credit_a = -g_a / max_b |g_b|`` (in [-1, 1]; all 0 when no probe changed anything, a tie),
+then the verdict (:mod:`lang_pz.critics.significance`, on by default): only an agent whose gain
+is significant keeps a negative credit; with none every credit is 0.0 ("no one").
 Each credit cites the steps of its decisive probe, among its windowed probes when it has any
 (a whole-episode probe says who, not when): the one with the largest ``d`` when some probe
 helped, else the one with the most negative ``d`` (where its play mattered most).
@@ -47,6 +49,7 @@ from lang_pz.critics.base import (
 )
 from lang_pz.critics.claims import UNCHANGED, checked_words
 from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.significance import DEFAULT_SIGNIFICANCE, Significance, factual_value, gate, noise_of
 from lang_pz.critics.windows import WINDOW_REPLACEMENTS, window_probes
 from lang_pz.error import LangPZError
 from lang_pz.structured import ask_structured, attempt_sampling, rejection_note
@@ -179,6 +182,8 @@ class DifferenceCritic:
             return the generations of a failed request); words contradicting the agent's re-runs
             are replaced by computed words (:mod:`lang_pz.critics.claims`), also noted there.
         aggregate: ``"max"`` or ``"mean"`` (module docstring).
+        significance: when a verdict names an agent (:class:`~lang_pz.critics.significance.Significance`;
+            ``None``: no verdict, every computed credit kept, as before the rule).
         max_attempts, temperature, retry_temperature, seed: the LLM calls' settings.
 
     Raises:
@@ -196,6 +201,7 @@ class DifferenceCritic:
         backend: LLMBackend | None = None,
         *,
         aggregate: Aggregate = "max",
+        significance: Significance | None = DEFAULT_SIGNIFICANCE,
         max_attempts: int = 2,
         temperature: float = 0.0,
         retry_temperature: float = 0.7,
@@ -206,6 +212,7 @@ class DifferenceCritic:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.backend, self.aggregate, self.max_attempts = backend, aggregate, max_attempts
+        self.significance = significance
         self.temperature, self.retry_temperature, self.seed = temperature, retry_temperature, seed
 
     def assess(
@@ -235,7 +242,24 @@ class DifferenceCritic:
         scale = max(abs(d.gain) for d in diffs.values())
         credit = {a: (-d.gain / scale if scale > 0 else 0.0) + 0.0 for a, d in diffs.items()}  # + 0.0: no -0.0
         facts = {a: fact_line(d) for a, d in diffs.items()}
-        return self.report(trajectory, policies, counterfactuals, credit, facts, {a: d.steps for a, d in diffs.items()})
+        verdict = self.verdict(trajectory, counterfactuals, {a: d.gain for a, d in diffs.items()})
+        if verdict is not None:
+            credit = gate(credit, verdict)
+            facts = {
+                a: f + ("; not significant" if a not in verdict and diffs[a].gain > 0 else "") for a, f in facts.items()
+            }
+        cited = {a: d.steps for a, d in diffs.items()}
+        return self.report(trajectory, policies, counterfactuals, credit, facts, cited, verdict=verdict)
+
+    def verdict(
+        self, trajectory: Trajectory, counterfactuals: Sequence[Counterfactual], gains: Mapping[str, float], most: int = 1
+    ) -> list[str] | None:
+        """The agents :attr:`significance` names from ``gains`` (``None`` without the rule), the
+        noise and the factual objective read from ``counterfactuals``."""
+        factual, noise = factual_value(counterfactuals, trajectory.team_return), noise_of(counterfactuals)
+        return (
+            None if self.significance is None else self.significance.blamed(gains, factual=factual, noise=noise, most=most)
+        )
 
     def report(
         self,
@@ -245,10 +269,13 @@ class DifferenceCritic:
         credit: Mapping[str, float],
         facts: Mapping[str, str],
         cited: Mapping[str, Sequence[int]],
+        *,
+        verdict: Sequence[str] | None = None,
     ) -> CriticReport:
         """The report of computed ``credit`` (agent -> clipped to [-1, 1]), ``facts`` (agent -> the
         computed fact line) and ``cited`` steps (agent -> trajectory steps, the first three kept),
-        with the backend's words, if any, before each fact. Words that contradict the agent's
+        with the backend's words, if any, before each fact, and the ``verdict`` (the agents
+        blamed, ``[]`` no one, ``None`` no verdict). Words that contradict the agent's
         re-runs (:func:`lang_pz.critics.claims.checked_words`: "did not matter" next to a re-run
         that changed the return, or "hurt" when none did) are replaced by computed words, with a
         note in ``report.errors``.
@@ -291,6 +318,7 @@ class DifferenceCritic:
             total_steps=len({s.step for s in trajectory.steps}),
             errors=errors,
             generations=gens,
+            verdict=None if verdict is None else list(verdict),
         )
 
     # -- words -----------------------------------------------------------------------------

@@ -87,18 +87,35 @@ class Search:
     def run(self, runner: Runner, plans: Sequence[Any]) -> list[Counterfactual | None]:
         """Play the plans not yet run (cached by agents, replacement and decisions) within the
         budget; ``None`` for a plan the budget refused."""
-        todo = list({_key(p): p for p in plans if _key(p) not in self.cache}.values())
+        todo = list({plan_key(p): p for p in plans if plan_key(p) not in self.cache}.values())
         room = max(0, self.budget - self.reruns)
         if len(todo) > room:
             self.exhausted, todo = True, todo[:room]
         for plan, (cf, calls) in zip(todo, runner(todo) if todo else []):
-            self.cache[_key(plan)] = cf
+            self.cache[plan_key(plan)] = cf
             self.probes.append(cf)
             self.reruns += 1
             self.calls += calls
-        return [self.cache.get(_key(p)) for p in plans]
+        return [self.cache.get(plan_key(p)) for p in plans]
 
 
-def _key(plan: Any) -> tuple[tuple[str, ...], str, tuple[int, ...] | None]:
+def plan_key(plan: Any) -> tuple[tuple[str, ...], str, tuple[int, ...] | None]:
+    """A plan's identity: its probe's agents, replacement and decisions (two plans with equal keys
+    play the same re-run)."""
     p = getattr(plan, "probe", plan)  # a CountedProbe, a CoalitionProbe or a Probe
     return (tuple(p.agents), str(p.replacement), p.at_steps)
+
+
+def memo_runner(runner: Runner, memo: dict[Any, tuple[Counterfactual, int]]) -> Runner:
+    """``runner`` playing each plan at most once across the searches that share ``memo`` (e.g.
+    several critics' searches of one case: the decisive search inside the coalition search is
+    the decisive critic's). Each :class:`Search` still counts every re-run it asked for: the
+    cost a critic has alone."""
+
+    def run(plans: Sequence[Any]) -> list[tuple[Counterfactual, int]]:
+        todo = list({plan_key(p): p for p in plans if plan_key(p) not in memo}.values())
+        for plan, result in zip(todo, runner(todo) if todo else []):
+            memo[plan_key(plan)] = result
+        return [memo[plan_key(p)] for p in plans]
+
+    return run

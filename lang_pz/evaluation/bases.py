@@ -18,7 +18,7 @@ wrong final answer in the format the environment extracts (:data:`MATH_HARMFUL_T
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lang_pz.critics.base import shown_action
@@ -49,6 +49,31 @@ OVERCOOKED_HARMFUL_PRIMITIVE: Mapping[str, str] = {
 OVERCOOKED_HARMFUL_SKILL = "place on counter"
 #: Math task environments ``harmful``: a fixed wrong final answer (wrong unless the gold is 0).
 MATH_HARMFUL_TEXT: dict[str, str] = {"gsm8k": "The answer is 0.\n#### 0", "math": "The answer is \\boxed{0}."}
+
+
+#: Each base team's policy as its agents' instruction text: what the own-policy critic
+#: (:mod:`lang_pz.critics.own`) reads as "what the agent was told to play" (a fault benchmark's
+#: faulty agent deviates from it). Pistonball's heuristic in the reader's rule form
+#: (:mod:`lang_pz.critics.intent`; the two agree on every observation, tests/critics); the greedy
+#: cooks and the math oracle in words the reader does not execute (their policies have no
+#: readable form: a greedy planner, and solving the problem).
+BASE_TEXTS: dict[str, str] = {
+    "heuristic": "If the observation says 'px to your right' or 'Ball: out of view', play down. Otherwise, play up.",
+    "greedy": "Work greedily: fetch onions for the pot, then a dish for the cooked soup, then serve it.",
+    "oracle": "Solve the problem, or check the solver's answer, and end with the final answer.",
+    "random": "Play a random offered action.",
+}
+
+
+def base_texts(name: str, agents: Sequence[str]) -> dict[str, str]:
+    """agent -> the instruction text of base team ``name`` (:data:`BASE_TEXTS`).
+
+    Raises:
+        InvalidKwargError: an unknown base team.
+    """
+    if name not in BASE_TEXTS:
+        raise InvalidKwargError(f"unknown base team {name!r}; choose one of {', '.join(BASE_TEXTS)}")
+    return dict.fromkeys(agents, BASE_TEXTS[name])
 
 
 def env_family(env_id: str) -> str:

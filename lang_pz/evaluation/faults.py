@@ -44,13 +44,15 @@ import numpy as np
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.baselines import action_leakage, baselines
 from lang_pz.evaluation.bases import (
+    BASE_TEXTS,
     BaseFactory,
     base_factory,
+    base_texts,
     default_base,
     default_fault,
     default_harmful_action,
 )
-from lang_pz.evaluation.cases import FaultCase, draw_case, stratified_order
+from lang_pz.evaluation.cases import FaultCase, Keep, draw_case, stratified_order
 from lang_pz.evaluation.scoring import (
     Assessor,
     assess_and_score,
@@ -93,7 +95,8 @@ def prepare(
     benchmark (shared by the single- and the two-fault benchmark).
 
     Returns:
-        ``{"env", "agents", "make_base", "base_name", "fault", "fault_action"}``.
+        ``{"env", "agents", "make_base", "base_name", "fault", "fault_action", "texts"}`` (``texts``:
+        the base team's instruction texts, ``None`` for a custom base team).
 
     Raises:
         InvalidKwargError: as :func:`run_fault_benchmark`.
@@ -134,6 +137,7 @@ def prepare(
         "base_name": base_name,
         "fault": fault,
         "fault_action": fault_action,
+        "texts": base_texts(base_name, agents) if base_name in BASE_TEXTS else None,
     }
 
 
@@ -153,6 +157,8 @@ def run_fault_benchmark(
     max_seeds: int | None = None,
     max_draws: int = 200,
     stratify: bool = True,
+    keep: Keep | None = None,
+    label: str | None = None,
     out: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[Summary]:
@@ -185,6 +191,10 @@ def run_fault_benchmark(
             equally often (a seed where that agent's fault cannot hurt is dropped); ``False``:
             the first agent, in a seeded random order, whose fault hurts (labels follow which
             agents can hurt, and can be degenerate).
+        keep: a further condition on a drawn case (e.g.
+            :func:`~lang_pz.evaluation.cases.late_effect`); ``None``: none.
+        label: the cases' ``source`` in records and summaries (default ``env_id``), e.g. a
+            family of cases drawn with ``keep``.
         out: JSONL file the per-case records are appended to, one flushed line per case.
         progress: called with a one-line message per seed.
 
@@ -248,6 +258,7 @@ def run_fault_benchmark(
                 fault_seed=_seed(seed, i, 2),
                 episode=i,
                 agents=[order[len(kept) % len(order)]] if stratify else None,
+                keep=keep,
             )
             draws_played += draws
             if case is None:
@@ -258,8 +269,18 @@ def run_fault_benchmark(
                     )
                 continue
             kept.append(case)
-            record = _score(case, specs, rules, env, team, window=window, tolerance=tolerance, seed=_seed(seed, i, 4))
-            record = {"source": env_id, "case": len(kept) - 1, "base": base_name, "fault": fault, **record}
+            record = _score(
+                case,
+                specs,
+                rules,
+                env,
+                team,
+                window=window,
+                tolerance=tolerance,
+                seed=_seed(seed, i, 4),
+                texts=setup["texts"],
+            )
+            record = {"source": label or env_id, "case": len(kept) - 1, "base": base_name, "fault": fault, **record}
             writer.write(record)
             records.append(record)
             if progress:
@@ -272,7 +293,7 @@ def run_fault_benchmark(
     leak = action_leakage([(c.trajectory, c.agent) for c in kept])
     return [
         summarise(
-            env_id,
+            label or env_id,
             s.name,
             [{**r, "critic": r["critics"][s.name]} for r in records],
             drawn=tried,
@@ -293,12 +314,22 @@ def _score(
     window: int,
     tolerance: int,
     seed: int,
+    texts: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One case's record: the case's facts, chance, every critic's and baseline's score."""
     traj, truth = case.trajectory, case.faulty_steps
     all_steps = sorted({s.step for s in traj.steps})
     scores = score_specs(
-        case.team, traj, specs, env, team, window=window, seed=seed, truth=(case.agent, truth), tolerance=tolerance
+        case.team,
+        traj,
+        specs,
+        env,
+        team,
+        window=window,
+        seed=seed,
+        truth=(case.agent, truth),
+        tolerance=tolerance,
+        texts=texts,
     )
     return {
         **case.record(),

@@ -27,6 +27,7 @@ faulty window (one uniformly random step hitting it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -191,6 +192,8 @@ def assess_and_score(
     except LangPZError as exc:
         return failed_score(exc)
     out = score_report(report, truth_agent, truth_steps, tolerance=tolerance, steps_of=own_steps(trajectory))
+    out["verdict"] = report.verdict
+    out["blames"] = bool(report.verdict) if report.verdict is not None else any(c < 0 for c in out["credits"].values())
     out["usage"] = report.usage
     out["explanations"] = {a: c.explanation for a, c in report.credits.items()}
     return out
@@ -200,3 +203,31 @@ def blame_text(score: Mapping[str, Any]) -> str:
     """``blamed <agent> citing <steps>`` (or ``tie of <agents>``) of a score, for progress lines."""
     who = f"blamed {score['blamed']} citing {score['cited']}" if score["blamed"] else f"tie of {score['tied']}"
     return who + (" (critic failed)" if score["error"] else "")
+
+
+def bottom_strict(credits: Mapping[str, float], truth: Sequence[str]) -> bool:
+    """Whether the ``truth`` agents hold the ``len(truth)`` lowest credits, each strictly below
+    every other agent's credit."""
+    others = [c for a, c in credits.items() if a not in truth]
+    return all(a in credits for a in truth) and (not others or max(credits[a] for a in truth) < min(others))
+
+
+def bottom_expected(credits: Mapping[str, float], truth: Sequence[str]) -> float:
+    """The chance that the ``k = len(truth)`` lowest credits, ties broken uniformly at random,
+    are ``truth``.
+
+    With ``v`` the ``k``-th lowest credit, ``S`` the agents below ``v`` and ``E`` those at ``v``,
+    the bottom ``k`` are ``S`` and ``k - |S|`` agents of ``E`` drawn uniformly: the chance is
+    ``1 / C(|E|, k - |S|)`` when ``S`` is in ``truth`` and the rest of ``truth`` is in ``E``,
+    else 0.
+    """
+    k = len(truth)
+    if len(credits) < k or not all(a in credits for a in truth):
+        return 0.0
+    v = sorted(credits.values())[k - 1]
+    below = {a for a, c in credits.items() if c < v}
+    at = {a for a, c in credits.items() if c == v}
+    t = set(truth)
+    if not below <= t or not (t - below) <= at:
+        return 0.0
+    return 1.0 / math.comb(len(at), k - len(below))

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lang_pz.critics.counterfactual import Counterfactual
+from lang_pz.critics.counterfactual import Counterfactual, null_probe
 from lang_pz.critics.decisive import SearchingCritic
-from lang_pz.critics.search import local_runner
+from lang_pz.critics.search import Search, local_runner, memo_runner
 from lang_pz.critics.windows import window_probes
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.scoring import Assessor, assess_and_score
@@ -37,6 +37,9 @@ class CaseContext:
         window: the fault window (decisions).
         reference: ``() -> {agent: Policy}``, a fresh base team (a fault benchmark knows it;
             training does not: a critic that claims to need no reference must not call it).
+        texts: agent -> its policy text, what it was told to play (the base team's
+            :data:`~lang_pz.evaluation.bases.BASE_TEXTS`; training has the current texts), or
+            ``None`` (a custom base team).
     """
 
     env: Any
@@ -45,6 +48,7 @@ class CaseContext:
     seed: int
     window: int
     reference: Callable[[], dict[str, Policy]]
+    texts: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -105,38 +109,50 @@ def score_specs(
     truth: tuple[str, Sequence[int]] | None = None,
     tolerance: int = 0,
     score: Callable[[Assessor, Sequence[Counterfactual]], dict[str, Any]] | None = None,
+    texts: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every critic's score on one case: each evidence set's re-runs are computed once
-    (:func:`~lang_pz.critics.windows.window_probes`) and shared; a per-case critic is built
-    from a :class:`CaseContext`. ``score(critic, counterfactuals)`` scores one critic (default:
-    :func:`~lang_pz.evaluation.scoring.assess_and_score` against ``truth``)."""
+    (:func:`~lang_pz.critics.windows.window_probes`, plus one re-run that changes nothing, the
+    noise of :mod:`lang_pz.critics.significance`) and shared, and so is each search of critics
+    with the same ``search_key()`` (e.g. one critic with and one without the significance
+    verdict); a per-case critic is built from a :class:`CaseContext` (``texts``: the agents'
+    policy texts, given to searches as ``policies``). ``score(critic, counterfactuals)`` scores
+    one critic (default: :func:`~lang_pz.evaluation.scoring.assess_and_score` against ``truth``)."""
     probes: dict[tuple[tuple[str, ...], int], tuple[list[Counterfactual], float]] = {}
-    context = CaseContext(env=env, team=faulty_team, trajectory=traj, seed=seed, window=window, reference=team)
+    searches: dict[Any, tuple[Search, float]] = {}
+    memo: dict[Any, Any] = {}
+    context = CaseContext(env=env, team=faulty_team, trajectory=traj, seed=seed, window=window, reference=team, texts=texts)
     scores: dict[str, dict[str, Any]] = {}
     for spec in specs:
         cfs: list[Counterfactual] = []
         extra: dict[str, Any] = {}
         critic = spec.assessor(context)
-        if isinstance(critic, SearchingCritic):  # decisive / coalition: the critic picks its own re-runs
-            t0 = time.perf_counter()
-            search = critic.search(traj, local_runner(env, faulty_team, traj, seed=seed))
+        if isinstance(critic, SearchingCritic):  # the critic picks its own re-runs
+            key = critic.search_key() if hasattr(critic, "search_key") else id(critic)
+            if key not in searches:
+                t0 = time.perf_counter()
+                runner = memo_runner(local_runner(env, faulty_team, traj, seed=seed), memo)
+                played = critic.search(traj, runner, policies=texts)
+                searches[key] = (played, time.perf_counter() - t0)
+            search, secs = searches[key]
             cfs = search.probes
-            extra = {"reruns": search.reruns, "calls": search.calls, "rerun_s": round(time.perf_counter() - t0, 2)}
+            extra = {"reruns": search.reruns, "calls": search.calls, "rerun_s": round(secs, 2)}
         elif spec.evidence:
-            key = (tuple(spec.evidence), spec.evidence_window or window)
-            if key not in probes:
+            ev = (tuple(spec.evidence), spec.evidence_window or window)
+            if ev not in probes:
                 t0 = time.perf_counter()
                 found = window_probes(
                     env,
                     faulty_team,
                     traj,
-                    replacements=key[0],
-                    window=key[1],
-                    reference=team() if "reference" in key[0] else None,
+                    replacements=ev[0],
+                    window=ev[1],
+                    reference=team() if "reference" in ev[0] else None,
                     seed=seed,
                 )
-                probes[key] = (found, time.perf_counter() - t0)
-            cfs, secs = probes[key]
+                found.append(null_probe().rerun(env, faulty_team, traj, seed=seed))
+                probes[ev] = (found, time.perf_counter() - t0)
+            cfs, secs = probes[ev]
             extra = {"reruns": len(cfs), "rerun_s": round(secs, 2)}
         t0 = time.perf_counter()
         if score is not None:

@@ -87,6 +87,10 @@ class Summary:
             (:func:`every_rule_fails`), and the critic's strict agent accuracy on them: what is
             left when a per-agent statistic, a speaker position or a return gives the label
             away elsewhere.
+        reruns: mean re-runs per case the critic was given or made (``None``: none).
+        calls: mean LLM calls per case: the critic's own and those its re-runs sent.
+        blames: the share of cases whose report blamed someone (a verdict naming an agent, or
+            without a verdict a negative credit): 1 - the cases it answered "no one".
     """
 
     source: str
@@ -111,6 +115,9 @@ class Summary:
     settings: dict[str, Any] = field(default_factory=dict)
     hard_cases: int = 0
     agent_hard: Rate = field(default_factory=lambda: Rate.of([]))
+    reruns: float | None = None
+    calls: float = 0.0
+    blames: float | None = None
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -177,6 +184,9 @@ def summarise(
         settings=dict(settings or {}),
         hard_cases=len(hard),
         agent_hard=Rate.of(hard),
+        reruns=_mean([c["reruns"] for c in crit if "reruns" in c]) if any("reruns" in c for c in crit) else None,
+        calls=_mean([c.get("calls", 0) + (c.get("usage") or {}).get("calls", 0) for c in crit]),
+        blames=_mean([c["blames"] for c in crit if "blames" in c]) if any("blames" in c for c in crit) else None,
     )
 
 
@@ -192,7 +202,8 @@ def table(summaries: Sequence[Summary]) -> str:
     head = (
         "| source | critic | cases (drawn/dropped) | agent acc [95% CI] | step acc [95% CI] | "
         "agent, ties at random | chance agent/step | random critic agent | best trivial rule (agent) | "
-        "majority label | every trivial rule fails: n, agent acc | ties | failed | step visible |"
+        "majority label | every trivial rule fails: n, agent acc | ties | failed | blames someone | "
+        "re-runs / case | LLM calls / case |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in summaries:
@@ -200,13 +211,14 @@ def table(summaries: Sequence[Summary]) -> str:
         best = max(rules.items(), key=lambda kv: kv[1]["agent"].value) if rules else None
         rnd = s.baselines.get("random")
         best_text = f"{best[0]} {best[1]['agent']}" if best else "-"
-        visible = "-" if s.visible is None else f"{s.visible:.2f}"
+        reruns = "-" if s.reruns is None else f"{s.reruns:.0f}"
+        blames = "-" if s.blames is None else f"{s.blames:.2f}"
         lines.append(
             f"| {s.source} | {s.critic} | {s.cases} ({s.drawn}/{s.dropped}) | {s.agent} | {s.step} | "
             f"{s.agent_expected:.2f} | {s.chance_agent:.2f} / {s.chance_step:.2f} | "
             f"{rnd['agent'] if rnd else '-'} | {best_text} | "
             f"{s.majority_label:.2f} | {s.hard_cases}, {s.agent_hard if s.hard_cases else '-'} | "
-            f"{s.ties} | {s.critic_failures} | {visible} |"
+            f"{s.ties} | {s.critic_failures} | {blames} | {reruns} | {s.calls:.1f} |"
         )
     return "\n".join(lines)
 

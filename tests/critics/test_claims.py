@@ -99,7 +99,9 @@ def test_a_whole_episode_change_is_the_fact_when_the_windows_changed_nothing():
     report = DifferenceCritic().assess(demo_trajectory(), None, rows)
     assert report.credits["piston_2"].credit == -1.0
     assert report.credits["piston_2"].explanation == "stay at every step: team +7.0"  # was "no re-run changed the return"
-    tiny = DifferenceCritic().assess(
+    tiny = DifferenceCritic(
+        significance=None
+    ).assess(  # a gain of 0.01 is no verdict; the words are the test
         demo_trajectory(), None, probes([(a, "up", 0.0) for a in PISTONS[1:]] + [("piston_0", "up", 0.01)])
     )
     assert tiny.credits["piston_0"].explanation.endswith("team +0.01")  # not "+0.0" next to a credit of -1

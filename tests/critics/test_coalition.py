@@ -1,5 +1,5 @@
-"""The coalition critic (lang_pz.critics.coalition): Shapley credit over agents' decisive windows,
-on a real two-fault Pistonball case (5 pistons, ``hold=1``, 20 cycles, heuristic team, two
+"""The coalition critic (lang_pz.critics.coalition): exact Shapley values (a hand computation, two
+cooks who tie), and Shapley credit over agents' decisive windows on a real two-fault Pistonball case (5 pistons, ``hold=1``, 20 cycles, heuristic team, two
 pistons made faulty with ``misplay`` in overlapping windows)."""
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.critics.coalition import CoalitionCritic, CoalitionProbe, windows_of
-from lang_pz.critics.counterfactual import Probe
+from lang_pz.critics.coalition import CoalitionCritic, CoalitionProbe, exact_shapley, sampled_shapley, windows_of
+from lang_pz.critics.counterfactual import Counterfactual, Probe
 from lang_pz.critics.decisive import local_runner
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.bases import base_factory, repertoire
 from lang_pz.evaluation.cases import hurts
 from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.rollout import rollout
+from lang_pz.trajectory import AgentStep, Trajectory
 
 ENV_ID = "butterfly/pistonball-v0"
 KW = {"n_pistons": 5, "hold": 1, "max_cycles": 20}
@@ -66,11 +67,11 @@ def searched(env):
 def test_shapley_values_are_efficient_and_blame_the_most_helpful_replacement(searched):
     both = 0
     for critic, traj, _, faulty, found in searched:
-        phi, wins, used = critic.shapley(traj, found.probes)
-        assert used > 0  # 5 players: at most 26 coalitions, within the 40 re-runs
+        phi, se, wins, how = critic.shapley(traj, found.probes)
+        assert how == "exact" and set(se.values()) == {0.0}  # 5 players: 26 coalitions, within the 40 re-runs
         grand = next(p for p in found.probes if set(p.agents) == set(wins))
-        assert sum(phi.values()) == pytest.approx(grand.delta, abs=1e-6)  # efficiency: v(N) - v({})
-        report = critic.assess(traj, None, found.probes)
+        assert sum(phi.values()) == pytest.approx(grand.delta, abs=1e-5)  # efficiency: v(N) - v({})
+        report = CoalitionCritic(significance=None).assess(traj, None, found.probes)  # the credit order, no verdict
         order = sorted(report.credits, key=lambda a: report.credits[a].credit)
         assert phi[order[0]] == max(phi.values())  # lowest credit = the largest Shapley value
         both += set(order[:2]) == set(faulty)
@@ -119,3 +120,86 @@ def test_bad_settings_are_refused():
         CoalitionCritic(permutations=0)
     with pytest.raises(InvalidKwargError, match="coalition_reruns must be >= 0"):
         CoalitionCritic(coalition_reruns=-1)
+
+
+# -- exact Shapley values ------------------------------------------------------------------------
+
+
+def test_three_player_enumeration_equals_the_hand_computation():
+    """v({})=0, a 10, b 20, c 30, ab 40, ac 50, bc 60, abc 90. By hand, with weights 1/3 for the
+    empty and the two-player coalitions and 1/6 for each one-player one:
+    phi_a = 10/3 + (40-20)/6 + (50-30)/6 + (90-60)/3 = 20; phi_b = 30; phi_c = 40 (sum 90)."""
+    v = {"": 0, "a": 10, "b": 20, "c": 30, "ab": 40, "ac": 50, "bc": 60, "abc": 90}
+    values = {frozenset(k): float(x) for k, x in v.items()}
+    assert exact_shapley(["a", "b", "c"], values) == {"a": 20.0, "b": 30.0, "c": 40.0}
+    with pytest.raises(InvalidKwargError, match="missing"):
+        exact_shapley(["a", "b", "c"], {k: x for k, x in values.items() if len(k) < 3})
+
+
+def two_cooks():
+    """A two-cook episode (no environment needed: the runner below answers every re-run): each
+    cook made 3 decisions, each offered two skills."""
+    traj = Trajectory(episode=0, seed=7)
+    for t in range(3):
+        for a in ("player_0", "player_1"):
+            traj.steps.append(
+                AgentStep(
+                    episode=0,
+                    step=t,
+                    agent=a,
+                    observation="kitchen",
+                    raw_output="wait 1",
+                    action="wait 1",
+                    parse_error=None,
+                    reward=0.0,
+                    legal_actions=["wait 1", "pick up onion"],
+                )
+            )
+    return traj
+
+
+def soup_runner(plans):
+    """Either cook's change (alone or both) recovers the soup: +40, as on the replayed Overcooked
+    episode of the issue; the re-run that changes nothing, 0."""
+    out = []
+    for plan in plans:
+        p = plan.probe
+        delta = 40.0 if p.agents else 0.0
+        out.append(
+            (
+                Counterfactual(
+                    agents=p.agents, replacement=p.replacement, value=delta, delta=delta, steps=3, at_steps=p.at_steps
+                ),
+                0,
+            )
+        )
+    return out
+
+
+def test_two_cooks_who_recover_the_same_tie_every_time():
+    traj = two_cooks()
+    verdicts = []
+    for seed in range(5):  # five repeats, five permutation seeds: exact values do not depend on them
+        critic = CoalitionCritic(seed=seed)
+        found = critic.search(traj, soup_runner)
+        assert sum(len(p.agents) == 2 for p in found.probes) == 1  # 4 coalitions: {}, {0}, {1}, {0, 1}
+        phi, se, _, how = critic.shapley(traj, found.probes)
+        assert how == "exact" and phi == {"player_0": 20.0, "player_1": 20.0} and set(se.values()) == {0.0}
+        report = critic.assess(traj, None, found.probes)
+        assert report.credits["player_0"].credit == report.credits["player_1"].credit
+        verdicts.append(report.verdict)
+    assert verdicts == [[]] * 5  # a tie is "no one", never a coin flip
+
+
+def test_beyond_the_budget_the_value_is_sampled_with_its_error():
+    traj = two_cooks()
+    critic = CoalitionCritic(coalition_reruns=0, permutations=8)  # the pair does not fit: singles only
+    found = critic.search(traj, soup_runner)
+    _, _, _, how = critic.shapley(traj, found.probes)
+    assert how == "singles"
+    orders = [["a", "b"], ["b", "a"], ["a", "b"]]
+    values = {frozenset(): 0.0, frozenset("a"): 10.0, frozenset("b"): 0.0, frozenset("ab"): 10.0}
+    phi, se, used = sampled_shapley(orders, values)
+    assert used == 3 and phi == {"a": 10.0, "b": 0.0} and se == {"a": 0.0, "b": 0.0}
+    phi, se, used = sampled_shapley([["a", "b"]], {**values, frozenset("ab"): 30.0})
+    assert se["a"] == float("inf")  # one permutation: no error estimate, so no verdict on it

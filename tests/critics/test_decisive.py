@@ -57,7 +57,7 @@ def blamed(report) -> str:
 
 
 def test_the_blamed_agent_made_the_earliest_recovering_decision(env, cases):
-    critic = DecisiveCritic()
+    critic = DecisiveCritic(significance=None)  # the ranking itself; the verdict: tests/critics/test_significance.py
     agent_hits = step_hits = 0
     for case in cases:
         traj = case.trajectory
@@ -129,11 +129,16 @@ def test_the_same_decisive_step_and_gain_is_a_tie(cases):
     def probe(agent, k, delta):
         return Counterfactual(agents=(agent,), replacement="up", value=delta, delta=delta, steps=1, at_steps=(k,))
 
-    report = DecisiveCritic().assess(traj, None, [probe(a, 1, 10.0), probe(b, 1, 10.0), probe(c, 2, 9.0)])
+    ranking = DecisiveCritic(significance=None)  # the ranking itself, before any verdict
+    report = ranking.assess(traj, None, [probe(a, 1, 10.0), probe(b, 1, 10.0), probe(c, 2, 9.0)])
     credits = {x: report.credits[x].credit for x in (a, b, c)}
     assert credits[a] == credits[b] == -1.0 < credits[c] < 0.0
-    report = DecisiveCritic().assess(traj, None, [probe(a, 0, 10.0), probe(b, 1, 10.0)])
+    report = ranking.assess(traj, None, [probe(a, 0, 10.0), probe(b, 1, 10.0)])
     assert report.credits[a].credit == -1.0 < report.credits[b].credit
+    # with the verdict: a tie at the top, or a teammate recovering as much, names no one
+    for probes in ([probe(a, 1, 10.0), probe(b, 1, 10.0)], [probe(a, 0, 10.0), probe(b, 1, 10.0)]):
+        report = DecisiveCritic().assess(traj, None, probes)
+        assert report.verdict == [] and {c.credit for c in report.credits.values()} == {0.0}
 
 
 def test_a_whole_episode_probe_shows_every_decision_to_the_difference_critic_only(cases):

@@ -21,8 +21,7 @@ from lang_pz.backends import ScriptedBackend
 from lang_pz.critics import Credit, CriticReport
 from lang_pz.evaluation.baselines import RandomCritic
 from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
-from lang_pz.evaluation.pairs import bottom_two_expected, bottom_two_strict
-from lang_pz.evaluation.scoring import assess_and_score
+from lang_pz.evaluation.scoring import assess_and_score, bottom_expected, bottom_strict
 from lang_pz.evaluation.summary import summarise
 from lang_pz.evaluation.whowhen import WhoWhenCase, to_trajectory
 
@@ -89,11 +88,11 @@ def test_a_step_hit_counts_only_the_blamed_agents_own_steps():
 
 def test_both_at_the_bottom_strict_and_with_ties_at_random():
     truth = ("a", "b")
-    assert bottom_two_strict({"a": -1, "b": -0.5, "c": 0, "d": 0}, truth)
-    assert not bottom_two_strict({"a": -1, "b": 0, "c": 0, "d": 1}, truth)  # b tied with c
-    assert bottom_two_expected({"a": -1, "b": 0, "c": 0, "d": 1}, truth) == 0.5
-    assert bottom_two_expected({"a": 0, "b": 0, "c": 0, "d": 0}, truth) == pytest.approx(1 / 6)  # 1 / C(4, 2)
-    assert bottom_two_expected({"a": -1, "c": -0.5, "b": 0, "d": 1}, truth) == 0.0
+    assert bottom_strict({"a": -1, "b": -0.5, "c": 0, "d": 0}, truth)
+    assert not bottom_strict({"a": -1, "b": 0, "c": 0, "d": 1}, truth)  # b tied with c
+    assert bottom_expected({"a": -1, "b": 0, "c": 0, "d": 1}, truth) == 0.5
+    assert bottom_expected({"a": 0, "b": 0, "c": 0, "d": 0}, truth) == pytest.approx(1 / 6)  # 1 / C(4, 2)
+    assert bottom_expected({"a": -1, "c": -0.5, "b": 0, "d": 1}, truth) == 0.0
 
 
 def test_faulty_agents_are_stratified():

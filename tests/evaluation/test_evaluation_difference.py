@@ -44,9 +44,11 @@ def test_credit_is_the_negated_best_gain_and_cites_its_window():
     ]  # a group probe: not attributed
     d = differences(traj_aec(), probes)
     assert (d["a"].gain, d["b"].gain) == (2.0, 8.0) and d["b"].steps == (3, 5)  # decisions 1, 2 of b
-    report = DifferenceCritic().assess(traj_aec(), None, probes)
+    report = DifferenceCritic(significance=None).assess(traj_aec(), None, probes)  # the credits before a verdict
     assert report.mode == "counterfactual" and report.credits["b"].credit == -1.0
     assert report.credits["a"].credit == pytest.approx(-0.25) and report.credits["b"].steps == [3, 5]
+    named = DifferenceCritic().assess(traj_aec(), None, probes)  # b's 8 beats a's 2 by more than half: b alone
+    assert named.verdict == ["b"] and named.credits["a"].credit == 0.0 and named.credits["b"].credit == -1.0
     assert report.credits["b"].explanation == "up at steps 3,5: team +8.0"
     assert report.shown_steps == [0, 1, 2, 3, 4, 5]  # the group probe replaced every step
     mean = differences(traj_aec(), probes, "mean")
