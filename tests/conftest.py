@@ -1,30 +1,8 @@
-"""Shared fixtures."""
+"""Shared fixtures (shared values and skip markers: ``tests/support.py``)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
-
-
-def _data_dir() -> Path:
-    """The benchmark data the tests read (real items, never downloaded): ``$LANG_PZ_DATA_DIR``,
-    else the ``shared/data`` folder beside the project (as on the development and CI machines)."""
-    if os.environ.get("LANG_PZ_DATA_DIR"):
-        return Path(os.environ["LANG_PZ_DATA_DIR"])
-    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
-    return beside if beside.is_dir() else Path("/work/shared/data")
-
-
-#: Where the tests find benchmark data (``from conftest import DATA``); tests that need it skip without it.
-DATA = _data_dir()
-
-#: Tests that run model code in the default sandbox need bubblewrap (``from conftest import requires_bwrap``).
-requires_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
-)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+from support import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 
 def python_blocks() -> list[str]:

@@ -8,7 +8,7 @@ finder prompt is longer than the context window.
 from __future__ import annotations
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 from lang_pz.backends import Generation, GenerationRequest, LLMBackend, ScriptedBackend
 from lang_pz.error import PromptTooLongError

@@ -13,7 +13,7 @@ import socket
 import time
 
 import pytest
-from conftest import LLAMA_CPP_PYTHON_MODELS, LLAMA_SERVER_MODELS, VLLM_MODELS, Reply, free_port
+from endpoint_stub import LLAMA_CPP_PYTHON_MODELS, LLAMA_SERVER_MODELS, VLLM_MODELS, Reply, free_port
 
 from lang_pz.backends import GenerationRequest, Message, OpenAIBackend
 from lang_pz.backends.openai_endpoint import match_model

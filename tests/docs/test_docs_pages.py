@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import DATA  # $LANG_PZ_DATA_DIR or shared/data beside the project
+from support import DATA  # $LANG_PZ_DATA_DIR or shared/data beside the project
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

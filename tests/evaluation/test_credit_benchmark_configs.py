@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 from lang_pz.backends import ScriptedBackend
 from lang_pz.critics import Credit, CriticReport

@@ -1,7 +1,7 @@
 """The same skills loop on every env family: the task envs (GSM8K, HotpotQA; roles, ``turns``
 topologies) and the games (Overcooked at the skills level; Pistonball is in test_skills_loop.py).
 
-Real environments and real benchmark items (``conftest.DATA``), the scripted stand-in of
+Real environments and real benchmark items (``support.DATA``), the scripted stand-in of
 test_skills_loop.py for every role (unit level: the real model is in test_skills_integration.py).
 """
 
@@ -22,7 +22,7 @@ from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+from support import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 GSM8K_PICKS = {

@@ -14,7 +14,7 @@ from lang_pz.skills import Skill, SkillLibrary, read_library, write_library
 from lang_pz.skills.transfer import evaluate_library
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
-from conftest import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+from support import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 SEEDS = [1000, 1001, 1002]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 import lang_pz
 from lang_pz.error import InvalidKwargError, LangPZError

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 from lang_pz.tasks import load_gsm8k
 from lang_pz.tasks.math_env import make_gsm8k

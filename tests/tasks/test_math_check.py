@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 import lang_pz
 from lang_pz.error import ActionParseError

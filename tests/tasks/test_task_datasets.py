@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 import lang_pz
 from lang_pz.error import LangPZError

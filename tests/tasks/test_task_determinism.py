@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 import lang_pz
 from lang_pz.tasks.base import TIMING_KEY

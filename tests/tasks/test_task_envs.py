@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
-from conftest import DATA, requires_bwrap
+from support import DATA, requires_bwrap
 
 import lang_pz
 from lang_pz.backends import ScriptedBackend

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 import lang_pz
 from lang_pz.error import InvalidKwargError, LangPZError

@@ -19,7 +19,7 @@ import threading
 from fractions import Fraction
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 from lang_pz.error import DependencyNotInstalled, LangPZError
 from lang_pz.tasks import (

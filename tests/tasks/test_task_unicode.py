@@ -9,7 +9,7 @@ import copy
 import pickle
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 import lang_pz
 from lang_pz.spaces import TEXT_CHARSET, UnicodeText, text_space, to_unicode_charset, unicode_text_space

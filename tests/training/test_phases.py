@@ -4,7 +4,7 @@ no item is played in two phases (the issue: 9 of 20 HumanEval test items were tr
 from __future__ import annotations
 
 import pytest
-from conftest import DATA
+from support import DATA
 
 from lang_pz.error import InvalidKwargError
 from lang_pz.training.phases import (

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA, requires_bwrap
+from support import DATA, requires_bwrap
 
 from lang_pz.error import LangPZError
 from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp

@@ -4,7 +4,7 @@ process only evaluates the calls of its functions, so it cannot report a test pa
 from __future__ import annotations
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 from lang_pz.tasks.sandbox import SandboxConfig
 from lang_pz.tasks.sandbox.tester import NOT_CHECKED, run_tester_tests

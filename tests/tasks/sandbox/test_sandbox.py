@@ -18,7 +18,7 @@ import sys
 from dataclasses import replace
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 from lang_pz.error import InvalidKwargError
 from lang_pz.tasks.sandbox import SandboxConfig, run_python, run_python_many

