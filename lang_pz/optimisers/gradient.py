@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from lang_pz.backends.base import Generation
 from lang_pz.critics.base import CriticReport
 from lang_pz.critics.counterfactual import NOT_ACTIONS
+from lang_pz.optimisers.adherence import Adherence
+from lang_pz.structured import repeated_phrase
 
 #: Longest text of one part of an edit direction (characters); also the schema's ``maxLength``.
 DIRECTION_MAX_CHARS = 100
@@ -114,6 +116,12 @@ class PolicyUpdate(BaseModel):
         gradient: the aggregated :class:`Gradient` the step followed.
         gradients: the per-trajectory gradients that were aggregated.
         generations: the LLM calls of every stage, oldest first.
+        adherence: how the agent's actor played ``new`` on the recorded decisions the direction
+            cites (:mod:`lang_pz.optimisers.adherence`); ``None`` when it was not checked (no
+            supported word, no recorded decision or no actor given to the optimiser).
+        rejected: candidate texts the update stage measured and dropped because the actor did not
+            play the direction's word at enough of those decisions, oldest first. When every
+            attempt was dropped the update is *refused*: ``new == old`` (:attr:`refused`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -124,11 +132,18 @@ class PolicyUpdate(BaseModel):
     gradient: Gradient
     gradients: list[Gradient] = Field(default_factory=list)
     generations: list[Generation] = Field(default_factory=list)
+    adherence: Adherence | None = None
+    rejected: list[Adherence] = Field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         """Whether the policy text changed."""
         return self.new != self.old
+
+    @property
+    def refused(self) -> bool:
+        """Whether every candidate was dropped for its adherence (the policy is kept)."""
+        return bool(self.rejected) and self.adherence is None
 
 
 def _fmt(x: float) -> str:
@@ -269,6 +284,50 @@ def action_words(agent: str, report: CriticReport) -> list[str]:
     played = report.evidence[agent].action_counts if agent in report.evidence else {}
     probed = {c.replacement for c in report.counterfactuals if c.agents == (agent,) and c.replacement not in NOT_ACTIONS}
     return sorted(set(played) | probed)
+
+
+def text_problem(policy: str, text: str, gradient: Gradient, max_rewrite: float) -> str | None:
+    """Why ``text`` is not a valid update of ``policy`` along ``gradient`` (``None``: it is).
+
+    Non-empty printable ASCII without a phrase repeated three times, rewriting at most
+    ``max_rewrite`` of ``policy`` (:func:`rewrite_fraction`); along a supported word W
+    (:func:`direction_word`) it must name W, no other action word of :attr:`Gradient.words`, and
+    must not keep the current text whole around it (measured with SmolLM2-135M: told "play up",
+    it rewrote "Always stay." as "Always stay. stay" or "Never push, always stay" in 10 of 10
+    such updates). The message is written for the model's retry.
+    """
+    if not text:
+        return "policy is empty: write one short instruction"
+    if not _printable_ascii(text):
+        bad = sorted({repr(ch) for ch in text if not 32 <= ord(ch) < 127})
+        return f"policy has characters that are not printable ASCII: {', '.join(bad)}"
+    rep = repeated_phrase(text)
+    if rep:
+        return f"policy repeats {rep!r}: write one short instruction, once"
+    frac = rewrite_fraction(policy, text)
+    if frac > max_rewrite:
+        return (
+            f"the new policy rewrites {frac:.0%} of the current one; change at most "
+            f"{max_rewrite:.0%}: keep more of the current wording"
+        )
+    word = direction_word(gradient)
+    if word is None:
+        return None
+    if not names_word(text, word):
+        return (
+            f"the re-runs support playing {word!r} and the new policy does not say {word!r}: "
+            f"write an instruction to play it, e.g. 'Always play {word}.'"
+        )
+    named = [w for w in other_words(gradient) if names_word(text, w)]
+    if named:
+        return (
+            f"the new policy names {', '.join(map(repr, named))} besides {word!r}: an "
+            f"instruction to play {word!r} names no other action"
+        )
+    current = " ".join(policy.split())
+    if current and not names_word(current, word) and current in text:
+        return f"the new policy keeps the current one ({current!r}) whole: replace it by an instruction to play {word!r}"
+    return None
 
 
 def evidence_for(agent: str, report: CriticReport) -> list[str]:

@@ -26,7 +26,9 @@ from pydantic import BaseModel
 
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.critics.base import Credit, CriticReport
+from lang_pz.error import SchemaValidationError
 from lang_pz.executor import Executor, LocalExecutor
+from lang_pz.optimisers.adherence import ActorCheck, Adherence, RecordedDecision, cited_decisions
 from lang_pz.optimisers.gradient import (  # noqa: F401  (the examples and limits: re-exported)
     AGGREGATE_EXAMPLE,
     APPLY_EXAMPLE,
@@ -36,22 +38,21 @@ from lang_pz.optimisers.gradient import (  # noqa: F401  (the examples and limit
     MAX_REWRITE,
     Gradient,
     PolicyUpdate,
-    _printable_ascii,
     action_words,
     direction_word,
     evidence_changes,
     evidence_for,
     gradient_reply_model,
-    names_word,
-    other_words,
     policy_reply_model,
     rewrite_fraction,
+    text_problem,
 )
 from lang_pz.optimisers.prompts import StageRequests
 from lang_pz.structured import ask_structured, repeated_phrase
 
 if TYPE_CHECKING:
     from lang_pz.optimisers.momentum import Momentum
+    from lang_pz.trajectory import Trajectory
 
 
 class TextualPolicyOptimiser(StageRequests):
@@ -81,6 +82,10 @@ class TextualPolicyOptimiser(StageRequests):
             picks and phrases (measured with SmolLM2-135M: free directions copy the worked
             example, while the update stage follows an explicit change); with no such evidence
             the direction is free text. ``"free"``: always free text (LangMARL as published).
+        actor: checks each candidate of a supported direction on the recorded decisions it cites
+            with the agent's actor (:class:`~lang_pz.optimisers.adherence.ActorCheck`, or the actor's
+            backend for the default check); ``None``: no check. It needs the batch's trajectories
+            (``update(..., trajectories=...)`` or :meth:`record`).
 
     Raises:
         ValueError: a bad setting (the message names it).
@@ -97,6 +102,7 @@ class TextualPolicyOptimiser(StageRequests):
         retry_temperature: float = 0.7,
         seed: int = 0,
         directions: Literal["evidence", "free"] = "evidence",
+        actor: ActorCheck | LLMBackend | None = None,
     ) -> None:
         if directions not in ("evidence", "free"):
             raise ValueError(f"directions must be 'evidence' or 'free', got {directions!r}")
@@ -114,6 +120,13 @@ class TextualPolicyOptimiser(StageRequests):
         self.retry_temperature = retry_temperature
         self.seed = seed
         self.directions = directions
+        self.actor = ActorCheck(actor) if isinstance(actor, LLMBackend) else actor
+        self.recorded: list[Trajectory] = []
+
+    def record(self, trajectories: Sequence[Trajectory]) -> None:
+        """Keep this iteration's trajectories: :meth:`update` checks candidates on their recorded
+        decisions when it is not given ``trajectories`` (for a loop that cannot pass them)."""
+        self.recorded = list(trajectories)
 
     # -- stages ----------------------------------------------------------------------------
 
@@ -248,15 +261,22 @@ class TextualPolicyOptimiser(StageRequests):
             [w for g in [*gradients, *(g for _, g in momentum)] for w in g.words],
         )
 
-    def apply(self, agent: str, policy: str, gradient: Gradient) -> PolicyUpdate:
+    def apply(self, agent: str, policy: str, gradient: Gradient, decisions: Sequence[RecordedDecision] = ()) -> PolicyUpdate:
         """One LLM call (plus retries): rewrite ``policy`` along ``gradient`` (a candidate).
 
         A *supported* gradient (its change is an action word W that computed re-runs found better,
         :func:`~lang_pz.optimisers.gradient.direction_word`) is followed or refused: the new text
         must name W, no other action word of :attr:`Gradient.words`, and must not keep the current
-        text whole around it (measured with SmolLM2-135M: told "play up", it rewrote "Always stay."
-        as "Always stay. stay" or "Never push, always stay" in 10 of 10 such updates, so the
-        credit's finding was lost). The evidence decides which word; the LLM writes the instruction.
+        text whole around it (:func:`~lang_pz.optimisers.gradient.text_problem`). The evidence
+        decides which word; the LLM writes the instruction.
+
+        With an ``actor`` check and recorded ``decisions`` (those the direction cites,
+        :func:`~lang_pz.optimisers.adherence.cited_decisions`), a text that passes those checks
+        is played by the agent's actor on them; one whose actor plays W at fewer than
+        ``actor.min_rate`` of them is retried with the measured adherence shown, and when no
+        attempt reaches it the update is *refused*: ``new == old``, the measured texts in
+        :attr:`PolicyUpdate.rejected`. An accepted text's measurement is
+        :attr:`PolicyUpdate.adherence`.
 
         Raises:
             ValueError: the gradient belongs to another agent.
@@ -264,58 +284,48 @@ class TextualPolicyOptimiser(StageRequests):
                 ``max_policy_chars`` printable ASCII characters, rewriting at most
                 ``max_rewrite`` of the old text, naming a supported gradient's word) after
                 ``max_attempts``.
+            LangPZError: the actor failed while checking a text.
         """
         if gradient.agent != agent:
             raise ValueError(f"gradient of {gradient.agent!r} applied to agent {agent!r}")
         word = direction_word(gradient)
-        model = policy_reply_model(self.max_policy_chars, word)
-        others = other_words(gradient)
+        check = self.actor if word is not None and decisions else None
+        measured: dict[str, Adherence] = {}
 
         def validate(reply: BaseModel) -> None:
             text = " ".join(reply.model_dump()["policy"].split())
-            if not text:
-                raise ValueError("policy is empty: write one short instruction")
-            if not _printable_ascii(text):
-                bad = sorted({repr(ch) for ch in text if not 32 <= ord(ch) < 127})
-                raise ValueError(f"policy has characters that are not printable ASCII: {', '.join(bad)}")
-            rep = repeated_phrase(text)
-            if rep:
-                raise ValueError(f"policy repeats {rep!r}: write one short instruction, once")
-            frac = rewrite_fraction(policy, text)
-            if frac > self.max_rewrite:
+            problem = text_problem(policy, text, gradient, self.max_rewrite)
+            if problem:
+                raise ValueError(problem)
+            if check is None or word is None:
+                return
+            if text not in measured:
+                measured[text] = check.measure(text, word, decisions)
+            if not check.followed(measured[text]):
                 raise ValueError(
-                    f"the new policy rewrites {frac:.0%} of the current one; change at most "
-                    f"{self.max_rewrite:.0%}: keep more of the current wording"
+                    f"{measured[text].describe()}; it must play {word!r} at {check.min_rate:.0%} of them: "
+                    f"write another instruction to play {word!r}"
                 )
-            if word is not None:
-                if not names_word(text, word):
-                    raise ValueError(
-                        f"the re-runs support playing {word!r} and the new policy does not say {word!r}: "
-                        f"write an instruction to play it, e.g. 'Always play {word}.'"
-                    )
-                named = [w for w in others if names_word(text, w)]
-                if named:
-                    raise ValueError(
-                        f"the new policy names {', '.join(map(repr, named))} besides {word!r}: an "
-                        f"instruction to play {word!r} names no other action"
-                    )
-                current = " ".join(policy.split())
-                if current and not names_word(current, word) and current in text:
-                    raise ValueError(
-                        f"the new policy keeps the current one ({current!r}) whole: replace it by an "
-                        f"instruction to play {word!r}"
-                    )
 
-        reply, gens = ask_structured(
-            self.backend,
-            lambda errors: self.apply_request(agent, policy, gradient, errors),
-            model,
-            what=f"policy update for {agent}",
-            max_attempts=self.max_attempts,
-            validate=validate,
-        )
+        try:
+            reply, gens = ask_structured(
+                self.backend,
+                lambda errors: self.apply_request(agent, policy, gradient, errors),
+                policy_reply_model(self.max_policy_chars, word),
+                what=f"policy update for {agent}",
+                max_attempts=self.max_attempts,
+                validate=validate,
+            )
+        except SchemaValidationError:
+            if not measured:
+                raise
+            return PolicyUpdate(agent=agent, old=policy, new=policy, gradient=gradient, rejected=list(measured.values()))
         new = " ".join(reply.model_dump()["policy"].split())
-        return PolicyUpdate(agent=agent, old=policy, new=new, gradient=gradient, generations=gens)
+        followed = measured.get(new)
+        rejected = [a for t, a in measured.items() if t != new]
+        return PolicyUpdate(
+            agent=agent, old=policy, new=new, gradient=gradient, generations=gens, adherence=followed, rejected=rejected
+        )
 
     def gradients(
         self, agent: str, policy: str, reports: Sequence[CriticReport], *, executor: Executor | None = None
@@ -351,10 +361,12 @@ class TextualPolicyOptimiser(StageRequests):
         momentum: Momentum | None = None,
         *,
         executor: Executor | None = None,
+        trajectories: Sequence[Trajectory] | None = None,
     ) -> PolicyUpdate:
         """One optimiser step for one agent: a gradient per report that credits it
         (:meth:`gradients`), their aggregate with the agent's momentum (:meth:`aggregate`), the
-        candidate policy (:meth:`apply`).
+        candidate policy (:meth:`apply`), checked with the ``actor`` on the decisions of
+        ``trajectories`` (else those :meth:`record` kept) that the aggregate's direction cites.
 
         ``momentum`` is only read: the aggregate (``result.gradient``) enters it when the
         candidate is *accepted* (:meth:`lang_pz.optimisers.Momentum.push`, called by the
@@ -363,8 +375,22 @@ class TextualPolicyOptimiser(StageRequests):
         Raises:
             ValueError: no report credits ``agent``.
             SchemaValidationError: a stage found no valid reply.
+            LangPZError: the actor failed while checking a candidate.
         """
         grads, gens = self.gradients(agent, policy, reports, executor=executor)
         agg, ga = self.aggregate(agent, policy, grads, momentum.get(agent) if momentum else ())
-        upd = self.apply(agent, policy, agg)
+        upd = self.apply(agent, policy, agg, self.cited(agent, agg, reports, trajectories))
         return upd.model_copy(update={"gradients": grads, "generations": gens + ga + upd.generations})
+
+    def cited(
+        self,
+        agent: str,
+        gradient: Gradient,
+        reports: Sequence[CriticReport] = (),
+        trajectories: Sequence[Trajectory] | None = None,
+    ) -> list[RecordedDecision]:
+        """The recorded decisions a candidate along ``gradient`` is checked on (none without an actor)."""
+        if self.actor is None:
+            return []
+        found = self.recorded if trajectories is None else trajectories
+        return cited_decisions(agent, gradient, found, reports, limit=self.actor.max_decisions)
