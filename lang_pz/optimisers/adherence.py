@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 MIN_ADHERENCE = 0.9
 #: Most recorded decisions a candidate is played on (evenly spread over those cited).
 MAX_CHECKED_DECISIONS = 16
+#: Fewest: a direction citing fewer decisions is also played at the agent's other recorded
+#: decisions of the same episodes (a decisive window often cites one decision, and one decision
+#: tells little: the actor may play the word there and not at the next one).
+MIN_CHECKED_DECISIONS = 8
 
 
 class Adherence(BaseModel):
@@ -104,6 +108,7 @@ def cited_decisions(
     *,
     episodes: Collection[int] | None = None,
     limit: int = MAX_CHECKED_DECISIONS,
+    at_least: int = MIN_CHECKED_DECISIONS,
 ) -> list[RecordedDecision]:
     """The agent's recorded decisions a supported direction cites, at most ``limit`` (evenly spread).
 
@@ -111,7 +116,10 @@ def cited_decisions(
     change (:func:`~lang_pz.optimisers.gradient.evidence_changes`), or every trajectory when none
     does (a change remembered from an earlier iteration); the decisions are the change's ``at steps
     [...]`` of each, or all of the agent's decisions for ``at every step``; only decisions whose
-    legal actions hold the word count. Empty for a gradient without a supported word.
+    legal actions hold the word count. Fewer than ``at_least`` are topped up with the agent's
+    other decisions of those episodes, in order (the texts the update stage writes are
+    unconditional, "Always play up.": every decision plays them). Empty for a gradient without a
+    supported word.
 
     Raises:
         ValueError: ``limit < 1``.
@@ -130,13 +138,16 @@ def cited_decisions(
     )
     steps = _steps_of(gradient.change)
     found: list[RecordedDecision] = []
+    others: list[RecordedDecision] = []
     for traj in trajectories:
         if supporting and traj.episode not in supporting:
             continue
         mine = [s for s in traj.steps if s.agent == agent]
         for k, s in enumerate(mine):
-            if (steps is None or k in steps) and s.legal_actions and word in s.legal_actions:
-                found.append(RecordedDecision(traj.episode, k, s.observation, tuple(s.legal_actions)))
+            if s.legal_actions and word in s.legal_actions:
+                d = RecordedDecision(traj.episode, k, s.observation, tuple(s.legal_actions))
+                (found if steps is None or k in steps else others).append(d)
+    found += others[: max(0, min(at_least, limit) - len(found))]
     if len(found) <= limit:
         return found
     return [found[round(i * (len(found) - 1) / (limit - 1))] for i in range(limit)] if limit > 1 else found[:1]

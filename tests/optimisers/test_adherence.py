@@ -71,8 +71,10 @@ def test_cited_decisions_are_the_supporting_episodes_steps():
     trajs = [trajectory(0), trajectory(1)]
     reports = [report(0, [up_probe()]), report(1, [])]
     grad = Gradient(agent="piston_0", keep="", change="play up at steps [1, 3]", drop="", supported=True)
-    found = cited_decisions("piston_0", grad, trajs, reports)
+    found = cited_decisions("piston_0", grad, trajs, reports, at_least=0)
     assert [(d.episode, d.index, d.observation) for d in found] == [(0, 1, "OBS piston_0 ep0 k1"), (0, 3, "OBS piston_0 ep0 k3")]
+    topped = cited_decisions("piston_0", grad, trajs, reports, at_least=4)  # the cited ones first
+    assert [(d.episode, d.index) for d in topped] == [(0, 1), (0, 3), (0, 0), (0, 2)]
     every = Gradient(agent="piston_0", keep="", change="play up at every step", drop="", supported=True)
     assert len(cited_decisions("piston_0", every, trajs, reports)) == 10  # no report supports it: every episode
     spread = cited_decisions("piston_0", every, trajs, reports, limit=3)
@@ -112,13 +114,13 @@ def test_a_text_its_actor_does_not_follow_is_retried_with_the_measured_adherence
     opt, llm = optimiser([grad_reply("play up at steps [1, 3]"), policy_reply("Always play up."), policy_reply("Always push up.")])
     upd = opt.update("piston_0", "Always stay.", [report(0, [up_probe()])], trajectories=[trajectory(0)])
     assert upd.new == "Always push up." and upd.changed and not upd.refused
-    assert upd.adherence == Adherence(text="Always push up.", word="up", rate=1.0, decisions=2, played={"up": 2})
+    assert upd.adherence == Adherence(text="Always push up.", word="up", rate=1.0, decisions=5, played={"up": 5})
     assert [a.text for a in upd.rejected] == ["Always play up."] and upd.rejected[0].rate == 0.0
     retry = llm.requests[-1].prompt
-    assert "the actor played 'up' at 0 of 2 recorded decisions (0%) with this text (down 2)" in retry
+    assert "the actor played 'up' at 0 of 5 recorded decisions (0%) with this text (down 5)" in retry
     assert "it must play 'up' at 90% of them" in retry
     logged = json.loads(upd.model_dump_json(exclude={"generations"}))  # what gradients.jsonl holds
-    assert logged["adherence"]["rate"] == 1.0 and logged["rejected"][0]["played"] == {"down": 2}
+    assert logged["adherence"]["rate"] == 1.0 and logged["rejected"][0]["played"] == {"down": 5}
 
 
 def test_a_text_never_followed_is_refused_and_the_policy_kept():
@@ -148,7 +150,7 @@ def test_recorded_trajectories_serve_a_loop_that_cannot_pass_them():
     opt, _ = optimiser([grad_reply("play up at steps [1, 3]"), policy_reply("Always push up.")])
     opt.record([trajectory(0)])
     upd = opt.update("piston_0", "Always stay.", [report(0, [up_probe()])])
-    assert upd.adherence is not None and upd.adherence.decisions == 2
+    assert upd.adherence is not None and upd.adherence.decisions == 5
 
 
 # -- joint changes of two agents --------------------------------------------------------------
@@ -185,5 +187,5 @@ def test_joint_update_rewrites_both_texts_checked_by_the_actor():
     (joint,) = joint_updates(opt, policies, [report(0, [PAIR])], [trajectory(0)])
     assert joint.agents == ["piston_0", "piston_1"] and joint.changed
     assert joint.texts == {"piston_0": "Always push down.", "piston_1": "Always push up."}
-    assert joint.updates["piston_0"].adherence.decisions == 3 and joint.updates["piston_1"].adherence.decisions == 1
+    assert joint.updates["piston_0"].adherence.decisions == 5 == joint.updates["piston_1"].adherence.decisions
     assert joint_updates(opt, policies, [report(0, [PAIR])], [trajectory(0)], skip=["piston_1"]) == []
