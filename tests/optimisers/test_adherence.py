@@ -72,7 +72,10 @@ def test_cited_decisions_are_the_supporting_episodes_steps():
     reports = [report(0, [up_probe()]), report(1, [])]
     grad = Gradient(agent="piston_0", keep="", change="play up at steps [1, 3]", drop="", supported=True)
     found = cited_decisions("piston_0", grad, trajs, reports, at_least=0)
-    assert [(d.episode, d.index, d.observation) for d in found] == [(0, 1, "OBS piston_0 ep0 k1"), (0, 3, "OBS piston_0 ep0 k3")]
+    assert [(d.episode, d.index, d.observation) for d in found] == [
+        (0, 1, "OBS piston_0 ep0 k1"),
+        (0, 3, "OBS piston_0 ep0 k3"),
+    ]
     topped = cited_decisions("piston_0", grad, trajs, reports, at_least=4)  # the cited ones first
     assert [(d.episode, d.index) for d in topped] == [(0, 1), (0, 3), (0, 0), (0, 2)]
     every = Gradient(agent="piston_0", keep="", change="play up at every step", drop="", supported=True)
@@ -111,7 +114,9 @@ def optimiser(replies: list[str], **kw) -> tuple[TextualPolicyOptimiser, Scripte
 
 
 def test_a_text_its_actor_does_not_follow_is_retried_with_the_measured_adherence():
-    opt, llm = optimiser([grad_reply("play up at steps [1, 3]"), policy_reply("Always play up."), policy_reply("Always push up.")])
+    opt, llm = optimiser(
+        [grad_reply("play up at steps [1, 3]"), policy_reply("Always play up."), policy_reply("Always push up.")]
+    )
     upd = opt.update("piston_0", "Always stay.", [report(0, [up_probe()])], trajectories=[trajectory(0)])
     assert upd.new == "Always push up." and upd.changed and not upd.refused
     assert upd.adherence == Adherence(text="Always push up.", word="up", rate=1.0, decisions=5, played={"up": 5})
@@ -143,7 +148,9 @@ def test_without_trajectories_or_actor_nothing_is_checked():
     upd = opt.update("piston_0", "Always stay.", [report(0, [up_probe()])])  # the old call: no trajectories
     assert upd.new == "Always play up." and upd.adherence is None and upd.rejected == []
     plain = TextualPolicyOptimiser(ScriptedBackend(list(replies)), max_rewrite=1.0)
-    assert plain.update("piston_0", "Always stay.", [report(0, [up_probe()])], trajectories=[trajectory(0)]).adherence is None
+    assert (
+        plain.update("piston_0", "Always stay.", [report(0, [up_probe()])], trajectories=[trajectory(0)]).adherence is None
+    )
 
 
 def test_recorded_trajectories_serve_a_loop_that_cannot_pass_them():
