@@ -23,6 +23,12 @@ An agent "should not have changed" when its starting word is already the best co
 for it. ``central_global`` can only move the whole team to one word; the best constant team on
 these seeds is heterogeneous, which is what the per-agent modes can reach and it cannot.
 
+Every run uses :class:`checked_langmarl.CheckedLangMARL` (``--stock`` for the stock method): the
+optimiser plays each candidate of a supported direction on the recorded decisions it cites with
+the run's actor and keeps it only if the actor plays the direction's word at 90 % of them, and the
+coalition mode's pair re-runs become joint candidates of two texts. Each accepted text is reported
+with that check and with what the actor played with it in the candidate's validation episodes.
+
 Writes ``benchmarks/results/credit_learning.{md,json,png}`` (``credit_learning_random.*`` with
 ``--starts random``) and the run folders under ``--out``. To share the runs among processes, give
 each ``--only SEEDS`` (``--cache per-seed`` lets a seed's modes share replies), then write the
@@ -37,7 +43,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+from checked_langmarl import CheckedLangMARL  # the same folder: the optimiser's check wired in
+from credit_learning_tables import accepted_lines, accepted_texts, per_seed, plot, table, word_of
 
 import lang_pz
 from lang_pz.backends import make_backend
@@ -66,12 +73,6 @@ def random_start(seed: int) -> dict[str, str]:
     """Each piston's starting policy, drawn uniformly from :data:`WORDS` with the training seed."""
     rng = np.random.default_rng(10_000 + seed)
     return {f"piston_{i}": WORDS[str(w)] for i, w in enumerate(rng.choice(sorted(WORDS), size=5))}
-
-
-def word_of(policy: str) -> str:
-    """The action word a policy text names (the three starting texts, or an optimised one)."""
-    low = policy.lower()
-    return "down" if "down" in low else "up" if "up" in low else "stay"
 
 
 def constant_teams(test_seeds: list[int], saved: Path | None = None) -> list[tuple[tuple[str, ...], float]]:
@@ -103,14 +104,6 @@ def constant_teams(test_seeds: list[int], saved: Path | None = None) -> list[tup
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps({"key": key, "teams": out}) + "\n")
     return out
-
-
-def interval(values: list[float]) -> tuple[float, float]:
-    """95 % t interval of the mean (the value itself for one run)."""
-    if len(values) < 2 or np.std(values) == 0:
-        return float(np.mean(values)), float(np.mean(values))
-    lo, hi = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
-    return float(lo), float(hi)
 
 
 def decisions(run: Path) -> list[tuple[dict[str, str], dict[str, str], float, float]]:
@@ -161,7 +154,8 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
     )
     t0 = time.perf_counter()
     finished = (run / "config.json").exists() and len(RunFolder(run).completed_iterations()) >= args.iterations
-    res = train(resume=run) if (run / "config.json").exists() else train(cfg)
+    method = None if args.stock else CheckedLangMARL
+    res = train(resume=run, method=method) if (run / "config.json").exists() else train(cfg, method=method)
     spent = run.parent / f"seconds_{mode}_seed{s}.txt"  # training time summed over the processes that ran it
     before = float(spent.read_text()) if spent.exists() else 0.0
     seconds = before if finished else time.perf_counter() - t0 + before  # replaying a finished run is no training
@@ -198,6 +192,7 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         "calls": calls,
         "iterations_done": len(res.metrics),
         "agreement": agree,
+        "accepted_texts": accepted_texts(run),
         "stopped": res.stopped,
         "seconds": round(seconds, 1),
     }
@@ -208,89 +203,11 @@ def saved_row(mode: str, s: int, args: argparse.Namespace) -> Path:
     return args.out / f"row_{mode}_seed{s}.json"
 
 
-def table(rows: list[dict], args: argparse.Namespace) -> str:
-    lines = [
-        "| critic mode | held-out test return: start -> end (95 % CI) | share of the best constant team "
-        "(95 % CI) | wrong agents fixed | right agents changed | LLM calls made (uncached) | validation agrees with test |"
-        + (" runs above the best one-word team |" if args.best else ""),
-        "|---|---|---|---|---|---|---|" + ("---|" if args.best else ""),
-    ]
-    for mode in args.modes:
-        rs = [r for r in rows if r["mode"] == mode]
-        if not rs:
-            continue
-        start, end = [r["curve"][0] for r in rs], [r["curve"][-1] for r in rs]
-        lo, hi = interval(end)
-        fixed = sum(len(r["fixed"]) for r in rs)
-        wrong = sum(len(r["wrong"]) for r in rs)
-        right = sum(len(r["changed_right"]) for r in rs)
-        agree = [a for r in rs for a in r["agreement"]]
-        lines.append(
-            f"| {mode} | {np.mean(start):.1f} -> {np.mean(end):.1f} [{lo:.1f}, {hi:.1f}] | "
-            + (f"{np.mean(end) / args.best:.2f} [{lo / args.best:.2f}, {hi / args.best:.2f}] | " if args.best else "- | ")
-            + f"{fixed} of {wrong} | "
-            f"{right} of {5 * len(rs) - wrong} | {np.mean([r.get('calls', 0) for r in rs]):.0f} "
-            f"({np.mean([r['uncached_calls'] for r in rs]):.0f}) | "
-            + (f"{sum(agree)} of {len(agree)}" if agree else "no decision")
-            + " |"
-            + (f" {sum(v > args.best_uniform for v in end)} of {len(rs)} |" if args.best else "")
-        )
-    return "\n".join(lines)
-
-
-def per_seed(rows: list[dict]) -> str:
-    """One line per run: the wrong agents, the team's words (start -> end, pistons 0-4, when
-    recorded), the held-out test curve, what changed, calls and time."""
-    lines = [
-        "| seed | wrong agents | critic mode | team: start -> end | held-out test per iteration (last: final) "
-        "| changed | LLM calls made (uncached) | training s |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        curve = " -> ".join("n/a" if v is None else f"{v:.1f}" for v in r["curve"])
-        words = (
-            " -> ".join(" ".join(r[k][a] for a in sorted(r[k])) for k in ("start", "final"))
-            if "start" in r and "final" in r
-            else "-"
-        )
-        lines.append(
-            f"| {r['seed']} | {', '.join(r['wrong'])} | {r['mode']} | {words} | {curve} | {', '.join(r['changed']) or '-'} "
-            f"| {r.get('calls', 0)} ({r['uncached_calls']}) | {r['seconds']:.0f} |"
-        )
-    return "\n".join(lines)
-
-
-def plot(rows: list[dict], path: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4.2), dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    for mode in dict.fromkeys(r["mode"] for r in rows):
-        rs = [r for r in rows if r["mode"] == mode]
-        n = min((len(r["curve"]) for r in rs), default=0)
-        if not n:
-            continue
-        curves = np.array([[np.nan if v is None else v for v in r["curve"][:n]] for r in rs], dtype=float)
-        mean = np.nanmean(curves, axis=0)
-        ci = [interval(list(curves[:, i])) for i in range(n)]
-        xs = np.arange(n)
-        ax.plot(xs, mean, "o-", label=mode)
-        ax.fill_between(xs, [c[0] for c in ci], [c[1] for c in ci], alpha=0.15)
-    ax.set_xlabel("iteration (last point: the final policies)")
-    ax.set_ylabel("held-out test return (mean over seeds)")
-    ax.set_title("A good team with one or two wrong pistons: which critic finds and fixes them?")
-    ax.legend(fontsize="small")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="training seeds")
-    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--stock", action="store_true", help="the stock LangMARL (no actor check, no joint pairs)")
     parser.add_argument("--validation-seeds", type=int, default=8)
     parser.add_argument("--test-seeds", type=int, default=8)
     parser.add_argument("--budget", type=int, default=1500, help="uncached LLM calls per run")
@@ -302,7 +219,7 @@ def main() -> None:
         help="response cache of each run (per-run: uncached calls compare) or shared by a seed's modes "
         "(faster; then compare the calls made)",
     )
-    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES + EXTRA_MODES)
+    parser.add_argument("--modes", nargs="+", default=list(MODES + EXTRA_MODES), choices=MODES + EXTRA_MODES)
     parser.add_argument(
         "--starts",
         choices=("wrong", "random"),
@@ -376,6 +293,9 @@ def main() -> None:
         + text
         + f"\n\n![curves]({stem}.png)\n\n"
         + per_seed(rows)
+        + "\n\nEvery accepted text, the optimiser's check of it (the share of the recorded decisions it was "
+        "played on that played its word) and what the actor played with it in the candidate's validation episodes:\n\n"
+        + accepted_lines(rows)
         + "\n"
     )
     print(text)
