@@ -17,16 +17,27 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from lang_pz.critics.counterfactual import NOT_ACTIONS
+from lang_pz.critics.counterfactual import NOT_ACTIONS, Counterfactual
 from lang_pz.optimisers.adherence import cited_decisions
-from lang_pz.optimisers.gradient import Gradient, PolicyUpdate, action_words
+from lang_pz.optimisers.gradient import Gradient, PolicyUpdate
 
 if TYPE_CHECKING:
-    from lang_pz.critics.base import CriticReport
     from lang_pz.optimisers.textual import TextualPolicyOptimiser
     from lang_pz.trajectory import Trajectory
+
+
+class Reruns(Protocol):
+    """An episode's re-runs: a :class:`~lang_pz.critics.base.CriticReport` or a
+    :class:`~lang_pz.critics.counterfactual.Evidence`."""
+
+    @property
+    def episode(self) -> int: ...
+
+    @property
+    def counterfactuals(self) -> Sequence[Counterfactual]: ...
+
 
 #: One member of a coalition re-run's ``replacement``: ``"piston_1: down@steps 0-4"``.
 _PART = re.compile(r"^(?P<agent>[^:;@]+): (?P<word>[^@;]+)@(?P<span>every step|steps? [0-9, -]+)$")
@@ -69,8 +80,9 @@ class PairChange:
         return f"play {self.words[agent]} " + ("at every step" if at is None else f"at steps {list(at)}")
 
 
-def pair_changes(report: CriticReport, *, margin: float = 0.0) -> list[PairChange]:
-    """The two-agent re-runs of ``report`` that the per-agent evidence cannot propose, best first.
+def pair_changes(report: Reruns, *, margin: float = 0.0) -> list[PairChange]:
+    """The two-agent re-runs of ``report`` (a critic report or an episode's evidence) that the
+    per-agent evidence cannot propose, best first.
 
     A pair qualifies when its joint re-run gains more than ``margin`` over the better member's own
     best single re-run (and more than 0), and at least one member gains nothing alone (no single
@@ -105,6 +117,12 @@ def pair_changes(report: CriticReport, *, margin: float = 0.0) -> list[PairChang
     return sorted(out, key=lambda p: -p.gain)
 
 
+def _words(agent: str, report: Reruns, word: str) -> list[str]:
+    """The agent's action words the re-runs name (its single re-runs' words and the pair's)."""
+    probed = {c.replacement for c in report.counterfactuals if c.agents == (agent,) and c.replacement not in NOT_ACTIONS}
+    return sorted(probed | {word})
+
+
 @dataclass
 class JointUpdate:
     """Both texts of one :class:`PairChange`, to be validated together.
@@ -137,13 +155,14 @@ class JointUpdate:
 def joint_updates(
     optimiser: TextualPolicyOptimiser,
     policies: Mapping[str, str],
-    reports: Sequence[CriticReport],
+    reports: Sequence[Reruns],
     trajectories: Sequence[Trajectory] | None = None,
     *,
     skip: Sequence[str] = (),
     margin: float = 0.0,
 ) -> list[JointUpdate]:
-    """A :class:`JointUpdate` per disjoint best pair of :func:`pair_changes` over ``reports``.
+    """A :class:`JointUpdate` per disjoint best pair of :func:`pair_changes` over ``reports`` (critic
+    reports or the iteration's :class:`~lang_pz.critics.counterfactual.Evidence`).
 
     Pairs are taken best gain first; a pair with an agent in ``skip`` (e.g. one whose own
     candidate is already proposed), without a policy in ``policies``, or sharing an agent with a
@@ -174,7 +193,7 @@ def joint_updates(
                 change=pair.change(a),
                 drop="",
                 supported=True,
-                words=action_words(a, by_episode[pair.episode]),
+                words=_words(a, by_episode[pair.episode], pair.words[a]),
             )
             decisions = (
                 cited_decisions(a, grad, found, episodes=[pair.episode], limit=optimiser.actor.max_decisions)

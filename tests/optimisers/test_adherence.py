@@ -196,3 +196,12 @@ def test_joint_update_rewrites_both_texts_checked_by_the_actor():
     assert joint.texts == {"piston_0": "Always push down.", "piston_1": "Always push up."}
     assert joint.updates["piston_0"].adherence.decisions == 5 == joint.updates["piston_1"].adherence.decisions
     assert joint_updates(opt, policies, [report(0, [PAIR])], [trajectory(0)], skip=["piston_1"]) == []
+
+
+def test_pairs_are_read_from_an_iterations_evidence_too():
+    from lang_pz.critics.counterfactual import Evidence
+
+    (pair,) = pair_changes(Evidence(episode=3, counterfactuals=[PAIR]))
+    assert pair.episode == 3 and pair.words == {"piston_0": "down", "piston_1": "up"}
+    with pytest.raises(ValueError, match="margin"):
+        pair_changes(Evidence(episode=3), margin=-1.0)
