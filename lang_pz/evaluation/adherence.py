@@ -79,7 +79,9 @@ def measure_adherence(
     return adherence_table(backend, policies, observations, legal_actions).rate
 
 
-#: Unconditional Pistonball piston policies in free phrasing and the action each prescribes.
+#: Unconditional Pistonball piston policies in free phrasing and the action each prescribes: five
+#: phrasings of each word, then the textual optimiser's own two (``Always play W.``, ``Play W at
+#: every step.``), which the embedded actor once played as down for W = up.
 PISTON_POLICIES: dict[str, str] = {
     "Always push up.": "up",
     "Always go up.": "up",
@@ -96,6 +98,12 @@ PISTON_POLICIES: dict[str, str] = {
     "Never move: stay still.": "stay",
     "Stay put.": "stay",
     "Hold your position: stay.": "stay",
+    "Always play up.": "up",
+    "Play up at every step.": "up",
+    "Always play down.": "down",
+    "Play down at every step.": "down",
+    "Always play stay.": "stay",
+    "Play stay at every step.": "stay",
 }
 PISTON_ACTIONS: tuple[str, ...] = ("down", "stay", "up")
 

@@ -14,10 +14,10 @@ So the prompt form follows ``backend.prompt_format`` unless overridden:
 - ``"chat"``: a system message holding the policy, a user message holding the observation.
 - ``"completion"``: a raw prompt of ``Policy / Observation / Policy / Action = "..."`` blocks:
   worked examples from an unrelated toy situation (a robot in a hallway) that use the
-  environment's own action words (see :func:`choice_examples`), each picking the action its
-  policy names, then the real policy and observation. Measured with SmolLM2-135M on 15
-  Pistonball policies in free phrasing x 8 real observations: 119/120 actions as the policy
-  says.
+  environment's own action words, each word twice (see :func:`choice_examples`), each picking
+  the action its policy names, then the real policy and observation. Measured with SmolLM2-135M
+  on 21 Pistonball policies in free phrasing x 8 real observations
+  (``benchmarks/results/actor_adherence.md``).
 
 A prompt must leave the reply's ``max_tokens`` free in the model's context window. When the
 backend knows its window and can count tokens (the embedded llama.cpp backend),
@@ -57,20 +57,34 @@ CHOICE_SITUATIONS: tuple[str, ...] = (
     "You are a robot in a hallway. The floor is wet. A box is 2 m ahead of you.",
 )
 #: Policy phrasings of the worked examples (``{}`` is an action word).
-CHOICE_PHRASINGS: tuple[str, ...] = ("Always choose {}.", "Pick {} every time.", "Your action is always {}.")
+CHOICE_PHRASINGS: tuple[str, ...] = (
+    "Always choose {}.",
+    "Pick {} every time.",
+    "Your action is always {}.",
+    "Keep doing {}.",
+    "Move: {}, every step.",
+    "Do {} at each step.",
+)
 
 
 def choice_examples(actions: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
     """Worked examples for a finite action set, built from *the environment's own action words*.
 
-    Up to three ``(policy, observation, action)`` examples in the toy hallway situations of
-    :data:`CHOICE_SITUATIONS`, each policy naming a different action (the last, the first, then
-    a middle one of ``actions``) in a different phrasing, and each observation ending with the
-    real ``Actions:`` line. Showing the real action words is what makes a small model map a
-    policy onto them. Measured with SmolLM2-135M on 15 Pistonball policies in free phrasing
-    ("Push down.", "Stay put.", "Lower yourself all the time, going down." ...) x 8 real
-    observations: 119/120 actions as the policy says, against 91/120 with fixed examples whose
-    actions were other words (left / wait / right), which never mapped "push down" to ``down``.
+    Two rounds of up to three ``(policy, observation, action)`` examples in the toy hallway
+    situations of :data:`CHOICE_SITUATIONS` (the first round picks the last, the first, then a
+    middle one of ``actions``; the second the first, the last, then the middle one), each in its
+    own phrasing of :data:`CHOICE_PHRASINGS`, each observation ending with the real ``Actions:``
+    line. So each word is shown twice, and the same situation is shown with two policies and two
+    actions: the policy, not the situation, decides.
+
+    Showing the real action words is what makes a small model map a policy onto them (measured
+    with SmolLM2-135M on 15 Pistonball policies in free phrasing x 8 real observations: 119/120
+    actions as the policy says, against 91/120 with fixed examples whose actions were other
+    words). Showing each twice is what makes it follow texts phrased unlike the examples: with
+    one round (three examples) it played the optimiser's "Always play up." as down at 7 of 8
+    observations (and 1,310 of 1,311 validation decisions in training runs): its scores of the
+    three words were within 0.3 logits of each other, and "down" won. With two rounds the same
+    text plays up (``benchmarks/results/actor_adherence.md``).
 
     Args:
         actions: the legal action words, in the order the observation lists them (>= 1).
@@ -78,11 +92,11 @@ def choice_examples(actions: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
     acts = list(dict.fromkeys(actions))
     if not acts:
         raise ValueError("actions is empty: a choice needs at least one action word")
-    picks = list(dict.fromkeys([acts[-1], acts[0], acts[len(acts) // 2]]))
+    middle = acts[len(acts) // 2]
+    picks = list(dict.fromkeys([acts[-1], acts[0], middle])) + list(dict.fromkeys([acts[0], acts[-1], middle]))
     line = "\nActions: " + ", ".join(acts)
     return tuple(
-        (phrasing.format(a), situation + line, a)
-        for a, phrasing, situation in zip(picks, CHOICE_PHRASINGS, CHOICE_SITUATIONS)
+        (CHOICE_PHRASINGS[i].format(a), CHOICE_SITUATIONS[i % len(CHOICE_SITUATIONS)] + line, a) for i, a in enumerate(picks)
     )
 
 

@@ -186,7 +186,10 @@ def test_policy_text_is_an_editable_parameter():
 def test_worked_examples_use_the_real_action_words(actions):
     examples = choice_examples(actions)
     picks = [a for _, _, a in examples]
-    assert len(set(picks)) == len(picks) == min(3, len(actions))  # each example a different action
+    k = min(3, len(actions))
+    assert len(picks) == 2 * k and len(set(picks[:k])) == len(set(picks[k:])) == k  # each round k words
+    assert picks[0] == actions[-1] and picks[k] == actions[0]  # two orders: the last word first, then the first
+    assert len({p for p, _, _ in examples}) == len(examples)  # each in its own phrasing
     for policy, obs, action in examples:
         assert action in actions and action in policy  # obviously follows its own policy
         assert obs.endswith("Actions: " + ", ".join(actions))
@@ -242,15 +245,13 @@ def test_measure_adherence_with_a_scripted_stand_in():
 @pytest.mark.integration
 def test_embedded_model_follows_unconditional_piston_policies(embedded):
     names = [
+        "Always play up.",  # the optimiser's phrasing, once played as down at 7 of 8 observations
         "Push up.",
-        "Always go up.",
-        "Always push down.",
-        "Lower yourself all the time, going down.",
-        "Stay put.",
+        "Lower yourself all the time, going down.",  # free phrasings the old fixed examples failed
         "Hold your position: stay.",
-    ]  # free phrasings the old fixed examples failed
+    ]
     policies = {p: PISTON_POLICIES[p] for p in names}
-    table = adherence_table(embedded, policies, pistonball_observations(4), PISTON_ACTIONS)
+    table = adherence_table(embedded, policies, pistonball_observations(3), PISTON_ACTIONS)
     assert table.rate >= 0.9, table.actions
 
 
