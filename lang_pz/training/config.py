@@ -127,6 +127,12 @@ class TrainConfig(BaseModel):
         description="budget: no new iteration once this many uncached LLM calls were made "
         "(replies from the response cache cost nothing and are not counted)",
     )
+    on_stage_failure: Literal["stop", "continue"] = Field(
+        "stop",
+        description="a failed critic report, optimiser step or skill edit stops the run before the iteration is "
+        "done, naming the stage (--resume redoes it); continue: log it, go on without it and say so in the "
+        "iteration's progress line",
+    )
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
     method: Literal["langmarl", "maskills"] = Field(
         "langmarl",

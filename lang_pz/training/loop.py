@@ -41,11 +41,21 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _failures(m: IterationMetrics) -> str:
+    """What failed and was gone on without (``on_stage_failure: continue``), for the progress line."""
+    parts = [
+        f"{n} {what} failed"
+        for n, what in ((m.critic_failures, "critic report(s)"), (m.optimiser_failures, "optimiser step(s)"))
+        if n
+    ]
+    return f"; {' and '.join(parts)}, see critic_errors.jsonl / optimiser_errors.jsonl" if parts else ""
+
+
 def train(
     config: TrainConfig | None = None,
     *,
     resume: str | Path | None = None,
-    method: type[Method[Any]] | None = None,
+    method: type[Method[Any, Any]] | None = None,
     backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
     callbacks: Sequence[Callback] = (),
     progress: Callable[[str], None] | None = None,
@@ -112,6 +122,7 @@ def train(
             say(
                 f"iteration {it}: train return {m.train_return:.2f}, {f'{blame}, ' if blame else ''}"
                 f"validation {_num(m.val_return)} -> {_num(m.candidate_val_return)} ({algo.summary(m, state)})"
+                f"{_failures(m)}"
             )
         algo.finish(run, state, result)
         if config.test_seeds:
