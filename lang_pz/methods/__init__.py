@@ -5,14 +5,14 @@
 - :class:`~lang_pz.methods.langmarl.LangMARL` (``langmarl``): text policies;
 - :class:`~lang_pz.methods.maskills.MASkills` (``maskills``): a skill library.
 
-:func:`register_method` adds another; :func:`method_class` finds one by name.
+:func:`register_method` adds another (selectable by name in a config and on the command line);
+:func:`method_class` finds one by name, :func:`registered` lists them
+(:mod:`lang_pz.training.registry`).
 """
 
-from lang_pz.methods.base import Method, Proposal, method_class, register_method, registered
+from lang_pz.methods.base import Method, Proposal
 from lang_pz.methods.langmarl import LangMARL
 from lang_pz.methods.maskills import MASkills
-
-register_method(LangMARL)
-register_method(MASkills)
+from lang_pz.training.registry import method_class, register_method, registered
 
 __all__ = ["LangMARL", "MASkills", "Method", "Proposal", "method_class", "register_method", "registered"]

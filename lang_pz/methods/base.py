@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from lang_pz.backends import LLMBackend
-from lang_pz.error import InvalidKwargError, LangPZError, StageError
+from lang_pz.error import LangPZError, StageError
 from lang_pz.runs import IterationLog, RunFolder
 from lang_pz.training.accept import Acceptance, Candidate, accept, acceptance_groups
 from lang_pz.training.parts import Context, Parts
@@ -349,38 +349,3 @@ class Method(ABC, Generic[S, P]):
     def close(self) -> None:
         """Close the parts (environment instances, executor workers)."""
         self.parts.close()
-
-
-_REGISTRY: dict[str, type[Method[Any, Any]]] = {}
-
-
-def register_method(cls: type[Method[Any, Any]]) -> type[Method[Any, Any]]:
-    """Register ``cls`` under ``cls.name`` (usable as a class decorator).
-
-    Raises:
-        InvalidKwargError: another class is registered under that name.
-    """
-    have = _REGISTRY.get(cls.name)
-    if have is not None and have is not cls:
-        raise InvalidKwargError(
-            f"method {cls.name!r} is already registered ({have.__module__}.{have.__qualname__}); give yours another name"
-        )
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def method_class(name: str) -> type[Method[Any, Any]]:
-    """The method registered as ``name`` (``config.method``; :mod:`lang_pz.methods` registers the
-    built-in ones when imported).
-
-    Raises:
-        InvalidKwargError: no method has that name (the message lists the registered ones).
-    """
-    if name not in _REGISTRY:
-        raise InvalidKwargError(f"unknown method {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
-
-
-def registered() -> list[str]:
-    """The registered method names."""
-    return sorted(_REGISTRY)

@@ -20,6 +20,7 @@ from lang_pz.runs import RunFolder, append_jsonl, atomic_write, read_jsonl
 from lang_pz.training.config import TrainConfig
 from lang_pz.training.parts import Parts
 from lang_pz.training.players import Team
+from lang_pz.training.registry import method_class
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, open_run
 from lang_pz.training.steps import evaluate
 
@@ -87,8 +88,6 @@ def train(
         lang_pz.error.RunDirError: a new run's folder is not empty, or ``resume`` is not a run.
         ValueError: both or neither of ``config`` and ``resume``.
     """
-    from lang_pz.methods import method_class
-
     say = progress or (lambda _msg: None)
     run, config, done = open_run(config, resume)
     cls = method or method_class(config.method)

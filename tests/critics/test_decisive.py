@@ -178,9 +178,9 @@ def test_bad_settings_are_refused():
 
 
 def test_eval_critic_offers_the_new_modes():
-    from lang_pz.cli.evaluate import MODE_CHOICES
+    from lang_pz.critics import critic_modes
 
-    assert {"decisive", "coalition"} <= set(MODE_CHOICES)
+    assert {"decisive", "coalition"} <= set(critic_modes("search"))
 
 
 # -- train() with each new mode, a scripted stand-in for every role --------------------------

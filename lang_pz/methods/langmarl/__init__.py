@@ -1,7 +1,7 @@
 """LangMARL: text policies as the parameter (:class:`LangMARL`, ``method: langmarl``), and its own
 steps (:mod:`lang_pz.methods.langmarl.steps`)."""
 
-from lang_pz.methods.langmarl.method import LangMARL, make_critic
+from lang_pz.methods.langmarl.method import LangMARL
 from lang_pz.methods.langmarl.steps import (
     AgentGradient,
     Directions,
@@ -20,6 +20,5 @@ __all__ = [
     "commit_momentum",
     "evidence_gate",
     "gradients",
-    "make_critic",
     "propose",
 ]

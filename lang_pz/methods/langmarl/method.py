@@ -23,13 +23,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from lang_pz.backends import LLMBackend
 from lang_pz.critics.base import Critic, CriticReport
-from lang_pz.critics.central import CentralCritic
-from lang_pz.critics.coalition import CoalitionCritic
 from lang_pz.critics.counterfactual import Counterfactual, Evidence, best_gain
-from lang_pz.critics.decisive import DecisiveCritic, SearchingCritic
-from lang_pz.critics.difference import DifferenceCritic
+from lang_pz.critics.decisive import SearchingCritic
+from lang_pz.critics.modes import critic_mode, make_critic
 from lang_pz.methods.base import Method, Proposal
 from lang_pz.methods.langmarl.steps import Directions, LangMARLState, commit_momentum, evidence_gate, gradients, propose
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
@@ -46,51 +43,9 @@ Policies = dict[str, str]
 
 
 def settings(config: TrainConfig) -> LangMARLConfig:
-    """``config``'s ``langmarl`` section (:meth:`~lang_pz.training.config.TrainConfig.settings_of`)."""
-    return config.settings_of("langmarl")
-
-
-def make_critic(config: TrainConfig, backend: LLMBackend) -> Critic[Counterfactual, CriticReport]:
-    """The critic of ``config.langmarl.critic_mode`` on ``backend``: the
-    :class:`~lang_pz.critics.difference.DifferenceCritic` for ``counterfactual``, the
-    :class:`~lang_pz.critics.decisive.DecisiveCritic` for ``decisive``, the
-    :class:`~lang_pz.critics.coalition.CoalitionCritic` for ``coalition``, else a
-    :class:`~lang_pz.critics.central.CentralCritic`."""
-    s = settings(config)
-    mode = s.critic_mode
-    if mode in ("decisive", "coalition"):
-        common: dict[str, Any] = {
-            "replacements": s.counterfactual,
-            "window": s.decisive_window,
-            "share": s.decisive_share,
-            "max_reruns": s.decisive_max_reruns,
-            "max_attempts": config.critic_max_attempts,
-            "temperature": config.critic_temperature,
-            "retry_temperature": config.retry_temperature,
-            "seed": config.seed,
-        }
-        if mode == "coalition":
-            return CoalitionCritic(
-                backend, permutations=s.coalition_permutations, coalition_reruns=s.coalition_max_reruns, **common
-            )
-        return DecisiveCritic(backend, **common)
-    if mode == "counterfactual":
-        return DifferenceCritic(
-            backend,
-            max_attempts=config.critic_max_attempts,
-            temperature=config.critic_temperature,
-            retry_temperature=config.retry_temperature,
-        )
-    return CentralCritic(
-        backend,
-        mode=mode,  # type: ignore[arg-type]  # the re-run modes returned above
-        max_attempts=config.critic_max_attempts,
-        max_prompt_steps=config.critic_max_prompt_steps,
-        max_prompt_chars=config.critic_max_prompt_chars,
-        credit_levels=settings(config).critic_credit_levels,
-        temperature=config.critic_temperature,
-        retry_temperature=config.retry_temperature,
-    )
+    """The run's method's section: ``langmarl``, or that of a LangMARL variant registered under its
+    own name whose settings model extends :class:`~lang_pz.training.sections.LangMARLConfig`."""
+    return config.settings_of(config.method)
 
 
 class LangMARL(Method[LangMARLState, Policies]):
@@ -157,14 +112,14 @@ class LangMARL(Method[LangMARLState, Policies]):
     # -- the stages of one iteration -------------------------------------------------------
 
     def probe_groups(self) -> list[list[str]]:
-        """Whose decisions the counterfactual re-runs replace: the trainable agents one by one (the
-        whole team at once for ``central_global``; every agent, partners too, for the
-        ``counterfactual`` critic, which credits every agent from its own re-runs)."""
-        mode, p = self.settings.critic_mode, self.parts
-        if mode == "central_global":
+        """Whose decisions the counterfactual re-runs replace, as the critic mode says
+        (:class:`~lang_pz.critics.modes.CriticMode` ``probes``): the trainable agents one by one,
+        every agent (partners too: the ``counterfactual`` critic credits every agent from its own
+        re-runs), or the whole team at once (``central_global``)."""
+        probes, p = critic_mode(self.settings.critic_mode).probes, self.parts
+        if probes == "team":
             return [list(p.trainable)]
-        every = mode in ("counterfactual", "decisive", "coalition")
-        return [[a] for a in (list(p.env.possible_agents) if every else p.trainable)]
+        return [[a] for a in (list(p.env.possible_agents) if probes == "every" else p.trainable)]
 
     def evidence(self, state: LangMARLState, team: Team, batch: Batch, ctx: Context) -> list[Evidence]:
         """Counterfactual re-runs of the batch's seeds (:func:`~lang_pz.training.gather_evidence`);
