@@ -10,9 +10,10 @@
 (:mod:`lang_pz.training.registry`).
 """
 
-from lang_pz.methods.base import Method, Proposal
+from lang_pz.methods.base import Method
+from lang_pz.methods.data import IterationData, Proposal
 from lang_pz.methods.langmarl import LangMARL
 from lang_pz.methods.maskills import MASkills
 from lang_pz.training.registry import method_class, register_method, registered
 
-__all__ = ["LangMARL", "MASkills", "Method", "Proposal", "method_class", "register_method", "registered"]
+__all__ = ["IterationData", "LangMARL", "MASkills", "Method", "Proposal", "method_class", "register_method", "registered"]

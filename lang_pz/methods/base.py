@@ -42,7 +42,7 @@ import dataclasses
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -50,8 +50,9 @@ from pydantic import BaseModel
 
 from lang_pz.backends import LLMBackend
 from lang_pz.error import LangPZError, StageError
+from lang_pz.methods.data import IterationData, Proposal
 from lang_pz.runs import IterationLog, RunFolder
-from lang_pz.training.accept import Acceptance, Candidate, accept, acceptance_groups
+from lang_pz.training.accept import Acceptance, accept, acceptance_groups
 from lang_pz.training.parts import Context, Parts
 from lang_pz.training.parts import build as build_parts
 from lang_pz.training.players import Team
@@ -61,25 +62,6 @@ from lang_pz.training.steps import Batch, play_batch, validator
 S = TypeVar("S", bound=TrainState)
 P = TypeVar("P")
 T = TypeVar("T")
-
-
-@dataclass
-class Proposal(Generic[P]):
-    """What the propose stage made: the candidates the accept stage validates.
-
-    Attributes:
-        candidates: one per changed label, in proposal order (``changed_agents`` in the metrics).
-        gated: labels the method left alone on purpose, with why (LangMARL's evidence gate:
-            agent -> its best re-run gain; ``gated_agents`` in the metrics).
-    """
-
-    candidates: list[Candidate[P]] = field(default_factory=list)
-    gated: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def labels(self) -> list[str]:
-        """The candidates' labels, in order."""
-        return [c.label for c in self.candidates]
 
 
 class Method(ABC, Generic[S, P]):
@@ -262,22 +244,47 @@ class Method(ABC, Generic[S, P]):
         ), {}
 
     def iteration(self, state: S, log: IterationLog, callbacks: Sequence[Callback] = ()) -> tuple[IterationMetrics, S]:
-        """One iteration from ``state``, its stages in order (module docstring); writes its files,
-        ``done.json`` last.
+        """One iteration from ``state``, its stages in order (module docstring), in four phases a
+        loop of modules calls one by one (:mod:`lang_pz.modules`): :meth:`rollout` (begin, play),
+        :meth:`criticise` (evidence, assess), :meth:`backward` (gradients) and :meth:`step`
+        (propose, accept, commit); writes its files, ``done.json`` last.
 
         Raises:
             StageError: a stage raised a :class:`~lang_pz.error.LangPZError`, or recorded a
                 failed call with ``on_stage_failure: stop``; nothing of the iteration is done.
         """
-        ctx, meter = self.parts.context(log), UsageMeter(self.parts.meters, log)
+        data = self.rollout(state, log, callbacks)
+        self.criticise(data)
+        self.backward(data)
+        return self.step(data)
+
+    def rollout(self, state: S, log: IterationLog, callbacks: Sequence[Callback] = ()) -> IterationData[S, P]:
+        """The iteration's starting files and its batch (``begin``, ``play``)."""
+        ctx = self.parts.context(log)
+        data: IterationData[S, P] = IterationData(state, log, ctx, UsageMeter(self.parts.meters, log), callbacks)
         self.begin(state, log)
-        team, validate = self.team(state), self.validator(state, ctx)
-        batch = self._stage("play", ctx, self.play, state, team, validate, ctx, callbacks)
-        evidence = self._stage("evidence", ctx, self.evidence, state, team, batch, ctx)
-        reports = self._stage("critic", ctx, self.assess, state, batch, evidence, ctx)
-        grads = self._stage("optimiser", ctx, self.gradients, state, batch, evidence, reports, ctx)
-        proposal = self._stage("optimiser", ctx, self.propose, state, grads, ctx)
-        decision = self._stage("validation", ctx, self.accept, state, batch, proposal, evidence, validate, ctx)
+        data.team, data.validate = self.team(state), self.validator(state, ctx)
+        data.batch = self._stage("play", ctx, self.play, state, data.team, data.validate, ctx, callbacks)
+        return data
+
+    def criticise(self, data: IterationData[S, P]) -> None:
+        """The batch's evidence and the critic's reports (``evidence``, ``assess``)."""
+        state, ctx = data.state, data.ctx
+        data.evidence = self._stage("evidence", ctx, self.evidence, state, data.team, data.batch, ctx)
+        data.reports = self._stage("critic", ctx, self.assess, state, data.batch, data.evidence, ctx)
+
+    def backward(self, data: IterationData[S, P]) -> None:
+        """The directions of change from the reports (``gradients``)."""
+        args = (data.state, data.batch, data.evidence, data.reports, data.ctx)
+        data.gradients = self._stage("optimiser", data.ctx, self.gradients, *args)
+
+    def step(self, data: IterationData[S, P]) -> tuple[IterationMetrics, S]:
+        """The candidates along the gradients, validated, the next state (``propose``, ``accept``,
+        ``commit``) and the iteration's last write (:meth:`conclude`)."""
+        state, ctx, batch = data.state, data.ctx, data.batch
+        assert batch is not None, "step() before rollout()"
+        proposal = self._stage("optimiser", ctx, self.propose, state, data.gradients, ctx)
+        decision = self._stage("validation", ctx, self.accept, state, batch, proposal, data.evidence, data.validate, ctx)
         metrics = iteration_metrics(
             iteration=ctx.iteration,
             trajectories=batch.trajectories,
@@ -287,11 +294,12 @@ class Method(ABC, Generic[S, P]):
             gated=proposal.gated,
             critic_failures=sum(f.stage == "critic" for f in ctx.failures),
             optimiser_failures=sum(f.stage != "critic" for f in ctx.failures),
-            meter=meter,
+            meter=data.meter,
             test_value=batch.tested,
         )
-        new, extra = self.commit(state, grads, proposal, decision, metrics, ctx)
-        self.conclude(log, metrics, new, callbacks, **extra)
+        new, extra = self.commit(state, data.gradients, proposal, decision, metrics, ctx)
+        data.proposal, data.decision = proposal, decision
+        self.conclude(data.log, metrics, new, data.callbacks, **extra)
         return metrics, new
 
     def _stage(self, name: str, ctx: Context, fn: Callable[..., T], *args: Any) -> T:

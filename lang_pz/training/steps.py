@@ -48,6 +48,7 @@ from lang_pz.training.state import Failure
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
 E = TypeVar("E")
+I = TypeVar("I")  # noqa: E741  (an item)
 P = TypeVar("P")
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -322,28 +323,54 @@ def assess(
         The reports of the episodes that were assessed, in episode order.
     """
     by_episode = {e.episode: e for e in evidence}
-    bar = progress(len(trajectories), "critic", ctx.calls)
 
-    def one(traj: Trajectory) -> R | LangPZError:
+    def one(traj: Trajectory) -> R:
         found = by_episode.get(traj.episode)
+        return critic.assess(traj, policies, found.shown() if found is not None else ())
+
+    def failed(traj: Trajectory, exc: LangPZError) -> None:
+        ctx.fail(
+            Failure("critic", f"episode {traj.episode}", str(exc)),
+            "critic_errors",
+            {"episode": traj.episode, "error": str(exc)},
+        )
+
+    reports = []
+    for traj, report in each(ctx, "critic", trajectories, one, failed):
+        reports.append(report)
+        ctx.record("credits", {"episode": traj.episode, **report.model_dump(mode="json", exclude={"generations"})})
+    return reports
+
+
+def each(
+    ctx: Context, desc: str, items: Sequence[I], step: Callable[[I], T], failed: Callable[[I, LangPZError], None]
+) -> list[tuple[I, T]]:
+    """``step`` of each item, concurrently on the context's executor, with a progress line
+    (:func:`~lang_pz.training.progress.progress`); an item whose step raised
+    :class:`~lang_pz.error.LangPZError` is handed to ``failed`` (to record it) and left out.
+
+    Returns:
+        ``(item, result)`` of the items that succeeded, in ``items`` order.
+    """
+    bar = progress(len(items), desc, ctx.calls)
+
+    def one(item: I) -> T | LangPZError:
         try:
-            return critic.assess(traj, policies, found.shown() if found is not None else ())
+            return step(item)
         except LangPZError as exc:
             return exc
 
     try:
-        results = ctx.executor.map(one, trajectories, on_result=lambda _i, _r: bar.update())
+        results = ctx.executor.map(one, items, on_result=lambda _i, _r: bar.update())
     finally:
         bar.close()
-    reports: list[R] = []
-    for traj, res in zip(trajectories, results):
+    out: list[tuple[I, T]] = []
+    for item, res in zip(items, results):
         if isinstance(res, LangPZError):
-            failure = Failure("critic", f"episode {traj.episode}", str(res))
-            ctx.fail(failure, "critic_errors", {"episode": traj.episode, "error": str(res)})
-            continue
-        reports.append(res)
-        ctx.record("credits", {"episode": traj.episode, **res.model_dump(mode="json", exclude={"generations"})})
-    return reports
+            failed(item, res)
+        else:
+            out.append((item, res))
+    return out
 
 
 def validator(ctx: Context, team_of: Callable[[P], Team], seeds: Sequence[int]) -> Callable[[P, str], float | None]:

@@ -28,8 +28,8 @@ from lang_pz.critics.counterfactual import Evidence, best_gain
 from lang_pz.error import LangPZError
 from lang_pz.optimisers import Gradient, Momentum, PolicyUpdate, TextualPolicyOptimiser
 from lang_pz.training.parts import Context
-from lang_pz.training.progress import progress
 from lang_pz.training.state import Failure, TrainState
+from lang_pz.training.steps import each
 
 T = TypeVar("T")
 
@@ -147,28 +147,13 @@ def propose(
 
 
 def _per_agent(ctx: Context, desc: str, agents: Sequence[str], step: Callable[[str], T]) -> dict[str, T]:
-    """``step`` of each agent, concurrently on the context's executor; a
-    :class:`~lang_pz.error.LangPZError` is logged to ``optimiser_errors.jsonl`` and recorded in
-    ``ctx.failures`` (stage ``optimiser``), and that agent left out (it keeps its policy)."""
-    bar = progress(len(agents), desc, ctx.calls)
+    """``step`` of each agent (:func:`~lang_pz.training.steps.each`); a failure is logged to
+    ``optimiser_errors.jsonl`` and recorded in ``ctx`` (stage ``optimiser``), that agent left out."""
 
-    def one(agent: str) -> T | LangPZError:
-        try:
-            return step(agent)
-        except LangPZError as exc:
-            return exc
+    def failed(agent: str, exc: LangPZError) -> None:
+        ctx.fail(Failure("optimiser", agent, str(exc)), "optimiser_errors", {"agent": agent, "error": str(exc)})
 
-    try:
-        results = ctx.executor.map(one, agents, on_result=lambda _i, _r: bar.update())
-    finally:
-        bar.close()
-    out: dict[str, T] = {}
-    for agent, res in zip(agents, results):
-        if isinstance(res, LangPZError):
-            ctx.fail(Failure("optimiser", agent, str(res)), "optimiser_errors", {"agent": agent, "error": str(res)})
-        else:
-            out[agent] = res
-    return out
+    return dict(each(ctx, desc, agents, step, failed))
 
 
 def commit_momentum(momentum: Momentum | None, gradients: Mapping[str, Gradient], accepted: Sequence[str]) -> None:

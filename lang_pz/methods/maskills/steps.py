@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lang_pz.error import LangPZError, SkillLibraryError
-from lang_pz.methods.base import Proposal
+from lang_pz.methods.data import Proposal
 from lang_pz.objectives import Objective
 from lang_pz.runs import append_jsonl
 from lang_pz.skills.aggregate import SkillMemory
