@@ -10,14 +10,18 @@ DSPy's ``Teleprompter.compile`` keep the loop and vary the steps.
 One iteration over a parameter of type ``P`` (LangMARL: agent -> policy text; MASkills: a skill
 library)::
 
-    begin      the iteration's starting files (the policies; a method adds its own)
-    play       held-out test, current validation, training episodes -> Batch     (actor)
-    evidence   computed evidence of the batch (re-runs of the same seeds)
-    assess     the critic's report per episode                                   (critic)
-    gradients  per-label directions from the reports ("loss.backward()")         (optimiser)
-    propose    candidates along them -> Proposal[P] ("optimizer.step()")         (optimiser)
+    begin      the iteration's starting files (the policies; a method adds its own)   rollout
+    play       held-out test, current validation, training episodes -> Batch
+    evidence   computed evidence of the batch (re-runs of the same seeds)            criticise
+    assess     the critic's report per episode
+    gradients  per-label directions from the reports                                backward
+    propose    candidates along them -> Proposal[P]                                 step
     accept     candidates validated on held-out seeds, in order (the trust region)
     commit     the next state (what the method remembers of accepted candidates)
+
+The right column is the phase (:meth:`Method.rollout`, ``criticise``, ``backward``, ``step``)
+that :mod:`lang_pz.modules` calls as an actor, a critic, ``loss.backward()`` and
+``optimizer.step()``.
 
 ``order`` (which candidates are validated together, in which order),
 ``validator`` and ``validation_seeds`` are stages' parts a method may change too. A stage that
