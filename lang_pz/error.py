@@ -118,3 +118,26 @@ class SkillFormatError(LangPZError, ValueError):
 class SkillLibraryError(LangPZError, ValueError):
     """A skill library operation cannot be done: a stale or conflicting edit, a broken limit,
     a rollback of an edit that is not the library's latest, or an unreadable library folder."""
+
+
+class StageError(LangPZError, RuntimeError):
+    """A stage of a training iteration failed (a critic report, an optimiser step, a skill edit
+    the writer could not write, a validation or rollout that raised), so the iteration was left
+    unfinished: nothing of it is marked done, and ``lang-pz train --resume RUN_DIR`` redoes it,
+    that stage included (``on_stage_failure: continue`` goes on without the failed calls instead).
+
+    Attributes:
+        stage: the stage, e.g. ``critic``, ``optimiser``, ``skill writer``, ``validation``.
+        iteration: the iteration it stopped in.
+        run_dir: the run folder to resume.
+        cause: what failed, in words.
+    """
+
+    def __init__(self, stage: str, iteration: int, run_dir: str, cause: str) -> None:
+        self.stage, self.iteration, self.run_dir, self.cause = stage, iteration, run_dir, cause
+        super().__init__(
+            f"iteration {iteration} stopped in its {stage} stage: {cause}. Nothing of iteration {iteration} is "
+            f"marked done; `lang-pz train --resume {run_dir}` redoes it from the start (its finished training "
+            f"episodes are kept), {stage} stage included; or set on_stage_failure: continue to go on without "
+            "the failed calls"
+        )

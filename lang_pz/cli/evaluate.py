@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,9 +19,6 @@ from lang_pz.cli.common import (  # noqa: F401
     yaml_value,
 )
 from lang_pz.cli.critic_options import check_env, check_evidence
-
-if TYPE_CHECKING:
-    from lang_pz.critics.decisive import DecisiveCritic
 
 
 @app.command()
@@ -68,19 +65,6 @@ FAULT_CHOICES = ("misplay", "harmful", "idle", "random")
 BASE_CHOICES = ("heuristic", "greedy", "random", "oracle")
 
 
-def _critic_modes() -> tuple[str, ...]:
-    from typing import get_args
-
-    from lang_pz.training.config import CriticModeName
-
-    return tuple(get_args(CriticModeName))
-
-
-MODE_CHOICES = _critic_modes()  # from the config's Literal type, so the two cannot drift
-#: Modes that need re-runs of an --env (they cannot score Who&When logs).
-RERUN_MODES = ("counterfactual", "decisive", "coalition")
-
-
 def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value not in choices:
         close = difflib.get_close_matches(value, choices, n=1)
@@ -92,14 +76,23 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
         )
 
 
-def _searching(mode: str, llm: object, words: tuple[str, ...], window: int | None) -> DecisiveCritic:
-    """The decisive or coalition critic searching with ``words`` (``reference`` is refused there),
-    over coarse windows of ``window`` decisions (default: the critic's)."""
-    from lang_pz.critics.coalition import CoalitionCritic
-    from lang_pz.critics.decisive import DecisiveCritic
+def _modes_help() -> str:
+    from lang_pz.critics.modes import described
 
-    kind = CoalitionCritic if mode == "coalition" else DecisiveCritic
-    return kind(llm, replacements=words) if window is None else kind(llm, replacements=words, window=window)
+    return f"critic under test (repeatable), a registered critic mode: {described()}"
+
+
+def _critic(mode: str, llm: Any, words: tuple[str, ...], window: int | None, prompt_chars: int) -> Any:
+    """The critic of ``mode`` through the one factory (:func:`lang_pz.critics.make_critic`), with the
+    training config's defaults: a re-running mode gets ``words``, a searching one ``window``."""
+    from lang_pz.critics.modes import critic_mode, make_critic
+    from lang_pz.training.config import TrainConfig
+
+    evidence = critic_mode(mode).evidence
+    section: dict[str, Any] = {"critic_mode": mode, "counterfactual": list(words) if evidence != "none" else []}
+    if window is not None and evidence == "search":
+        section["decisive_window"] = window
+    return make_critic(TrainConfig.model_validate({"langmarl": section, "critic_max_prompt_chars": prompt_chars}), llm)
 
 
 @app.command("eval-critic")
@@ -115,14 +108,7 @@ def eval_critic(
     kw: KwOption = None,
     critic_modes: Annotated[
         list[str] | None,
-        typer.Option(
-            "--critic-mode",
-            help="critic under test (repeatable): central_credit, central_global, independent (the LLM "
-            "critic), counterfactual (credit from re-runs; the LLM only words it), decisive (the earliest "
-            "decision whose change recovers the loss, searched by re-runs; no reference) or coalition (Shapley "
-            "values of replacing agents' decisive windows together)",
-            show_default="central_credit",
-        ),
+        typer.Option("--critic-mode", help=_modes_help(), show_default="central_credit"),
     ] = None,
     evidence: Annotated[
         list[str] | None,
@@ -209,14 +195,17 @@ def eval_critic(
     modes = list(dict.fromkeys(critic_modes or ["central_credit"]))
     for name, value, choices in (("--fault", fault, FAULT_CHOICES), ("--base", base, BASE_CHOICES)):
         _choice(name, value, choices)
+    from lang_pz.critics.modes import critic_mode
+    from lang_pz.critics.modes import critic_modes as registered_modes
+
     for m in modes:
-        _choice("--critic-mode", m, MODE_CHOICES)
+        _choice("--critic-mode", m, tuple(registered_modes()))
     if not env_ids and whowhen is None:
         fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
     check_evidence(evidence, modes, evidence_window)
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
-    if whowhen is not None and set(modes) <= set(RERUN_MODES):
+    if whowhen is not None and set(modes) <= set(registered_modes("reruns", "search")):
         fail(
             ValueError(
                 "--whowhen logs cannot be re-run: the counterfactual, decisive and coalition critics need an --env; add "
@@ -235,8 +224,6 @@ def eval_critic(
             for env_id in env_ids or []
         ]
         from lang_pz.backends import make_backend
-        from lang_pz.critics import CentralCritic
-        from lang_pz.critics.difference import DifferenceCritic
         from lang_pz.evaluation.bases import env_family
         from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
         from lang_pz.evaluation.summary import rules_table, summary_dict, table
@@ -247,21 +234,19 @@ def eval_critic(
             options.setdefault("n_threads", threads)
         llm = make_backend(backend, **options)
         check_backend(llm)
-        critics = {
-            m: (
-                DifferenceCritic(llm) if m == "counterfactual" else CentralCritic(llm, mode=m, max_prompt_chars=prompt_chars)  # type: ignore[arg-type]
-            )
-            for m in modes
-            if m not in ("decisive", "coalition")
-        }
         out.mkdir(parents=True, exist_ok=True)
         log = lambda msg: typer.echo(msg, err=True)  # noqa: E731
         summaries = []
         for i, env_id in enumerate(env_ids or []):
             words = tuple(evidence or (["default"] if env_family(env_id) == "math" else ["alternatives"]))
-            specs = [CriticSpec(m, c, words if m == "counterfactual" else (), evidence_window) for m, c in critics.items()]
-            specs += [CriticSpec(m, _searching(m, llm, words, evidence_window)) for m in modes if m not in critics]
-            specs.sort(key=lambda sp: modes.index(sp.name))
+            specs = [
+                CriticSpec(
+                    m,
+                    _critic(m, llm, words, evidence_window, prompt_chars),
+                    *((words, evidence_window) if critic_mode(m).evidence == "reruns" else ()),
+                )
+                for m in modes
+            ]
             summaries += run_fault_benchmark(
                 env_id,
                 specs,
@@ -278,12 +263,12 @@ def eval_critic(
                 progress=log,
             )
         if whowhen is not None:
-            for m, c in critics.items():
-                if m in RERUN_MODES:
+            for m in modes:
+                if critic_mode(m).evidence != "none":
                     continue
                 summary, _ = run_whowhen_benchmark(
                     whowhen,
-                    c,
+                    _critic(m, llm, (), None, prompt_chars),
                     name=m,
                     seed=seed,
                     tolerance=tolerance,

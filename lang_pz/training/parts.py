@@ -1,5 +1,6 @@
 """What every method's run is made of: the environment, its pool, the executor, the role meters,
-the objective and the agents (:class:`Parts`, built and checked by :func:`build`).
+the objective and the agents (:class:`Parts`, built and checked by :func:`build`), and what one
+iteration's steps play with and write to (:class:`Context`, ``parts.context(log)``).
 
 A method (:mod:`lang_pz.methods`) adds its own parts on top (LangMARL a critic and a textual
 optimiser, MASkills a skill critic and a skill writer); :func:`lang_pz.training.train` drives it.
@@ -9,9 +10,9 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import lang_pz
 from lang_pz.backends import LLMBackend, make_backend
@@ -29,12 +30,47 @@ from lang_pz.training.checks import (
     role_backends,
 )
 from lang_pz.training.config import ROLES, TrainConfig
-from lang_pz.training.players import Reference
-from lang_pz.training.steps import validate
+from lang_pz.training.state import Failure
 from lang_pz.training.team import TeamSpec
 
-if TYPE_CHECKING:
-    from lang_pz.trajectory import Trajectory
+
+@dataclass(frozen=True)
+class Context:
+    """What the steps of one iteration play with and write to, so that no step is handed them
+    one by one: the environments, the executor, the objective, the iteration's log, and the
+    failures its steps record (``parts.context(log)``; ``Context()`` for a step run alone: one
+    task at a time, nothing written).
+
+    Attributes:
+        envs: the :class:`~lang_pz.executor.EnvPool` (or one environment) episodes are played in.
+        executor: runs each step's independent tasks.
+        objective: what validation and re-runs measure (``None``: the team return).
+        log: the iteration's log, if the steps write their records.
+        iteration: the iteration's number.
+        failures: every :class:`~lang_pz.training.state.Failure` the steps recorded (:meth:`fail`).
+    """
+
+    envs: Any = None
+    executor: Executor = field(default_factory=lambda: LocalExecutor(1))
+    objective: Objective | None = None
+    log: IterationLog | None = None
+    iteration: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+    def record(self, kind: str, record: dict[str, Any]) -> None:
+        """Append ``record`` to the iteration's ``KIND.jsonl`` (nothing without a log)."""
+        if self.log is not None:
+            self.log.log(kind, record)
+
+    def fail(self, failure: Failure, kind: str, record: dict[str, Any]) -> None:
+        """Record a failed call: in :attr:`failures` and as ``record`` in ``KIND.jsonl``."""
+        self.failures.append(failure)
+        self.record(kind, record)
+
+    def calls(self) -> int | None:
+        """LLM calls of the iteration so far (``None`` without a log that meters them)."""
+        source = self.log.usage_source if self.log is not None else None
+        return None if source is None else sum(int(u.get("calls", 0)) for u in source().values())
 
 
 @dataclass
@@ -61,6 +97,14 @@ class Parts:
     config: TrainConfig
     trainable: list[str]
     llm_agents: list[str]
+
+    def context(self, log: IterationLog | None = None) -> Context:
+        """The :class:`Context` of an iteration's steps (``log``: the iteration's, if written)."""
+        return Context(self.envs, self.executor, self.objective, log, log.iteration if log is not None else 0)
+
+    def initial_policies(self) -> dict[str, str]:
+        """Every LLM agent's starting policy (``initial_policies`` over ``initial_policy``)."""
+        return {a: self.config.initial_policies.get(a, self.config.initial_policy) for a in self.llm_agents}
 
     def actors(self, policies: Mapping[str, str]) -> TeamSpec:
         """``env -> team``: ``policies`` on the actor backend with fixed partners built for that
@@ -147,47 +191,5 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
             actor_given="actor" in given,
         )
     parts = Parts(env, envs, executor, meters, objective, config, list(config.trainable_agents or llm_agents), llm_agents)
-    parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
+    parts.actors(parts.initial_policies())(env)  # every policy text is checked now
     return parts
-
-
-def initial_policies(config: TrainConfig, parts: Parts) -> dict[str, str]:
-    """Every LLM agent's starting policy (``initial_policies`` over ``initial_policy``)."""
-    return {a: config.initial_policies.get(a, config.initial_policy) for a in parts.llm_agents}
-
-
-#: ``(policies, label) -> value`` on the validation seeds (:func:`validator`).
-Validator = Callable[[Mapping[str, str], str], float | None]
-
-
-def validator(parts: Parts, log: IterationLog | None = None) -> Validator:
-    """``(policies, label) -> value``: :func:`~lang_pz.training.steps.validate` of ``policies`` on the
-    config's validation seeds, logged under ``label``; each call answers from the episodes of the
-    call before it (a :class:`~lang_pz.training.players.Reference`), so a candidate that changes one
-    agent asks only that agent and those its change reaches. Make one per iteration: nothing is
-    carried to the next, so a resumed iteration makes the calls an uninterrupted one makes."""
-    latest: list[Reference | None] = [None]
-
-    def val(policies: Mapping[str, str], label: str) -> float | None:
-        team = parts.actors(policies)
-        episodes: dict[int, Trajectory] = {}
-
-        def keep(t: Trajectory) -> None:
-            assert t.seed is not None  # played from one of the (int) validation seeds
-            episodes[t.seed] = t
-
-        value = validate(
-            parts.envs,
-            team,
-            parts.config.validation_seeds,
-            objective=parts.objective,
-            log=log,
-            label=label,
-            executor=parts.executor,
-            reference=latest[-1],
-            on_episode=keep,
-        )
-        latest.append(Reference(team, episodes))
-        return value
-
-    return val

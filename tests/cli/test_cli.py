@@ -296,16 +296,17 @@ def test_set_without_equals_says_key_value():
     assert "--set needs KEY=VALUE, got 'iterations'" in line and "did you mean" not in line
 
 
-def test_train_help_lists_every_critic_mode():
-    from typing import get_args
-
-    from lang_pz.training.config import CriticModeName
+def test_train_help_lists_every_critic_mode_and_method():
+    from lang_pz.critics import critic_modes
+    from lang_pz.methods import registered
 
     res = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "400"})
     assert res.exit_code == 0
     line = next(x for x in res.output.splitlines() if "--critic-mode" in x)
-    for mode in get_args(CriticModeName):
+    for mode in critic_modes():
         assert mode in line, (mode, line)
+    line = next(x for x in res.output.splitlines() if "--method" in x and "registered method" in x)
+    assert all(m in line for m in registered()), line
 
 
 def _trained_run(tmp_path, n_pistons: int = 5):
