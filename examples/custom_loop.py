@@ -24,8 +24,8 @@ class MarginGate(LangMARL):
 
     margin = 1.0  # team-return units
 
-    def gate(self, evidence, ctx):
-        gated = super().gate(evidence, ctx)  # the stock gate: no re-run beat the agent at all
+    def gate(self, evidence, reports, ctx):
+        gated = super().gate(evidence, reports, ctx)  # the stock gate: no re-run beat the agent at all
         for agent in self.parts.trainable:
             gain = best_gain(agent, evidence)
             if agent not in gated and gain is not None and gain <= self.margin:

@@ -214,6 +214,12 @@ class RunFolder:
         return self.root / "metrics.jsonl"
 
     @property
+    def phases(self) -> Path:
+        """phase -> the items (task ids, start states, first observations) its seeds play:
+        the run's held-out check (:func:`lang_pz.training.phases.check_phases`)."""
+        return self.root / "phases.json"
+
+    @property
     def final_policies(self) -> Path:
         return self.root / "final" / "policies"
 

@@ -12,6 +12,8 @@
                     (Who&When; :class:`~lang_pz.critics.decisive.DecisiveCritic`)
 ``coalition``       Shapley values of replacing agents' decisive windows together
                     (:class:`~lang_pz.critics.coalition.CoalitionCritic`)
+``own_policy``      an agent's deviations from its own policy text that, undone, recover the
+                    loss (:class:`~lang_pz.critics.own.OwnPolicyCritic`)
 =================  =====================================================================
 
 :func:`register_critic_mode` adds one (a critic of yours, selectable by name in a config or on
@@ -191,6 +193,12 @@ def _coalition(backend: LLMBackend, config: Any) -> Critic[Any, Any]:
     return _search(backend, config, coalition=True)
 
 
+def _own_policy(backend: LLMBackend, config: Any) -> Critic[Any, Any]:
+    from lang_pz.critics.own import make_own_policy_critic
+
+    return make_own_policy_critic(backend, seed=config.seed, **_sampling(config))
+
+
 for _mode in (
     CriticMode("central_credit", _central("central_credit"), "an LLM critic: one call per episode, a credit per agent"),
     CriticMode("central_global", _central("central_global"), "one shared critique for the team", probes="team", joint=True),
@@ -213,6 +221,13 @@ for _mode in (
         "coalition",
         _coalition,
         "Shapley values of replacing agents' decisive windows together (joint faults)",
+        evidence="search",
+        probes="every",
+    ),
+    CriticMode(
+        "own_policy",
+        _own_policy,
+        "blame an agent that did not play what its own policy text says, if playing it recovers the loss",
         evidence="search",
         probes="every",
     ),

@@ -48,6 +48,11 @@ class TrainConfig(BaseModel):
 
     env_id: str = Field("butterfly/pistonball-v0", description="registered environment id")
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for lang_pz.make")
+    phase_env_kwargs: dict[Literal["train", "validation", "test"], dict[str, Any]] = Field(
+        default_factory=dict,
+        description="phase -> keyword arguments that replace env_kwargs' for that phase (default: split=<phase> "
+        "for envs with held-out splits, lang_pz.training.phases)",
+    )
     iterations: int = Field(2, ge=1, description="training iterations")
     episodes_per_iteration: int = Field(1, ge=1, description="training episodes per iteration")
     seed: int = Field(0, ge=0, description="seed of the first training episode; episode k uses seed + k")
@@ -207,7 +212,7 @@ class TrainConfig(BaseModel):
             )
         return seeds
 
-    @field_validator("env_kwargs", "backend_options")
+    @field_validator("env_kwargs", "phase_env_kwargs", "backend_options")
     @classmethod
     def _finite_options(cls, options: dict[str, Any], info: Any) -> dict[str, Any]:
         bad = _non_finite(options, info.field_name)

@@ -9,6 +9,7 @@ owns one iteration; SB3's ``learn`` / ``train`` split.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 def final_test(config: TrainConfig, parts: Parts, run: RunFolder, team: Team) -> float | None:
     """The held-out test of the final team (``env -> team``), written to ``final/test.jsonl``
     (rewritten on resume); its mean objective (``None`` without test seeds)."""
-    values = evaluate(parts.envs, team, config.test_seeds, objective=parts.objective, executor=parts.executor)
+    values = evaluate(parts.envs["test"], team, config.test_seeds, objective=parts.objective, executor=parts.executor)
     atomic_write(run.final_test, "")
     for i, (s, v) in enumerate(zip(config.test_seeds, values)):
         append_jsonl(run.final_test, {"episode": i, "policies": "final", "seed": s, "objective": round(v, 3)})
@@ -101,6 +102,7 @@ def train(
     try:
         if resume is None:
             run.create(config.model_dump_json(indent=2))
+            atomic_write(run.phases, json.dumps(algo.parts.items, indent=1))
         start = algo.start()
         state = algo.restore(run, done) if done else start
         result = algo.result(run.root, start, [IterationMetrics(**d["metrics"]) for d in done])

@@ -241,7 +241,15 @@ def play_batch(
     with ThreadPoolExecutor(2) as side:
         submit = side.submit if ex.workers > 1 or not isinstance(ex, LocalExecutor) else _now
         tested = submit(
-            validate, ctx.envs, actors, test_seeds, objective=ctx.objective, log=log, label="current", test=True, executor=ex
+            validate,
+            ctx.envs_of("test"),
+            actors,
+            test_seeds,
+            objective=ctx.objective,
+            log=log,
+            label="current",
+            test=True,
+            executor=ex,
         )
         current = submit(value) if callable(value) else _now(lambda: value)
         trajectories = collect(ctx.envs, actors, seeds, episodes, log=log, executor=ex, on_episode=on_episode, desc=desc)
@@ -394,7 +402,7 @@ def validator(ctx: Context, team_of: Callable[[P], Team], seeds: Sequence[int]) 
             episodes[t.seed] = t
 
         value = validate(
-            ctx.envs,
+            ctx.envs_of("validation"),
             team,
             seeds,
             objective=ctx.objective,

@@ -71,8 +71,8 @@ PLUGIN = textwrap.dedent(
         name = "cautious"
         settings_model = CautiousSettings
 
-        def gate(self, evidence, ctx):
-            gated = super().gate(evidence, ctx)
+        def gate(self, evidence, reports, ctx):
+            gated = super().gate(evidence, reports, ctx)
             for agent in self.parts.trainable:
                 gain = best_gain(agent, evidence)
                 if agent not in gated and gain is not None and gain <= self.settings.margin:

@@ -782,7 +782,10 @@ def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
     trajs: list[Trajectory] = []
     validate(
-        parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), [VAL_SEED, 1002, VAL_SEED], on_episode=trajs.append
+        parts.envs["validation"],
+        parts.actors(dict.fromkeys(parts.llm_agents, UP)),
+        [VAL_SEED, 1002, VAL_SEED],
+        on_episode=trajs.append,
     )
     parts.close()
     first, _, again = trajs
@@ -1071,7 +1074,7 @@ def test_collect_refuses_repeated_episode_numbers(tmp_path):
 
     parts = build(config(tmp_path / "run"), backends=StandIn().backend)
     with pytest.raises(ValueError, match=r"episode numbers \[0\] repeat"):
-        collect(parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), seeds=[0, 5], episodes=[0, 0])
+        collect(parts.envs["train"], parts.actors(dict.fromkeys(parts.llm_agents, UP)), seeds=[0, 5], episodes=[0, 0])
     parts.close()
 
 

@@ -19,7 +19,7 @@ as is :meth:`probe_groups`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +28,15 @@ from lang_pz.critics.counterfactual import Counterfactual, Evidence, best_gain
 from lang_pz.critics.decisive import SearchingCritic
 from lang_pz.critics.modes import critic_mode, make_critic
 from lang_pz.methods.base import Method, Proposal
-from lang_pz.methods.langmarl.steps import Directions, LangMARLState, commit_momentum, evidence_gate, gradients, propose
+from lang_pz.methods.langmarl.steps import (
+    Directions,
+    LangMARLState,
+    commit_momentum,
+    evidence_gate,
+    gradients,
+    propose,
+    verdict_gate,
+)
 from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
 from lang_pz.runs import RunFolder
 from lang_pz.training.accept import Acceptance, acceptance_groups, policy_candidates
@@ -123,19 +131,24 @@ class LangMARL(Method[LangMARLState, Policies]):
 
     def evidence(self, state: LangMARLState, team: Team, batch: Batch, ctx: Context) -> list[Evidence]:
         """Counterfactual re-runs of the batch's seeds (:func:`~lang_pz.training.gather_evidence`);
-        a critic that chooses its own re-runs (``decisive``, ``coalition``) searches each episode,
+        a critic that chooses its own re-runs (``decisive``, ``coalition``, ``own_policy``) searches each
+        episode (shown the current policy texts),
         its re-runs played by :func:`~lang_pz.training.steps.rerun` (logged to
         ``counterfactuals.jsonl``, their count and LLM requests to ``credit_search.jsonl``)."""
         cfg, seed = self.settings, self.config.seed + ctx.iteration
         if isinstance(self.critic, SearchingCritic):
-            return [self._search(self.critic, team, t, ctx) for t in batch.trajectories]
+            return [self._search(self.critic, team, t, ctx, state.policies) for t in batch.trajectories]
         return gather_evidence(
             ctx, team, batch.trajectories, self.probe_groups(), cfg.counterfactual, seed=seed, steps=cfg.counterfactual_steps
         )
 
-    def _search(self, critic: SearchingCritic, team: Team, traj: Trajectory, ctx: Context) -> Evidence:
+    def _search(
+        self, critic: SearchingCritic, team: Team, traj: Trajectory, ctx: Context, policies: Mapping[str, str]
+    ) -> Evidence:
         seed = self.config.seed + ctx.iteration
-        found = critic.search(traj, lambda plans: rerun(ctx, team, [(traj, plan) for plan in plans], seed=seed))
+        found = critic.search(
+            traj, lambda plans: rerun(ctx, team, [(traj, plan) for plan in plans], seed=seed), policies=policies
+        )
         for c in found.probes:
             ctx.record("counterfactuals", {"episode": traj.episode, **c.model_dump(mode="json")})
         ctx.record(
@@ -155,12 +168,16 @@ class LangMARL(Method[LangMARLState, Policies]):
         """The critic's report per episode, shown its evidence (:func:`~lang_pz.training.assess`)."""
         return assess(ctx, self.critic, batch.trajectories, state.policies, evidence)
 
-    def gate(self, evidence: Sequence[Evidence], ctx: Context) -> dict[str, float | None]:
-        """The agents to give no edit (:func:`~lang_pz.methods.langmarl.steps.evidence_gate`), with
-        their best gain (none without counterfactual evidence or with ``evidence_gate: false``)."""
-        if not (self.settings.counterfactual and self.settings.evidence_gate):
+    def gate(self, evidence: Sequence[Evidence], reports: Sequence[CriticReport], ctx: Context) -> dict[str, float | None]:
+        """The agents to give no edit, with their best gain: no re-run beat what they played
+        (:func:`~lang_pz.methods.langmarl.steps.evidence_gate`, with counterfactual evidence), or
+        no report's verdict blamed them (:func:`~lang_pz.methods.langmarl.steps.verdict_gate`);
+        none with ``evidence_gate: false``."""
+        if not self.settings.evidence_gate:
             return {}
-        return evidence_gate(ctx, self.parts.trainable, evidence)
+        gated = evidence_gate(ctx, self.parts.trainable, evidence) if self.settings.counterfactual else {}
+        rest = [a for a in self.parts.trainable if a not in gated]
+        return {**gated, **verdict_gate(ctx, rest, reports)}
 
     def gradients(
         self,
@@ -171,7 +188,7 @@ class LangMARL(Method[LangMARLState, Policies]):
         ctx: Context,
     ) -> Directions:
         """The gate, then the language gradient of every agent it let through."""
-        gated = self.gate(evidence, ctx)
+        gated = self.gate(evidence, reports, ctx)
         agents = [a for a in self.parts.trainable if a not in gated]
         return Directions(gradients(ctx, self.optimiser, state.policies, agents, reports, state.momentum), gated)
 

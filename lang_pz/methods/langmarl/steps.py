@@ -92,6 +92,26 @@ def evidence_gate(ctx: Context, agents: Sequence[str], evidence: Sequence[Eviden
     return out
 
 
+def verdict_gate(ctx: Context, agents: Sequence[str], reports: Sequence[CriticReport]) -> dict[str, float | None]:
+    """The agents to give no edit because no report's verdict names them: a critic that states a
+    verdict (:attr:`~lang_pz.critics.base.CriticReport.verdict`, the re-run critics under
+    :class:`~lang_pz.critics.significance.Significance`) blames an agent only when its re-run gain
+    is significant, and "no one" otherwise; an agent never blamed is not rewritten (no blame
+    without significance). Reports without a verdict (the LLM critics) gate no one. Each gated
+    agent is logged to ``gated.jsonl``."""
+    verdicts = [r.verdict for r in reports if r.verdict is not None]
+    if not verdicts:
+        return {}
+    named = {a for v in verdicts for a in v}
+    out: dict[str, float | None] = {}
+    for a in agents:
+        if a not in named:
+            out[a] = None
+            reason = "no episode's verdict blamed the agent (its re-run gain was not significant): no edit proposed"
+            ctx.record("gated", {"agent": a, "best_gain": None, "reason": reason})
+    return out
+
+
 def gradients(
     ctx: Context,
     optimiser: TextualPolicyOptimiser,
