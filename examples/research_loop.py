@@ -25,7 +25,7 @@ def research_train(config: TrainConfig, backends=None) -> TextParameters:
     actor, critic = LLMActor(params), LLMCritic(params)
     optimizer = LanguagePolicyOptimizer(params)
     run = RunFolder(config.run_dir)
-    run.create(config.model_dump_json(indent=2))
+    run.create(config.model_dump_json(indent=2), params.method.parts.items)  # config, held-out items
     try:
         for it in range(config.iterations):
             state = actor(run.begin(it))  # rollouts, current validation (TorchRL's collector)

@@ -9,7 +9,6 @@ owns one iteration; SB3's ``learn`` / ``train`` split.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,8 +100,7 @@ def train(
     algo = cls.build(config, backends=backends, run=run if resume is not None else None, **objects)
     try:
         if resume is None:
-            run.create(config.model_dump_json(indent=2))
-            atomic_write(run.phases, json.dumps(algo.parts.items, indent=1))
+            run.create(config.model_dump_json(indent=2), algo.parts.items)
         start = algo.start()
         state = algo.restore(run, done) if done else start
         result = algo.result(run.root, start, [IterationMetrics(**d["metrics"]) for d in done])
