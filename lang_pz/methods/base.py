@@ -107,7 +107,8 @@ class Method(ABC, Generic[S, P]):
             **objects: the parts named in :attr:`objects`, given as objects.
 
         Raises:
-            everything :func:`lang_pz.training.build` and :meth:`assemble` raise.
+            LangPZError: whatever :func:`lang_pz.training.build` and :meth:`assemble` raise (a bad
+                env id, kwargs, agent, objective, backend spec, or a method part).
         """
         return cls.assemble(build_parts(config, backends=cls.backends_for(config, backends)), run=run, **objects)
 
