@@ -103,6 +103,12 @@ class TrainConfig(BaseModel):
     critic_max_attempts: int = Field(3, ge=1, description="critic LLM calls per report before it fails")
     critic_max_prompt_steps: int = Field(40, ge=1, description="most trajectory steps shown to the critic")
     critic_max_prompt_chars: int = Field(5000, ge=1000, description="budget of the critic's trajectory text")
+    actor_temperature: float = Field(
+        0.0,
+        ge=0,
+        description="sampling temperature of the agents' decisions (0: greedy; > 0 samples with the run's seed, so "
+        "validation of a deterministic env sees other episodes than training)",
+    )
     critic_temperature: float = Field(0.0, ge=0, description="sampling temperature of the critic's first attempt")
     optimiser_max_attempts: int = Field(3, ge=1, description="LLM calls per optimiser stage before it fails")
     optimiser_temperature: float = Field(0.0, ge=0, description="sampling temperature of first optimiser attempts")
