@@ -4,12 +4,14 @@ plain line on stderr at a bounded rate.
 Without a terminal (a log file, CI, ``nohup``) a bar would be drawn as a stream of carriage
 returns, and tqdm with ``disable=None`` draws nothing, so a long run said nothing between its
 iteration lines. :func:`progress` writes ``DESC: done/total, N LLM calls, elapsed Xs, ETA Ys``
-there instead, at most once per :data:`EVERY` seconds and once when the step ends.
+there instead: every :data:`EVERY` seconds while the step runs (also while one long item is
+still going: the LLM calls tell that it moves), and once when the step ends.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, Any
@@ -26,7 +28,7 @@ class Lines:
         desc: what the line starts with (e.g. ``iter 0 episodes``).
         calls: LLM calls of the iteration so far (shown on each line unless it gives ``None``).
         stream: where the lines go (default: stderr).
-        every: least seconds between two lines before the last.
+        every: seconds between two lines while the step runs (a daemon thread writes them).
     """
 
     def __init__(
@@ -41,15 +43,23 @@ class Lines:
         self.stream = stream or sys.stderr
         self.done = 0
         self.t0 = self.said = time.monotonic()
+        self._closed = threading.Event()
+        if total:
+            threading.Thread(target=self._beat, name=f"progress {desc}", daemon=True).start()
+
+    def _beat(self) -> None:
+        while not self._closed.wait(self.every):
+            self._say()
 
     def update(self, n: int = 1) -> None:
-        """``n`` more items are done; a line if the last one is ``every`` seconds old."""
+        """``n`` more items are done."""
         self.done += n
-        if time.monotonic() - self.said >= self.every and self.done < self.total:
-            self._say()
 
     def close(self) -> None:
         """The step ended: its last line (none for a step of no items)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
         if self.total:
             self._say()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 from standins import AGENTS, StandIn, config, jsonl
@@ -78,19 +79,25 @@ def test_continue_goes_on_and_the_progress_line_says_what_failed(tmp_path):
     assert "no candidate" in line and "1 critic report(s) failed" in line
 
 
-def test_plain_progress_lines_at_a_bounded_rate():
+def test_plain_progress_lines_at_a_bounded_rate_also_while_one_item_runs():
     out = io.StringIO()
     quiet = Lines(3, "iter 0 episodes", calls=lambda: 7, stream=out, every=3600)
     for _ in range(3):
         quiet.update()
     quiet.close()
+    quiet.close()  # closing twice says nothing more
     assert out.getvalue().splitlines() == ["iter 0 episodes: 3/3, 7 LLM calls, elapsed 0s"]  # the last line only
     out = io.StringIO()
-    chatty = Lines(2, "critic", stream=out, every=0)
-    chatty.update()
-    chatty.update()
-    chatty.close()
-    first, last = out.getvalue().splitlines()
-    assert first.startswith("critic: 1/2, elapsed 0s, ETA ") and last == "critic: 2/2, elapsed 0s"
+    beating = Lines(2, "critic", stream=out, every=0.05)
+    beating.update()
+    deadline = time.monotonic() + 60
+    while len(out.getvalue().splitlines()) < 2 and time.monotonic() < deadline:  # the second item takes long
+        time.sleep(0.05)
+    beating.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3 and lines[0].startswith("critic: 1/2, elapsed ") and "ETA" in lines[0]
+    assert lines[-1].startswith("critic: 1/2, elapsed ")  # closed with the second item unfinished
+    n = len(lines)
     Lines(0, "nothing", stream=out).close()  # a step of no items says nothing
-    assert len(out.getvalue().splitlines()) == 2
+    time.sleep(0.2)
+    assert len(out.getvalue().splitlines()) == n  # and a closed step says nothing more

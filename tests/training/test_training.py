@@ -76,7 +76,14 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
     result, _, run, messages = flip_run
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["iterations"] == 2 and cfg["run_dir"] == str(run) and cfg["env_kwargs"] == ENV
-    assert sorted(p.name for p in run.iterdir()) == ["config.json", "final", "iter_000", "iter_001", "metrics.jsonl", "phases.json"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        "config.json",
+        "final",
+        "iter_000",
+        "iter_001",
+        "metrics.jsonl",
+        "phases.json",
+    ]
     before = {0: dict.fromkeys(AGENTS, UP), 1: SLOPE}  # the policies each iteration's episodes used
     for it in (0, 1):
         d = run / f"iter_{it:03d}"
