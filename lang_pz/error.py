@@ -118,3 +118,18 @@ class SkillFormatError(LangPZError, ValueError):
 class SkillLibraryError(LangPZError, ValueError):
     """A skill library operation cannot be done: a stale or conflicting edit, a broken limit,
     a rollback of an edit that is not the library's latest, or an unreadable library folder."""
+
+
+#: What a failed *episode* raises (``lang-pz play``, ``lang-pz bench``): the LLM failed it, for
+#: good after its retries: an endpoint that went down, a prompt that cannot fit the model's
+#: context, replies that never validated. The episode is not scored and the command goes on.
+#: Any other error is the command's (an env or policy refusing its configuration fails every
+#: episode alike): it stops the command.
+EPISODE_ERRORS: tuple[type[Exception], ...] = (BackendError, SchemaValidationError)
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` on one line (a multi-line message joined with `` / ``), as
+    failed episodes are recorded and reported."""
+    text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
