@@ -203,3 +203,13 @@ def test_eval_critic_page_lists_the_summary_and_every_case(browser, tmp_path):
         # A critic that cannot separate the agents blames no one; the page says so in words.
         assert cells[5].startswith(f"blamed {verdict['blamed'] or 'no one'} at steps")
         assert f"agent {'right' if verdict['agent_hit'] else 'wrong'}" in cells[5]
+
+
+def test_the_role_differentiation_chart_has_a_point_per_iteration(browser, tmp_path):
+    from role_runs import role_run
+
+    with Page(browser, write_view(role_run(tmp_path / "run"), tmp_path / "page")) as page:
+        assert page.locator("#roles-chart .series-policy-divergence .pt").count() == 2
+        assert page.locator("#roles-chart .series-action-divergence .pt").count() == 2
+        assert "started from policies with the same words" in page.locator("#main").inner_text()
+        assert "Final policies: 0.33" in page.locator("#main").inner_text()
