@@ -6,6 +6,8 @@ and its play. Expected role differentiation (lang_pz.differentiation):
 - iteration 1: policy text 1/3 (piston_0 is 0.5 from each of the others, which are 0 apart),
   actions 2/3 (piston_0 is 1 bit from each of the others: disjoint actions);
 - final: policy text 1/3.
+
+:func:`labelled_run` adds critic records and a human labels file (lang_pz.evaluation.labels).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lang_pz.runs import RunFolder, write_policies
+from lang_pz.runs import RunFolder, append_jsonl, write_policies
 from lang_pz.trajectory import AgentStep, TrajectoryWriter
 
 AGENTS = ("piston_0", "piston_1", "piston_2")
@@ -50,3 +52,29 @@ def role_run(root: Path) -> Path:
             f.write(json.dumps(metrics) + "\n")
     run.finish(plans[-1])
     return root
+
+
+def credit(c: float, steps=()) -> dict:
+    return {"credit": c, "explanation": "x", "steps": list(steps)}
+
+
+def labelled_run(tmp_path: Path) -> Path:
+    """The role run, its critic's records, and four labels (see the expected figures below):
+    it 1 ep 0: label piston_0 at step 2, critic blames piston_0 citing 2 -> agent and step agree;
+    it 1 ep 1: label piston_0 at step 3, critic's verdict "no one" -> both disagree;
+    it 0 ep 0: label no one, critic all 0.0 without a verdict -> agrees (no one singled out);
+    it 0 ep 1: label no one, no critic record -> no verdict, disagrees."""
+    run = RunFolder(role_run(tmp_path / "run"))
+    zero = {a: credit(0.0) for a in ("piston_0", "piston_1", "piston_2")}
+    append_jsonl(run.iteration(1).log("credits"), {"episode": 0, "credits": {**zero, "piston_0": credit(-0.5, [2])}})
+    append_jsonl(run.iteration(1).log("credits"), {"episode": 1, "credits": zero, "verdict": []})
+    append_jsonl(run.iteration(0).log("credits"), {"episode": 0, "credits": zero})
+    lines = [
+        {"run": "run", "iteration": 1, "episode": 0, "blamed": ["piston_0"], "step": 2, "annotator": "a"},
+        {"run": "run", "iteration": 1, "episode": 1, "blamed": ["piston_0"], "step": 3, "annotator": "a"},
+        {"run": "run", "iteration": 0, "episode": 0, "blamed": [], "annotator": "a", "note": "all played up"},
+        {"run": "run", "iteration": 0, "episode": 1, "blamed": [], "annotator": "b"},
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n")
+    return path

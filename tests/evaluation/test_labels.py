@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from role_runs import role_run
+from role_runs import labelled_run, role_run
 from typer.testing import CliRunner
 
 import lang_pz.backends
@@ -20,35 +20,8 @@ from lang_pz.error import LangPZError
 from lang_pz.evaluation.agreement import agreement_table, cohen_kappa, score_labels
 from lang_pz.evaluation.labels import load_labelled, read_labels
 from lang_pz.evaluation.summary import proportion_ci
-from lang_pz.runs import RunFolder, append_jsonl
 
 runner = CliRunner()
-
-
-def credit(c: float, steps=()) -> dict:
-    return {"credit": c, "explanation": "x", "steps": list(steps)}
-
-
-def labelled_run(tmp_path: Path) -> Path:
-    """The role run, its critic's records, and four labels (see the expected figures below):
-    it 1 ep 0: label piston_0 at step 2, critic blames piston_0 citing 2 -> agent and step agree;
-    it 1 ep 1: label piston_0 at step 3, critic's verdict "no one" -> both disagree;
-    it 0 ep 0: label no one, critic all 0.0 without a verdict -> agrees (no one singled out);
-    it 0 ep 1: label no one, no critic record -> no verdict, disagrees."""
-    run = RunFolder(role_run(tmp_path / "run"))
-    zero = {a: credit(0.0) for a in ("piston_0", "piston_1", "piston_2")}
-    append_jsonl(run.iteration(1).log("credits"), {"episode": 0, "credits": {**zero, "piston_0": credit(-0.5, [2])}})
-    append_jsonl(run.iteration(1).log("credits"), {"episode": 1, "credits": zero, "verdict": []})
-    append_jsonl(run.iteration(0).log("credits"), {"episode": 0, "credits": zero})
-    lines = [
-        {"run": "run", "iteration": 1, "episode": 0, "blamed": ["piston_0"], "step": 2, "annotator": "a"},
-        {"run": "run", "iteration": 1, "episode": 1, "blamed": ["piston_0"], "step": 3, "annotator": "a"},
-        {"run": "run", "iteration": 0, "episode": 0, "blamed": [], "annotator": "a", "note": "all played up"},
-        {"run": "run", "iteration": 0, "episode": 1, "blamed": [], "annotator": "b"},
-    ]
-    path = tmp_path / "labels.jsonl"
-    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n")
-    return path
 
 
 def test_agreement_of_the_recorded_verdicts(tmp_path):

@@ -404,6 +404,14 @@ const LPZ = (() => {
     out.push(table(["source", "critic", "cases", "agent acc [95 % CI]", "step acc [95 % CI]", "joint", "agent, ties at random", "chance agent / step", "ties", "failed"],
       view.summaries.map(s => el("tr", {}, td(s.source), td(s.critic), td(s.cases), td(rate(s.agent)), td(rate(s.step)), td(rate(s.joint)),
         tdn(s.agent_expected), td(`${num(s.chance_agent)} / ${num(s.chance_step)}`), td(s.ties), td(s.critic_failures))), "critic-summary"));
+    if ((view.label_agreement || []).length) {
+      out.push(el("h2", {text: "Agreement with human labels"}));
+      out.push(table(["critic", "labels", "agent agreement [95 % CI]", "step agreement [95 % CI]", "labels with a step",
+                      "Cohen's kappa", "no verdict"],
+        view.label_agreement.map(a => el("tr", {}, td(a.critic), td(a.labels), td(rate(a.agent)),
+          td(a.step_labels ? rate(a.step) : "-"), td(a.step_labels), td(a.kappa == null ? "undefined" : num(a.kappa)),
+          td(a.no_verdict))), "label-agreement"));
+    }
     for (const [file, recs] of Object.entries(view.cases)) {
       out.push(el("h3", {text: `${file}: ${recs.length} case(s)`}));
       const critics = [...new Set(recs.flatMap(r => Object.keys(r.critics || {})))];
