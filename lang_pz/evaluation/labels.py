@@ -232,7 +232,8 @@ def _whowhen(lab: CreditLabel, path: Path, where: str, max_chars: int) -> Labell
     probe = {"mistake_agent": lab.blamed[0] if lab.blamed else (team[0] if team else ""), "mistake_step": lab.step or 0}
     try:
         case = parse_case({**(data if isinstance(data, dict) else {}), **probe}, str(path))
-    except ValueError as exc:
-        raise LangPZError(f"{where}: 'whowhen' {path}: {exc}") from None
+    except ValueError as exc:  # it names the file's fields, which hold the label's values here
+        why = str(exc).replace("mistake_step", "'step'").replace("mistake_agent", "'blamed'")
+        raise LangPZError(f"{where}: 'whowhen' {path}: {why}") from None
     blamed = _spelt(lab.blamed, case.agents, where, case_sensitive=False)
     return LabelledEpisode(lab, to_trajectory(case, max_chars=max_chars), blamed, task=task_text(case, max_chars))

@@ -117,6 +117,22 @@ def whowhen_labels(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"blamed": ["Excel_Expert"]}, "'blamed' 'Excel_Expert' never speaks in history (agents: Planner, WebSurfer, human)"),
+        ({"step": 9}, "'step' 9 is outside history (0 to 3)"),
+        ({"step": 0}, "step 0 is not a step of cases/c1.json"),  # the task poser's message
+        ({"whowhen": "cases/none.json"}, "cannot be read as JSON"),
+    ],
+)
+def test_a_whowhen_label_its_case_cannot_hold_is_named(tmp_path, change, message):
+    path = whowhen_labels(tmp_path)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}) + "\n")
+    with pytest.raises(LangPZError, match=f"labels.jsonl line 1: .*{re.escape(message)}"):
+        load_labelled(path)
+
+
 def blame_websurfer(req) -> str:
     agents = list(req.json_schema["properties"])
     return json.dumps(
