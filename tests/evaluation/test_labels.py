@@ -120,7 +120,10 @@ def whowhen_labels(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"blamed": ["Excel_Expert"]}, "'blamed' 'Excel_Expert' never speaks in history (agents: Planner, WebSurfer, human)"),
+        (
+            {"blamed": ["Excel_Expert"]},
+            "'blamed' 'Excel_Expert' never speaks in history (agents: Planner, WebSurfer, human)",
+        ),
         ({"step": 9}, "'step' 9 is outside history (0 to 3)"),
         ({"step": 0}, "step 0 is not a step of cases/c1.json"),  # the task poser's message
         ({"whowhen": "cases/none.json"}, "cannot be read as JSON"),
