@@ -22,6 +22,7 @@ from lang_pz.cli.critic_options import check_env, check_evidence
 
 if TYPE_CHECKING:
     from lang_pz.critics.decisive import DecisiveCritic
+    from lang_pz.evaluation.labels import LabelledEpisode
 
 
 @app.command()
@@ -94,9 +95,10 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
         )
 
 
-def _labelled(labels: Path | None, given: list[str], max_chars: int) -> tuple[list, list[str]]:
-    """The labelled episodes of ``--labels`` and the ``--critic-mode``s to ask about them (exits
-    with code 2 on a bad file, a mode that cannot be asked, or Who&When-style labels without one)."""
+def _labelled(labels: Path | None, given: list[str], max_chars: int) -> tuple[list[LabelledEpisode], list[str]]:
+    """The labelled episodes of ``--labels`` and the ``--critic-mode``s to ask about them (a note
+    names each mode that cannot be asked; exits with code 2 on a bad labels file, or on
+    Who&When-style labels without a mode to ask)."""
     from lang_pz.error import LangPZError
     from lang_pz.evaluation.labels import load_labelled
 
