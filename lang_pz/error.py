@@ -141,3 +141,18 @@ class StageError(LangPZError, RuntimeError):
             f"episodes are kept), {stage} stage included; or set on_stage_failure: continue to go on without "
             "the failed calls"
         )
+
+
+#: What a failed *episode* raises (``lang-pz play``, ``lang-pz bench``): the LLM failed it, for
+#: good after its retries: an endpoint that went down, a prompt that cannot fit the model's
+#: context, replies that never validated. The episode is not scored and the command goes on.
+#: Any other error is the command's (an env or policy refusing its configuration fails every
+#: episode alike): it stops the command.
+EPISODE_ERRORS: tuple[type[Exception], ...] = (BackendError, SchemaValidationError)
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` on one line (a multi-line message joined with `` / ``), as
+    failed episodes are recorded and reported."""
+    text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

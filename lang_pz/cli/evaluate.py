@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from lang_pz.cli.common import (  # noqa: F401
     yaml_value,
 )
 from lang_pz.cli.critic_options import check_env, check_evidence
+
+if TYPE_CHECKING:
+    from lang_pz.evaluation.labels import LabelledEpisode
 
 
 @app.command()
@@ -65,6 +68,14 @@ FAULT_CHOICES = ("misplay", "harmful", "idle", "random")
 BASE_CHOICES = ("heuristic", "greedy", "random", "oracle")
 
 
+def _label_modes() -> tuple[str, ...]:
+    """Modes --labels can ask afresh about a labelled episode: those that read the episode alone
+    (the others need re-runs of an env)."""
+    from lang_pz.critics.modes import critic_modes
+
+    return tuple(critic_modes("none"))
+
+
 def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value not in choices:
         close = difflib.get_close_matches(value, choices, n=1)
@@ -74,6 +85,37 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
                 f"choose one of {', '.join(choices)}"
             )
         )
+
+
+def _labelled(labels: Path | None, given: list[str], max_chars: int) -> tuple[list[LabelledEpisode], list[str]]:
+    """The labelled episodes of ``--labels`` and the ``--critic-mode``s to ask about them (a note
+    names each mode that cannot be asked; exits with code 2 on a bad labels file, or on
+    Who&When-style labels without a mode to ask)."""
+    from lang_pz.error import LangPZError
+    from lang_pz.evaluation.labels import load_labelled
+
+    if labels is None:
+        return [], []
+    try:
+        labelled = load_labelled(labels, max_chars=max_chars)
+    except LangPZError as exc:
+        fail(ValueError(f"--labels: {exc}"))
+    modes = [m for m in dict.fromkeys(given) if m in _label_modes()]
+    for m in dict.fromkeys(given):
+        if m not in _label_modes():
+            typer.echo(
+                f"note: --critic-mode {m} is not asked about the labelled episodes (it needs re-runs); a run trained "
+                "with it is scored through its recorded verdicts ('recorded')",
+                err=True,
+            )
+    if any(ep.label.whowhen is not None for ep in labelled) and not modes:
+        fail(
+            ValueError(
+                f"--labels {labels} labels Who&When-style cases, which have no recorded verdict: add --critic-mode "
+                f"{' or '.join(_label_modes())} to ask a critic about them"
+            )
+        )
+    return labelled, modes
 
 
 def _modes_help() -> str:
@@ -168,6 +210,14 @@ def eval_critic(
         int | None, typer.Option(min=1, help="Who&When: score only the first N cases", show_default="all")
     ] = None,
     max_chars: Annotated[int, typer.Option(min=40, help="Who&When: characters kept of each message")] = 200,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="human credit labels, JSONL (docs/credit.md): agreement of the runs' recorded critic verdicts with "
+            "them, and of each --critic-mode given among central_credit, central_global, independent (asked afresh)",
+            show_default="none",
+        ),
+    ] = None,
     one_call: Annotated[
         bool,
         typer.Option(help="Who&When: one critic call per case (steps subsampled) instead of every step in several calls"),
@@ -185,7 +235,7 @@ def eval_critic(
     ] = None,
 ) -> None:
     """Measure critics' credit assignment against known faults (who and when), next to chance,
-    a random critic and trivial rules."""
+    a random critic and trivial rules; or against human labels (--labels)."""
     import json
     import time
 
@@ -200,8 +250,9 @@ def eval_critic(
 
     for m in modes:
         _choice("--critic-mode", m, tuple(registered_modes()))
-    if not env_ids and whowhen is None:
-        fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
+    if not env_ids and whowhen is None and labels is None:
+        fail(ValueError("nothing to evaluate: give --env ID (repeatable), --whowhen DIR and/or --labels FILE"))
+    labelled, label_modes = _labelled(labels, critic_modes or [], max_chars)
     check_evidence(evidence, modes, evidence_window)
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
@@ -232,8 +283,10 @@ def eval_critic(
         options = backend_options(backend_opt, [backend]).get(backend, {})
         if threads and backend == "embedded":
             options.setdefault("n_threads", threads)
-        llm = make_backend(backend, **options)
-        check_backend(llm)
+        needs_llm = bool(env_ids) or whowhen is not None or bool(label_modes)  # recorded verdicts need none
+        llm = make_backend(backend, **options) if needs_llm else None
+        if llm is not None:
+            check_backend(llm)
         out.mkdir(parents=True, exist_ok=True)
         log = lambda msg: typer.echo(msg, err=True)  # noqa: E731
         summaries = []
@@ -279,15 +332,39 @@ def eval_critic(
                     progress=log,
                 )
                 summaries.append(summary)
+        agreements = []
+        if labelled:
+            from lang_pz.evaluation.agreement import score_labels
+
+            agreements = score_labels(
+                labelled,
+                {m: _critic(m, llm, (), None, prompt_chars) for m in label_modes},
+                tolerance=tolerance,
+                out=out / "labels",
+                progress=log,
+            )
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
         return
     (out / "summary.json").write_text(
-        json.dumps({"backend": backend, "summaries": [summary_dict(s) for s in summaries]}, indent=2)
+        json.dumps(
+            {
+                "backend": backend,
+                "summaries": [summary_dict(s) for s in summaries],
+                **({"label_agreement": [a.as_dict() for a in agreements]} if agreements else {}),
+            },
+            indent=2,
+        )
     )
-    typer.echo(table(summaries))
-    typer.echo("\nTrivial rules and the random critic, agent / step accuracy (ties broken at random):")
-    typer.echo(rules_table(summaries))
+    if summaries:
+        typer.echo(table(summaries))
+        typer.echo("\nTrivial rules and the random critic, agent / step accuracy (ties broken at random):")
+        typer.echo(rules_table(summaries))
+    if agreements:
+        from lang_pz.evaluation.agreement import agreement_table
+
+        typer.echo(f"Agreement with the human labels of {labels} ({len(labelled)} label(s); tolerance {tolerance} steps):")
+        typer.echo(agreement_table(agreements))
     for s in summaries:
         if s.visible is not None:
             shown = round(s.visible * s.cases)

@@ -210,7 +210,7 @@ def test_play_a_runs_final_per_agent_policies(tmp_path):
     assert "team return" in res.output
 
 
-def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+def test_a_failed_episode_is_recorded_the_run_goes_on_and_exits_1(tmp_path, monkeypatch):
     """A decision that fails for good (an endpoint that gave up, a prompt that cannot fit) ends its episode only."""
     import json
 
@@ -245,8 +245,9 @@ def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch)
             "0",
         ],
     )
-    assert res.exit_code == 0, _out(res)
+    assert res.exit_code == 1, _out(res)  # episodes failed: not a clean run
     assert "episode 0 (seed 0): failed, not scored" in _out(res) and "episode 1 (seed 1): team return" in res.output
+    assert res.output.splitlines()[-1].startswith("error: 1 of 2 episode(s) (50 %) failed and were not scored")
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["episode"] for r in records if r["type"] == "episode_error"] == [0]
     assert [r["episode"] for r in records if r["type"] == "episode_end"] == [1]
