@@ -153,9 +153,18 @@ def merge_set(fields: dict[str, Any], settings: dict[str, Any], config: Path | N
     return notes
 
 
+def _presets() -> str:
+    from lang_pz.presets import preset_names
+
+    return ", ".join(preset_names())
+
+
 @app.command(epilog=_config_help())
 def train(
     config: Annotated[Path | None, typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
+    preset: Annotated[
+        str | None, typer.Option(help=f"a paper's setup (lang_pz.presets), instead of --config: {_presets()}")
+    ] = None,
     resume: Annotated[Path | None, typer.Option(help="continue this run folder (its config.json is used)")] = None,
     env_id: Annotated[str | None, typer.Option("--env", help="environment id \\[default: butterfly/pistonball-v0]")] = None,
     kw: KwOption = None,
@@ -210,6 +219,7 @@ def train(
             n
             for n, v in (
                 ("--config", config),
+                ("--preset", preset),
                 ("--env", env_id),
                 ("--kw", kw),
                 ("--iterations", iterations),
@@ -244,6 +254,15 @@ def train(
         return
     fields: dict[str, Any] = {}
     from_file: dict[str, Any] = {}  # the file's settings as written (values the command line may replace)
+    if preset is not None:
+        from lang_pz.presets import preset_path
+
+        if config is not None:
+            fail(ValueError("give --preset or --config, not both (copy the preset's file to change it: --config)"))
+        try:
+            config = preset_path(preset)
+        except LangPZError as exc:
+            fail(exc)
     if config is not None:
         if not config.exists():
             fail(FileNotFoundError(f"--config {config} does not exist"))
