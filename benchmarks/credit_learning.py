@@ -23,10 +23,11 @@ An agent "should not have changed" when its starting word is already the best co
 for it. ``central_global`` can only move the whole team to one word; the best constant team on
 these seeds is heterogeneous, which is what the per-agent modes can reach and it cannot.
 
-Every run uses :class:`checked_langmarl.CheckedLangMARL` (``--stock`` for the stock method): the
-optimiser plays each candidate of a supported direction on the recorded decisions it cites with
-the run's actor and keeps it only if the actor plays the direction's word at 90 % of them, and the
-coalition mode's pair re-runs become joint candidates of two texts. Each accepted text is reported
+Every run sets ``langmarl.actor_check`` and uses :class:`checked_langmarl.CheckedLangMARL`
+(``--stock``: neither): the optimiser plays each candidate of a supported direction on the
+recorded decisions it cites with the run's actor and keeps it only if the actor plays the
+direction's word at 90 % of them, and the coalition mode's pair re-runs become joint candidates
+of two texts. Each accepted text is reported
 with that check and with what the actor played with it in the candidate's validation episodes.
 
 Writes ``benchmarks/results/credit_learning.{md,json,png}`` (``credit_learning_random.*`` with
@@ -43,7 +44,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from checked_langmarl import CheckedLangMARL  # the same folder: the optimiser's check wired in
+from checked_langmarl import CheckedLangMARL  # the same folder: joint pair candidates
 from credit_learning_tables import accepted_lines, accepted_texts, per_seed, plot, table, word_of
 
 import lang_pz
@@ -149,6 +150,7 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         initial_policy=GOOD,
         initial_policies={a: p for a, p in start.items() if p != GOOD},
         max_llm_calls=args.budget,
+        actor_check=not args.stock,
         backend_options={"embedded": {"cache": str(cache), "n_threads": args.threads}},
         run_dir=str(run),
     )

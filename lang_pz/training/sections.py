@@ -56,6 +56,12 @@ class LangMARLConfig(BaseModel):
         "(the LLM picks and phrases); free: any text (as published)",
     )
     max_rewrite: float = Field(0.75, gt=0, le=1, description="largest share of a policy one update may rewrite")
+    actor_check: bool = Field(
+        False,
+        description="the optimiser plays each candidate of an evidence-supported direction with the agent's actor "
+        "on the recorded decisions the direction cites; a text the actor plays below 90 % of them is retried, "
+        "else refused (the agent keeps its policy)",
+    )
     decisive_window: int = Field(4, ge=1, description="decisive/coalition: decisions per coarse window of the search")
     decisive_share: float = Field(
         0.5, gt=0, le=1, description="decisive/coalition: share of the gap to the best re-run a change must recover"

@@ -8,8 +8,10 @@ agent's policy text (agent -> text). Its stages of :meth:`lang_pz.methods.Method
                      searching critic's own re-runs (decisive, coalition)
     assess           the critic: credit per agent, one shared critique, or independent critics
     gradients        the evidence gate (:meth:`LangMARL.gate`: agents no re-run improved get no
-                     edit), then per agent a gradient per episode aggregated with its momentum
-    propose          per agent: the candidate text along its gradient
+                     edit), then per agent a gradient per episode aggregated with its momentum,
+                     and the batch's decisions it cites
+    propose          per agent: the candidate text along its gradient (``actor_check``: played by
+                     the actor on those decisions, refused unless it plays the direction's word)
     accept           validation on held-out seeds, largest counterfactual gain first (:meth:`order`)
     commit           momentum remembers the accepted agents' directions only
 
@@ -37,7 +39,7 @@ from lang_pz.methods.langmarl.steps import (
     propose,
     verdict_gate,
 )
-from lang_pz.optimisers import Momentum, TextualPolicyOptimiser
+from lang_pz.optimisers import ActorCheck, Momentum, TextualPolicyOptimiser
 from lang_pz.runs import RunFolder
 from lang_pz.training.accept import Acceptance, acceptance_groups, policy_candidates
 from lang_pz.training.config import LangMARLConfig, TrainConfig
@@ -96,6 +98,7 @@ class LangMARL(Method[LangMARLState, Policies]):
             temperature=config.optimiser_temperature,
             retry_temperature=config.retry_temperature,
             directions=s.directions,
+            actor=ActorCheck(parts.meters["actor"]) if s.actor_check else None,
         )
         return cls(parts, critic or make_critic(config, parts.meters["critic"]), optimiser)
 
@@ -190,7 +193,8 @@ class LangMARL(Method[LangMARLState, Policies]):
         """The gate, then the language gradient of every agent it let through."""
         gated = self.gate(evidence, reports, ctx)
         agents = [a for a in self.parts.trainable if a not in gated]
-        return Directions(gradients(ctx, self.optimiser, state.policies, agents, reports, state.momentum), gated)
+        found = gradients(ctx, self.optimiser, state.policies, agents, reports, state.momentum, batch.trajectories)
+        return Directions(found, gated)
 
     def propose(self, state: LangMARLState, gradients: Directions, ctx: Context) -> Proposal[Policies]:
         """Each agent's candidate text; those that differ are the candidates."""

@@ -27,9 +27,11 @@ from lang_pz.critics.base import CriticReport
 from lang_pz.critics.counterfactual import Evidence, best_gain
 from lang_pz.error import LangPZError
 from lang_pz.optimisers import Gradient, Momentum, PolicyUpdate, TextualPolicyOptimiser
+from lang_pz.optimisers.adherence import RecordedDecision
 from lang_pz.training.parts import Context
 from lang_pz.training.state import Failure, TrainState
 from lang_pz.training.steps import each
+from lang_pz.trajectory import Trajectory
 
 T = TypeVar("T")
 
@@ -61,11 +63,15 @@ class AgentGradient:
             once accepted, what the momentum remembers.
         gradients: the per-episode gradients it aggregates.
         generations: the LLM calls that made them.
+        decisions: the recorded decisions of the batch that ``gradient`` cites, on which the
+            optimiser's actor check plays a candidate (:meth:`TextualPolicyOptimiser.cited`; none
+            without the optimiser's ``actor``).
     """
 
     gradient: Gradient
     gradients: list[Gradient]
     generations: list[Generation]
+    decisions: tuple[RecordedDecision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,10 +125,13 @@ def gradients(
     agents: Sequence[str],
     reports: Sequence[CriticReport],
     momentum: Momentum | None = None,
+    trajectories: Sequence[Trajectory] = (),
 ) -> dict[str, AgentGradient]:
     """Per agent credited in ``reports`` (the agents concurrently on the context's executor): a
     gradient per episode and their aggregate with the agent's momentum (read, not written:
-    :func:`commit_momentum`). Agents no report credits get none.
+    :func:`commit_momentum`), and the decisions of ``trajectories`` (the batch) the aggregate
+    cites, which :func:`propose` checks its candidate on when the optimiser has an ``actor``.
+    Agents no report credits get none.
 
     A failure is logged and recorded in ``ctx`` (stage ``optimiser``); that agent keeps its policy.
 
@@ -134,7 +143,8 @@ def gradients(
     def one(agent: str) -> AgentGradient:
         grads, gens = optimiser.gradients(agent, policies[agent], reports, executor=ctx.executor)
         agg, more = optimiser.aggregate(agent, policies[agent], grads, momentum.get(agent) if momentum else ())
-        return AgentGradient(agg, grads, gens + more)
+        cited = optimiser.cited(agent, agg, reports, trajectories)
+        return AgentGradient(agg, grads, gens + more, tuple(cited))
 
     return _per_agent(ctx, "optimiser gradients", credited, one)
 
@@ -145,7 +155,9 @@ def propose(
     """Per agent with a gradient (concurrently on the context's executor): the candidate text along
     it (:meth:`TextualPolicyOptimiser.apply`), logged to ``gradients.jsonl``; the candidates that
     differ from the current policies are written to ``candidates/``. A failure is recorded as in
-    :func:`gradients`.
+    :func:`gradients`. With the optimiser's ``actor`` check, a candidate is played on the
+    decisions its gradient cites (:attr:`AgentGradient.decisions`) and refused (``new == old``,
+    the measured texts in :attr:`PolicyUpdate.rejected`) when the actor does not follow it.
 
     Returns:
         agent -> its :class:`~lang_pz.optimisers.PolicyUpdate` (its gradients and every LLM call
@@ -154,7 +166,7 @@ def propose(
 
     def one(agent: str) -> PolicyUpdate:
         d = directions[agent]
-        upd = optimiser.apply(agent, policies[agent], d.gradient)
+        upd = optimiser.apply(agent, policies[agent], d.gradient, d.decisions)
         return upd.model_copy(update={"gradients": d.gradients, "generations": d.generations + upd.generations})
 
     updates = _per_agent(ctx, "optimiser update", list(directions), one)
