@@ -16,8 +16,8 @@ So the prompt form follows ``backend.prompt_format`` unless overridden:
   worked examples from an unrelated toy situation (a robot in a hallway) that use the
   environment's own action words, each word twice (see :func:`choice_examples`), each picking
   the action its policy names, then the real policy and observation. Measured with SmolLM2-135M
-  on 21 Pistonball policies in free phrasing x 8 real observations
-  (``benchmarks/results/actor_adherence.md``).
+  on 21 Pistonball policies in free phrasing x 8 real observations: 167/168 actions as the
+  policy says, against 151/168 with each word shown once (``benchmarks/results/actor_adherence.md``).
 
 A prompt must leave the reply's ``max_tokens`` free in the model's context window. When the
 backend knows its window and can count tokens (the embedded llama.cpp backend),
@@ -86,7 +86,10 @@ def choice_examples(actions: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
     one round (three examples) it played the optimiser's "Always play up." as down at 7 of 8
     observations (and 1,310 of 1,311 validation decisions in training runs): its scores of the
     three words were within 0.3 logits of each other, and "down" won. With two rounds the same
-    text plays up (``benchmarks/results/actor_adherence.md``).
+    text plays up at 8 of 8, and 21 texts x 8 observations are followed at 167/168 against 151/168
+    with one round; 9 phrasings written afterwards x 4 observations at 36/36 against 30/36
+    (``benchmarks/results/actor_adherence.md``). The prompt grows from 294 to 489 tokens, a shared
+    prefix llama.cpp reuses: about 3 % more time per decision.
 
     Args:
         actions: the legal action words, in the order the observation lists them (>= 1).

@@ -243,16 +243,27 @@ def test_measure_adherence_with_a_scripted_stand_in():
 
 
 @pytest.mark.integration
-def test_embedded_model_follows_unconditional_piston_policies(embedded):
+def test_embedded_model_follows_unconditional_piston_policies():
+    """Four texts x two observations (the full table of 21 x 8 is benchmarks/actor_adherence.py):
+    every decision plays the text's word. Before each action word was shown twice in the worked
+    examples, "Always play up." (the optimiser's phrasing) was played as down at 7 of 8
+    observations (benchmarks/results/actor_adherence.md). One llama.cpp thread: with the
+    default threads these 8 decisions took 145 s on 2 cores under load ~9, with one 34 s."""
+    from lang_pz.backends import make_backend
+
     names = [
-        "Always play up.",  # the optimiser's phrasing, once played as down at 7 of 8 observations
-        "Push up.",
-        "Lower yourself all the time, going down.",  # free phrasings the old fixed examples failed
+        "Always play up.",
+        "Play up at every step.",
+        "Lower yourself all the time, going down.",  # free phrasings fixed action words failed
         "Hold your position: stay.",
     ]
     policies = {p: PISTON_POLICIES[p] for p in names}
-    table = adherence_table(embedded, policies, pistonball_observations(3), PISTON_ACTIONS)
-    assert table.rate >= 0.9, table.actions
+    llm = make_backend("embedded", cache=False, n_threads=1)
+    try:
+        table = adherence_table(llm, policies, pistonball_observations(2), PISTON_ACTIONS)
+    finally:
+        llm.close()
+    assert table.actions == {p: [w, w] for p, w in policies.items()}, table.actions
 
 
 @pytest.mark.parametrize("policy, backend", [("", "ok"), (None, "ok"), ("Always push up.", "embedded")])
