@@ -1,6 +1,6 @@
 """One training iteration against an endpoint with a fixed latency L: wall time / L, serial vs concurrent.
 
-Starts :class:`lang_pz.backends.fake_server.FakeOpenAIServer` with ``latency_s = L`` (every
+Starts :class:`lang_pz.test.fake_server.FakeOpenAIServer` with ``latency_s = L`` (every
 request waits L, requests are served concurrently), and runs one iteration of Pistonball
 training (counterfactual re-runs on, 4 validation seeds, per-agent acceptance) with the
 response cache off, once with ``workers=1`` (everything one after another, as before
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lang_pz.backends.fake_server import FakeOpenAIServer
+from lang_pz.test.fake_server import FakeOpenAIServer
 from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories
 

@@ -107,7 +107,7 @@ def test_evaluate_a_finished_run(tmp_path):
 
 
 def test_mixed_team_with_a_scripted_llm_stand_in():
-    from lang_pz.backends import ScriptedBackend
+    from lang_pz.test import ScriptedBackend
 
     first_choice = ScriptedBackend(lambda req: req.choices[0])  # the first offered action, every time
     out = load_example("mixed_team").main(first_choice)

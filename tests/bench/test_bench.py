@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.bench import (
     EnvCase,
     bootstrap_interval,
@@ -25,6 +24,7 @@ from lang_pz.bench import (
 )
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.runs import write_policies
+from lang_pz.test import ScriptedBackend
 
 PB = {"n_pistons": 5, "hold": 5, "max_cycles": 50}
 

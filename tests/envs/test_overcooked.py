@@ -415,7 +415,7 @@ def test_greedy_in_the_aec_api():
 
 
 def test_llm_and_greedy_team_with_a_scripted_model():
-    from lang_pz.backends import ScriptedBackend
+    from lang_pz.test import ScriptedBackend
 
     llm = ScriptedBackend(lambda req: "pick up onion" if "pick up onion" in req.choices else req.choices[-1])
     env = make(actions="skills", horizon=60)

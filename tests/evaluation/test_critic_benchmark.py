@@ -18,7 +18,6 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.cli import app
 from lang_pz.critics import CentralCritic, Credit, CriticReport
@@ -30,6 +29,7 @@ from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
 from lang_pz.policies import FaultyPolicy
 from lang_pz.policies.base import Decision, Policy
 from lang_pz.policies.faulty import SplicedPolicy
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONBALL = "butterfly/pistonball-v0"

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.critics.difference import DifferenceCritic, differences, window_probes
@@ -17,6 +16,7 @@ from lang_pz.error import LangPZError
 from lang_pz.evaluation.bases import base_factory
 from lang_pz.evaluation.cases import draw_case
 from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONBALL = "butterfly/pistonball-v0"

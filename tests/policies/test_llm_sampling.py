@@ -3,8 +3,8 @@ constructor's seed; sampled ones are seeded from the episode seed and the decisi
 
 from __future__ import annotations
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.policies import LLMPolicy
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig
 from lang_pz.training.team import TeamSpec
 

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lang_pz
-from lang_pz.backends import GenerationRequest, ScriptedBackend
+from lang_pz.backends import GenerationRequest
 from lang_pz.backends.cache import request_fields
 from lang_pz.backends.openai_requests import request_body
 from lang_pz.policies import LLMPolicy
+from lang_pz.test import ScriptedBackend
 from lang_pz.text import replies
 from lang_pz.text.replies import INFO_KEY, ReplyFormat
 

@@ -48,11 +48,11 @@ from standins import (
 from typer.testing import CliRunner
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.critics import Counterfactual, Credit, Evidence, best_gain
 from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import IterationMetrics, TrainConfig, train
 
 # -- a two-iteration run shared by several tests -------------------------------------------
