@@ -18,7 +18,7 @@ from lang_pz.rollout import rollout
 
 def main(llm=None, seed: int = 0) -> dict[str, float]:
     llm = llm or make_backend("embedded")
-    kitchen = lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=60)
+    kitchen = lang_pz.make("overcooked/cramped_room-v0", actions="macro", horizon=60)
     team = {
         "player_0": LLMPolicy("Pick up onions and put them in the pot.", llm),
         "player_1": overcooked_partner("greedy", kitchen, "player_1"),

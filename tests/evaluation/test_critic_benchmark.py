@@ -411,7 +411,7 @@ def test_embedded_critic_on_pistonball_faults(embedded, tmp_path):
 # -- Overcooked and the math task environments ------------------------------------------------
 
 OVERCOOKED = "overcooked/cramped_room-v0"
-OC_KW = {"actions": "skills", "horizon": 38}
+OC_KW = {"actions": "macro", "horizon": 38}
 GSM8K = "tasks/gsm8k-v0"
 
 
@@ -592,7 +592,7 @@ def test_cli_eval_critic_on_overcooked_and_gsm8k(tmp_path, monkeypatch):
             "--env",
             OVERCOOKED,
             "--kw",
-            "actions=skills",
+            "actions=macro",
             "--kw",
             "horizon=38",
             "--base",

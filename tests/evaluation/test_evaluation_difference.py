@@ -157,7 +157,7 @@ def test_window_probes_offer_each_agent_only_words_it_was_offered():
     from lang_pz.policies.random import RandomPolicy
     from lang_pz.rollout import rollout
 
-    env = lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=12)
+    env = lang_pz.make("overcooked/cramped_room-v0", actions="macro", horizon=12)
     team = {a: RandomPolicy(seed=i) for i, a in enumerate(env.possible_agents)}
     traj = rollout(env, team, seed=4, episode=0)
     offered = {a: {w for s in traj.agent_steps(a) for w in s.legal_actions or ()} for a in traj.agents}

@@ -96,7 +96,7 @@ def test_numeric_infos_keep_fixed_numeric_keys():
 
 def test_action_mask_follows_legal_actions_on_overcooked_skills():
     pytest.importorskip("overcooked_ai_py")
-    env = DiscreteActions(lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=20))
+    env = DiscreteActions(lang_pz.make("overcooked/cramped_room-v0", actions="macro", horizon=20))
     _, infos = env.reset(seed=0)
     words = env.words["player_0"]
     mask = infos["player_0"]["action_mask"]

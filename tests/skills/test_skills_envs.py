@@ -126,7 +126,7 @@ def test_overcooked_skill_level_with_a_fixed_greedy_partner(tmp_path):
     cfg = run_config(
         tmp_path,
         "overcooked/cramped_room-v0",
-        {"actions": "skills", "horizon": 20},
+        {"actions": "macro", "horizon": 20},
         EXAMPLES / "overcooked",
         partners={"player_1": "greedy"},
         episodes_per_iteration=1,

@@ -122,7 +122,7 @@ class OvercookedParallelEnv(ParallelEnv):
     Args:
         layout: a key of :data:`LAYOUTS`.
         horizon: episode length in ticks.
-        actions: ``"primitive"`` or ``"skills"``.
+        actions: ``"primitive"`` or ``"macro"``.
         shaping_factor: weight of the shaped reward (0: sparse only).
         render_mode: ``None`` or ``"ansi"`` (the global state text).
         split: ``None``: every episode starts from the layout's fixed start (as in overcooked_ai
