@@ -239,7 +239,7 @@ def test_impossible_skill_is_reported_in_info_and_next_observation():
 
 
 def test_unreadable_reply_is_reported_and_waits():
-    for level, fallback in (("skills", "wait 1"), ("primitive", "stay")):
+    for level, fallback in (("macro", "wait 1"), ("primitive", "stay")):
         env = make(actions=level)
         env.reset(seed=0)
         before = env.unwrapped.game_state.players[0].pos_and_or
@@ -253,7 +253,7 @@ def test_unreadable_reply_is_reported_and_waits():
 
 
 def infos_word(level: str) -> str:
-    return "wait 1" if level == "skills" else "stay"
+    return "wait 1" if level == "macro" else "stay"
 
 
 def test_strict_mode_raises_on_impossible_skill_with_the_text():
