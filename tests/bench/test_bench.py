@@ -310,7 +310,7 @@ def test_seeds_that_name_nothing_or_are_negative_are_refused(bad, message):
         ({"seeds": [1.7]}, "non-empty list of ints"),
         ({"seeds": []}, "non-empty list of ints"),
         ({"seeds": [-1]}, r"\[-1\] are negative"),
-        ({"teams": ["random"]}, "must be Team objects"),
+        ({"teams": ["random"]}, "must be BenchTeam objects"),
     ],
 )
 def test_a_case_that_would_pool_or_miscount_episodes_is_refused(kw, message):
