@@ -42,7 +42,7 @@ FAMILIES = {
     "textarena": ("TextArena", "envs/textarena.md"),
 }
 MAX_LINES = 12  # observation lines shown
-WIDTH = 88  # characters per shown line (no horizontal scrolling at 1280 px)
+WIDTH = 76  # characters per shown line (no horizontal scrolling at 1280 px)
 MAX_SIDE = (400, 260)  # picture width, height at most
 NO_PICTURE = {"classic/rps-v0"}  # its frame is two labels on a blank canvas
 
