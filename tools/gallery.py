@@ -16,6 +16,7 @@ note. Pictures are shrunk and quantised to a palette (a few tens of kB each).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 import types
@@ -43,7 +44,8 @@ FAMILIES = {
 }
 MAX_LINES = 12  # observation lines shown
 WIDTH = 76  # characters per shown line (no horizontal scrolling at 1280 px)
-MAX_SIDE = (400, 260)  # picture width, height at most
+MAX_SIDE = (360, 220)  # picture width, height at most
+THUMBNAILS = {"classic/connect_four-v0"}  # a family's thumbnail, where not its first picture
 NO_PICTURE = {"classic/rps-v0"}  # its frame is two labels on a blank canvas
 
 
@@ -98,7 +100,7 @@ def save_png(picture: np.ndarray, path: Path) -> None:
     from PIL import Image
 
     image = Image.fromarray(np.asarray(picture, dtype=np.uint8))
-    image.thumbnail(MAX_SIDE, Image.LANCZOS)
+    image.thumbnail(MAX_SIDE, Image.Resampling.LANCZOS)
     image = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     path.parent.mkdir(parents=True, exist_ok=True)
     image.save(path, optimize=True)
@@ -142,7 +144,6 @@ def make(env_id: str, spec: Any) -> Any:
 
 
 def entry(env_id: str, spec: Any) -> str:
-    slug = env_id.split("/")[1].removesuffix("-v0").replace("_", "-")
     out = [f"### `{env_id}`", "", spec.description, ""]
     try:
         env, api, kwargs = make(env_id, spec)
@@ -151,7 +152,7 @@ def entry(env_id: str, spec: Any) -> str:
     except Exception as exc:  # a missing extra or data: said on the page, not fatal
         return "\n".join([*out, f"*Not rendered here: {type(exc).__name__}: {str(exc)[:160]}*", ""])
     if picture is not None:
-        name = f"{env_id.split('/')[0]}-{slug}.png"
+        name = picture_name(env_id)
         save_png(picture, IMAGES / name)
         out += [f"![{env_id} after reset(seed=0)](img/gallery/{name})", ""]
     made = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "render_mode")
@@ -160,6 +161,25 @@ def entry(env_id: str, spec: Any) -> str:
     out += [f"Actions: {action_words(info, env, agent)}.", ""]
     env.close()
     return "\n".join(out)
+
+
+def overview(by_family: dict[str, list[str]]) -> str:
+    """A table of the families: a thumbnail (the family's first picture), its ids."""
+    rows = ["| | family | ids |", "|---|---|---|"]
+    for family, ids in by_family.items():
+        heading = FAMILIES.get(family, (family, ""))[0]
+        shown_first = sorted(ids, key=lambda i: i not in THUMBNAILS)
+        pictures = [p for i in shown_first if (p := IMAGES / picture_name(i)).exists()]
+        thumb = f'![{heading}](img/gallery/{pictures[0].name}){{ width="120" }}' if pictures else "(text only)"
+        anchor = re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+        names = ", ".join(f"`{i.split('/', 1)[1]}`" for i in ids)
+        rows.append(f"| {thumb} | [{heading}](#{anchor}) | {names} |")
+    return "\n".join(rows) + "\n"
+
+
+def picture_name(env_id: str) -> str:
+    family, name = env_id.split("/", 1)
+    return f"{family}-{name.removesuffix('-v0').replace('_', '-')}.png"
 
 
 HEADER = """# Environment gallery
@@ -188,16 +208,17 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     import lang_pz
 
-    parts = [HEADER]
     by_family: dict[str, list[str]] = {}
     for env_id in lang_pz.registry:
         by_family.setdefault(env_id.split("/")[0], []).append(env_id)
+    sections = []
     for family, ids in by_family.items():
         heading, page = FAMILIES.get(family, (family, "envs/index.md"))
-        parts.append(f"## {heading}\n\nMore: [{heading}]({page}).\n")
+        sections.append(f"## {heading}\n\nMore: [{heading}]({page}).\n")
         for env_id in ids:
             print(env_id, file=sys.stderr)
-            parts.append(entry(env_id, lang_pz.registry[env_id]))
+            sections.append(entry(env_id, lang_pz.registry[env_id]))
+    parts = [HEADER, overview(by_family), *sections]
     PAGE.write_text("\n".join(parts).rstrip() + "\n", encoding="utf-8")
     sizes = sorted(IMAGES.glob("*.png"))
     print(f"{PAGE.relative_to(ROOT)}; {len(sizes)} pictures, {sum(p.stat().st_size for p in sizes) // 1024} kB")
