@@ -135,7 +135,7 @@ def make(env_id: str, spec: Any) -> Any:
     if family in ("butterfly", "classic", "classic_control", "toy_text"):
         kwargs["render_mode"] = "rgb_array"
     if env_id == "butterfly/pistonball-v0":
-        kwargs["n_pistons"] = 5
+        kwargs["n_pistons"] = 10
     try:
         return lang_pz.make(env_id, **kwargs), api, kwargs
     except Exception:
@@ -170,7 +170,7 @@ def overview(by_family: dict[str, list[str]]) -> str:
         heading = FAMILIES.get(family, (family, ""))[0]
         shown_first = sorted(ids, key=lambda i: i not in THUMBNAILS)
         pictures = [p for i in shown_first if (p := IMAGES / picture_name(i)).exists()]
-        thumb = f'![{heading}](img/gallery/{pictures[0].name}){{ width="120" }}' if pictures else "(text only)"
+        thumb = f'![{heading}](img/gallery/{pictures[0].name}){{ height="90" }}' if pictures else "(text only)"
         anchor = re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
         names = ", ".join(f"`{i.split('/', 1)[1]}`" for i in ids)
         rows.append(f"| {thumb} | [{heading}](#{anchor}) | {names} |")
