@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lang_pz import snapshots
 from lang_pz.error import LangPZError
 from lang_pz.objectives import Objective, make_objective
 from lang_pz.policies.base import Policy
@@ -42,7 +43,6 @@ from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.policies.random import RandomPolicy
 from lang_pz.policies.replay import replaying
 from lang_pz.policies.scripted import ConstantPolicy
-from lang_pz.rollout import rollout
 from lang_pz.trajectory import Trajectory
 
 #: The default objective of re-runs: the team return.
@@ -168,6 +168,27 @@ class Probe:
     agents: tuple[str, ...]
     replacement: str
     at_steps: tuple[int, ...] | None
+
+    def divergence(self, factual: Trajectory) -> int:
+        """The first step (AEC: turn) at which this re-run may act otherwise than ``factual``: its
+        group's first replaced decision, or, for an action word (or ``"default"``), the first one
+        where the group did not play that word. Before it the re-run is the factual episode, so
+        it starts there (:func:`lang_pz.snapshots.rerun`). 0 for :data:`NO_CHANGE` (the re-run
+        that checks that a whole episode replays) and ``"previous"``; with no replaced decision
+        left, 0 (the re-run is played whole)."""
+        if not self.agents or self.replacement in (NO_CHANGE, "previous"):
+            return 0
+        word = "" if self.replacement == "default" else self.replacement
+        compare = self.replacement == "default" or self.replacement not in NOT_ACTIONS
+        first = []
+        for a in self.agents:
+            for k, s in enumerate(factual.agent_steps(a)):
+                if self.at_steps is not None and k not in self.at_steps:
+                    continue
+                if not (compare and s.raw_output_chars is None and s.raw_output.strip() == word):
+                    first.append(s.step)
+                    break
+        return min(first, default=0)
 
     def rerun(
         self,
@@ -311,6 +332,10 @@ def run_probe(
     """Play one re-run (``team`` from :func:`probe_team`) from the factual episode's seed and
     compare objectives.
 
+    The re-run starts at the probe's :meth:`~Probe.divergence`, the factual episode's state there
+    restored or replayed from its record (:func:`lang_pz.snapshots.rerun`: the same result as
+    playing the whole episode, which it falls back to).
+
     Args:
         env: a language environment of the same id and kwargs as the factual episode's (it is reset).
         team: the re-run's policies.
@@ -319,7 +344,7 @@ def run_probe(
         objective: what is compared (default: the team return).
     """
     objective = objective or TEAM_RETURN
-    rerun = rollout(env, team, seed=trajectory.seed, episode=trajectory.episode)
+    rerun = snapshots.rerun(env, team, trajectory, probe.divergence(trajectory))
     value = objective(rerun)
     return Counterfactual(
         agents=probe.agents,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
 from lang_pz.error import BackendError, PromptTooLongError
@@ -48,6 +48,9 @@ from lang_pz.policies.base import (
     observation_text,
 )
 from lang_pz.text.replies import ReplyFormat
+
+if TYPE_CHECKING:
+    from lang_pz.trajectory import AgentStep
 
 #: Toy situations of the worked examples for a finite action set: a robot in a hallway,
 #: unrelated to any real task, each mentioning things that suggest no particular action.
@@ -344,6 +347,11 @@ class LLMPolicy(Policy):
         return GenerationRequest(prompt=prompt, **common)
 
     # -- acting ----------------------------------------------------------------------------
+
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """``True``: a decision is a function of its request (the text, the observation, the
+        offered actions, a fixed seed); nothing is kept from one decision to the next."""
+        return True
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         """Ask the backend for one action (the prompt fitted to the context: module docstring).

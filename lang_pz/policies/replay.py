@@ -25,7 +25,7 @@ are now answered from the record (``benchmarks/results/scale.md``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lang_pz.backends.cache import cache_key
@@ -76,6 +76,10 @@ class ReplayPolicy(Policy):
         """A new episode of the wrapped policy; the counters start again."""
         self.replayed = self.asked = 0
         self.policy.reset(seed)
+
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """As the wrapped policy (the record answers nothing it would not be asked again)."""
+        return self.policy.fast_forward(steps)
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         """The recorded decision for the same request, else the wrapped policy's (errors as there)."""
