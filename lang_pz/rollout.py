@@ -209,7 +209,7 @@ def _resume(traj: Trajectory, policies: Mapping[str, Policy], start: Paused, wri
     if writer is not None:
         raise LangPZError("a rollout continued from a paused step writes no records: pass writer=None with start=")
     for a, p in policies.items():
-        if not p.fast_forward([s for s in start.steps if s.agent == a]):
+        if not skips(p, [s for s in start.steps if s.agent == a]):
             raise LangPZError(
                 f"the policy of {a} ({type(p).__name__}) cannot skip its decisions before step {start.t} "
                 "(Policy.fast_forward returned False): play the episode from its start instead"
@@ -257,12 +257,17 @@ def _rollout_parallel(
     infos: dict[str, Any],
     t: int,
 ) -> None:
-    with ThreadPoolExecutor(max_workers=max_workers or decision_threads(policies)) as pool:
+    pool: ThreadPoolExecutor | None = None  # made when a decision first waits (Policy.waits)
+    try:
         while env.agents:
             _state(traj, writer, t, env)
             agents = list(env.agents)
-            futures = {a: pool.submit(_decide, env, policies[a], a, obs[a], infos[a]) for a in agents}
-            decisions: dict[str, Decision] = {a: f.result() for a, f in futures.items()}
+            waiting = [a for a in agents if _waits(policies[a], obs[a], infos[a])]
+            if waiting and pool is None:
+                pool = ThreadPoolExecutor(max_workers=max_workers or decision_threads(policies))
+            futures = {a: pool.submit(_decide, env, policies[a], a, obs[a], infos[a]) for a in waiting if pool}
+            now = {a: _decide(env, policies[a], a, obs[a], infos[a]) for a in agents if a not in futures}
+            decisions: dict[str, Decision] = {a: futures[a].result() if a in futures else now[a] for a in agents}
             next_obs, rewards, _, _, next_infos = env.step({a: d.action for a, d in decisions.items()})
             for a in agents:
                 _record(
@@ -276,6 +281,21 @@ def _rollout_parallel(
             t += 1
             if on_step is not None:
                 on_step()
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+def _waits(policy: Any, obs: Any, info: Any) -> bool:
+    fn = getattr(policy, "waits", None)  # a policy need only have decide() and reset()
+    return True if fn is None else bool(fn(obs, info))
+
+
+def skips(policy: Any, steps: list[AgentStep]) -> bool:
+    """``policy.fast_forward(steps)`` (:meth:`~lang_pz.policies.base.Policy.fast_forward`);
+    ``False`` for a policy without it (a policy need only have ``decide()`` and ``reset()``)."""
+    fn = getattr(policy, "fast_forward", None)
+    return fn is not None and bool(fn(steps))
 
 
 def _decide_with(env: Any, policies: Mapping[str, Policy], agent: str, obs: Any, info: Any) -> tuple[Decision, str]:

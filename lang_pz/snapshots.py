@@ -45,7 +45,7 @@ from pettingzoo import ParallelEnv
 
 from lang_pz.error import LangPZError
 from lang_pz.policies.base import Decision, Policy, agent_seed
-from lang_pz.rollout import Paused, _AECLoop, rollout
+from lang_pz.rollout import Paused, _AECLoop, rollout, skips
 from lang_pz.trajectory import AgentStep, Trajectory
 
 
@@ -90,7 +90,7 @@ def _skips(team: Mapping[str, Policy], factual: Trajectory, divergence: int) -> 
     before = [s for s in factual.steps if s.step < divergence]
     for a, p in team.items():
         p.reset(agent_seed(factual.seed, a))
-        if not p.fast_forward([s for s in before if s.agent == a]):
+        if not skips(p, [s for s in before if s.agent == a]):
             return False
     return True
 

@@ -281,25 +281,57 @@ class PistonballParallel(ParallelEnv):
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
         raw, acting = self.env, self._acting
+        fast = not raw.continuous and raw.render_mode is None
         totals = dict.fromkeys(self.agents, 0.0)
         obs: dict[str, Any] = {}
         terminations: dict[str, bool] = {}
         truncations: dict[str, bool] = {}
         infos: dict[str, Any] = {}
-        for _ in range(self.hold):
-            for agent in raw.agents:
-                acting.step(actions[agent])
-            rewards = raw.rewards
+        for cycle in range(self.hold):
+            if fast:
+                self._cycle(actions)
+            else:
+                for agent in raw.agents:
+                    acting.step(actions[agent])
             for a in totals:
-                totals[a] += rewards.get(a, 0)
-            terminations, truncations, infos = dict(raw.terminations), dict(raw.truncations), dict(raw.infos)
-            obs = {a: LazyObservation(raw, a) for a in raw.agents}
+                totals[a] += raw.rewards.get(a, 0)
+            ended = raw.terminate or raw.truncate  # every piston's, set after the last piston's move
+            if ended or cycle == self.hold - 1:
+                terminations, truncations, infos = dict(raw.terminations), dict(raw.truncations), dict(raw.infos)
+                obs = {a: LazyObservation(raw, a) for a in raw.agents}
             while raw.agents and (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
                 raw.step(None)
             self.agents = raw.agents
-            if all(terminations[a] or truncations[a] for a in terminations):
+            if ended:
                 break
         return obs, totals, terminations, truncations, infos
+
+    def _cycle(self, actions: Mapping[str, Any]) -> None:
+        """``raw.step(actions[a])`` for every piston ``a`` in turn (discrete actions, no rendering):
+        PettingZoo 1.24's ``pistonball.raw_env.step``, its moves and physics steps as it makes them
+        and its bookkeeping done once for the cycle (the same state after the last piston: its
+        per-piston clearing and accumulating of every piston's reward is N^2 a cycle)."""
+        raw = self.env
+        space, pistons, index, dt = raw.space, raw.pistonList, raw.agent_name_mapping, raw.dt
+        agents, frames = raw.agents, raw.frames
+        for agent in agents:
+            raw.move_piston(pistons[index[agent]], actions[agent] - 1)
+            space.step(dt)
+        ball_curr_pos = raw._get_ball_position()
+        if ball_curr_pos + raw.ball.velocity[0] * dt <= raw.wall_width + 1:
+            raw.terminate = True
+        reward = -1 * (ball_curr_pos - raw.ball_prev_pos) * (100 / raw.distance_to_wall_at_game_start)
+        if not raw.terminate:
+            reward += raw.time_penalty
+        raw.rewards = dict.fromkeys(agents, reward)
+        raw.ball_prev_pos = ball_curr_pos
+        raw.frames += 1
+        raw.truncate = raw.frames >= raw.max_cycles
+        if frames % raw.recentFrameLimit == 0 or raw.frames % raw.recentFrameLimit == 0:
+            raw.recentPistons = set()
+        raw.terminations = dict.fromkeys(agents, raw.terminate)
+        raw.truncations = dict.fromkeys(agents, raw.truncate)
+        raw._cumulative_rewards = dict.fromkeys(agents, 0 + reward)  # each zeroed at its move, then + reward
 
     def render(self) -> Any:
         return self.env.render()

@@ -89,6 +89,13 @@ class Policy(ABC):
         The default does nothing (a stateless, deterministic policy).
         """
 
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """Whether deciding ``observation`` may wait on something outside the process (a model's
+        reply). A parallel rollout decides such observations of one step in threads, at once, and
+        the others in its own thread (a thread per decision costs more than a scripted decision).
+        The default: ``True``."""
+        return True
+
     def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
         """Go on with the episode after ``steps`` (this agent's decisions so far, as recorded)
         without being asked them: leave the policy as deciding them would have.

@@ -207,6 +207,10 @@ class FaultyPolicy(Policy):
             latency_s=time.perf_counter() - t0,
         )
 
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """As the base policy (asked at every decision)."""
+        return self.base.waits(observation, info)
+
     def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
         """Skip ``steps`` if the base policy can and no random draw is skipped (a ``"random"`` or
         ``"misplay"`` fault draws at each replaced decision). :attr:`log` gets one record per

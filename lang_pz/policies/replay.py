@@ -66,6 +66,7 @@ class ReplayPolicy(Policy):
             info = None if s.legal_actions is None else {"legal_actions": s.legal_actions}
             self.memo.setdefault(_key(played or policy, s.observation, info), s)
         self.replayed = self.asked = 0
+        self._looked_up: tuple[Any, Any, str] | None = None  # (observation, info, key) of waits()
 
     @property
     def backend(self) -> Any:
@@ -77,13 +78,21 @@ class ReplayPolicy(Policy):
         self.replayed = self.asked = 0
         self.policy.reset(seed)
 
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False`` for a request the record answers, else as the wrapped policy."""
+        key = _key(self.policy, observation, info)
+        self._looked_up = (observation, info, key)
+        return key not in self.memo and self.policy.waits(observation, info)
+
     def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
         """As the wrapped policy (the record answers nothing it would not be asked again)."""
         return self.policy.fast_forward(steps)
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         """The recorded decision for the same request, else the wrapped policy's (errors as there)."""
-        step = self.memo.get(_key(self.policy, observation, info))
+        seen, self._looked_up = self._looked_up, None
+        known = seen is not None and seen[0] is observation and seen[1] is info  # waits() just keyed it
+        step = self.memo.get(seen[2] if known else _key(self.policy, observation, info))  # type: ignore[index]
         if step is None:
             self.asked += 1
             return self.policy.decide(observation, info)

@@ -44,6 +44,10 @@ class PistonballHeuristic(Policy):
         """``True``: it reads only the observation in front of it."""
         return True
 
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False``: no model is asked."""
+        return False
+
 
 class ConstantPolicy(Policy):
     """Always the same action text: an unconditional scripted baseline, and the replacement
@@ -68,3 +72,7 @@ class ConstantPolicy(Policy):
     def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
         """``True``: always the same action."""
         return True
+
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False``: no model is asked."""
+        return False
