@@ -170,12 +170,10 @@ class Probe:
     at_steps: tuple[int, ...] | None
 
     def divergence(self, factual: Trajectory) -> int:
-        """The first step (AEC: turn) at which this re-run may act otherwise than ``factual``: its
-        group's first replaced decision, or, for an action word (or ``"default"``), the first one
-        where the group did not play that word. Before it the re-run is the factual episode, so
-        it starts there (:func:`lang_pz.snapshots.rerun`). 0 for :data:`NO_CHANGE` (the re-run
-        that checks that a whole episode replays) and ``"previous"``; with no replaced decision
-        left, 0 (the re-run is played whole)."""
+        """The first step (AEC: turn) at which this re-run may act otherwise than ``factual``: the
+        group's first replaced decision where it did not play the replacement word (if one).
+        The re-run starts there (:func:`lang_pz.snapshots.rerun`). 0 (played whole) for
+        :data:`NO_CHANGE` (it checks that an episode replays), ``"previous"``, or no change."""
         if not self.agents or self.replacement in (NO_CHANGE, "previous"):
             return 0
         word = "" if self.replacement == "default" else self.replacement

@@ -369,10 +369,9 @@ class OvercookedParallelEnv(ParallelEnv):
         return (self.layout, self.horizon, self.action_level, self.shaping_factor, self.split)
 
     def snapshot(self) -> dict[str, Any]:
-        """A copy of the episode's state now: overcooked_ai's ``OvercookedState`` (players, objects,
-        orders, timestep) and game statistics, the delivered soups and score, the last outcome,
-        the unread notes and the start. Discrete and small (a few kB); the layout, the planners
-        and the caches are not copied (they do not change within an episode)."""
+        """A copy of the episode's state: overcooked_ai's ``OvercookedState`` and game statistics,
+        the soups, score, last outcome, unread notes and start (a few kB; not the layout, planners
+        or caches, which an episode does not change)."""
         return copy.deepcopy(
             {
                 "state": self.game.state,
@@ -388,8 +387,8 @@ class OvercookedParallelEnv(ParallelEnv):
         )
 
     def restore(self, snap: dict[str, Any]) -> None:
-        """Continue from ``snap`` (:meth:`snapshot` of an env of the same layout and kwargs; it is
-        copied, so it can be restored again). The per-tick caches start afresh."""
+        """Continue from ``snap`` (:meth:`snapshot` of an env with the same :attr:`snapshot_key`;
+        copied, so it can be restored again); the per-tick caches start afresh."""
         snap = copy.deepcopy(snap)
         self.game.state, self.game.game_stats = snap.pop("state"), snap.pop("game_stats")
         for name, value in snap.items():
