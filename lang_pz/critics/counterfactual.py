@@ -330,9 +330,8 @@ def run_probe(
     """Play one re-run (``team`` from :func:`probe_team`) from the factual episode's seed and
     compare objectives.
 
-    The re-run starts at the probe's :meth:`~Probe.divergence`, the factual episode's state there
-    restored or replayed from its record (:func:`lang_pz.snapshots.rerun`: the same result as
-    playing the whole episode, which it falls back to).
+    It starts at the probe's :meth:`~Probe.divergence` (:func:`lang_pz.snapshots.rerun`: the
+    factual state there restored or replayed from the record; the same result as a whole re-run).
 
     Args:
         env: a language environment of the same id and kwargs as the factual episode's (it is reset).

@@ -372,18 +372,9 @@ class OvercookedParallelEnv(ParallelEnv):
         """A copy of the episode's state: overcooked_ai's ``OvercookedState`` and game statistics,
         the soups, score, last outcome, unread notes and start (a few kB; not the layout, planners
         or caches, which an episode does not change)."""
+        own = {n: getattr(self, n) for n in ("agents", "soups_delivered", "score", "last_outcome", "_unread", "start")}
         return copy.deepcopy(
-            {
-                "state": self.game.state,
-                "game_stats": self.game.game_stats,
-                "agents": self.agents,
-                "soups_delivered": self.soups_delivered,
-                "score": self.score,
-                "last_outcome": self.last_outcome,
-                "_unread": self._unread,
-                "start": self.start,
-                "_position": self._position,
-            }
+            {"state": self.game.state, "game_stats": self.game.game_stats, "_position": self._position, **own}
         )
 
     def restore(self, snap: dict[str, Any]) -> None:
