@@ -244,8 +244,8 @@ class PistonballParallel(ParallelEnv):
 
     Why: re-runs replay whole 20-piston episodes, and those layers (per agent and cycle: the order
     and bounds checks, the conversion's reads of every agent's reward after every agent's step,
-    N^2 a cycle) cost more than the physics: 136 -> 55 ms of CPU per 20-piston, hold-25 episode
-    (``benchmarks/results/scale.md``). The same calls reach the raw env in the same order, so the
+    N^2 a cycle) cost more than the physics: with :meth:`_cycle`, 75-132 -> 29-40 CPU-ms per
+    20-piston, hold-25 episode (``benchmarks/results/scale.md``). The same calls reach the raw env in the same order, so the
     episodes are the same (``tests/envs/test_env_pistonball.py`` compares every step with the
     PettingZoo stack): the reward of a cycle is the raw env's after its last piston (PettingZoo
     clears the others'), the env's generator is left as SuperSuit's frame skip leaves it (its
