@@ -3,7 +3,8 @@
 A user's loop is the method's own iteration with one stage overridden; ``train()`` still runs the
 outer loop, so the run folder is the one ``lang-pz train`` writes (a test checks that at
 ``margin=0``, where this gate decides as the stock one) and ``lang-pz report RUN_DIR`` works on
-it. Override any other stage the same way: ``evidence``, ``accept``, ``probe_groups`` (see
+it. Override any other stage the same way: ``evidence``, ``assess``, ``gradients``, ``propose``,
+``order``, ``accept``, ``commit``, ``probe_groups`` (see ``lang_pz/methods/base.py`` and
 ``lang_pz/methods/langmarl/method.py``). Run it (embedded model, about 2 minutes on 2 cores)::
 
     python examples/custom_loop.py --run-dir runs/custom
@@ -23,13 +24,13 @@ class MarginGate(LangMARL):
 
     margin = 1.0  # team-return units
 
-    def gate(self, evidence, log):
-        gated = super().gate(evidence, log)  # the stock gate: no re-run beat the agent at all
+    def gate(self, evidence, reports, ctx):
+        gated = super().gate(evidence, reports, ctx)  # the stock gate: no re-run beat the agent at all
         for agent in self.parts.trainable:
             gain = best_gain(agent, evidence)
             if agent not in gated and gain is not None and gain <= self.margin:
                 gated[agent] = gain
-                log.log("gated", {"agent": agent, "best_gain": gain, "reason": f"gain within margin {self.margin}"})
+                ctx.record("gated", {"agent": agent, "best_gain": gain, "reason": f"gain within margin {self.margin}"})
         return gated
 
 

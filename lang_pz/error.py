@@ -118,3 +118,41 @@ class SkillFormatError(LangPZError, ValueError):
 class SkillLibraryError(LangPZError, ValueError):
     """A skill library operation cannot be done: a stale or conflicting edit, a broken limit,
     a rollback of an edit that is not the library's latest, or an unreadable library folder."""
+
+
+class StageError(LangPZError, RuntimeError):
+    """A stage of a training iteration failed (a critic report, an optimiser step, a skill edit
+    the writer could not write, a validation or rollout that raised), so the iteration was left
+    unfinished: nothing of it is marked done, and ``lang-pz train --resume RUN_DIR`` redoes it,
+    that stage included (``on_stage_failure: continue`` goes on without the failed calls instead).
+
+    Attributes:
+        stage: the stage, e.g. ``critic``, ``optimiser``, ``skill writer``, ``validation``.
+        iteration: the iteration it stopped in.
+        run_dir: the run folder to resume.
+        cause: what failed, in words.
+    """
+
+    def __init__(self, stage: str, iteration: int, run_dir: str, cause: str) -> None:
+        self.stage, self.iteration, self.run_dir, self.cause = stage, iteration, run_dir, cause
+        super().__init__(
+            f"iteration {iteration} stopped in its {stage} stage: {cause}. Nothing of iteration {iteration} is "
+            f"marked done; `lang-pz train --resume {run_dir}` redoes it from the start (its finished training "
+            f"episodes are kept), {stage} stage included; or set on_stage_failure: continue to go on without "
+            "the failed calls"
+        )
+
+
+#: What a failed *episode* raises (``lang-pz play``, ``lang-pz bench``): the LLM failed it, for
+#: good after its retries: an endpoint that went down, a prompt that cannot fit the model's
+#: context, replies that never validated. The episode is not scored and the command goes on.
+#: Any other error is the command's (an env or policy refusing its configuration fails every
+#: episode alike): it stops the command.
+EPISODE_ERRORS: tuple[type[Exception], ...] = (BackendError, SchemaValidationError)
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` on one line (a multi-line message joined with `` / ``), as
+    failed episodes are recorded and reported."""
+    text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

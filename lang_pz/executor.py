@@ -115,10 +115,14 @@ class EnvPool:
     Args:
         factory: builds a new instance (same id and kwargs as the others).
         first: an existing instance to lend first.
+        spec: ``(env_id, kwargs)`` of the instances, for a remote worker that builds its own
+            (``None``: the worker builds the run's env from its team's config).
     """
 
-    def __init__(self, factory: Callable[[], Any], first: Any | None = None) -> None:
-        self.factory = factory
+    def __init__(
+        self, factory: Callable[[], Any], first: Any | None = None, spec: tuple[str, dict[str, Any]] | None = None
+    ) -> None:
+        self.factory, self.spec = factory, spec
         self._idle: list[Any] = [] if first is None else [first]
         self._all: list[Any] = list(self._idle)
         self._lock = threading.Lock()

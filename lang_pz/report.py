@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from lang_pz.blame import blame_text
+from lang_pz.differentiation import differentiation_lines, role_differentiation
 from lang_pz.drops import unplayed_drops
 from lang_pz.run_summary import ROLES, IterationRecord, RoleUsage, RunSummary, _critic_mode, load_run
 from lang_pz.runs import RunFolder, read_jsonl
@@ -40,14 +41,18 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
     Training returns come from new seeds every iteration, so they are drawn faintly and not
     joined (a line through them would show learning where the policies did not change). Also:
     the validation value, and each proposed update at its candidate's validation value: green
-    ▲ accepted, red ✕ rejected. Uses the Agg canvas (no display needed). Returns ``path``.
+    ▲ accepted, red ✕ rejected. Below it, when the run has two agents or more, their role
+    differentiation per iteration (:mod:`lang_pz.differentiation`: policy-text and action
+    divergence, 0..1). Uses the Agg canvas (no display needed). Returns ``path``.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4.2), dpi=110)
+    roles = [r for r in role_differentiation(run.run_dir) if r.iteration is not None and r.agents > 1]
+    fig = Figure(figsize=(7, 6.0 if roles else 4.2), dpi=110)
     FigureCanvasAgg(fig)
-    ax, ms = fig.add_subplot(), run.metrics
+    grid = fig.add_gridspec(2, 1, height_ratios=[3, 1.3]) if roles else None
+    ax, ms = (fig.add_subplot(grid[0]) if grid is not None else fig.add_subplot()), run.metrics
     xs = [m.iteration for m in ms]
     tested = [(m.iteration, m.test_return) for m in ms if m.test_return is not None]
     pts = [(m.iteration, r) for m in ms for r in m.train_returns]
@@ -91,6 +96,20 @@ def plot_learning_curve(run: RunSummary, path: str | Path) -> Path:
         ax.set_xticks(xs + ([len(ms)] if final else []), [str(x) for x in xs] + (["final"] if final else []))
         ax.legend(fontsize="small", loc="best")
     ax.grid(alpha=0.3)
+    if grid is not None:
+        low = fig.add_subplot(grid[1], sharex=ax)
+        for attr, style, label in (
+            ("policy_divergence", "o-", "policy text (Jaccard distance of word sets)"),
+            ("action_divergence", "s--", "played actions (Jensen-Shannon divergence)"),
+        ):
+            marks = [(r.iteration, getattr(r, attr)) for r in roles if getattr(r, attr) is not None]
+            if marks:
+                low.plot(*zip(*marks), style, ms=4, label=label)
+        low.set_ylim(-0.03, 1.03)
+        low.set_ylabel("role divergence", fontsize="small")
+        low.set_xlabel("iteration (mean over pairs of agents; 0 = alike)", fontsize="small")
+        low.legend(fontsize="x-small", loc="upper left")
+        low.grid(alpha=0.3)
     fig.tight_layout()
     (out := Path(path)).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, format="png")
@@ -249,6 +268,8 @@ def summary_text(run: RunSummary) -> str:
         lines.append(f"{'end':>4} {_num(run.final_test_return)}   (held-out test of the final policies)")
     lines += ["", "per iteration: who the critic blamed, what changed, what validation decided:"]
     lines += [f"  {it}: {text}" for it, text in decisions(run)]
+    roles = differentiation_lines(role_differentiation(run.run_dir))
+    lines += ["", *roles] if roles else []
     lost = sum(u.calls for m in ms for u in m.interrupted_usage.values())
     running = sum(u.calls for u in run.running_usage.values())
     extra = [f"+{lost} in interrupted attempts"] if lost else []

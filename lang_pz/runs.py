@@ -214,6 +214,12 @@ class RunFolder:
         return self.root / "metrics.jsonl"
 
     @property
+    def phases(self) -> Path:
+        """phase -> the items (task ids, start states, first observations) its seeds play:
+        the run's held-out check (:func:`lang_pz.training.phases.check_phases`)."""
+        return self.root / "phases.json"
+
+    @property
     def final_policies(self) -> Path:
         return self.root / "final" / "policies"
 
@@ -276,11 +282,14 @@ class RunFolder:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def create(self, config_json: str) -> None:
-        """Start a new run: the folder and its ``config.json`` (refuses a non-empty folder)."""
+    def create(self, config_json: str, phases: dict[str, list[str]] | None = None) -> None:
+        """Start a new run: the folder, its ``config.json`` and, given the items each phase plays
+        (``Parts.items``), ``phases.json`` (refuses a non-empty folder)."""
         self.check_new()
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write(self.config, config_json)
+        if phases is not None:
+            atomic_write(self.phases, json.dumps(phases, indent=1))
 
     def rewrite_metrics(self, records: list[dict[str, Any]]) -> None:
         """``metrics.jsonl`` from the completed iterations (a resumed run drops a partial line)."""

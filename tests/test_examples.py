@@ -53,6 +53,40 @@ def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
     assert any(r.startswith("gain within margin") for r in reasons)  # agents the stock gate let through
 
 
+def test_the_research_loop_of_modules_makes_the_decisions_of_train(tmp_path):
+    research = load_example("research_loop")
+    base = dict(
+        env_kwargs=ENV,
+        iterations=2,
+        episodes_per_iteration=2,
+        validation_seeds=[1001],
+        counterfactual=["alternatives"],
+        initial_policy="Always push up.",
+    )
+    ours = research.research_train(TrainConfig(**base, run_dir=str(tmp_path / "ours")), backends=StandIn(AGENTS).backend)
+    theirs = train(TrainConfig(**base, run_dir=str(tmp_path / "train")), backends=StandIn(AGENTS).backend)
+    assert ours.state.policies == theirs.final_policies == ours.named_parameters()
+    a, b = run_contents(tmp_path / "ours"), run_contents(tmp_path / "train")
+    assert sorted(a) == sorted(b)  # the same files, acceptance records included ...
+    for name in a:
+        assert a[name] == b[name], name  # ... with the same contents
+    assert any(name.endswith("acceptance.jsonl") for name in a)
+    assert any(m.accepted for m in theirs.metrics)  # premise: something was accepted
+
+
+def test_the_optimizer_steps_only_after_backward():
+    from lang_pz.modules import LanguagePolicyOptimizer, TextParameters
+
+    class Stub:
+        name = "stub"
+
+        def start(self):
+            return None
+
+    with pytest.raises(ValueError, match=r"call loss.backward\(\) first"):
+        LanguagePolicyOptimizer(TextParameters(Stub())).step()
+
+
 def test_wrap_your_env():
     ret = load_example("wrap_your_env").main(seed=3)
     assert ret in (-5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0)  # five rounds of +1 / 0 / -1

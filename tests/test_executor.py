@@ -96,13 +96,13 @@ def test_episode_tasks_pickle_without_their_backend_or_environments(tmp_path):
     from lang_pz.training.players import Players, play_job
 
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
-    players = Players(parts.envs, parts.actors(dict.fromkeys(AGENTS[:4], "Always push up.")), parts.executor)
+    players = Players(parts.envs["train"], parts.actors(dict.fromkeys(AGENTS[:4], "Always push up.")), parts.executor)
     blob = pickle.dumps(functools.partial(play_job, players))
     assert b"ScriptedBackend" not in blob and b"RoleMeter" not in blob
     job = pickle.loads(blob)
     assert job.args[0].actors.backend is None and job.args[0].pool is None
     with pytest.raises(TypeError, match="TeamSpec"):
-        pickle.dumps(Players(parts.envs, lambda env: {}, parts.executor))
+        pickle.dumps(Players(parts.envs["train"], lambda env: {}, parts.executor))
 
 
 def test_default_workers_follow_the_embedded_instances():

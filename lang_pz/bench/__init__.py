@@ -18,7 +18,7 @@ The same from the command line: ``lang-pz bench --config bench.yaml --out bench_
 
 from lang_pz.bench.config import case_from_dict, load_config, parse_seeds
 from lang_pz.bench.report import markdown_table, plot_results, summaries, write_results
-from lang_pz.bench.runner import EnvCase, read_episodes, run_bench
+from lang_pz.bench.runner import EnvCase, read_episodes, read_failures, run_bench
 from lang_pz.bench.stats import Summary, bootstrap_interval, summarise
 from lang_pz.bench.teams import Team, build_team, default_instruction, parse_team
 
@@ -36,6 +36,7 @@ __all__ = [
     "parse_team",
     "plot_results",
     "read_episodes",
+    "read_failures",
     "run_bench",
     "summaries",
     "summarise",

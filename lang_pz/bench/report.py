@@ -18,6 +18,7 @@ COLUMNS = (
     "spec",
     "objective",
     "episodes",
+    "failed",
     "mean",
     "ci_low",
     "ci_high",
@@ -31,16 +32,30 @@ COLUMNS = (
 )
 
 
-def summaries(cases: Sequence[EnvCase], records: Sequence[dict[str, Any]]) -> list[Summary]:
+def summaries(
+    cases: Sequence[EnvCase], records: Sequence[dict[str, Any]], failures: Sequence[dict[str, Any]] = ()
+) -> list[Summary]:
     """One :class:`Summary` per (case, team) with episodes, in the order of ``cases`` and teams;
-    only the case's own seeds count (records of other seeds in the folder are left out)."""
+    only the case's own seeds count (records of other seeds in the folder are left out).
+
+    Args:
+        failures: records of failed episodes (:func:`lang_pz.bench.read_failures`); a seed that
+            failed and has no episode record counts in the team's ``failed`` (a team whose every
+            episode failed gets a row with no mean).
+    """
     rows = []
     for case in cases:
         seeds = {int(s) for s in case.seeds}
         for team in case.teams:
             mine = [r for r in records if r["env"] == case.name and r["team"] == team.name and int(r["seed"]) in seeds]
-            if mine:
-                rows.append(summarise(case.name, team.name, team.spec, case.objective_spec(), mine))
+            played = {int(r["seed"]) for r in mine}
+            failed = {
+                int(f["seed"])
+                for f in failures
+                if f.get("env") == case.name and f.get("team") == team.name and f.get("seed") in seeds - played
+            }
+            if mine or failed:
+                rows.append(summarise(case.name, team.name, team.spec, case.objective_spec(), mine, len(failed)))
     return rows
 
 
@@ -54,18 +69,24 @@ def _share(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.3g} %"
 
 
+def _failed(r: Summary) -> str:
+    n = r.episodes + r.failed
+    return f"{r.failed} of {n} ({100 * r.failed / n:.3g} %)" if r.failed else "0"
+
+
 def markdown_table(rows: Sequence[Summary]) -> str:
     """The results table: env, team, objective, mean [95 % interval], the share of decisions whose
-    reply did not parse (the env played its fallback), episodes, LLM usage, seconds."""
+    reply did not parse (the env played its fallback), episodes, failed episodes (of the team's
+    seeds, with their share: not in the mean), LLM usage, seconds."""
     lines = [
-        "| env | team | objective | mean | 95 % CI | parse failures | episodes | LLM calls (cached) | "
+        "| env | team | objective | mean | 95 % CI | parse failures | episodes | failed | LLM calls (cached) | "
         "tokens (prompt / completion) | cost $ | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ci = "-" if math.isnan(r.ci_low) else f"[{_num(r.ci_low)}, {_num(r.ci_high)}]"
         lines.append(
-            f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {_share(r.parse_failures)} | {r.episodes} | {r.llm_calls} ({r.cached_calls}) | "
+            f"| {r.env} | {r.team} | {r.objective} | {_num(r.mean)} | {ci} | {_share(r.parse_failures)} | {r.episodes} | {_failed(r)} | {r.llm_calls} ({r.cached_calls}) | "
             f"{r.prompt_tokens} / {r.completion_tokens} | {r.cost_usd:.4f} | {r.seconds:.1f} |"
         )
     return "\n".join(lines) + "\n"

@@ -6,6 +6,12 @@ team's decisions whose reply did not parse (``parse_failures``: the env played i
 action there; :func:`parse_failures`), LLM usage and seconds. Running the same bench again skips every (env, team, seed) already there, so a killed
 bench resumes where it stopped; a team name found there with another spec (or an env label with
 another objective) is refused, since the old episodes would be mixed with new ones.
+
+An episode that fails (the LLM fails it for good: one of :data:`lang_pz.error.EPISODE_ERRORS`
+before its end, e.g. an endpoint that went down) is not scored: it gets a line in ``OUT/failures.jsonl`` instead (env,
+team, spec, objective, seed, ``error``, seconds and the LLM usage it spent) and the bench goes on.
+It is not in ``episodes.jsonl``, so running the bench again plays it again; the summary counts,
+per team, the seeds that failed and never succeeded (:func:`read_failures`).
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from lang_pz.bench.teams import Team, build_team
-from lang_pz.error import InvalidKwargError, LangPZError
+from lang_pz.error import EPISODE_ERRORS, InvalidKwargError, LangPZError, error_text
 
 EPISODES_FILE = "episodes.jsonl"
+FAILURES_FILE = "failures.jsonl"
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,14 @@ def read_episodes(out_dir: Path) -> list[dict[str, Any]]:
     return records
 
 
+def read_failures(out_dir: Path) -> list[dict[str, Any]]:
+    """Every record of ``OUT/failures.jsonl``: the episodes that failed, one line per attempt
+    (none if absent; a damaged line is skipped)."""
+    from lang_pz.runs import read_jsonl
+
+    return read_jsonl(Path(out_dir) / FAILURES_FILE)
+
+
 def _check_consistent(records: Sequence[dict[str, Any]], case: EnvCase) -> None:
     for r in records:
         if r["env"] != case.name:
@@ -123,6 +138,7 @@ def run_bench(
     backend: str | Any = "embedded",
     price_per_mtok: tuple[float, float] = (0.0, 0.0),
     on_episode: Callable[[dict[str, Any]], None] | None = None,
+    on_failure: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Play every (case, team, seed) not yet in ``out_dir`` and return all records of these cases.
 
@@ -133,6 +149,11 @@ def run_bench(
             (only teams with LLM seats need it).
         price_per_mtok: US dollars per million prompt / completion tokens (uncached calls).
         on_episode: called with each new record (e.g. to print progress).
+        on_failure: called with the record of each episode that failed (see the module
+            docstring), after it is appended to ``failures.jsonl``.
+
+    Returns:
+        The records of the episodes of ``cases`` in ``episodes.jsonl`` (failed ones are not).
 
     Raises:
         InvalidKwargError: a team or objective that disagrees with earlier episodes in ``out_dir``,
@@ -183,16 +204,31 @@ def run_bench(
                 for seed in seeds:
                     before = meter["m"].report() if "m" in meter else None
                     t0 = time.perf_counter()
-                    traj = rollout(env, policies, seed=int(seed))
-                    seconds = time.perf_counter() - t0
-                    usage = _usage(meter.get("m"), before)
-                    record = {
+                    ident = {
                         "env": case.name,
                         "env_id": case.env_id,
                         "team": team.name,
                         "spec": team.spec,
                         "objective": objective.spec,
                         "seed": int(seed),
+                    }
+                    try:
+                        traj = rollout(env, policies, seed=int(seed))
+                    except EPISODE_ERRORS as exc:  # not scored; a re-run of the bench plays it again
+                        failure = {
+                            **ident,
+                            "error": error_text(exc),
+                            "seconds": round(time.perf_counter() - t0, 3),
+                            **_usage(meter.get("m"), before),
+                        }
+                        append_jsonl(out / FAILURES_FILE, failure)
+                        if on_failure is not None:
+                            on_failure(failure)
+                        continue
+                    seconds = time.perf_counter() - t0
+                    usage = _usage(meter.get("m"), before)
+                    record = {
+                        **ident,
                         "value": objective(traj),
                         "team_return": traj.team_return,
                         "returns": dict(traj.returns),

@@ -66,6 +66,9 @@ class Summary:
         llm_calls / cached_calls / prompt_tokens / completion_tokens: LLM usage, summed.
         cost_usd: summed cost of uncached calls at the bench's prices.
         seconds: summed wall-clock seconds of the episodes.
+        failed: seeds of the team whose episode failed (the LLM failed it for good) and was never
+            played to its end: not in ``episodes`` nor in the mean, which is then over the
+            episodes that did not fail (a share of failures can bias it: read them together).
     """
 
     env: str
@@ -83,38 +86,41 @@ class Summary:
     completion_tokens: int
     cost_usd: float
     seconds: float
+    failed: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def summarise(env: str, team: str, spec: str, objective: str, records: Sequence[dict]) -> Summary:
-    """The :class:`Summary` of one team's episode records (as written by :mod:`lang_pz.bench.runner`).
+def summarise(env: str, team: str, spec: str, objective: str, records: Sequence[dict], failed: int = 0) -> Summary:
+    """The :class:`Summary` of one team's episode records (as written by :mod:`lang_pz.bench.runner`)
+    and the number of its episodes that ``failed`` (without records: the mean is NaN).
 
     Raises:
-        ValueError: no records.
+        ValueError: no records and no failed episode.
     """
-    if not records:
+    if not records and not failed:
         raise ValueError(f"no episodes of team {team!r} on {env}")
     values = [float(r["value"]) for r in records]
     low, high = bootstrap_interval(values)
     counted = [r for r in records if "decisions" in r and "parse_failed" in r]
     decisions = sum(int(r["decisions"]) for r in counted)
-    failed = sum(int(r["parse_failed"]) for r in counted)
+    unparsed = sum(int(r["parse_failed"]) for r in counted)
     return Summary(
         env=env,
         team=team,
         spec=spec,
         objective=objective,
         episodes=len(records),
-        mean=float(np.mean(values)),
+        mean=float(np.mean(values)) if values else math.nan,
         ci_low=low,
         ci_high=high,
-        parse_failures=round(failed / decisions, 4) if decisions else (0.0 if counted else math.nan),
+        parse_failures=round(unparsed / decisions, 4) if decisions else (0.0 if counted else math.nan),
         llm_calls=sum(int(r.get("llm_calls", 0)) for r in records),
         cached_calls=sum(int(r.get("cached_calls", 0)) for r in records),
         prompt_tokens=sum(int(r.get("prompt_tokens", 0)) for r in records),
         completion_tokens=sum(int(r.get("completion_tokens", 0)) for r in records),
         cost_usd=round(sum(float(r.get("cost_usd", 0.0)) for r in records), 6),
         seconds=round(sum(float(r.get("seconds", 0.0)) for r in records), 2),
+        failed=failed,
     )

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from lang_pz.cli.common import BackendOptionOption, KwOption, app, backend_options, check_backend, fail, parse_kwargs
+from lang_pz.cli.failures import exit_failed, failed_line
 
 
 @app.command()
@@ -44,12 +45,18 @@ def bench(
         typer.Option(help="also log to a tracker (repeatable): tensorboard:DIR, wandb:offline[:DIR] or wandb:online"),
     ] = None,
 ) -> None:
-    """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table."""
+    """Benchmark teams (LLM, random, scripted, learned, mixed) on envs; prints the results table.
+
+    Exit code 0 when every episode was played; 1 when episodes failed (the LLM failed them for
+    good, e.g. its endpoint went down: they are not scored, the table's "failed"
+    column gives their share, failures.jsonl their errors, and the last line how many and the
+    first error; re-running the command plays only them again); 2 when refused."""
     from lang_pz.backends import check_backend_spec
     from lang_pz.bench import (
         case_from_dict,
         load_config,
         markdown_table,
+        read_failures,
         run_bench,
         summaries,
         write_results,
@@ -120,15 +127,40 @@ def bench(
                 progress(r)
                 trackers.bench_episode(r)
 
+            failures: list[dict] = []
+
+            def on_failure(r: dict) -> None:
+                failures.append(r)
+                typer.secho(
+                    f"{r['env']} | {r['team']} | seed {r['seed']}: failed, not scored: {r['error']}",
+                    fg=typer.colors.YELLOW,
+                    err=True,
+                )
+
             try:
-                records = run_bench(cases, out, backend=llm, price_per_mtok=(p_in, p_out), on_episode=on_episode)
+                records = run_bench(
+                    cases, out, backend=llm, price_per_mtok=(p_in, p_out), on_episode=on_episode, on_failure=on_failure
+                )
             finally:
                 if not isinstance(llm, str):
                     llm.close()
-            rows = summaries(cases, records)
+            rows = summaries(cases, records, read_failures(out))
             paths = write_results(rows, out, plot=plot)
             trackers.bench_rows(rows, markdown_table(rows))
         typer.echo(markdown_table(rows))
         typer.echo("written: " + ", ".join(str(p) for p in paths.values()), err=True)
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
+    failed = sum(r.failed for r in rows)
+    if failed:  # every failed seed was tried in this call (the others were played earlier)
+        first = failures[0]
+        exit_failed(
+            failed_line(
+                failed,
+                sum(r.episodes + r.failed for r in rows),
+                f"{first['env']} | {first['team']} | seed {first['seed']}",
+                first["error"],
+                f"their errors are in {out / 'failures.jsonl'}; once the cause is fixed, run the same command again: "
+                "it plays only the failed episodes",
+            )
+        )

@@ -12,10 +12,6 @@ from lang_pz.cli.common import fail
 
 #: --evidence values that are not action words (the counterfactual critic's window replacements).
 SPECIAL_EVIDENCE = ("alternatives", "reference", "default", "random")
-#: Critic modes that use --evidence.
-EVIDENCE_MODES = ("counterfactual", "decisive", "coalition")
-#: Modes that search for a correction without the base team, so refuse ``reference``.
-SEARCH_MODES = ("decisive", "coalition")
 
 
 def _hint(value: str, choices: Sequence[str]) -> str:
@@ -33,14 +29,17 @@ def check_evidence(evidence: Sequence[str] | None, modes: Sequence[str], window:
     environment (exits with code 2).
 
     Refused: an empty value; ``--evidence`` or ``--evidence-window`` when no ``--critic-mode`` uses
-    it; ``reference`` with a searching mode (decisive, coalition: they work without the base team's
-    reference).
+    it (a mode that re-runs episodes: :func:`lang_pz.critics.modes.critic_modes`); ``reference``
+    with a searching mode (decisive, coalition: they work without the base team's reference).
     """
-    users = [m for m in modes if m in EVIDENCE_MODES]
+    from lang_pz.critics.modes import critic_modes
+
+    rerunning, searching_modes = critic_modes("reruns", "search"), critic_modes("search")
+    users = [m for m in modes if m in rerunning]
     if window is not None and not users:
         fail(
             ValueError(
-                f"--evidence-window {window} is used only by --critic-mode {', '.join(EVIDENCE_MODES)}; none of them "
+                f"--evidence-window {window} is used only by --critic-mode {', '.join(rerunning)}; none of them "
                 f"is among --critic-mode {', '.join(modes)}: add --critic-mode counterfactual or drop --evidence-window"
             )
         )
@@ -49,14 +48,14 @@ def check_evidence(evidence: Sequence[str] | None, modes: Sequence[str], window:
     if not users:
         fail(
             ValueError(
-                f"--evidence {' '.join(evidence)} is used only by --critic-mode {', '.join(EVIDENCE_MODES)}; "
+                f"--evidence {' '.join(evidence)} is used only by --critic-mode {', '.join(rerunning)}; "
                 f"none of them is among --critic-mode {', '.join(modes)}: add --critic-mode counterfactual or drop --evidence"
             )
         )
     for word in evidence:
         if not word.strip():
             fail(ValueError(f"--evidence {word!r} is empty; choose {', '.join(SPECIAL_EVIDENCE)} or an action word"))
-    searching = [m for m in users if m in SEARCH_MODES]
+    searching = [m for m in users if m in searching_modes]
     if "reference" in evidence and searching:
         fail(
             ValueError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,7 +21,7 @@ from lang_pz.cli.common import (  # noqa: F401
 from lang_pz.cli.critic_options import check_env, check_evidence
 
 if TYPE_CHECKING:
-    from lang_pz.critics.decisive import DecisiveCritic
+    from lang_pz.evaluation.labels import LabelledEpisode
 
 
 @app.command()
@@ -68,17 +68,12 @@ FAULT_CHOICES = ("misplay", "harmful", "idle", "random")
 BASE_CHOICES = ("heuristic", "greedy", "random", "oracle")
 
 
-def _critic_modes() -> tuple[str, ...]:
-    from typing import get_args
+def _label_modes() -> tuple[str, ...]:
+    """Modes --labels can ask afresh about a labelled episode: those that read the episode alone
+    (the others need re-runs of an env)."""
+    from lang_pz.critics.modes import critic_modes
 
-    from lang_pz.training.config import CriticModeName
-
-    return tuple(get_args(CriticModeName))
-
-
-MODE_CHOICES = _critic_modes()  # from the config's Literal type, so the two cannot drift
-#: Modes that need re-runs of an --env (they cannot score Who&When logs).
-RERUN_MODES = ("counterfactual", "decisive", "coalition")
+    return tuple(critic_modes("none"))
 
 
 def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
@@ -92,14 +87,54 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
         )
 
 
-def _searching(mode: str, llm: object, words: tuple[str, ...], window: int | None) -> DecisiveCritic:
-    """The decisive or coalition critic searching with ``words`` (``reference`` is refused there),
-    over coarse windows of ``window`` decisions (default: the critic's)."""
-    from lang_pz.critics.coalition import CoalitionCritic
-    from lang_pz.critics.decisive import DecisiveCritic
+def _labelled(labels: Path | None, given: list[str], max_chars: int) -> tuple[list[LabelledEpisode], list[str]]:
+    """The labelled episodes of ``--labels`` and the ``--critic-mode``s to ask about them (a note
+    names each mode that cannot be asked; exits with code 2 on a bad labels file, or on
+    Who&When-style labels without a mode to ask)."""
+    from lang_pz.error import LangPZError
+    from lang_pz.evaluation.labels import load_labelled
 
-    kind = CoalitionCritic if mode == "coalition" else DecisiveCritic
-    return kind(llm, replacements=words) if window is None else kind(llm, replacements=words, window=window)
+    if labels is None:
+        return [], []
+    try:
+        labelled = load_labelled(labels, max_chars=max_chars)
+    except LangPZError as exc:
+        fail(ValueError(f"--labels: {exc}"))
+    modes = [m for m in dict.fromkeys(given) if m in _label_modes()]
+    for m in dict.fromkeys(given):
+        if m not in _label_modes():
+            typer.echo(
+                f"note: --critic-mode {m} is not asked about the labelled episodes (it needs re-runs); a run trained "
+                "with it is scored through its recorded verdicts ('recorded')",
+                err=True,
+            )
+    if any(ep.label.whowhen is not None for ep in labelled) and not modes:
+        fail(
+            ValueError(
+                f"--labels {labels} labels Who&When-style cases, which have no recorded verdict: add --critic-mode "
+                f"{' or '.join(_label_modes())} to ask a critic about them"
+            )
+        )
+    return labelled, modes
+
+
+def _modes_help() -> str:
+    from lang_pz.critics.modes import described
+
+    return f"critic under test (repeatable), a registered critic mode: {described()}"
+
+
+def _critic(mode: str, llm: Any, words: tuple[str, ...], window: int | None, prompt_chars: int) -> Any:
+    """The critic of ``mode`` through the one factory (:func:`lang_pz.critics.make_critic`), with the
+    training config's defaults: a re-running mode gets ``words``, a searching one ``window``."""
+    from lang_pz.critics.modes import critic_mode, make_critic
+    from lang_pz.training.config import TrainConfig
+
+    evidence = critic_mode(mode).evidence
+    section: dict[str, Any] = {"critic_mode": mode, "counterfactual": list(words) if evidence != "none" else []}
+    if window is not None and evidence == "search":
+        section["decisive_window"] = window
+    return make_critic(TrainConfig.model_validate({"langmarl": section, "critic_max_prompt_chars": prompt_chars}), llm)
 
 
 @app.command("eval-critic")
@@ -115,14 +150,7 @@ def eval_critic(
     kw: KwOption = None,
     critic_modes: Annotated[
         list[str] | None,
-        typer.Option(
-            "--critic-mode",
-            help="critic under test (repeatable): central_credit, central_global, independent (the LLM "
-            "critic), counterfactual (credit from re-runs; the LLM only words it), decisive (the earliest "
-            "decision whose change recovers the loss, searched by re-runs; no reference) or coalition (Shapley "
-            "values of replacing agents' decisive windows together)",
-            show_default="central_credit",
-        ),
+        typer.Option("--critic-mode", help=_modes_help(), show_default="central_credit"),
     ] = None,
     evidence: Annotated[
         list[str] | None,
@@ -182,6 +210,14 @@ def eval_critic(
         int | None, typer.Option(min=1, help="Who&When: score only the first N cases", show_default="all")
     ] = None,
     max_chars: Annotated[int, typer.Option(min=40, help="Who&When: characters kept of each message")] = 200,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="human credit labels, JSONL (docs/credit.md): agreement of the runs' recorded critic verdicts with "
+            "them, and of each --critic-mode given among central_credit, central_global, independent (asked afresh)",
+            show_default="none",
+        ),
+    ] = None,
     one_call: Annotated[
         bool,
         typer.Option(help="Who&When: one critic call per case (steps subsampled) instead of every step in several calls"),
@@ -199,7 +235,7 @@ def eval_critic(
     ] = None,
 ) -> None:
     """Measure critics' credit assignment against known faults (who and when), next to chance,
-    a random critic and trivial rules."""
+    a random critic and trivial rules; or against human labels (--labels)."""
     import json
     import time
 
@@ -209,14 +245,18 @@ def eval_critic(
     modes = list(dict.fromkeys(critic_modes or ["central_credit"]))
     for name, value, choices in (("--fault", fault, FAULT_CHOICES), ("--base", base, BASE_CHOICES)):
         _choice(name, value, choices)
+    from lang_pz.critics.modes import critic_mode
+    from lang_pz.critics.modes import critic_modes as registered_modes
+
     for m in modes:
-        _choice("--critic-mode", m, MODE_CHOICES)
-    if not env_ids and whowhen is None:
-        fail(ValueError("nothing to evaluate: give --env ID (repeatable) and/or --whowhen DIR"))
+        _choice("--critic-mode", m, tuple(registered_modes()))
+    if not env_ids and whowhen is None and labels is None:
+        fail(ValueError("nothing to evaluate: give --env ID (repeatable), --whowhen DIR and/or --labels FILE"))
+    labelled, label_modes = _labelled(labels, critic_modes or [], max_chars)
     check_evidence(evidence, modes, evidence_window)
     if whowhen is not None and not whowhen.is_dir():
         fail(FileNotFoundError(f"--whowhen {whowhen} is not a folder of Who&When JSON files"))
-    if whowhen is not None and set(modes) <= set(RERUN_MODES):
+    if whowhen is not None and set(modes) <= set(registered_modes("reruns", "search")):
         fail(
             ValueError(
                 "--whowhen logs cannot be re-run: the counterfactual, decisive and coalition critics need an --env; add "
@@ -235,8 +275,6 @@ def eval_critic(
             for env_id in env_ids or []
         ]
         from lang_pz.backends import make_backend
-        from lang_pz.critics import CentralCritic
-        from lang_pz.critics.difference import DifferenceCritic
         from lang_pz.evaluation.bases import env_family
         from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
         from lang_pz.evaluation.summary import rules_table, summary_dict, table
@@ -245,23 +283,23 @@ def eval_critic(
         options = backend_options(backend_opt, [backend]).get(backend, {})
         if threads and backend == "embedded":
             options.setdefault("n_threads", threads)
-        llm = make_backend(backend, **options)
-        check_backend(llm)
-        critics = {
-            m: (
-                DifferenceCritic(llm) if m == "counterfactual" else CentralCritic(llm, mode=m, max_prompt_chars=prompt_chars)  # type: ignore[arg-type]
-            )
-            for m in modes
-            if m not in ("decisive", "coalition")
-        }
+        needs_llm = bool(env_ids) or whowhen is not None or bool(label_modes)  # recorded verdicts need none
+        llm = make_backend(backend, **options) if needs_llm else None
+        if llm is not None:
+            check_backend(llm)
         out.mkdir(parents=True, exist_ok=True)
         log = lambda msg: typer.echo(msg, err=True)  # noqa: E731
         summaries = []
         for i, env_id in enumerate(env_ids or []):
             words = tuple(evidence or (["default"] if env_family(env_id) == "math" else ["alternatives"]))
-            specs = [CriticSpec(m, c, words if m == "counterfactual" else (), evidence_window) for m, c in critics.items()]
-            specs += [CriticSpec(m, _searching(m, llm, words, evidence_window)) for m in modes if m not in critics]
-            specs.sort(key=lambda sp: modes.index(sp.name))
+            specs = [
+                CriticSpec(
+                    m,
+                    _critic(m, llm, words, evidence_window, prompt_chars),
+                    *((words, evidence_window) if critic_mode(m).evidence == "reruns" else ()),
+                )
+                for m in modes
+            ]
             summaries += run_fault_benchmark(
                 env_id,
                 specs,
@@ -278,12 +316,12 @@ def eval_critic(
                 progress=log,
             )
         if whowhen is not None:
-            for m, c in critics.items():
-                if m in RERUN_MODES:
+            for m in modes:
+                if critic_mode(m).evidence != "none":
                     continue
                 summary, _ = run_whowhen_benchmark(
                     whowhen,
-                    c,
+                    _critic(m, llm, (), None, prompt_chars),
                     name=m,
                     seed=seed,
                     tolerance=tolerance,
@@ -294,15 +332,39 @@ def eval_critic(
                     progress=log,
                 )
                 summaries.append(summary)
+        agreements = []
+        if labelled:
+            from lang_pz.evaluation.agreement import score_labels
+
+            agreements = score_labels(
+                labelled,
+                {m: _critic(m, llm, (), None, prompt_chars) for m in label_modes},
+                tolerance=tolerance,
+                out=out / "labels",
+                progress=log,
+            )
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
         return
     (out / "summary.json").write_text(
-        json.dumps({"backend": backend, "summaries": [summary_dict(s) for s in summaries]}, indent=2)
+        json.dumps(
+            {
+                "backend": backend,
+                "summaries": [summary_dict(s) for s in summaries],
+                **({"label_agreement": [a.as_dict() for a in agreements]} if agreements else {}),
+            },
+            indent=2,
+        )
     )
-    typer.echo(table(summaries))
-    typer.echo("\nTrivial rules and the random critic, agent / step accuracy (ties broken at random):")
-    typer.echo(rules_table(summaries))
+    if summaries:
+        typer.echo(table(summaries))
+        typer.echo("\nTrivial rules and the random critic, agent / step accuracy (ties broken at random):")
+        typer.echo(rules_table(summaries))
+    if agreements:
+        from lang_pz.evaluation.agreement import agreement_table
+
+        typer.echo(f"Agreement with the human labels of {labels} ({len(labelled)} label(s); tolerance {tolerance} steps):")
+        typer.echo(agreement_table(agreements))
     for s in summaries:
         if s.visible is not None:
             shown = round(s.visible * s.cases)

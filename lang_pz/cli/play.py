@@ -19,6 +19,7 @@ from lang_pz.cli.common import (  # noqa: F401
     parse_kwargs,
     yaml_value,
 )
+from lang_pz.cli.failures import EPISODE_ERRORS, error_text, exit_failed, failed_line
 
 
 @app.command()
@@ -67,9 +68,13 @@ def play(
     ] = None,
     backend_opt: BackendOptionOption = None,
 ) -> None:
-    """Play episodes with one policy per agent and print the returns."""
+    """Play episodes with one policy per agent and print the returns.
+
+    Exit code 0 when every episode was played; 1 when episodes failed (the LLM failed them for
+    good, e.g. its endpoint went down: the last line says how many and the first
+    error); 2 when refused before playing; 130 when interrupted."""
     import lang_pz
-    from lang_pz.error import BackendError, LangPZError
+    from lang_pz.error import LangPZError
     from lang_pz.policies.base import Policy
     from lang_pz.rollout import rollout
     from lang_pz.trajectory import TrajectoryWriter
@@ -141,19 +146,19 @@ def play(
                 fail(ValueError("the heuristic policy is for butterfly/pistonball-v0 only"))
             policies = {a: PistonballHeuristic() for a in env.possible_agents}
         writer = TrajectoryWriter(out) if out else None
-        failed = 0
+        failures: list[tuple[int, str]] = []  # (episode, error) of each failed episode
         for k in range(episodes):
             try:
                 traj = rollout(env, policies, seed=seed + k, episode=k, writer=writer)
-            except BackendError as exc:  # e.g. a prompt that cannot fit the model's context
-                failed += 1
+            except EPISODE_ERRORS as exc:  # e.g. an endpoint that went down, a prompt that cannot fit
+                failures.append((k, error_text(exc)))
                 typer.secho(f"episode {k} (seed {seed + k}): failed, not scored: {exc}", fg=typer.colors.YELLOW, err=True)
                 if writer:
                     writer.write_lines(
                         [json.dumps({"type": "episode_error", "episode": k, "seed": seed + k, "error": str(exc)}) + "\n"]
                     )
                 continue
-            if k == 0:
+            if k == len(failures):  # the first episode played
                 for s in traj.steps[:show]:
                     typer.echo(
                         f"--- step {s.step} {s.agent}\n{s.observation}\n> {s.raw_output!r} -> {s.action!r}"
@@ -163,11 +168,12 @@ def play(
             unread = sum(s.parse_error is not None for s in traj.steps)
             note = f"; {unread} of {len(traj.steps)} actions unparsed, the env's fallback played" if unread else ""
             typer.echo(f"episode {k} (seed {seed + k}): team return {traj.team_return:.1f} [{rets}]{note}")
-        if failed:
-            typer.echo(f"{failed} of {episodes} episode(s) failed and were not scored (recorded as episode_error)")
         if writer:
             writer.close()
-            typer.echo(f"trajectories: {out}")
+            typer.echo(f"trajectories: {out}" + (" (failed episodes as episode_error records)" if failures else ""))
+        if failures:
+            k, first = failures[0]
+            exit_failed(failed_line(len(failures), episodes, f"episode {k} (seed {seed + k})", first))
     except (LangPZError, ValueError, OSError) as exc:
         fail(exc)
     except KeyboardInterrupt:

@@ -22,23 +22,21 @@ from lang_pz.cli.common import (
     yaml_value,
 )
 from lang_pz.configfile import ConfigFileError, load_yaml, where
-from lang_pz.training.config import LangMARLConfig
 
 
 def _config_help() -> str:
-    from lang_pz.training.config import SECTIONS, TrainConfig
+    from lang_pz.training.config import TrainConfig
+    from lang_pz.training.registry import sections
 
     def rows(model: Any, prefix: str = "") -> list[str]:
         out = []
         for name, f in model.model_fields.items():
-            if name in SECTIONS:
-                continue
             default = f.default_factory() if f.default_factory is not None else f.default
             out.append(f"{prefix}{name} [default: {default!r}]: {f.description}")
         return out
 
     lines = ["Every setting, settable in --config or with --set KEY=VALUE. Common to every method:", "", *rows(TrainConfig)]
-    for method, model in SECTIONS.items():
+    for method, model in sections().items():
         lines += [
             "",
             f"Only with --method {method} (the {method}: section; flat keys are moved there):",
@@ -50,22 +48,32 @@ def _config_help() -> str:
     return escape("\n\n".join(lines))
 
 
-def _choices(model: Any, field: str) -> str:
-    """The values of a ``Literal`` field as "a, b or c" (taken from the type: cannot drift)."""
-    from typing import get_args
+def _listed(names: list[str]) -> str:
+    """``a, b or c``."""
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
-    values = [str(v) for v in get_args(model.model_fields[field].annotation)]
-    return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else "".join(values)
+
+def _critic_modes() -> str:
+    from lang_pz.critics.modes import critic_modes
+
+    return _listed(critic_modes())
+
+
+def _methods() -> str:
+    from lang_pz.training.registry import described
+
+    return described()
 
 
 def _field(key: str) -> Any:
     """The pydantic field of a setting name (flat or ``method.name``), or ``None``."""
-    from lang_pz.training.config import SECTIONS, TrainConfig, setting_names
+    from lang_pz.training.config import TrainConfig, setting_names
+    from lang_pz.training.registry import sections
 
     where = setting_names().get(key)
     if where is None:
         return None
-    return (SECTIONS[where] if where else TrainConfig).model_fields[key.rpartition(".")[2]]
+    return (sections()[where] if where else TrainConfig).model_fields[key.rpartition(".")[2]]
 
 
 def set_fields(pairs: list[str]) -> dict[str, Any]:
@@ -124,14 +132,15 @@ def merge_set(fields: dict[str, Any], settings: dict[str, Any], config: Path | N
     Returns:
         The notes (to print once each).
     """
-    from lang_pz.training.config import SECTIONS, setting_names
+    from lang_pz.training.config import setting_names
+    from lang_pz.training.registry import sections
 
-    names = setting_names()
+    names, methods = setting_names(), sections()
     notes = []
     where = f" of {config}" if config is not None else ""
     for key, value in settings.items():
-        section = fields.get(key if key in SECTIONS else names[key])
-        if key in SECTIONS:
+        section = fields.get(key if key in methods else names[key])
+        if key in methods:
             for name in value:
                 if name in fields:  # given flat in the file, now in the section: the command line wins
                     old = fields.pop(name)
@@ -144,9 +153,18 @@ def merge_set(fields: dict[str, Any], settings: dict[str, Any], config: Path | N
     return notes
 
 
+def _presets() -> str:
+    from lang_pz.presets import preset_names
+
+    return ", ".join(preset_names())
+
+
 @app.command(epilog=_config_help())
 def train(
     config: Annotated[Path | None, typer.Option(help="YAML or JSON file of TrainConfig fields")] = None,
+    preset: Annotated[
+        str | None, typer.Option(help=f"a paper's setup (lang_pz.presets), instead of --config: {_presets()}")
+    ] = None,
     resume: Annotated[Path | None, typer.Option(help="continue this run folder (its config.json is used)")] = None,
     env_id: Annotated[str | None, typer.Option("--env", help="environment id \\[default: butterfly/pistonball-v0]")] = None,
     kw: KwOption = None,
@@ -154,7 +172,7 @@ def train(
     episodes: Annotated[int | None, typer.Option(help="episodes per iteration \\[default: 1]")] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="first episode seed \\[default: 0]")] = None,
     critic_mode: Annotated[
-        str | None, typer.Option(help=f"langmarl: {_choices(LangMARLConfig, 'critic_mode')} \\[default: central_credit]")
+        str | None, typer.Option(help=f"langmarl: a registered critic mode, {_critic_modes()} \\[default: central_credit]")
     ] = None,
     backend: Annotated[str | None, typer.Option(help="actor backend \\[default: embedded]")] = None,
     critic_backend: Annotated[str | None, typer.Option(help="critic backend \\[default: actor's]")] = None,
@@ -165,9 +183,7 @@ def train(
         str | None,
         typer.Option(help="where episodes run: local or ray ($RAY_ADDRESS's cluster, else a local one) \\[default: local]"),
     ] = None,
-    method: Annotated[
-        str | None, typer.Option(help="langmarl (text policies) or maskills (a skill library) \\[default: langmarl]")
-    ] = None,
+    method: Annotated[str | None, typer.Option(help=f"a registered method: {_methods()} \\[default: langmarl]")] = None,
     skills: Annotated[
         Path | None,
         typer.Option(help="maskills: the starting skill library folder (hand-written Agent Skills; default: none)"),
@@ -194,7 +210,8 @@ def train(
     from lang_pz.trackers import open_trackers
     from lang_pz.training import TrainConfig
     from lang_pz.training import train as run_training
-    from lang_pz.training.config import ROLES, SECTIONS, setting_names
+    from lang_pz.training.config import ROLES, import_modules, setting_names
+    from lang_pz.training.registry import sections
 
     say = lambda msg: typer.echo(msg, err=True)  # noqa: E731
     if resume is not None:
@@ -202,6 +219,7 @@ def train(
             n
             for n, v in (
                 ("--config", config),
+                ("--preset", preset),
                 ("--env", env_id),
                 ("--kw", kw),
                 ("--iterations", iterations),
@@ -236,6 +254,15 @@ def train(
         return
     fields: dict[str, Any] = {}
     from_file: dict[str, Any] = {}  # the file's settings as written (values the command line may replace)
+    if preset is not None:
+        from lang_pz.presets import preset_path
+
+        if config is not None:
+            fail(ValueError("give --preset or --config, not both (copy the preset's file to change it: --config)"))
+        try:
+            config = preset_path(preset)
+        except LangPZError as exc:
+            fail(exc)
     if config is not None:
         if not config.exists():
             fail(FileNotFoundError(f"--config {config} does not exist"))
@@ -253,7 +280,11 @@ def train(
         fields = loaded
         if not isinstance(fields, dict):
             fail(ValueError(f"--config {config} must hold a mapping of TrainConfig fields"))
-        known = [*(k for k in setting_names() if "." not in k), *SECTIONS]
+        try:
+            import_modules(fields.get("imports"))  # they may register the file's method or critic mode
+        except ValueError as exc:
+            fail(ValueError(f"--config {where(config, 'imports')}: {exc}"))
+        known = [*(k for k in setting_names() if "." not in k), *sections()]
         for key in fields:
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1)
@@ -286,9 +317,12 @@ def train(
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
+        for pair in set_ or []:  # --set imports=[...] may register the method or critic mode other keys name
+            if pair.partition("=")[0].strip() == "imports":
+                import_modules(yaml_value(pair.partition("=")[2], "--set imports"))
         for note in merge_set(fields, set_fields(set_ or []), config):
             say(note)
-    except ValueError as exc:
+    except (ValueError, typer.BadParameter) as exc:
         fail(exc)
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
     target = Path(str(fields["run_dir"])).expanduser()
@@ -338,8 +372,9 @@ def _check_endpoints(cfg: Any = None, resume: Path | None = None) -> None:
 def _fail_in_file(exc: Any, config: Path, from_file: dict[str, Any], fields: dict[str, Any]) -> None:
     """Report a ``ValidationError`` one line per problem (:func:`error_lines`), each value that
     came from the config file (not replaced on the command line) prefixed with ``FILE:LINE``."""
-    from lang_pz.training.config import SECTIONS
+    from lang_pz.training.registry import sections
 
+    methods = sections()
     lines = error_lines(exc)
     out = []
     for e, line in zip(exc.errors(include_url=False), lines, strict=False):
@@ -351,7 +386,7 @@ def _fail_in_file(exc: Any, config: Path, from_file: dict[str, Any], fields: dic
         if loc and node_file is not _MISSING and node_file == node_now:
             line = f"{where(config, *loc)}: {line}"
         elif (
-            len(loc) > 1 and loc[0] in SECTIONS and loc[1] in from_file and from_file[loc[1]] == fields.get(loc[1], _MISSING)
+            len(loc) > 1 and loc[0] in methods and loc[1] in from_file and from_file[loc[1]] == fields.get(loc[1], _MISSING)
         ):
             line = f"{where(config, loc[1])}: {line}"  # given flat in the file, moved to its section
         out.append(line)

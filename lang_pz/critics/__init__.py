@@ -11,6 +11,8 @@
 - :mod:`lang_pz.critics.coalition`: :class:`~lang_pz.critics.coalition.CoalitionCritic`, Shapley
   values of replacing agents' decisive windows together (joint faults);
 - :mod:`lang_pz.critics.search`: the budgeted, cached re-runs those two critics plan;
+- :mod:`lang_pz.critics.modes`: the critic modes by name (:func:`register_critic_mode`,
+  :func:`make_critic`: the one factory of a config's critic);
 - :mod:`lang_pz.critics.render`: how a trajectory is shown to an LLM critic.
 
 Benchmarks that score critics (fault injection, Who&When) live in :mod:`lang_pz.evaluation`.
@@ -30,6 +32,7 @@ from lang_pz.critics.counterfactual import (
     best_gain,
     counterfactuals,
 )
+from lang_pz.critics.modes import CriticMode, critic_mode, critic_modes, make_critic, register_critic_mode
 from lang_pz.critics.render import render_trajectory, subsample_steps
 
 __all__ = [
@@ -39,11 +42,16 @@ __all__ = [
     "Counterfactual",
     "Credit",
     "Critic",
+    "CriticMode",
     "CriticReport",
     "Evidence",
     "best_gain",
     "compute_evidence",
     "counterfactuals",
+    "critic_mode",
+    "critic_modes",
+    "make_critic",
+    "register_critic_mode",
     "render_trajectory",
     "reply_model",
     "subsample_steps",

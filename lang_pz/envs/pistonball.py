@@ -167,9 +167,12 @@ def make_env(
         continuous: number actions in [-1, 1] instead of ``down``/``stay``/``up``.
         hold: each decision is applied for this many physics cycles (>= 1).
         max_cycles: episode length in physics cycles.
-        time_penalty, random_drop, random_rotate, ball_mass, ball_friction, ball_elasticity:
-            PettingZoo's ``pistonball_v6`` arguments, passed on (its defaults: -0.1, True, True,
-            0.75, 0.3, 1.5); the ball's mass must be > 0, its friction and elasticity >= 0.
+        time_penalty: PettingZoo's ``pistonball_v6`` argument, passed on (its default -0.1).
+        random_drop: passed on likewise (default ``True``).
+        random_rotate: passed on likewise (default ``True``).
+        ball_mass: passed on likewise (default 0.75; must be > 0).
+        ball_friction: passed on likewise (default 0.3; must be >= 0).
+        ball_elasticity: passed on likewise (default 1.5; must be >= 0).
         strict: raise :class:`lang_pz.error.ActionParseError` on unparseable text.
 
     Raises:

@@ -9,6 +9,9 @@
 - :mod:`lang_pz.evaluation.pairs`: two-fault cases, scored "both at the bottom";
 - :mod:`lang_pz.evaluation.whowhen`: the Who&When failure-attribution logs;
 - :mod:`lang_pz.evaluation.adherence`: does a backend's model act as its text policy says?
+- :mod:`lang_pz.evaluation.labels`: human credit labels of run episodes and Who&When-style cases,
+  and :mod:`lang_pz.evaluation.agreement`: a critic's agreement with them (Wilson intervals,
+  Cohen's kappa).
 """
 
 from lang_pz.evaluation.baselines import (

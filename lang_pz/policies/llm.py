@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from lang_pz.backends.base import GenerationRequest, LLMBackend, Message, PromptFormat
 from lang_pz.error import BackendError, PromptTooLongError
 from lang_pz.policies.base import (
@@ -321,7 +323,7 @@ class LLMPolicy(Policy):
             ask = f"a reply of the form {reply.example}"
         common: dict[str, Any] = {
             "temperature": self.temperature,
-            "seed": self.seed,
+            "seed": self.request_seed(),
         }
         common["role"] = "actor"
         if kind == "choice":
@@ -348,9 +350,27 @@ class LLMPolicy(Policy):
 
     # -- acting ----------------------------------------------------------------------------
 
+    def reset(self, seed: int | None = None) -> None:
+        """Start an episode: with ``temperature > 0`` its samples are seeded from ``seed`` (the
+        episode's, :func:`~lang_pz.policies.base.agent_seed`) and the decision's number, so the
+        same episode seed replays the same episode and another seed samples anew; greedy
+        decoding ignores it."""
+        self._episode_seed, self._decisions = seed, 0
+
+    def request_seed(self) -> int:
+        """The sampling seed of the next request: the constructor's ``seed`` when greedy (or
+        before any :meth:`reset`), else one derived from it, the episode seed and the decision."""
+        episode = getattr(self, "_episode_seed", None)
+        if self.temperature == 0 or episode is None:
+            return self.seed
+        return int(np.random.SeedSequence([self.seed, episode, self._decisions]).generate_state(1)[0])
+
     def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
         """``True``: a decision is a function of its request (the text, the observation, the
-        offered actions, a fixed seed); nothing is kept from one decision to the next."""
+        offered actions, the request's seed) and of nothing kept from earlier decisions but their
+        count, which seeds a sampled request (:meth:`request_seed`): the count moves on by the
+        skipped decisions, so the next one is sampled with the seed it has in the whole episode."""
+        self._decisions = getattr(self, "_decisions", 0) + len(steps)
         return True
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
@@ -377,6 +397,7 @@ class LLMPolicy(Policy):
                 keep = max(0, keep - drop)
                 req, left_out = self._request(shorten_middle(text, keep), info), len(text) - keep
         latency = gen.latency_s if gen.latency_s else time.perf_counter() - t0
+        self._decisions = getattr(self, "_decisions", 0) + 1
         action = gen.text.strip()
         if req.choices is not None and action not in req.choices:
             raise BackendError(

@@ -55,10 +55,17 @@ class SkillTeamSpec(TeamSpec):
         for agent, text in self.policies.items():
             if self.skilled is None or agent in self.skilled:
                 team[agent] = SkillPolicy(
-                    text, backend, self.library, agent=agent, scoping=self.scoping, withheld=self.withheld.get(agent, ())
+                    text,
+                    backend,
+                    self.library,
+                    agent=agent,
+                    scoping=self.scoping,
+                    withheld=self.withheld.get(agent, ()),
+                    temperature=self.config.actor_temperature,
+                    seed=self.config.seed,
                 )
             else:
-                team[agent] = LLMPolicy(text, backend)
+                team[agent] = LLMPolicy(text, backend, temperature=self.config.actor_temperature, seed=self.config.seed)
         return {**team, **self.partners(env)}
 
     def without(self, agent: str, skill: str) -> SkillTeamSpec:

@@ -3,17 +3,16 @@
 The step is generic over what is optimised: a candidate is a label and how to apply it
 (:class:`Candidate`), so policy texts and skill-library edits go through the same code.
 
-Two gates, both on numbers, never on the model's words (a 135M model's judgement is noise):
+A candidate is accepted only if the objective on held-out seeds does not fall by more than
+``tolerance`` (:func:`accepts`), either as one team update (``joint``) or label by label, largest
+counterfactual gain first, each on top of those already accepted (``per_agent``)
+(:func:`acceptance_groups`, :func:`accept`): the validated update of MASkills (optimise, then
+verify on held-out items, roll back a regression), and the trust region of an update (what a
+step keeps is decided by a measure it did not see, never by the model's words). A versioned
+parameter (a skill library) also records each rejection (:attr:`Candidate.rollback`).
 
-- the *evidence gate* (before the optimiser runs): an agent for which no counterfactual re-run
-  beat what it played gets no edit (:func:`evidence_gate`);
-- *validation* (after): a candidate is accepted only if the objective on held-out seeds does
-  not fall by more than ``tolerance`` (:func:`accepts`), either as one team update (``joint``)
-  or agent by agent, largest counterfactual gain first, each on top of those already accepted
-  (``per_agent``) (:func:`acceptance_groups`, :func:`accept`). This is the validated update of
-  MASkills (optimise, then verify on held-out items, roll back a regression).
-
-Momentum is committed only for accepted agents (:func:`commit_momentum`).
+A method's gates before the optimiser (LangMARL's evidence gate) and what it remembers of
+accepted updates (its momentum) are its own (:mod:`lang_pz.methods.langmarl.steps`).
 """
 
 from __future__ import annotations
@@ -23,10 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from lang_pz.critics.counterfactual import Evidence, best_gain
 from lang_pz.error import LangPZError
-from lang_pz.optimisers.gradient import PolicyUpdate
-from lang_pz.optimisers.momentum import Momentum
 from lang_pz.runs import IterationLog
 
 #: The parameter a method optimises (policy texts, a skill library, ...).
@@ -38,29 +34,6 @@ def accepts(current: float | None, candidate: float | None, tolerance: float = 0
     (a negative tolerance requires a gain). ``None`` on either side (no validation seeds)
     accepts unchecked."""
     return candidate is None or current is None or candidate >= current - tolerance
-
-
-def evidence_gate(
-    agents: Sequence[str], evidence: Sequence[Evidence], *, log: IterationLog | None = None
-) -> dict[str, float | None]:
-    """The agents to give no edit: those for which no re-run's mean gain over the batch is
-    positive (:func:`~lang_pz.critics.counterfactual.best_gain`), with that best gain (``None``
-    when no re-run replaced the agent); each is logged to ``gated.jsonl``."""
-    out: dict[str, float | None] = {}
-    for a in agents:
-        gain = best_gain(a, evidence)
-        if gain is None or gain <= 0:
-            out[a] = gain
-            if log is not None:
-                log.log(
-                    "gated",
-                    {
-                        "agent": a,
-                        "best_gain": gain,
-                        "reason": "no counterfactual re-run beat what the agent played: no edit proposed",
-                    },
-                )
-    return out
 
 
 def acceptance_groups(
@@ -91,10 +64,15 @@ class Candidate(Generic[P]):
         apply: ``parameter -> parameter`` with the change made (it must not modify its argument).
             It raises :class:`~lang_pz.error.LangPZError` when the change does not apply on top
             of the candidates kept before it; :func:`accept` then rejects it.
+        rollback: ``(parameter, note) -> parameter`` with this change, applied last, undone and
+            the rejection recorded (``note``: :func:`rejection_note`), for a parameter that keeps
+            its history (a skill library: :meth:`~lang_pz.skills.SkillLibrary.rollback`);
+            ``None``: a rejected change leaves no trace in the parameter.
     """
 
     label: str
     apply: Callable[[P], P]
+    rollback: Callable[[P, str], P] | None = None
 
 
 def policy_candidates(texts: Mapping[str, str]) -> list[Candidate[dict[str, str]]]:
@@ -118,6 +96,8 @@ class Acceptance(Generic[P]):
             ``candidate_val_return``, ``accepted``), as in ``acceptance.jsonl``.
         candidate_value: the last validated candidate's value, or the accepted value if any
             group was accepted (what the learning curve plots).
+        after: the parameter after each decision, in order (a rejected group's is the one
+            before it, with the rejection recorded if its candidates have a ``rollback``).
     """
 
     parameter: P
@@ -125,6 +105,7 @@ class Acceptance(Generic[P]):
     accepted_labels: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     candidate_value: float | None = None
+    after: list[P] = field(default_factory=list)
 
     @property
     def accepted(self) -> bool | None:
@@ -158,7 +139,9 @@ def accept(
 
     Returns:
         The :class:`Acceptance`. A group whose candidates do not apply together on top of those
-        kept (``apply`` raised :class:`~lang_pz.error.LangPZError`) is rejected with value ``-inf``.
+        kept (``apply`` raised :class:`~lang_pz.error.LangPZError`) is rejected with value ``-inf``;
+        a rejected group whose candidates all have a ``rollback`` is applied and rolled back, last
+        first, so the parameter records it.
 
     Raises:
         LangPZError: a group names a label without a candidate.
@@ -186,16 +169,18 @@ def accept(
         if ok and trial is not None:
             result.parameter, result.value = trial, cand
             result.accepted_labels += list(group)
+        elif trial is not None:
+            undo = [u for label in reversed(group) if (u := by_label[label].rollback) is not None]
+            if len(undo) == len(group):  # a parameter that keeps its history records the rejection
+                note = rejection_note(result.value, cand, tolerance)
+                result.parameter = functools.reduce(lambda p, u: u(p, note), undo, trial)
+        result.after.append(result.parameter)
     if result.accepted_labels:
         result.candidate_value = result.value
     return result
 
 
-def commit_momentum(momentum: Momentum | None, updates: Mapping[str, PolicyUpdate], accepted: Sequence[str]) -> None:
-    """Push the aggregated gradient of each *accepted* agent into ``momentum`` (rejected
-    directions are forgotten: they never steer a later iteration)."""
-    if momentum is None:
-        return
-    for agent in accepted:
-        if agent in updates:
-            momentum.push(agent, updates[agent].gradient)
+def rejection_note(current: float | None, candidate: float | None, tolerance: float) -> str:
+    """Why a candidate was rejected, in words (recorded by a :attr:`Candidate.rollback`)."""
+    cand, cur = (f"{x:.4g}" if x is not None else "none" for x in (candidate, current))
+    return f"rolled back: validation {cand} < {cur} - tolerance {tolerance:g}"

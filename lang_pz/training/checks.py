@@ -55,7 +55,7 @@ def check_counterfactual(config: TrainConfig, env: Any) -> None:
     Raises:
         InvalidKwargError: an unknown entry (with the valid ones and close matches).
     """
-    replacements = config.langmarl.counterfactual if config.langmarl is not None else []
+    replacements = getattr(config.section(config.method), "counterfactual", None) or []
     if not replacements:
         return
     infos = env.reset(seed=config.seed)[1] if isinstance(env, ParallelEnv) else (env.reset(seed=config.seed), env.infos)[1]

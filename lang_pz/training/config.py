@@ -1,34 +1,30 @@
 """The configuration of a training run: every setting, with its default and description.
 
 :class:`TrainConfig` is also the schema of ``lang-pz train --config`` YAML/JSON files and of
-``--set KEY=VALUE``; ``lang-pz train --help`` lists every field. Each method's own settings
-are a section of it (:mod:`lang_pz.training.sections`).
+``--set KEY=VALUE``; ``lang-pz train --help`` lists every field. The run's method (any
+registered one: :mod:`lang_pz.training.registry`) has its own settings in a section named after
+it (``langmarl:``, ``maskills:``, ``mymethod:``), checked by that method's settings model.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import math
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from lang_pz.critics.modes import critic_mode
 from lang_pz.error import InvalidKwargError
-from lang_pz.training.sections import (
-    _HINTS,
-    SEARCH_MODES,
-    SECTIONS,
-    CriticModeName,
-    LangMARLConfig,
-    MASkillsConfig,
-)
+from lang_pz.training.registry import described, registered, sections
+from lang_pz.training.sections import _HINTS, LangMARLConfig, MASkillsConfig, one_of
 
 __all__ = [
     "ROLES",
-    "SEARCH_MODES",
     "SECRET_WORDS",
-    "SECTIONS",
-    "CriticModeName",
     "LangMARLConfig",
     "MASkillsConfig",
     "PartnerKind",
@@ -46,11 +42,17 @@ SECRET_WORDS = ("key", "secret", "password", "token", "auth", "credential")
 class TrainConfig(BaseModel):
     """Configuration of a training run (also the schema of ``--config`` YAML/JSON files)."""
 
-    # no NaN/inf anywhere: JSON has no such numbers (config.json would hold null and --resume fail)
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # no NaN/inf anywhere: JSON has no such numbers (config.json would hold null and --resume fail);
+    # extra: the run's method section, checked by its own model in _sections (nothing else is let in)
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     env_id: str = Field("butterfly/pistonball-v0", description="registered environment id")
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for lang_pz.make")
+    phase_env_kwargs: dict[Literal["train", "validation", "test"], dict[str, Any]] = Field(
+        default_factory=dict,
+        description="phase -> keyword arguments that replace env_kwargs' for that phase (default: split=<phase> "
+        "for envs with held-out splits, lang_pz.training.phases)",
+    )
     iterations: int = Field(2, ge=1, description="training iterations")
     episodes_per_iteration: int = Field(1, ge=1, description="training episodes per iteration")
     seed: int = Field(0, ge=0, description="seed of the first training episode; episode k uses seed + k")
@@ -101,6 +103,12 @@ class TrainConfig(BaseModel):
     critic_max_attempts: int = Field(3, ge=1, description="critic LLM calls per report before it fails")
     critic_max_prompt_steps: int = Field(40, ge=1, description="most trajectory steps shown to the critic")
     critic_max_prompt_chars: int = Field(5000, ge=1000, description="budget of the critic's trajectory text")
+    actor_temperature: float = Field(
+        0.0,
+        ge=0,
+        description="sampling temperature of the agents' decisions (0: greedy; > 0 samples with the run's seed, so "
+        "validation of a deterministic env sees other episodes than training)",
+    )
     critic_temperature: float = Field(0.0, ge=0, description="sampling temperature of the critic's first attempt")
     optimiser_max_attempts: int = Field(3, ge=1, description="LLM calls per optimiser stage before it fails")
     optimiser_temperature: float = Field(0.0, ge=0, description="sampling temperature of first optimiser attempts")
@@ -127,34 +135,40 @@ class TrainConfig(BaseModel):
         description="budget: no new iteration once this many uncached LLM calls were made "
         "(replies from the response cache cost nothing and are not counted)",
     )
+    on_stage_failure: Literal["stop", "continue"] = Field(
+        "stop",
+        description="a failed critic report, optimiser step or skill edit stops the run before the iteration is "
+        "done, naming the stage (--resume redoes it); continue: log it, go on without it and say so in the "
+        "iteration's progress line",
+    )
     run_dir: str | None = Field(None, description="run folder (default: runs/<time>)")
-    method: Literal["langmarl", "maskills"] = Field(
+    imports: list[str] = Field(
+        default_factory=list,
+        description="Python modules imported before the rest is checked, e.g. [my_methods]: their "
+        "register_method / register_critic_mode calls make a method or critic mode of yours selectable "
+        "by name (kept in config.json, so --resume imports them too)",
+    )
+    method: str = Field(
         "langmarl",
-        description="what is trained: text policies (langmarl) or a skill library (maskills, "
-        "lang_pz.methods.maskills); initial_policy is then each agent's instruction when it invokes no skill",
-    )
-    langmarl: LangMARLConfig | None = Field(
-        None, description="method langmarl's settings (filled with defaults for a langmarl run; none otherwise)"
-    )
-    maskills: MASkillsConfig | None = Field(
-        None, description="method maskills' settings (filled with defaults for a maskills run; none otherwise)"
+        description=f"what is trained, a registered method: {described()}; its settings are the section "
+        "named after it; with maskills, initial_policy is each agent's instruction when it invokes no skill",
     )
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _sections(cls, data: Any) -> Any:
-        """Settings of a method go in its section; a setting given flat (as before sections, e.g.
-        ``skills: lib``) is moved there, and one of the other method is refused unless it holds
-        that setting's default (nothing is carried)."""
+    def _sections(cls, data: Any, handler: Callable[[Any], TrainConfig]) -> TrainConfig:
+        """The run's method's settings are its section (``langmarl:``), checked by its settings
+        model; a setting given flat (as before sections, e.g. ``skills: lib``) is moved there, and
+        one of another method is refused unless it holds that setting's default (nothing is
+        carried). ``imports`` are imported first (they may register the method)."""
         if not isinstance(data, dict):
-            return data
+            return handler(data)
         data = dict(data)
-        method = data.get("method", "langmarl")
-        for name, model in SECTIONS.items():
-            section = data.get(name)
-            if section is not None and not isinstance(section, dict | BaseModel):
-                continue  # pydantic reports the type
-            moved = {k: data.pop(k) for k in list(data) if k in model.model_fields}
+        import_modules(data.get("imports"))
+        method, own = data.get("method", "langmarl"), {}
+        for name, model in sorted(sections().items(), key=lambda item: item[0] != method):  # flat keys: the run's first
+            section = data.pop(name, None)
+            moved = {k: data.pop(k) for k in list(data) if k in model.model_fields and k not in cls.model_fields}
             if name != method:
                 carried = sorted(k for k, v in moved.items() if v != _default(model, k))
                 if section is not None or carried:
@@ -166,6 +180,9 @@ class TrainConfig(BaseModel):
                         f"is {method!r}: set method={name} (lang-pz train --method {name}) or drop it"
                     )
                 continue
+            if section is not None and not isinstance(section, dict | BaseModel):
+                own[name] = section  # its model reports the type
+                continue
             given = section.model_dump(exclude_unset=True) if isinstance(section, BaseModel) else dict(section or {})
             both = sorted(set(given) & set(moved))
             if both:
@@ -174,8 +191,15 @@ class TrainConfig(BaseModel):
                     f"{pairs} are both given (flat and in the {name} section); give each once: keep "
                     f"{name}.{both[0]} and drop the flat {both[0]!r} (or the reverse)"
                 )
-            data[name] = {**given, **moved}
-        return data
+            own[name] = {**given, **moved}
+        return _validated(cls, handler, data, own)
+
+    @field_validator("method")
+    @classmethod
+    def _registered_method(cls, method: str) -> str:
+        if method not in registered():
+            raise one_of(registered())
+        return method
 
     @field_validator("validation_seeds", "test_seeds")
     @classmethod
@@ -194,7 +218,7 @@ class TrainConfig(BaseModel):
             )
         return seeds
 
-    @field_validator("env_kwargs", "backend_options")
+    @field_validator("env_kwargs", "phase_env_kwargs", "backend_options")
     @classmethod
     def _finite_options(cls, options: dict[str, Any], info: Any) -> dict[str, Any]:
         bad = _non_finite(options, info.field_name)
@@ -247,16 +271,31 @@ class TrainConfig(BaseModel):
             )
         return self
 
+    def section(self, method: str) -> Any:
+        """The ``method`` section (e.g. a :class:`LangMARLConfig`), ``None`` unless it is this run's
+        method's (also as ``config.langmarl``, ``config.maskills``, ...)."""
+        return (self.__pydantic_extra__ or {}).get(method)
+
     def settings_of(self, method: str) -> Any:
-        """The ``method`` section (a :class:`LangMARLConfig` or :class:`MASkillsConfig`).
+        """The ``method`` section (:meth:`section`).
 
         Raises:
             InvalidKwargError: the config's method is another one (it has no such section).
         """
-        found = getattr(self, method, None) if method in SECTIONS else None
+        found = self.section(method)
         if found is None:
             raise InvalidKwargError(f"this config's method is {self.method!r}, not {method!r}: it has no {method} settings")
         return found
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                if name in sections():  # another registered method's section: this run has none
+                    return None
+                raise
 
     def training_seeds(self, iteration: int) -> list[int]:
         """The seeds of one iteration's training episodes (episode ``k`` uses ``seed + k``)."""
@@ -270,9 +309,11 @@ class TrainConfig(BaseModel):
 
     @property
     def acceptance_rule(self) -> Literal["joint", "per_agent"]:
-        """``acceptance``, or its default: joint for ``central_global``, per-agent otherwise."""
-        central_global = self.langmarl is not None and self.langmarl.critic_mode == "central_global"
-        return self.acceptance or ("joint" if central_global else "per_agent")
+        """``acceptance``, or its default: joint for a critic mode that says so (``central_global``:
+        one team update), per-agent otherwise."""
+        mode = getattr(self.section(self.method), "critic_mode", None)
+        joint = mode is not None and critic_mode(mode).joint
+        return self.acceptance or ("joint" if joint else "per_agent")
 
     def backend_spec(self, role: str) -> str:
         """The backend spec of ``role`` (``actor``, ``critic`` or ``optimiser``)."""
@@ -303,12 +344,63 @@ def _default(model: type[BaseModel], name: str) -> Any:
 
 def setting_names() -> dict[str, str]:
     """Every key a config file or ``--set`` may name -> where it lives: the common settings
-    (``""``), and each method's settings, flat (``skills``) or dotted (``maskills.skills``) ->
-    the method."""
-    out = {name: "" for name in TrainConfig.model_fields if name not in SECTIONS}
-    for method, model in SECTIONS.items():
+    (``""``), and each registered method's settings, flat (``skills``) or dotted
+    (``maskills.skills``) -> the method."""
+    out = dict.fromkeys(TrainConfig.model_fields, "")
+    for method, model in sections().items():
         for name in model.model_fields:
-            out[name] = out[f"{method}.{name}"] = method
+            out.setdefault(name, method)
+            out[f"{method}.{name}"] = method
+    return out
+
+
+def import_modules(modules: Any) -> None:
+    """Import a config's ``imports`` (modules that register methods or critic modes).
+
+    Raises:
+        ValueError: one cannot be imported (the message names it and why).
+    """
+    for name in modules if isinstance(modules, list) else []:
+        try:
+            importlib.import_module(str(name))
+        except ImportError as exc:
+            raise ValueError(
+                f"imports: cannot import {name!r} ({exc}); give a module on the Python path "
+                "(PYTHONPATH=. for a file of the current folder)"
+            ) from None
+
+
+def _validated(
+    cls: type[TrainConfig], handler: Callable[[Any], TrainConfig], data: dict[str, Any], own: dict[str, Any]
+) -> TrainConfig:
+    """``handler(data)`` with the method's section (``own``: name -> raw settings) checked by its
+    model and added; every problem of both in one ``ValidationError`` (a section's located under
+    its name), and any other key refused as pydantic refuses an unknown field."""
+    errors: list[Any] = []
+    out: TrainConfig | None = None
+    try:
+        out = handler(data)
+    except ValidationError as exc:
+        errors += exc.errors(include_url=False)
+    checked = {}
+    models = sections()
+    for name, raw in own.items():
+        try:
+            checked[name] = models[name].model_validate(raw)
+        except ValidationError as exc:
+            errors += [{**e, "loc": (name, *e["loc"])} for e in exc.errors(include_url=False)]
+    extra = {k: v for k, v in data.items() if k not in cls.model_fields}
+    errors += [
+        {"type": "extra_forbidden", "loc": (k,), "msg": "Extra inputs are not permitted", "input": v}
+        for k, v in extra.items()
+    ]
+    if errors:
+        details = [
+            InitErrorDetails(type=PydanticCustomError(e["type"], e["msg"]), loc=e["loc"], input=e["input"]) for e in errors
+        ]
+        raise ValidationError.from_exception_data(cls.__name__, details)
+    assert out is not None and out.__pydantic_extra__ is not None
+    out.__pydantic_extra__.update(checked)
     return out
 
 

@@ -20,6 +20,7 @@ from lang_pz.runs import RunFolder, append_jsonl, atomic_write, read_jsonl
 from lang_pz.training.config import TrainConfig
 from lang_pz.training.parts import Parts
 from lang_pz.training.players import Team
+from lang_pz.training.registry import method_class
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, open_run
 from lang_pz.training.steps import evaluate
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 def final_test(config: TrainConfig, parts: Parts, run: RunFolder, team: Team) -> float | None:
     """The held-out test of the final team (``env -> team``), written to ``final/test.jsonl``
     (rewritten on resume); its mean objective (``None`` without test seeds)."""
-    values = evaluate(parts.envs, team, config.test_seeds, objective=parts.objective, executor=parts.executor)
+    values = evaluate(parts.envs["test"], team, config.test_seeds, objective=parts.objective, executor=parts.executor)
     atomic_write(run.final_test, "")
     for i, (s, v) in enumerate(zip(config.test_seeds, values)):
         append_jsonl(run.final_test, {"episode": i, "policies": "final", "seed": s, "objective": round(v, 3)})
@@ -41,11 +42,21 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _failures(m: IterationMetrics) -> str:
+    """What failed and was gone on without (``on_stage_failure: continue``), for the progress line."""
+    parts = [
+        f"{n} {what} failed"
+        for n, what in ((m.critic_failures, "critic report(s)"), (m.optimiser_failures, "optimiser step(s)"))
+        if n
+    ]
+    return f"; {' and '.join(parts)}, see critic_errors.jsonl / optimiser_errors.jsonl" if parts else ""
+
+
 def train(
     config: TrainConfig | None = None,
     *,
     resume: str | Path | None = None,
-    method: type[Method[Any]] | None = None,
+    method: type[Method[Any, Any]] | None = None,
     backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
     callbacks: Sequence[Callback] = (),
     progress: Callable[[str], None] | None = None,
@@ -77,8 +88,6 @@ def train(
         lang_pz.error.RunDirError: a new run's folder is not empty, or ``resume`` is not a run.
         ValueError: both or neither of ``config`` and ``resume``.
     """
-    from lang_pz.methods import method_class
-
     say = progress or (lambda _msg: None)
     run, config, done = open_run(config, resume)
     cls = method or method_class(config.method)
@@ -91,7 +100,7 @@ def train(
     algo = cls.build(config, backends=backends, run=run if resume is not None else None, **objects)
     try:
         if resume is None:
-            run.create(config.model_dump_json(indent=2))
+            run.create(config.model_dump_json(indent=2), algo.parts.items)
         start = algo.start()
         state = algo.restore(run, done) if done else start
         result = algo.result(run.root, start, [IterationMetrics(**d["metrics"]) for d in done])
@@ -112,6 +121,7 @@ def train(
             say(
                 f"iteration {it}: train return {m.train_return:.2f}, {f'{blame}, ' if blame else ''}"
                 f"validation {_num(m.val_return)} -> {_num(m.candidate_val_return)} ({algo.summary(m, state)})"
+                f"{_failures(m)}"
             )
         algo.finish(run, state, result)
         if config.test_seeds:

@@ -1,5 +1,6 @@
 """What every method's run is made of: the environment, its pool, the executor, the role meters,
-the objective and the agents (:class:`Parts`, built and checked by :func:`build`).
+the objective and the agents (:class:`Parts`, built and checked by :func:`build`), and what one
+iteration's steps play with and write to (:class:`Context`, ``parts.context(log)``).
 
 A method (:mod:`lang_pz.methods`) adds its own parts on top (LangMARL a critic and a textual
 optimiser, MASkills a skill critic and a skill writer); :func:`lang_pz.training.train` drives it.
@@ -7,11 +8,12 @@ optimiser, MASkills a skill critic and a skill writer); :func:`lang_pz.training.
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import lang_pz
 from lang_pz.backends import LLMBackend, make_backend
@@ -29,12 +31,57 @@ from lang_pz.training.checks import (
     role_backends,
 )
 from lang_pz.training.config import ROLES, TrainConfig
-from lang_pz.training.players import Reference
-from lang_pz.training.steps import validate
+from lang_pz.training.phases import PHASES, check_phases, default_phase_kwargs, phase_env_kwargs
+from lang_pz.training.state import Failure
 from lang_pz.training.team import TeamSpec
 
-if TYPE_CHECKING:
-    from lang_pz.trajectory import Trajectory
+
+@dataclass(frozen=True)
+class Context:
+    """What the steps of one iteration play with and write to, so that no step is handed them
+    one by one: the environments, the executor, the objective, the iteration's log, and the
+    failures its steps record (``parts.context(log)``; ``Context()`` for a step run alone: one
+    task at a time, nothing written).
+
+    Attributes:
+        envs: the :class:`~lang_pz.executor.EnvPool` (or one environment) training episodes and
+            their re-runs are played in.
+        executor: runs each step's independent tasks.
+        objective: what validation and re-runs measure (``None``: the team return).
+        log: the iteration's log, if the steps write their records.
+        iteration: the iteration's number.
+        failures: every :class:`~lang_pz.training.state.Failure` the steps recorded (:meth:`fail`).
+        validation_envs, test_envs: where validation and the held-out test are played (their
+            phase's split, :mod:`lang_pz.training.phases`; ``None``: ``envs``).
+    """
+
+    envs: Any = None
+    executor: Executor = field(default_factory=lambda: LocalExecutor(1))
+    objective: Objective | None = None
+    log: IterationLog | None = None
+    iteration: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    validation_envs: Any = None
+    test_envs: Any = None
+
+    def envs_of(self, phase: str) -> Any:
+        """The environments of ``phase`` (``"train"``, ``"validation"`` or ``"test"``)."""
+        return {"validation": self.validation_envs, "test": self.test_envs}.get(phase) or self.envs
+
+    def record(self, kind: str, record: dict[str, Any]) -> None:
+        """Append ``record`` to the iteration's ``KIND.jsonl`` (nothing without a log)."""
+        if self.log is not None:
+            self.log.log(kind, record)
+
+    def fail(self, failure: Failure, kind: str, record: dict[str, Any]) -> None:
+        """Record a failed call: in :attr:`failures` and as ``record`` in ``KIND.jsonl``."""
+        self.failures.append(failure)
+        self.record(kind, record)
+
+    def calls(self) -> int | None:
+        """LLM calls of the iteration so far (``None`` without a log that meters them)."""
+        source = self.log.usage_source if self.log is not None else None
+        return None if source is None else sum(int(u.get("calls", 0)) for u in source().values())
 
 
 @dataclass
@@ -42,9 +89,14 @@ class Parts:
     """What a run is made of, built once and checked before anything is written.
 
     Attributes:
-        env: the language environment (PettingZoo, parallel or AEC); more instances of it are
-            made by ``envs`` for concurrent episodes.
-        envs: the :class:`~lang_pz.executor.EnvPool` the steps lease environments from.
+        env: the language environment (PettingZoo, parallel or AEC) of the training phase; more
+            instances of it are made by ``envs`` for concurrent episodes.
+        envs: the :class:`~lang_pz.executor.EnvPool` the steps lease environments from, per phase
+            (``envs["train"]``, ``["validation"]``, ``["test"]``: each phase's own
+            ``lang_pz.make`` arguments, :func:`lang_pz.training.phases.phase_env_kwargs`; phases
+            with equal arguments share one pool).
+        items: phase -> the items (task ids, start states, or first observations) its seeds
+            play, checked disjoint at build (:func:`lang_pz.training.phases.check_phases`).
         executor: runs each step's independent tasks.
         meters: role -> the backend of that role, counted per role.
         objective: what validation, re-runs and the gate compare.
@@ -54,13 +106,31 @@ class Parts:
     """
 
     env: Any
-    envs: EnvPool
+    envs: dict[str, EnvPool]
     executor: Executor
     meters: dict[str, RoleMeter]
     objective: Objective
     config: TrainConfig
     trainable: list[str]
     llm_agents: list[str]
+    items: dict[str, list[str]] = field(default_factory=dict)
+
+    def context(self, log: IterationLog | None = None) -> Context:
+        """The :class:`Context` of an iteration's steps (``log``: the iteration's, if written)."""
+        e = self.envs
+        return Context(
+            e["train"],
+            self.executor,
+            self.objective,
+            log,
+            log.iteration if log is not None else 0,
+            validation_envs=e["validation"],
+            test_envs=e["test"],
+        )
+
+    def initial_policies(self) -> dict[str, str]:
+        """Every LLM agent's starting policy (``initial_policies`` over ``initial_policy``)."""
+        return {a: self.config.initial_policies.get(a, self.config.initial_policy) for a in self.llm_agents}
 
     def actors(self, policies: Mapping[str, str]) -> TeamSpec:
         """``env -> team``: ``policies`` on the actor backend with fixed partners built for that
@@ -70,7 +140,8 @@ class Parts:
 
     def close(self) -> None:
         """Close the environment instances and the executor (its workers)."""
-        self.envs.close()
+        for pool in {id(p): p for p in self.envs.values()}.values():
+            pool.close()
         close = getattr(self.executor, "close", None)
         if callable(close):
             close()
@@ -90,7 +161,12 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
             partner, policy, counterfactual entry or ``backends`` object (each message names the value).
         BackendError / ValueError: a backend spec cannot be built.
     """
-    env = lang_pz.make(config.env_id, **config.env_kwargs)
+    defaults = default_phase_kwargs(config.env_id)
+    per_phase: dict[str, dict[str, Any]] = {str(k): v for k, v in config.phase_env_kwargs.items()}
+    kwargs: dict[str, dict[str, Any]] = {
+        p: phase_env_kwargs(config.env_kwargs, per_phase, p, defaults=defaults) for p in PHASES
+    }
+    env = lang_pz.make(config.env_id, **kwargs["train"])
     agents = check_agents(config, env)
     check_counterfactual(config, env)
     objective = make_objective(config.objective or default_objective(config.env_id), agents, config.env_id)
@@ -132,7 +208,8 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
             inner = made[key]
         price_in, price_out = config.prices.get(spec, (0.0, 0.0))
         meters[role] = RoleMeter(RequestLimit(inner, in_flight), role, (price_in, price_out))
-    envs = EnvPool(lambda: lang_pz.make(config.env_id, **config.env_kwargs), first=env)
+    envs = _phase_pools(config.env_id, kwargs, env)
+    items = check_phases(config.env_id, kwargs, _phase_seeds(config))
     executor: Executor = LocalExecutor(workers)
     if config.executor == "ray":
         from lang_pz.executor_ray import RayExecutor
@@ -146,48 +223,29 @@ def build(config: TrainConfig, *, backends: LLMBackend | Mapping[str, LLMBackend
             meters["actor"],
             actor_given="actor" in given,
         )
-    parts = Parts(env, envs, executor, meters, objective, config, list(config.trainable_agents or llm_agents), llm_agents)
-    parts.actors(initial_policies(config, parts))(env)  # every policy text is checked now
+    trainable = list(config.trainable_agents or llm_agents)
+    parts = Parts(env, envs, executor, meters, objective, config, trainable, llm_agents, items)
+    parts.actors(parts.initial_policies())(env)  # every policy text is checked now
     return parts
 
 
-def initial_policies(config: TrainConfig, parts: Parts) -> dict[str, str]:
-    """Every LLM agent's starting policy (``initial_policies`` over ``initial_policy``)."""
-    return {a: config.initial_policies.get(a, config.initial_policy) for a in parts.llm_agents}
-
-
-#: ``(policies, label) -> value`` on the validation seeds (:func:`validator`).
-Validator = Callable[[Mapping[str, str], str], float | None]
-
-
-def validator(parts: Parts, log: IterationLog | None = None) -> Validator:
-    """``(policies, label) -> value``: :func:`~lang_pz.training.steps.validate` of ``policies`` on the
-    config's validation seeds, logged under ``label``; each call answers from the episodes of the
-    call before it (a :class:`~lang_pz.training.players.Reference`), so a candidate that changes one
-    agent asks only that agent and those its change reaches. Make one per iteration: nothing is
-    carried to the next, so a resumed iteration makes the calls an uninterrupted one makes."""
-    latest: list[Reference | None] = [None]
-
-    def val(policies: Mapping[str, str], label: str) -> float | None:
-        team = parts.actors(policies)
-        episodes: dict[int, Trajectory] = {}
-
-        def keep(t: Trajectory) -> None:
-            assert t.seed is not None  # played from one of the (int) validation seeds
-            episodes[t.seed] = t
-
-        value = validate(
-            parts.envs,
-            team,
-            parts.config.validation_seeds,
-            objective=parts.objective,
-            log=log,
-            label=label,
-            executor=parts.executor,
-            reference=latest[-1],
-            on_episode=keep,
+def _phase_pools(env_id: str, kwargs: dict[str, dict[str, Any]], first: Any) -> dict[str, EnvPool]:
+    """phase -> the pool of its environments (phases with equal arguments share one; ``first``
+    is the training phase's instance)."""
+    pools: dict[str, EnvPool] = {}
+    for phase in PHASES:
+        same = next((p for p in pools if kwargs[p] == kwargs[phase]), None)
+        if same is not None:
+            pools[phase] = pools[same]
+            continue
+        kw = kwargs[phase]
+        pools[phase] = EnvPool(
+            functools.partial(lang_pz.make, env_id, **kw), first=first if phase == "train" else None, spec=(env_id, kw)
         )
-        latest.append(Reference(team, episodes))
-        return value
+    return pools
 
-    return val
+
+def _phase_seeds(config: TrainConfig) -> dict[str, list[int]]:
+    """phase -> every seed the run plays in it (all iterations' training seeds)."""
+    train = [s for it in range(config.iterations) for s in config.training_seeds(it)]
+    return {"train": train, "validation": list(config.validation_seeds), "test": list(config.test_seeds)}

@@ -9,6 +9,7 @@ names another team's episodes of the same seeds that a re-run or a validation ma
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,7 +64,8 @@ class Players:
                 "episodes run on remote workers need a TeamSpec team (Parts.actors), not "
                 f"{type(self.actors).__name__}: a worker builds its own policies from the config"
             )
-        return {"actors": self.actors, "played": self.played, "pool": None, "env": None, "executor": None}
+        spec = self.pool.spec if self.pool is not None else None
+        return {"actors": self.actors, "played": self.played, "pool": None, "env": None, "executor": None, "spec": spec}
 
     @contextmanager
     def lease(self) -> Iterator[tuple[Any, Mapping[str, Policy]]]:
@@ -71,7 +73,7 @@ class Players:
         if self.pool is None:
             if self.env is None:  # a remote worker's unpickled Players: __getstate__ requires a TeamSpec
                 assert isinstance(self.actors, TeamSpec)
-                env = _worker_env(self.actors)
+                env = _worker_env(self.actors, getattr(self, "spec", None))
             else:
                 env = self.env
             yield env, self.team(env)
@@ -87,11 +89,19 @@ class Players:
 _WORKER_ENVS: dict[str, Any] = {}
 
 
-def _worker_env(team: TeamSpec) -> Any:
-    """This process's environment for the run of ``team`` (a remote worker builds one, once)."""
-    key = team.config.model_dump_json(include={"env_id", "env_kwargs"})
+def _worker_env(team: TeamSpec, spec: tuple[str, dict[str, Any]] | None = None) -> Any:
+    """This process's environment for the run of ``team``, or of ``spec`` (``(env_id, kwargs)``
+    of the pool the step played in: a phase's own split), built once per process."""
+    if spec is None:
+        key = team.config.model_dump_json(include={"env_id", "env_kwargs"})
+        build = lambda: worker_env(team.config)  # noqa: E731
+    else:
+        key = json.dumps(spec, sort_keys=True, default=repr)
+        from lang_pz.registration import make
+
+        build = lambda: make(spec[0], **spec[1])  # noqa: E731
     if key not in _WORKER_ENVS:
-        _WORKER_ENVS[key] = worker_env(team.config)
+        _WORKER_ENVS[key] = build()
     return _WORKER_ENVS[key]
 
 

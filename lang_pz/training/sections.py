@@ -1,21 +1,25 @@
-"""The method sections of a training configuration: ``langmarl:`` (:class:`LangMARLConfig`) and
-``maskills:`` (:class:`MASkillsConfig`), each the settings of one method of
-:class:`~lang_pz.training.config.TrainConfig`.
+"""The built-in methods' sections of a training configuration: ``langmarl:``
+(:class:`LangMARLConfig`) and ``maskills:`` (:class:`MASkillsConfig`), each the settings model of
+one registered method (:mod:`lang_pz.training.registry`).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-__all__ = ["SEARCH_MODES", "SECTIONS", "CriticModeName", "LangMARLConfig", "MASkillsConfig"]
+from lang_pz.critics.modes import critic_mode, critic_modes, described
 
-#: Critic modes ``train`` can build from a spec (a :class:`~lang_pz.critics.base.Critic` object may
-#: be passed to :func:`lang_pz.training.train` instead).
-CriticModeName = Literal["central_credit", "central_global", "independent", "counterfactual", "decisive", "coalition"]
-#: Critic modes that choose their own re-runs (:class:`~lang_pz.critics.decisive.SearchingCritic`).
-SEARCH_MODES = ("decisive", "coalition")
+__all__ = ["LangMARLConfig", "MASkillsConfig", "one_of"]
+
+
+def one_of(names: list[str]) -> PydanticCustomError:
+    """The error of a value that is none of ``names`` (worded as pydantic words a ``Literal``'s)."""
+    quoted = [repr(n) for n in names]
+    expected = " or ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+    return PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
 
 
 class LangMARLConfig(BaseModel):
@@ -24,12 +28,13 @@ class LangMARLConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    critic_mode: CriticModeName = Field(
+    critic_mode: str = Field(
         "central_credit",
-        description="central_credit, central_global, independent (LLM critics), counterfactual "
-        "(credit from re-runs of the same seed, the LLM only explains; needs counterfactual replacements), "
-        "decisive (blame the earliest decision whose change recovers the loss, Who&When) or coalition "
-        "(Shapley values of replacing agents' decisive windows together)",
+        description=f"a registered critic mode: {described()}",
+    )
+    critic_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="options of a registered critic mode that has its own settings (checked by its settings model)",
     )
     counterfactual: list[str] = Field(
         default_factory=list, description="re-run replacements shown to the critic, e.g. [alternatives] or [random, default]"
@@ -70,14 +75,35 @@ class LangMARLConfig(BaseModel):
             )
         return steps
 
+    @field_validator("critic_mode")
+    @classmethod
+    def _registered_mode(cls, mode: str) -> str:
+        if mode not in critic_modes():
+            raise one_of(critic_modes())
+        return mode
+
+    @model_validator(mode="after")
+    def _options_of_the_mode(self) -> LangMARLConfig:
+        model = critic_mode(self.critic_mode).settings
+        if model is None and self.critic_options:
+            raise ValueError(f"critic_mode {self.critic_mode!r} takes no critic_options; drop {sorted(self.critic_options)}")
+        if model is not None:
+            try:
+                model.model_validate(self.critic_options)
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                raise ValueError(f"critic_options of critic_mode {self.critic_mode!r}: {problems}") from None
+        return self
+
     @model_validator(mode="after")
     def _counterfactual_critic_has_evidence(self) -> LangMARLConfig:
-        if self.critic_mode == "counterfactual" and not self.counterfactual:
+        evidence = critic_mode(self.critic_mode).evidence
+        if evidence == "reruns" and not self.counterfactual:
             raise ValueError(
-                "critic_mode 'counterfactual' computes each agent's credit from re-runs: give the "
+                f"critic_mode {self.critic_mode!r} computes each agent's credit from re-runs: give the "
                 "replacements to re-run with, e.g. counterfactual: [alternatives] (or [default])"
             )
-        if self.critic_mode in SEARCH_MODES:
+        if evidence == "search":
             if not self.counterfactual:
                 raise ValueError(
                     f"critic_mode {self.critic_mode!r} searches re-runs that replace decisions by other choices: "
@@ -142,8 +168,6 @@ class MASkillsConfig(BaseModel):
         return skills
 
 
-#: method -> its section's model (the config key of the section is the method's name).
-SECTIONS: dict[str, type[BaseModel]] = {"langmarl": LangMARLConfig, "maskills": MASkillsConfig}
 #: Why a setting of one method does not fit the other (added to the error that names its section).
 _HINTS = {
     "counterfactual": "counterfactual re-runs replace an agent's actions (method langmarl); maskills measures "

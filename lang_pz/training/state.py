@@ -14,7 +14,6 @@ from pydantic import ValidationError
 
 from lang_pz.backends.meter import RoleMeter
 from lang_pz.error import RunDirError
-from lang_pz.optimisers.momentum import Momentum
 from lang_pz.runs import IterationLog, RunFolder
 from lang_pz.training.accept import Acceptance
 from lang_pz.training.config import TrainConfig
@@ -27,9 +26,8 @@ class TrainState:
 
     Attributes:
         policies: agent -> current policy text (the trainable and the other LLM agents).
-        value: the current policies' validation value, if measured (carried to the next
-            iteration, so validation of unchanged policies is not repeated).
-        momentum: the optimiser's momentum, if any.
+        value: the current parameter's validation value, if measured (carried to the next
+            iteration, so validation of an unchanged parameter is not repeated).
         calls: LLM calls of completed iterations (a resumed run counts the earlier ones).
         uncached_calls: those of them not served by the response cache (what the
             ``max_llm_calls`` budget counts: a cached reply costs nothing).
@@ -37,7 +35,6 @@ class TrainState:
 
     policies: dict[str, str]
     value: float | None = None
-    momentum: Momentum | None = None
     calls: int = 0
     uncached_calls: int = 0
 
@@ -56,20 +53,35 @@ class TrainState:
             "val_return_next": self.value,
             "calls_total": self.calls,
             "uncached_calls_total": self.uncached_calls,
-            "momentum": self.momentum.to_json() if self.momentum else None,
         }
 
-    @classmethod
-    def from_json(cls, done: dict[str, Any], momentum: Momentum | None) -> TrainState:
-        """Inverse of :meth:`to_json` (``momentum`` is used when the record holds none)."""
-        mom = Momentum.from_json(done["momentum"]) if momentum is not None and done.get("momentum") else momentum
-        return cls(
-            policies=dict(done["policies"]),
-            value=done["val_return_next"],
-            momentum=mom,
-            calls=done["calls_total"],
-            uncached_calls=done.get("uncached_calls_total", done["calls_total"]),
-        )
+    @staticmethod
+    def fields_of(done: dict[str, Any]) -> dict[str, Any]:
+        """The keywords of :class:`TrainState` in a ``done.json`` record (:meth:`to_json`'s inverse;
+        a subclass adds its own)."""
+        return {
+            "policies": dict(done["policies"]),
+            "value": done["val_return_next"],
+            "calls": done["calls_total"],
+            "uncached_calls": done.get("uncached_calls_total", done["calls_total"]),
+        }
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed call of a stage, logged and never replaced by a default (``on_stage_failure``
+    decides whether the iteration goes on without it).
+
+    Attributes:
+        stage: ``critic`` (a report), ``optimiser`` (an agent's step) or ``skill writer`` (a
+            planned library edit).
+        item: what failed, e.g. ``episode 3``, ``piston_1``, ``refine team/push-up``.
+        error: why.
+    """
+
+    stage: str
+    item: str
+    error: str
 
 
 @dataclass

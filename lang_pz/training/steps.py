@@ -1,25 +1,28 @@
-"""The public steps of one training iteration, TorchRL-style: each takes plain objects and returns
-plain results, and writes what it makes to the iteration's log if one is given.
+"""The method-neutral steps of one training iteration, TorchRL-style: each takes plain objects and
+returns plain results, and writes what it makes to the iteration's log if one is given.
 
 =====================  =====================================================================
 :func:`collect`        decentralised rollouts: episodes of the batch -> trajectories
+:func:`evaluate`       the objective of one episode per seed (the held-out measure)
+:func:`validate`       the mean objective on held-out seeds (the trust region of an update)
 :func:`play_batch`     an iteration's test, current validation and training episodes -> :class:`Batch`
-:func:`gather_evidence` counterfactual re-runs of one episode -> typed :class:`Evidence`
-:func:`assess`         the critic over the batch -> one :class:`CriticReport` per episode
-:func:`propose`        per agent: a gradient per episode, their aggregate with momentum, a
-                       candidate text (the optimiser's three stages)
-:func:`validate`       the objective on held-out seeds (the trust region of an update)
+:func:`rerun`          planned re-runs of episodes' seeds (counterfactual probes, withheld skills)
+:func:`gather_evidence` counterfactual re-runs of the batch -> typed :class:`Evidence`
+:func:`assess`         the critic over the batch -> one report per episode
+:func:`validator`      ``(parameter, label) -> value``, each call answering from the last one's episodes
 =====================  =====================================================================
 
-Every step that plays episodes takes ``env`` (one environment, or an
-:class:`~lang_pz.executor.EnvPool`) and ``actors`` (a team, or ``env -> team`` that builds a fresh
-team for one environment instance); with a pool, a team factory and an ``executor`` of several
-workers, its independent episodes run concurrently, each in its own environment instance and
-with its own policy objects. Results and files are in the same order either way.
+The first three take the environment (one, or an :class:`~lang_pz.executor.EnvPool`), the
+team and what they write to one by one, so they serve outside a run too; the others take the
+iteration's :class:`~lang_pz.training.parts.Context` first (environments, executor, objective,
+log, failures: ``parts.context(log)``). ``actors`` is a team, or ``env -> team`` that builds a
+fresh team for one environment instance; with a pool, a team factory and an executor of several
+workers, independent episodes run concurrently, each in its own environment instance and with
+its own policy objects. Results and files are in the same order either way.
 
-The accept step (validation-gated acceptance, the evidence gate, momentum) is in
-:mod:`lang_pz.training.accept`; :func:`lang_pz.training.train` composes all of them, and a
-custom loop can compose them differently (``examples/custom_loop.py``).
+The accept step is :mod:`lang_pz.training.accept`; a method's own steps are in its package
+(:mod:`lang_pz.methods.langmarl.steps`, :mod:`lang_pz.methods.maskills.steps`), and
+:meth:`lang_pz.methods.Method.iteration` composes them.
 """
 
 from __future__ import annotations
@@ -32,27 +35,23 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from lang_pz.critics.base import Critic, CriticReport, EpisodeEvidence
+from lang_pz.critics.base import Critic, EpisodeEvidence
 from lang_pz.critics.counterfactual import Evidence, plan_probes
 from lang_pz.error import LangPZError
 from lang_pz.executor import Executor, LocalExecutor
 from lang_pz.objectives import Objective
-from lang_pz.optimisers.gradient import PolicyUpdate
-from lang_pz.optimisers.momentum import Momentum
-from lang_pz.optimisers.textual import TextualPolicyOptimiser
 from lang_pz.runs import IterationLog
+from lang_pz.training.parts import Context
 from lang_pz.training.players import Players, Reference, Rerun, Team, play_job, rerun_job
+from lang_pz.training.progress import progress
+from lang_pz.training.state import Failure
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
 E = TypeVar("E")
+I = TypeVar("I")  # noqa: E741  (an item)
+P = TypeVar("P")
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
-
-
-def _bar(n: int, desc: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=n, desc=desc, leave=False, disable=None)  # None: no bar when stderr is not a terminal
 
 
 def collect(
@@ -100,7 +99,7 @@ def collect(
     todo = [(s, ep) for s, ep in zip(seeds, episodes) if ep not in kept]
     players = Players(env, actors, executor)
     writer = log.trajectory_writer() if log is not None else None
-    bar = _bar(len(todo), desc)
+    bar = progress(len(todo), desc, Context(log=log).calls)
 
     def finished(_i: int, result: tuple[Trajectory, TrajectoryBuffer]) -> None:
         traj, buf = result
@@ -223,16 +222,13 @@ class Batch:
 
 
 def play_batch(
-    env: Any,
+    ctx: Context,
     actors: Team,
     seeds: Sequence[int],
     episodes: Sequence[int],
     *,
     value: float | Callable[[], float | None] | None,
     test_seeds: Sequence[int] = (),
-    objective: Objective | None = None,
-    log: IterationLog | None = None,
-    executor: Executor | None = None,
     on_episode: Callable[[Trajectory], None] | None = None,
     desc: str = "episodes",
 ) -> Batch:
@@ -241,14 +237,22 @@ def play_batch(
     training episodes (:func:`collect`). They are independent, so with a concurrent executor they
     run side by side; serially, in that order.
     """
-    ex = executor or LocalExecutor(1)
+    ex, log = ctx.executor, ctx.log
     with ThreadPoolExecutor(2) as side:
         submit = side.submit if ex.workers > 1 or not isinstance(ex, LocalExecutor) else _now
         tested = submit(
-            validate, env, actors, test_seeds, objective=objective, log=log, label="current", test=True, executor=ex
+            validate,
+            ctx.envs_of("test"),
+            actors,
+            test_seeds,
+            objective=ctx.objective,
+            log=log,
+            label="current",
+            test=True,
+            executor=ex,
         )
         current = submit(value) if callable(value) else _now(lambda: value)
-        trajectories = collect(env, actors, seeds, episodes, log=log, executor=ex, on_episode=on_episode, desc=desc)
+        trajectories = collect(ctx.envs, actors, seeds, episodes, log=log, executor=ex, on_episode=on_episode, desc=desc)
         return Batch(trajectories, current.result(), tested.result())
 
 
@@ -262,15 +266,7 @@ def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
     return done
 
 
-def rerun(
-    env: Any,
-    actors: Team,
-    plans: Sequence[tuple[Trajectory, Rerun[T]]],
-    *,
-    objective: Objective | None = None,
-    seed: int = 0,
-    executor: Executor | None = None,
-) -> list[T]:
+def rerun(ctx: Context, actors: Team, plans: Sequence[tuple[Trajectory, Rerun[T]]], *, seed: int = 0) -> list[T]:
     """Play every planned re-run ``(factual trajectory, plan)`` (concurrently as in :func:`collect`,
     each in its own environment with a fresh team): the one runner of counterfactual probes
     (:func:`gather_evidence`) and withheld-skill re-runs (MASkills' evidence).
@@ -278,22 +274,19 @@ def rerun(
     Returns:
         Each plan's result, in plan order.
     """
-    players = Players(env, actors, executor)
-    return players.executor.map(functools.partial(rerun_job, players, objective, seed), list(plans), remote=True)
+    players = Players(ctx.envs, actors, ctx.executor)
+    return players.executor.map(functools.partial(rerun_job, players, ctx.objective, seed), list(plans), remote=True)
 
 
 def gather_evidence(
-    env: Any,
+    ctx: Context,
     actors: Team,
     trajectories: Sequence[Trajectory],
     groups: Sequence[Sequence[str]],
     replacements: Sequence[str],
     *,
-    objective: Objective | None = None,
     seed: int = 0,
     steps: Sequence[int] | None = None,
-    log: IterationLog | None = None,
-    executor: Executor | None = None,
 ) -> list[Evidence]:
     """Counterfactual re-runs of each trajectory's seed with each group's decisions replaced
     (:func:`~lang_pz.critics.counterfactual.plan_probes`; COMA's difference reward by simulation,
@@ -307,107 +300,119 @@ def gather_evidence(
     if not (replacements and groups):
         return [Evidence(episode=t.episode) for t in trajectories]
     plans = [(t, p) for t in trajectories for p in plan_probes(t, groups, replacements, steps=steps)]
-    probes = rerun(env, actors, plans, objective=objective, seed=seed, executor=executor)
+    probes = rerun(ctx, actors, plans, seed=seed)
     out = []
     for traj in trajectories:
         mine = [c for (t, _), c in zip(plans, probes) if t is traj]
-        if log is not None:
-            for c in mine:
-                log.log("counterfactuals", {"episode": traj.episode, **c.model_dump(mode="json")})
+        for c in mine:
+            ctx.record("counterfactuals", {"episode": traj.episode, **c.model_dump(mode="json")})
         out.append(Evidence(episode=traj.episode, counterfactuals=mine))
     return out
 
 
 def assess(
+    ctx: Context,
     critic: Critic[E, R],
     trajectories: Sequence[Trajectory],
     policies: Mapping[str, str],
     evidence: Sequence[EpisodeEvidence[E]] = (),
-    *,
-    log: IterationLog | None = None,
-    executor: Executor | None = None,
-) -> tuple[list[R], int]:
+) -> list[R]:
     """The critic's report on every trajectory (centralised credit in language), the calls of
-    the batch concurrently with an ``executor``; reports logged in episode order.
+    the batch concurrently on the context's executor; reports logged to ``credits.jsonl`` in
+    episode order.
 
     ``evidence`` (e.g. from :func:`gather_evidence`) is matched to trajectories by episode
     number; the critic is shown each one's :meth:`~lang_pz.critics.base.EpisodeEvidence.shown`.
-    A critic failure (:class:`~lang_pz.error.LangPZError`, e.g. a reply that never validated)
-    is logged to ``critic_errors.jsonl`` and counted, never replaced by a default credit.
+    A critic failure (:class:`~lang_pz.error.LangPZError`, e.g. a reply that never validated) is
+    logged to ``critic_errors.jsonl`` and recorded in ``ctx.failures`` (stage ``critic``), never
+    replaced by a default credit.
 
     Returns:
-        ``(reports of the episodes that were assessed, number of failures)``.
+        The reports of the episodes that were assessed, in episode order.
     """
     by_episode = {e.episode: e for e in evidence}
-    bar = _bar(len(trajectories), "critic")
 
-    def one(traj: Trajectory) -> R | LangPZError:
+    def one(traj: Trajectory) -> R:
         found = by_episode.get(traj.episode)
-        try:
-            return critic.assess(traj, policies, found.shown() if found is not None else ())
-        except LangPZError as exc:
-            return exc
+        return critic.assess(traj, policies, found.shown() if found is not None else ())
 
-    results = (executor or LocalExecutor(1)).map(one, trajectories, on_result=lambda _i, _r: bar.update())
-    bar.close()
-    reports: list[R] = []
-    failures = 0
-    for traj, res in zip(trajectories, results):
-        if isinstance(res, LangPZError):
-            failures += 1
-            if log is not None:
-                log.log("critic_errors", {"episode": traj.episode, "error": str(res)})
-            continue
-        reports.append(res)
-        if log is not None:
-            log.log("credits", {"episode": traj.episode, **res.model_dump(mode="json", exclude={"generations"})})
-    return reports, failures
+    def failed(traj: Trajectory, exc: LangPZError) -> None:
+        ctx.fail(
+            Failure("critic", f"episode {traj.episode}", str(exc)),
+            "critic_errors",
+            {"episode": traj.episode, "error": str(exc)},
+        )
+
+    reports = []
+    for traj, report in each(ctx, "critic", trajectories, one, failed):
+        reports.append(report)
+        ctx.record("credits", {"episode": traj.episode, **report.model_dump(mode="json", exclude={"generations"})})
+    return reports
 
 
-def propose(
-    optimiser: TextualPolicyOptimiser,
-    policies: Mapping[str, str],
-    agents: Sequence[str],
-    reports: Sequence[CriticReport],
-    momentum: Momentum | None = None,
-    *,
-    log: IterationLog | None = None,
-    executor: Executor | None = None,
-) -> tuple[dict[str, PolicyUpdate], int]:
-    """One optimiser step per agent credited in ``reports`` (the agents concurrently with an
-    ``executor``): the language gradient per episode, their aggregate with the agent's momentum
-    (read, not written: see :func:`lang_pz.training.accept.commit_momentum`), the candidate text
-    (LangMARL's language policy gradient). Agents no report credits get no step.
-
-    A stage failure is logged to ``optimiser_errors.jsonl`` and counted; that agent keeps its policy.
-    The candidates that differ from the current policies are written to ``candidates/``.
+def each(
+    ctx: Context, desc: str, items: Sequence[I], step: Callable[[I], T], failed: Callable[[I, LangPZError], None]
+) -> list[tuple[I, T]]:
+    """``step`` of each item, concurrently on the context's executor, with a progress line
+    (:func:`~lang_pz.training.progress.progress`); an item whose step raised
+    :class:`~lang_pz.error.LangPZError` is handed to ``failed`` (to record it) and left out.
 
     Returns:
-        ``(agent -> update for the agents that got one, number of failures)``.
+        ``(item, result)`` of the items that succeeded, in ``items`` order.
     """
-    credited = [a for a in agents if any(a in r.credits for r in reports)]
-    bar = _bar(len(credited), "optimiser")
+    bar = progress(len(items), desc, ctx.calls)
 
-    def one(agent: str) -> PolicyUpdate | LangPZError:
+    def one(item: I) -> T | LangPZError:
         try:
-            return optimiser.update(agent, policies[agent], reports, momentum, executor=executor)
+            return step(item)
         except LangPZError as exc:
             return exc
 
-    results = (executor or LocalExecutor(1)).map(one, credited, on_result=lambda _i, _r: bar.update())
-    bar.close()
-    updates: dict[str, PolicyUpdate] = {}
-    failures = 0
-    for agent, res in zip(credited, results):
+    try:
+        results = ctx.executor.map(one, items, on_result=lambda _i, _r: bar.update())
+    finally:
+        bar.close()
+    out: list[tuple[I, T]] = []
+    for item, res in zip(items, results):
         if isinstance(res, LangPZError):
-            failures += 1
-            if log is not None:
-                log.log("optimiser_errors", {"agent": agent, "error": str(res)})
-            continue
-        updates[agent] = res
-        if log is not None:
-            log.log("gradients", res.model_dump(mode="json", exclude={"generations"}))
-    changed = {a: u.new for a, u in updates.items() if u.changed}
-    if log is not None and changed:
-        log.write_candidates(changed)
-    return updates, failures
+            failed(item, res)
+        else:
+            out.append((item, res))
+    return out
+
+
+def validator(ctx: Context, team_of: Callable[[P], Team], seeds: Sequence[int]) -> Callable[[P, str], float | None]:
+    """``(parameter, label) -> value``: :func:`validate` of ``team_of(parameter)`` on ``seeds``,
+    logged under ``label``; each call answers from the episodes of the call before it (a
+    :class:`~lang_pz.training.players.Reference`), so a candidate that changes one agent asks only
+    that agent and those its change reaches (:mod:`lang_pz.policies.replay`: only a plain
+    :class:`~lang_pz.policies.llm.LLMPolicy` is replayed, and only a request its policy sent in the
+    reference episode, so the reference never decides a reply that differs). Make one per
+    iteration: nothing is carried to the next, so a resumed iteration makes the calls an
+    uninterrupted one makes. No ``seeds``: nothing is played and every value is ``None``.
+    """
+    latest: list[Reference | None] = [None]
+
+    def val(parameter: P, label: str) -> float | None:
+        team = team_of(parameter)
+        episodes: dict[int, Trajectory] = {}
+
+        def keep(t: Trajectory) -> None:
+            assert t.seed is not None  # played from one of the (int) validation seeds
+            episodes[t.seed] = t
+
+        value = validate(
+            ctx.envs_of("validation"),
+            team,
+            seeds,
+            objective=ctx.objective,
+            log=ctx.log,
+            label=label,
+            executor=ctx.executor,
+            reference=latest[-1],
+            on_episode=keep,
+        )
+        latest[-1] = Reference(team, episodes)
+        return value
+
+    return val

@@ -24,11 +24,18 @@ if TYPE_CHECKING:
 
 
 def make_actors(
-    policies: Mapping[str, str], backend: LLMBackend, partners: Mapping[str, Policy] | None = None
+    policies: Mapping[str, str],
+    backend: LLMBackend,
+    partners: Mapping[str, Policy] | None = None,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
 ) -> dict[str, Policy]:
     """The team that plays: an :class:`~lang_pz.policies.llm.LLMPolicy` per text policy on
-    ``backend``, plus the fixed ``partners`` (agent -> policy)."""
-    return {**{a: LLMPolicy(p, backend) for a, p in policies.items()}, **(partners or {})}
+    ``backend`` (sampling at ``temperature`` with ``seed``; 0: greedy), plus the fixed
+    ``partners`` (agent -> policy)."""
+    actors = {a: LLMPolicy(p, backend, temperature=temperature, seed=seed) for a, p in policies.items()}
+    return {**actors, **(partners or {})}
 
 
 def make_partner(kind: str, env: Any, agent: str, seed: int) -> Policy:
@@ -73,7 +80,7 @@ class TeamSpec:
     def llm_team(self) -> dict[str, Policy]:
         """The text policies alone (no partners), on the actor backend."""
         backend = self.backend if self.backend is not None else worker_backend(self.config)
-        return make_actors(self.policies, backend)
+        return make_actors(self.policies, backend, temperature=self.config.actor_temperature, seed=self.config.seed)
 
     def __call__(self, env: Any) -> dict[str, Policy]:
         return {**self.llm_team(), **self.partners(env)}

@@ -49,8 +49,9 @@ def bench_view(folder: str | Path) -> dict[str, Any]:
 
 
 def critic_view(folder: str | Path) -> dict[str, Any]:
-    """The page's data for an ``eval-critic`` folder: the summaries of ``summary.json`` and every
-    case record of its JSONL files (file name -> records)."""
+    """The page's data for an ``eval-critic`` folder: the summaries of ``summary.json``, its
+    agreements with human labels (``label_agreement``, :mod:`lang_pz.evaluation.agreement`) and
+    every case record of its JSONL files (file name -> records)."""
     root = Path(folder)
     summary = read_json(root / "summary.json") or {}
     cases = {p.name: read_jsonl(p) for p in sorted(root.glob("*.jsonl"))}
@@ -60,5 +61,6 @@ def critic_view(folder: str | Path) -> dict[str, Any]:
         "source": str(root),
         "backend": summary.get("backend"),
         "summaries": summary.get("summaries", []),
+        "label_agreement": summary.get("label_agreement", []),
         "cases": cases,
     }

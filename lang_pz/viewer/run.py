@@ -2,7 +2,7 @@
 
 :func:`run_overview` gives everything but the steps of episodes: per iteration its metrics, LLM
 usage per role, each agent's policy (and candidate) with a word diff, its credit, the validation
-verdicts, and for MASkills the skill library, its edits and the skill evidence. :func:`run_episodes`
+verdicts, the agents' role differentiation (:mod:`lang_pz.differentiation`), and for MASkills the skill library, its edits and the skill evidence. :func:`run_episodes`
 yields one record per episode (training and validation) with every agent step, the critic's cited
 steps and the counterfactual re-runs of that episode; the page loads each on demand. Iterations
 still being written are read as far as they go (no ``done.json`` yet: ``done`` is false).
@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from lang_pz.differentiation import role_differentiation
 from lang_pz.error import LangPZError, RunDirError
 from lang_pz.runs import IterationFiles, RunFolder, add_usage, read_jsonl, read_policies
 from lang_pz.trajectory import read_trajectories
@@ -191,6 +192,7 @@ def run_overview(folder: str | Path) -> dict[str, Any]:
         "agents": agents,
         "iterations": iterations,
         "final": final,
+        "differentiation": [r.as_dict() for r in role_differentiation(run.root)],
     }
 
 

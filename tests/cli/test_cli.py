@@ -210,7 +210,7 @@ def test_play_a_runs_final_per_agent_policies(tmp_path):
     assert "team return" in res.output
 
 
-def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+def test_a_failed_episode_is_recorded_the_run_goes_on_and_exits_1(tmp_path, monkeypatch):
     """A decision that fails for good (an endpoint that gave up, a prompt that cannot fit) ends its episode only."""
     import json
 
@@ -245,8 +245,9 @@ def test_a_failed_episode_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch)
             "0",
         ],
     )
-    assert res.exit_code == 0, _out(res)
+    assert res.exit_code == 1, _out(res)  # episodes failed: not a clean run
     assert "episode 0 (seed 0): failed, not scored" in _out(res) and "episode 1 (seed 1): team return" in res.output
+    assert res.output.splitlines()[-1].startswith("error: 1 of 2 episode(s) (50 %) failed and were not scored")
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["episode"] for r in records if r["type"] == "episode_error"] == [0]
     assert [r["episode"] for r in records if r["type"] == "episode_end"] == [1]
@@ -296,16 +297,17 @@ def test_set_without_equals_says_key_value():
     assert "--set needs KEY=VALUE, got 'iterations'" in line and "did you mean" not in line
 
 
-def test_train_help_lists_every_critic_mode():
-    from typing import get_args
-
-    from lang_pz.training.config import CriticModeName
+def test_train_help_lists_every_critic_mode_and_method():
+    from lang_pz.critics import critic_modes
+    from lang_pz.methods import registered
 
     res = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "400"})
     assert res.exit_code == 0
     line = next(x for x in res.output.splitlines() if "--critic-mode" in x)
-    for mode in get_args(CriticModeName):
+    for mode in critic_modes():
         assert mode in line, (mode, line)
+    line = next(x for x in res.output.splitlines() if "--method" in x and "registered method" in x)
+    assert all(m in line for m in registered()), line
 
 
 def _trained_run(tmp_path, n_pistons: int = 5):

@@ -196,11 +196,14 @@ def full_script():
 
 
 def _step(optimiser, policies, reports):
-    """The training loop's propose step over every agent with a policy (failures would be counted)."""
-    from lang_pz.training import propose
+    """LangMARL's gradients and propose stages over every agent with a policy (a failure would
+    be recorded in the context)."""
+    from lang_pz.methods.langmarl import gradients, propose
+    from lang_pz.training import Context
 
-    updates, failures = propose(optimiser, policies, list(policies), reports)
-    assert failures == 0
+    ctx = Context()
+    updates = propose(ctx, optimiser, policies, gradients(ctx, optimiser, policies, list(policies), reports))
+    assert ctx.failures == []
     return updates
 
 
@@ -256,11 +259,11 @@ def test_aggregation_merges_the_batch_with_the_momentum_lines():
     # when the candidate is accepted (commit_momentum), never before
     assert "Drop: pushing up" in task_of(llm.requests[3])
     assert [g.change for _, g in momentum.get("piston_0")] == ["OLD-CHANGE", "OLDER-CHANGE"]
-    from lang_pz.training import commit_momentum
+    from lang_pz.methods.langmarl import commit_momentum
 
-    commit_momentum(momentum, {"piston_0": upd}, accepted=[])
+    commit_momentum(momentum, {"piston_0": upd.gradient}, accepted=[])
     assert [g.change for _, g in momentum.get("piston_0")] == ["OLD-CHANGE", "OLDER-CHANGE"]
-    commit_momentum(momentum, {"piston_0": upd}, accepted=["piston_0"])
+    commit_momentum(momentum, {"piston_0": upd.gradient}, accepted=["piston_0"])
     assert momentum.get("piston_0")[0] == (1.0, upd.gradient)
     assert [g.change for _, g in momentum.get("piston_0")] == ["go down more", "OLD-CHANGE", "OLDER-CHANGE"]
     assert [w for w, _ in momentum.get("piston_0")] == [1.0, 0.5, 0.25]

@@ -154,7 +154,8 @@ def test_code_task_coder_and_tester_use_skills_and_the_code_runs_in_the_sandbox(
     )
     right = "```python\ndef is_palindrome(s):\n    return s == s[::-1]\n```"
     stand_in = SkillStandIn(text=lambda agent, instruction: right if agent == "coder" else "assert is_palindrome('aba')")
-    cfg = run_config(tmp_path, "tasks/mbpp-v0", {"source": "demo"}, tmp_path / "lib")
+    # the demo set (two items) has no held-out split: training only
+    cfg = run_config(tmp_path, "tasks/mbpp-v0", {"source": "demo"}, tmp_path / "lib", validation_seeds=[])
     train(cfg, backends=stand_in.backend)
     trajs = read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")
     assert all({i.agent for i in invocations(t)} == {"coder", "tester"} for t in trajs)

@@ -269,7 +269,13 @@ def test_prune_of_an_unused_skill(tmp_path):
 def test_a_critic_failure_is_logged_and_never_defaulted(tmp_path):
     stand_in = SkillStandIn(picks={a: ["go-down"] for a in AGENTS}, critic_ok=False)
     result = train(
-        config(tmp_path / "run", library_dir(tmp_path, DOWN), skill_reruns=0, critic_max_attempts=2),
+        config(
+            tmp_path / "run",
+            library_dir(tmp_path, DOWN),
+            skill_reruns=0,
+            critic_max_attempts=2,
+            on_stage_failure="continue",  # the run goes on without the report (by default it stops)
+        ),
         backends=stand_in.backend,
     )
     run = tmp_path / "run" / "iter_000"
@@ -321,6 +327,7 @@ def two_iteration_config(tmp_path: Path, run: Path) -> TrainConfig:
         skill_reruns=1,
         tolerance=1000.0,
         test_seeds=[2001],
+        on_stage_failure="continue",  # iteration 1's refine writes the skill unchanged, which the writer refuses
     )
 
 

@@ -64,6 +64,8 @@ def test_kill_9_then_resume_a_skills_run_with_the_embedded_model(tmp_path):
         "max_skill_edits=1",
         "--set",
         "initial_policy=Follow the skill.",
+        "--set",
+        "on_stage_failure=continue",  # about kill and resume: a failed 135M step is not stopped on
         "--run-dir",
         str(run),
     ]

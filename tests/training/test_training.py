@@ -76,7 +76,14 @@ def test_run_folder_holds_every_artefact_of_every_iteration(flip_run):
     result, _, run, messages = flip_run
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["iterations"] == 2 and cfg["run_dir"] == str(run) and cfg["env_kwargs"] == ENV
-    assert sorted(p.name for p in run.iterdir()) == ["config.json", "final", "iter_000", "iter_001", "metrics.jsonl"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        "config.json",
+        "final",
+        "iter_000",
+        "iter_001",
+        "metrics.jsonl",
+        "phases.json",
+    ]
     before = {0: dict.fromkeys(AGENTS, UP), 1: SLOPE}  # the policies each iteration's episodes used
     for it in (0, 1):
         d = run / f"iter_{it:03d}"
@@ -570,12 +577,12 @@ def test_cli_help_lists_every_config_field_with_its_default():
     res = runner.invoke(app, ["train", "--help"], terminal_width=400, env={"COLUMNS": "400"})
     assert res.exit_code == 0
     out = " ".join(res.output.split())
-    from lang_pz.training.config import SECTIONS
+    from lang_pz.training.registry import sections
 
-    for prefix, model in [("", TrainConfig), *((f"{m}.", section) for m, section in SECTIONS.items())]:
+    for prefix, model in [("", TrainConfig), *((f"{m}.", section) for m, section in sections().items())]:
         for name, f in model.model_fields.items():
             default = f.default_factory() if f.default_factory is not None else f.default
-            assert name in SECTIONS or f"{prefix}{name} [default: {default!r}]" in out, name
+            assert f"{prefix}{name} [default: {default!r}]" in out, name
     assert "Only with --method maskills" in out and "maskills.skill_credit [default: 'invocation']" in out
 
 
@@ -611,6 +618,8 @@ def test_kill_9_then_resume_with_the_embedded_model(tmp_path):
         "trainable_agents=[piston_0]",
         "--set",
         "max_policy_chars=80",
+        "--set",
+        "on_stage_failure=continue",  # about kill and resume: a failed 135M step is not stopped on
         "--run-dir",
         str(run),
     ]
@@ -780,7 +789,10 @@ def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)
     trajs: list[Trajectory] = []
     validate(
-        parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), [VAL_SEED, 1002, VAL_SEED], on_episode=trajs.append
+        parts.envs["validation"],
+        parts.actors(dict.fromkeys(parts.llm_agents, UP)),
+        [VAL_SEED, 1002, VAL_SEED],
+        on_episode=trajs.append,
     )
     parts.close()
     first, _, again = trajs
@@ -791,7 +803,12 @@ def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
 
 def test_resume_with_a_random_partner_replays_the_uninterrupted_run(tmp_path):
     cfg = dict(
-        iterations=2, episodes_per_iteration=2, partners={"piston_4": "random"}, counterfactual=["down"], evidence_gate=False
+        iterations=2,
+        episodes_per_iteration=2,
+        partners={"piston_4": "random"},
+        counterfactual=["down"],
+        evidence_gate=False,
+        on_stage_failure="continue",  # the stand-in answers unflipped agents' updates with their old text, refused
     )
     whole = tmp_path / "whole"
     train_with(StandIn(flipping=AGENTS[:2]), config(whole, **cfg))
@@ -1064,7 +1081,7 @@ def test_collect_refuses_repeated_episode_numbers(tmp_path):
 
     parts = build(config(tmp_path / "run"), backends=StandIn().backend)
     with pytest.raises(ValueError, match=r"episode numbers \[0\] repeat"):
-        collect(parts.envs, parts.actors(dict.fromkeys(parts.llm_agents, UP)), seeds=[0, 5], episodes=[0, 0])
+        collect(parts.envs["train"], parts.actors(dict.fromkeys(parts.llm_agents, UP)), seeds=[0, 5], episodes=[0, 0])
     parts.close()
 
 
@@ -1099,46 +1116,43 @@ def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_pat
 
 def test_a_third_method_is_a_new_class_run_by_the_same_loop(tmp_path):
     """A prompt-only baseline (nothing learned: every iteration measures the starting texts) is a
-    Method subclass; train() gives it the run folder, budget, progress and final test."""
-    from lang_pz.methods import LangMARL, Method
-    from lang_pz.training import TrainState, build, iteration_metrics, play_batch
-    from lang_pz.training.accept import Acceptance
-    from lang_pz.training.state import UsageMeter
+    Method subclass implementing its stages; train() gives it the run folder, budget, progress and
+    final test, and the iteration skeleton runs its stages in order."""
+    from dataclasses import replace
+
+    from lang_pz.methods import Method, Proposal
+    from lang_pz.training import TrainState
 
     class PromptOnly(Method):
         name = "prompt_only"
 
         @classmethod
-        def build(cls, config, *, backends=None, run=None):
-            return cls(build(config, backends=backends))
+        def assemble(cls, parts, *, run=None):
+            return cls(parts)
 
-        start = LangMARL.start
-        restore = LangMARL.restore
-        team = LangMARL.team
-        _momentum = LangMARL._momentum
+        def start(self):
+            return TrainState(self.parts.initial_policies())
 
-        def iteration(self, state, log, callbacks=()):
-            meter, it = UsageMeter(self.parts.meters, log), log.iteration
-            log.write_policies(state.policies)
-            batch = play_batch(
-                self.parts.envs,
-                self.team(state),
-                self.config.training_seeds(it),
-                self.config.episode_numbers(it),
-                value=None,
-                log=log,
-            )
-            metrics = iteration_metrics(
-                iteration=it,
-                trajectories=batch.trajectories,
-                value=None,
-                decision=Acceptance(state.policies, None),
-                changed=[],
-                meter=meter,
-            )
-            new = TrainState(state.policies, None, None, **state.spent(metrics))
-            self.conclude(log, metrics, new, callbacks)
-            return metrics, new
+        def restore(self, run, done):
+            return TrainState(**TrainState.fields_of(done[-1]))
+
+        def parameter(self, state):
+            return state.policies
+
+        def with_parameter(self, state, parameter):
+            return replace(state, policies=parameter)
+
+        def team_for(self, state, parameter):
+            return self.parts.actors(parameter)
+
+        def assess(self, state, batch, evidence, ctx):
+            return []  # no critic
+
+        def gradients(self, state, batch, evidence, reports, ctx):
+            return None
+
+        def propose(self, state, gradients, ctx):
+            return Proposal()  # no candidate
 
     said = []
     res = train(

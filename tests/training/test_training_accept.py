@@ -7,16 +7,11 @@ import json
 import pytest
 
 from lang_pz.critics import Counterfactual, Evidence
-from lang_pz.optimisers import Gradient, Momentum, PolicyUpdate
+from lang_pz.methods.langmarl import commit_momentum, evidence_gate
+from lang_pz.optimisers import Gradient, Momentum
 from lang_pz.runs import RunFolder
-from lang_pz.training.accept import (
-    accept,
-    acceptance_groups,
-    accepts,
-    commit_momentum,
-    evidence_gate,
-    policy_candidates,
-)
+from lang_pz.training import Context
+from lang_pz.training.accept import accept, acceptance_groups, accepts, policy_candidates
 
 
 def _ev(episode, *probes):
@@ -52,8 +47,8 @@ def test_evidence_gate_keeps_only_agents_some_rerun_improved():
         _ev(1, (["a"], "down", -2.0), (["b"], "down", 0.0)),
     ]
     # a: down has mean +1 -> not gated; b: best mean -1 -> gated; c: never replaced -> gated (None)
-    assert evidence_gate(["a", "b", "c"], evidence) == {"b": -1.0, "c": None}
-    assert evidence_gate(["a"], [_ev(0, (["a"], "up", 0.0))]) == {"a": 0.0}  # no gain is no evidence
+    assert evidence_gate(Context(), ["a", "b", "c"], evidence) == {"b": -1.0, "c": None}
+    assert evidence_gate(Context(), ["a"], [_ev(0, (["a"], "up", 0.0))]) == {"a": 0.0}  # no gain is no evidence
 
 
 def test_acceptance_groups():
@@ -112,15 +107,10 @@ def test_accept_logs_each_decision(tmp_path):
     assert lines == [{"agents": ["a"], "val_return": 1.0, "candidate_val_return": 2.0, "accepted": True}]
 
 
-def _update(agent, change):
-    g = Gradient(agent=agent, change=change)
-    return PolicyUpdate(agent=agent, old="x", new="y", gradient=g)
-
-
 def test_momentum_is_committed_only_for_accepted_agents():
     m = Momentum(beta=0.5)
     m.push("b", Gradient(agent="b", change="earlier"))
-    updates = {"a": _update("a", "go left"), "b": _update("b", "go right")}
+    updates = {"a": Gradient(agent="a", change="go left"), "b": Gradient(agent="b", change="go right")}
     commit_momentum(m, updates, accepted=["a"])
     assert [g.change for _, g in m.get("a")] == ["go left"]
     assert [(w, g.change) for w, g in m.get("b")] == [(1.0, "earlier")]  # rejected: no push, no decay

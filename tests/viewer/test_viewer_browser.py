@@ -203,3 +203,27 @@ def test_eval_critic_page_lists_the_summary_and_every_case(browser, tmp_path):
         # A critic that cannot separate the agents blames no one; the page says so in words.
         assert cells[5].startswith(f"blamed {verdict['blamed'] or 'no one'} at steps")
         assert f"agent {'right' if verdict['agent_hit'] else 'wrong'}" in cells[5]
+
+
+def test_the_role_differentiation_chart_has_a_point_per_iteration(browser, tmp_path):
+    from role_runs import role_run
+
+    with Page(browser, write_view(role_run(tmp_path / "run"), tmp_path / "page")) as page:
+        assert page.locator("#roles-chart .series-policy-divergence .pt").count() == 2
+        assert page.locator("#roles-chart .series-action-divergence .pt").count() == 2
+        assert "started from policies with the same words" in page.locator("#main").inner_text()
+        assert "Final policies: 0.33" in page.locator("#main").inner_text()
+
+
+def test_eval_critic_page_shows_the_agreement_with_human_labels(browser, tmp_path):
+    from role_runs import labelled_run
+    from typer.testing import CliRunner
+
+    from lang_pz.cli import app
+
+    labels = labelled_run(tmp_path)
+    res = CliRunner().invoke(app, ["eval-critic", "--labels", str(labels), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    with Page(browser, write_view(tmp_path / "o")) as page:
+        cells = page.locator("table.label-agreement tbody tr td").all_inner_texts()
+        assert cells == ["recorded", "4", "0.50 [0.15, 0.85]", "0.50 [0.09, 0.91]", "2", "0.20", "1"]

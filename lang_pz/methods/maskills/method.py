@@ -1,17 +1,19 @@
 """MASkills: a skill library as the parameter, trained by lang_pz's shared steps.
 
 MASkills (Yao et al., "MASkills: Continual Skills Optimization for Multi-Agent LLM Systems",
-EMNLP 2026 Findings) is LangMARL's loop with a skill library as the parameter. One iteration
-(:meth:`MASkills.iteration`), each line a step::
+EMNLP 2026 Findings) is LangMARL's loop with a skill library as the parameter: the same
+iteration (:meth:`lang_pz.methods.Method.iteration`), with these stages::
 
-    play_batch             held-out test, current validation, decentralised rollouts: SkillPolicy
-                           agents name a skill, see its body, act
-    evidence               withheld-skill re-runs of the same seeds: measured utility per invoked skill
-    assess                 the skill critic per episode (per-use contribution, per-agent residual)
-    SkillMemory.update     aggregation across trajectories, skills, agents and topologies, decayed
-    propose_library_edits  refine / induce / consolidate / prune, within the limits
-    accept                 each edit validated on held-out seeds (generic accept, acceptance_groups)
-    settle                 kept, or rolled back to the previous version with the rollback recorded
+    play        held-out test, current validation, decentralised rollouts: SkillPolicy agents
+                name a skill, see its body, act
+    evidence    withheld-skill re-runs of the same seeds: measured utility per invoked skill
+    assess      the skill critic per episode (per-use contribution, per-agent residual)
+    gradients   SkillMemory.update: aggregation across trajectories, skills, agents and
+                topologies, decayed
+    propose     refine / induce / consolidate / prune, within the limits (the skill writer)
+    accept      each edit validated on held-out seeds, a regression rolled back to the previous
+                version with the rollback recorded (the shared accept step)
+    commit      each edit's fate to skill_edits.jsonl and the memory
 
 The run folder, the budget (``max_llm_calls``, uncached calls), ``test_seeds`` and the per-role
 usage are :func:`lang_pz.training.train`'s, unchanged: the skill choice and act requests are the
@@ -28,27 +30,34 @@ edit kept unvalidated).
 
 Executors: episodes, withheld-skill re-runs and validation run on any executor (the
 :class:`SkillTeamSpec` pickles with its library).
+
+Validation answers from the previous validation's episodes where nothing changed, as LangMARL's
+does (:func:`lang_pz.training.validator`). That is sound for libraries: only a plain
+:class:`~lang_pz.policies.llm.LLMPolicy` is replayed, and only a request its policy sent in the
+reference episode; a :class:`~lang_pz.skills.policy.SkillPolicy` (whose requests show the
+library, which the candidate changes) is never replayed, so only the text agents outside the
+library (``trainable_agents`` a subset) are answered from the record.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from lang_pz.backends import LLMBackend
 from lang_pz.error import InvalidKwargError, RunDirError, SkillLibraryError
-from lang_pz.methods.base import Method
+from lang_pz.methods.base import Method, Proposal
 from lang_pz.methods.maskills.steps import (
+    EditProposal,
     LibraryCritic,
     SkillEvidence,
     edit_candidates,
+    edit_events,
     gather_skill_evidence,
-    library_validator,
     propose_library_edits,
-    settle,
     shared_evidence,
 )
 from lang_pz.runs import IterationLog, RunFolder, atomic_write
@@ -58,12 +67,13 @@ from lang_pz.skills.files import read_library, write_library
 from lang_pz.skills.library import Scoping, SkillLibrary, SkillLimits, library_from_json, library_to_json
 from lang_pz.skills.operators import ProposalRules, SkillWriter
 from lang_pz.skills.team import SkillTeamSpec, embedded_actor
-from lang_pz.training.accept import accept, acceptance_groups
+from lang_pz.training.accept import Acceptance
 from lang_pz.training.checks import role_backends
 from lang_pz.training.config import MASkillsConfig, TrainConfig
-from lang_pz.training.parts import Parts, build, initial_policies
-from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, UsageMeter, iteration_metrics
-from lang_pz.training.steps import Batch, assess, play_batch, validate
+from lang_pz.training.parts import Context, Parts
+from lang_pz.training.players import Team
+from lang_pz.training.state import IterationMetrics, TrainResult, TrainState
+from lang_pz.training.steps import Batch, assess
 
 
 @dataclass
@@ -98,7 +108,7 @@ def limits_of(config: TrainConfig) -> SkillLimits:
     return SkillLimits(ms.max_skills, ms.max_skills_per_scope, ms.max_skill_description_chars, ms.max_skill_body_chars)
 
 
-class MASkills(Method[SkillState]):
+class MASkills(Method[SkillState, SkillLibrary]):
     """A skill library as the parameter (module docstring).
 
     Attributes:
@@ -111,6 +121,7 @@ class MASkills(Method[SkillState]):
     """
 
     name = "maskills"
+    settings_model = MASkillsConfig
     objects = ("critic", "writer")
 
     def __init__(
@@ -128,37 +139,43 @@ class MASkills(Method[SkillState]):
         self.rules, self.start_library = rules, start_library
 
     @classmethod
-    def build(  # type: ignore[override]  # base's **objects: the names in objects
+    def backends_for(
+        cls, config: TrainConfig, backends: LLMBackend | Mapping[str, LLMBackend] | None
+    ) -> LLMBackend | Mapping[str, LLMBackend] | None:
+        """With every role on the embedded model and the local executor, the actor gets two model
+        instances (:func:`~lang_pz.skills.team.embedded_actor`: skill choices on one, actions on the
+        other, so each keeps its prompt prefix)."""
+        given = role_backends(backends)
+        if "actor" not in given and config.executor == "local" and config.backend_spec("actor") == "embedded":
+            given["actor"] = embedded_actor("embedded", config.backend_options.get("embedded", {}))
+        return given or None
+
+    @classmethod
+    def assemble(  # type: ignore[override]  # base's **objects: the names in objects
         cls,
-        config: TrainConfig,
+        parts: Parts,
         *,
-        backends: LLMBackend | Mapping[str, LLMBackend] | None = None,
         run: RunFolder | None = None,
         critic: SkillCritic | None = None,
         writer: SkillWriter | None = None,
         start: SkillLibrary | None = None,
     ) -> MASkills:
-        """Build (and check) every part of a skills run; nothing is written.
-
-        With every role on the embedded model and the local executor, the actor gets two model
-        instances (:func:`~lang_pz.skills.team.embedded_actor`: skill choices on one, actions on the
-        other, so each keeps its prompt prefix).
+        """The skill critic, the writer and the starting library on ``parts``, checked.
 
         Args:
-            config: the run's config (``method: maskills``).
-            backends: backend objects instead of the config's specs.
+            parts: the shared parts of a ``method: maskills`` config.
+            run: the run being resumed: its starting library is its ``iter_000/skills``.
             critic: a skill critic object instead of the config's spec.
             writer: a writer object instead of the config's spec.
-            run: the run being resumed: its starting library is its ``iter_000/skills``.
             start: the starting library (default: ``run``'s, else read from ``config.maskills.skills``, or empty).
 
         Raises:
             SkillFormatError / SkillLibraryError / FileNotFoundError: ``config.maskills.skills`` is not a
                 valid library within the limits (the message names the file and the field or bound),
                 or has a scope folder that names no agent or role of the env.
-            InvalidKwargError: ``skill_roles`` names an agent the env does not have; and
-                everything :func:`lang_pz.training.build` raises.
+            InvalidKwargError: ``skill_roles`` names an agent the env does not have.
         """
+        config = parts.config
         ms, limits = settings(config), limits_of(config)
         if start is None and run is not None and run.iteration(0).skills.is_dir():
             start = read_library(run.iteration(0).skills)
@@ -171,10 +188,6 @@ class MASkills(Method[SkillState]):
                 "raise max_skills / max_skills_per_scope / max_skill_description_chars / "
                 "max_skill_body_chars"
             )
-        given = role_backends(backends)
-        if "actor" not in given and config.executor == "local" and config.backend_spec("actor") == "embedded":
-            given["actor"] = embedded_actor("embedded", config.backend_options.get("embedded", {}))
-        parts = build(config, backends=given or None)
         unknown = sorted(set(ms.skill_roles) - set(parts.env.possible_agents))
         if unknown:
             raise InvalidKwargError(
@@ -210,7 +223,7 @@ class MASkills(Method[SkillState]):
                 "with skill_roles"
             )
         method = cls(parts, critic, writer, scoping, limits, ProposalRules(max_edits=ms.max_skill_edits), start)
-        method.library_team(start, initial_policies(config, parts))(parts.env)  # every policy is buildable now
+        method.library_team(start, parts.initial_policies())(parts.env)  # every policy is buildable now
         return method
 
     def library_team(self, library: SkillLibrary, policies: Mapping[str, str]) -> SkillTeamSpec:
@@ -221,12 +234,18 @@ class MASkills(Method[SkillState]):
             dict(policies), p.config, p.meters["actor"], library=library, scoping=self.scoping, skilled=tuple(p.trainable)
         )
 
-    def team(self, state: SkillState) -> SkillTeamSpec:
-        return self.library_team(state.library, state.policies)
+    def parameter(self, state: SkillState) -> SkillLibrary:
+        return state.library
+
+    def with_parameter(self, state: SkillState, parameter: SkillLibrary) -> SkillState:
+        return replace(state, library=parameter)
+
+    def team_for(self, state: SkillState, parameter: SkillLibrary) -> SkillTeamSpec:
+        return self.library_team(parameter, state.policies)
 
     def start(self) -> SkillState:
         return SkillState(
-            initial_policies(self.config, self.parts),
+            self.parts.initial_policies(),
             library=self.start_library,
             memory=SkillMemory(beta=self.config.momentum, min_weight=0.2),
         )
@@ -239,15 +258,7 @@ class MASkills(Method[SkillState]):
             raise RunDirError(
                 f"{path} cannot be read ({exc}); delete iteration {len(done) - 1}'s done.json to redo it"
             ) from exc
-        return SkillState(
-            dict(last["policies"]),
-            last["val_return_next"],
-            None,
-            last["calls_total"],
-            last.get("uncached_calls_total", last["calls_total"]),
-            library=library_from_json(last["library"]),
-            memory=mem,
-        )
+        return SkillState(**SkillState.fields_of(last), library=library_from_json(last["library"]), memory=mem)
 
     def result(self, run_dir: Path, start: SkillState, metrics: list[IterationMetrics]) -> SkillTrainResult:
         return SkillTrainResult(
@@ -268,94 +279,60 @@ class MASkills(Method[SkillState]):
 
     # -- the stages of one iteration -------------------------------------------------------
 
-    @property
-    def validating(self) -> bool:
-        """Whether edits are validated (and rolled back on a regression): ``skill_rollback`` and
-        validation seeds."""
-        return settings(self.config).skill_rollback and bool(self.config.validation_seeds)
+    def begin(self, state: SkillState, log: IterationLog) -> None:
+        """The policies and the library this iteration plays (a redone iteration writes its edits again)."""
+        log.files.skill_edits.unlink(missing_ok=True)
+        super().begin(state, log)
+        write_library(state.library, log.files.skills, overwrite=True)
 
-    def evidence(self, state: SkillState, team: SkillTeamSpec, batch: Batch, log: IterationLog) -> list[SkillEvidence]:
+    def validation_seeds(self) -> Sequence[int]:
+        """The validation seeds, none with ``skill_rollback: false`` (every edit kept unvalidated)."""
+        return self.config.validation_seeds if settings(self.config).skill_rollback else []
+
+    def evidence(self, state: SkillState, team: Team, batch: Batch, ctx: Context) -> list[SkillEvidence]:
         """Withheld-skill re-runs per episode, or (``skill_credit: episode``) the shared outcome."""
         cfg, p = settings(self.config), self.parts
         if cfg.skill_credit == "invocation":
-            return [
-                gather_skill_evidence(
-                    p.envs, team, t, p.objective, max_reruns=cfg.skill_reruns, log=log, executor=p.executor
-                )
-                for t in batch.trajectories
-            ]
-        return [shared_evidence(t, state.library, p.objective, batch.value, log=log) for t in batch.trajectories]
+            assert isinstance(team, SkillTeamSpec)
+            return [gather_skill_evidence(ctx, team, t, max_reruns=cfg.skill_reruns) for t in batch.trajectories]
+        return [shared_evidence(ctx, t, state.library, p.objective, batch.value) for t in batch.trajectories]
 
-    def iteration(
-        self, state: SkillState, log: IterationLog, callbacks: Sequence[Callback] = ()
-    ) -> tuple[IterationMetrics, SkillState]:
-        cfg, p, it = self.config, self.parts, log.iteration
-        meter = UsageMeter(p.meters, log)
-        log.files.skill_edits.unlink(missing_ok=True)  # a redone iteration writes its edits again
-        log.write_policies(state.policies)
-        write_library(state.library, log.files.skills, overwrite=True)
-        team = self.team(state)
+    def assess(self, state: SkillState, batch: Batch, evidence: Sequence[SkillEvidence], ctx: Context) -> list[Any]:
+        """The skill critic per episode of the state's library (:class:`LibraryCritic`)."""
+        return assess(ctx, LibraryCritic(self.critic, state.library), batch.trajectories, state.policies, evidence)
 
-        def current() -> float | None:
-            if not self.validating:
-                return None
-            return validate(
-                p.envs, team, cfg.validation_seeds, objective=p.objective, log=log, label="current", executor=p.executor
-            )
+    def gradients(
+        self,
+        state: SkillState,
+        batch: Batch,
+        evidence: Sequence[SkillEvidence],
+        reports: Sequence[Any],
+        ctx: Context,
+    ) -> SkillMemory:
+        """The evidence aggregated across trajectories, skills, agents and topologies, decayed
+        (:meth:`SkillMemory.update`; the state's memory is unchanged)."""
+        utilities = [u for e in evidence for u in e.utilities]
+        return state.memory.update(state.library, batch.trajectories, reports, utilities)
 
-        batch = play_batch(
-            p.envs,
-            team,
-            cfg.training_seeds(it),
-            cfg.episode_numbers(it),
-            value=state.value if state.value is not None else current,
-            test_seeds=cfg.test_seeds,
-            objective=p.objective,
-            log=log,
-            executor=p.executor,
-            on_episode=self.on_episode(it, callbacks),
-            desc=f"iter {it} episodes",
-        )
-        evidence = self.evidence(state, team, batch, log)
-        reports, critic_failures = assess(
-            LibraryCritic(self.critic, state.library),
-            batch.trajectories,
-            state.policies,
-            evidence,
-            log=log,
-            executor=p.executor,
-        )
-        memory = state.memory.update(state.library, batch.trajectories, reports, [u for e in evidence for u in e.utilities])
-        edits, writer_failures = propose_library_edits(
-            state.library, memory, self.writer, scoping=self.scoping, rules=self.rules, log=log
-        )
-        validate_library = library_validator(
-            p.envs, team, cfg.validation_seeds, objective=p.objective, enabled=self.validating, log=log, executor=p.executor
-        )
-        decision = accept(
-            state.library,
-            edit_candidates(edits, self.limits),
-            batch.value,
-            validate_library,
-            groups=acceptance_groups(list(edits), cfg.acceptance_rule),
-            tolerance=cfg.tolerance,
-            log=log,
-        )
-        library, events = settle(
-            state.library, edits, decision, limits=self.limits, tolerance=cfg.tolerance, memory=memory, log=log
-        )
-        metrics = iteration_metrics(
-            iteration=it,
-            trajectories=batch.trajectories,
-            value=batch.value,
-            decision=decision,
-            changed=list(edits),
-            critic_failures=critic_failures,
-            optimiser_failures=writer_failures,
-            meter=meter,
-            test_value=batch.tested,
-        )
-        new = SkillState(dict(state.policies), decision.value, None, **state.spent(metrics), library=library, memory=memory)
-        atomic_write(log.files.skill_memory, json.dumps(memory.to_json(), indent=1))
-        self.conclude(log, metrics, new, callbacks, skill_events=events)
-        return metrics, new
+    def propose(self, state: SkillState, gradients: SkillMemory, ctx: Context) -> EditProposal:
+        """Refine / induce / consolidate / prune edits from the memory (the skill writer)."""
+        edits = propose_library_edits(ctx, state.library, gradients, self.writer, scoping=self.scoping, rules=self.rules)
+        return EditProposal(edit_candidates(edits, self.limits), edits=edits)
+
+    def commit(
+        self,
+        state: SkillState,
+        gradients: SkillMemory,
+        proposal: Proposal[SkillLibrary],
+        decision: Acceptance[SkillLibrary],
+        metrics: IterationMetrics,
+        ctx: Context,
+    ) -> tuple[SkillState, dict[str, Any]]:
+        """Each edit's fate (:func:`~lang_pz.methods.maskills.steps.edit_events`, into the memory),
+        the memory's file, then the next state."""
+        assert isinstance(proposal, EditProposal)
+        events = edit_events(ctx, proposal.edits, decision, tolerance=self.config.tolerance, memory=gradients)
+        if ctx.log is not None:
+            atomic_write(ctx.log.files.skill_memory, json.dumps(gradients.to_json(), indent=1))
+        new, extra = super().commit(replace(state, memory=gradients), gradients, proposal, decision, metrics, ctx)
+        return new, {**extra, "skill_events": events}

@@ -53,16 +53,16 @@ const LPZ = (() => {
       return svg;
     }
     const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
-    let [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+    let [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = opts.y || [Math.min(...ys), Math.max(...ys)];
     if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
     if (y0 === y1) { y0 -= 1; y1 += 1; }
-    const pad = (y1 - y0) * 0.08; y0 -= pad; y1 += pad;
+    const pad = opts.y ? 0 : (y1 - y0) * 0.08; y0 -= pad; y1 += pad;
     const X = x => L + (x - x0) / (x1 - x0) * (W - L - R), Y = y => T + (y1 - y) / (y1 - y0) * (H - T - B);
     const grid = sv("g", {class: "grid"}), axis = sv("g", {class: "axis"});
     for (let i = 0; i <= 4; i++) {
       const y = y0 + (y1 - y0) * i / 4;
       grid.append(sv("line", {x1: L, x2: W - R, y1: Y(y), y2: Y(y)}));
-      axis.append(sv("text", {x: L - 6, y: Y(y) + 4, "text-anchor": "end"}, num(y, 1)));
+      axis.append(sv("text", {x: L - 6, y: Y(y) + 4, "text-anchor": "end"}, num(y, opts.y ? 2 : 1)));
     }
     for (const [x, label] of opts.xticks) axis.append(sv("text", {x: X(x), y: H - B + 16, "text-anchor": "middle"}, label));
     axis.append(sv("line", {x1: L, x2: W - R, y1: H - B, y2: H - B}), sv("line", {x1: L, x2: L, y1: T, y2: H - B}));
@@ -113,10 +113,32 @@ const LPZ = (() => {
     if (test.length && final != null) ticks.push([n, "final"]);
     const out = [el("h2", {text: "Learning curve"}),
       chart(series, {id: "curve-chart", xticks: ticks, xlabel: "iteration", empty: "no completed iteration yet"}), legend(series)];
+    out.push(...rolesView());
     const running = view.iterations.filter(r => !r.metrics).map(r => r.iteration);
     if (running.length) out.push(el("p", {class: "note", text: `iteration ${running.join(", ")} in progress (no done.json yet)`}));
     out.push(el("h2", {text: "Iterations: returns, verdicts, LLM calls, tokens and cost per role"}), usageTable());
     return out;
+  }
+  function rolesView() {  // lang_pz.differentiation: how far the agents came apart, per iteration
+    const rows = (view.differentiation || []).filter(r => r.iteration != null && r.agents > 1);
+    if (!rows.length) return [];
+    const pts = k => rows.filter(r => r[k] != null).map(r => [r.iteration, r[k]]);
+    const series = [
+      {name: "policy-divergence", label: "policy text: mean pairwise Jaccard distance of word sets", color: "#4c72b0",
+       line: true, points: pts("policy_divergence")},
+      {name: "action-divergence", label: "played actions: mean pairwise Jensen-Shannon divergence (bits)", color: "#c44e52",
+       line: true, dash: "5 4", points: pts("action_divergence")},
+    ];
+    const end = (view.differentiation || []).find(r => r.iteration == null);
+    const first = rows[0];
+    const note = (first.iteration === 0 && first.policy_divergence != null
+      ? `The agents started from policies with ${first.policy_divergence === 0 ? "the same" : "different"} words. ` : "")
+      + (end && end.policy_divergence != null ? `Final policies: ${num(end.policy_divergence)}. ` : "")
+      + "0 = alike, 1 = nothing shared; actions count only agents offered a common finite set of action words.";
+    return [el("h2", {text: "Role differentiation: how far the agents came apart"}),
+      chart(series, {id: "roles-chart", height: 180, y: [0, 1], xticks: rows.map(r => [r.iteration, String(r.iteration)]),
+                     xlabel: "iteration", empty: "no two agents yet"}),
+      legend(series), el("p", {class: "note", text: note})];
   }
   function usageTable() {
     const roles = [...new Set(view.iterations.flatMap(r => Object.keys(r.usage || {})))];
@@ -382,6 +404,14 @@ const LPZ = (() => {
     out.push(table(["source", "critic", "cases", "agent acc [95 % CI]", "step acc [95 % CI]", "joint", "agent, ties at random", "chance agent / step", "ties", "failed"],
       view.summaries.map(s => el("tr", {}, td(s.source), td(s.critic), td(s.cases), td(rate(s.agent)), td(rate(s.step)), td(rate(s.joint)),
         tdn(s.agent_expected), td(`${num(s.chance_agent)} / ${num(s.chance_step)}`), td(s.ties), td(s.critic_failures))), "critic-summary"));
+    if ((view.label_agreement || []).length) {
+      out.push(el("h2", {text: "Agreement with human labels"}));
+      out.push(table(["critic", "labels", "agent agreement [95 % CI]", "step agreement [95 % CI]", "labels with a step",
+                      "Cohen's kappa", "no verdict"],
+        view.label_agreement.map(a => el("tr", {}, td(a.critic), td(a.labels), td(rate(a.agent)),
+          td(a.step_labels ? rate(a.step) : "-"), td(a.step_labels), td(a.kappa == null ? "undefined" : num(a.kappa)),
+          td(a.no_verdict))), "label-agreement"));
+    }
     for (const [file, recs] of Object.entries(view.cases)) {
       out.push(el("h3", {text: `${file}: ${recs.length} case(s)`}));
       const critics = [...new Set(recs.flatMap(r => Object.keys(r.critics || {})))];
