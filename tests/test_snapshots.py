@@ -126,6 +126,34 @@ def test_overcooked_reruns_from_snapshots_equal_whole_reruns(api):
     assert check_probes(env, llm_team, [3], word_and_step_probes) > 5
 
 
+def sampled_team(env) -> dict:
+    """LLM agents sampling at temperature 0.7 from a stand-in model whose reply depends on the
+    request's seed too (a sampled decision's seed: the episode's and the decision's number)."""
+
+    def reply(request) -> str:
+        prompt = request.prompt if request.prompt is not None else request.messages[-1].content
+        h = int(hashlib.sha256(f"{prompt}|{request.seed}".encode()).hexdigest(), 16)
+        return request.choices[h % len(request.choices)]
+
+    backend = ScriptedBackend(reply)
+    return {a: LLMPolicy(f"Play well, {a}.", backend, temperature=0.7, seed=5) for a in env.possible_agents}
+
+
+@pytest.mark.parametrize("env_id", ["butterfly/pistonball-v0", "overcooked/cramped_room-v0"])
+def test_sampled_decisions_after_the_divergence_get_the_seeds_of_the_whole_rerun(env_id):
+    kwargs = PISTONBALL if env_id.startswith("butterfly") else OVERCOOKED
+    env = lang_pz.make(env_id, **kwargs)
+    assert check_probes(env, sampled_team, [2], word_and_step_probes) > 5
+    # the kept agents are answered from the record (a sampled request matches it at its own
+    # decision), and each answer moves the policy's decision count on as an asked one would
+    factual = rollout(env, sampled_team(env), seed=2, episode=2)
+    probe = Probe((factual.agents[0],), "random", (3,))
+    team = probe_team(sampled_team(env), probe, factual=factual)
+    rerun(env, team, factual, probe.divergence(factual))
+    kept = team[factual.agents[1]]
+    assert kept.replayed > 0 and kept.policy._decisions == kept.decisions == len(factual.agent_steps(factual.agents[1]))
+
+
 class GreedySkill(Policy):
     """overcooked_ai's greedy choice of skill, read from the state (no memory: it can skip)."""
 
