@@ -71,6 +71,12 @@ FAULTS = [
         "optimiser",
         args=["--set", "langmarl.evidence_gate=false", "--set", "langmarl.directions=free"],
     ),
+    Fault(
+        "endpoint down during the critic, on_stage_failure=continue",
+        "exit 0 by request, the failure said (progress line, totals, critic_errors.jsonl)",
+        "critic",
+        args=["--set", "on_stage_failure=continue"],
+    ),
     Fault("wrong port", "exit 2 at the start-up check, in seconds", args=["WRONG_PORT"]),
     Fault("wrong model name", "exit 2 at the start-up check, naming the served model", args=["WRONG_MODEL"]),
     Fault(
@@ -92,7 +98,7 @@ def run_fault(fault: Fault, base_url: str, work: Path, timeout_s: float) -> dict
     actor = "openai:gpt-4o-mini" if "WRONG_MODEL" in fault.args else ACTOR
     specs = {"actor": actor, "critic": CRITIC, "optimiser": OPTIMISER}
     options = {specs[r]: {"base_url": urls[r], "timeout_s": 600, **fault.options.get(specs[r], {})} for r in specs}
-    run_dir = work / fault.name.split()[0].replace("=", "_") / f"run-{int(time.time() * 1000)}"
+    run_dir = work / "runs" / f"run-{int(time.time() * 1000)}"
     cmd = [sys.executable, "-m", "lang_pz.cli", "train", "--preset", PRESET, "--backend", actor]
     cmd += ["--critic-backend", CRITIC, "--optimiser-backend", OPTIMISER, "--set", f"backend_options={json.dumps(options)}"]
     cmd += [*SMALL, *(a for a in fault.args if a not in ("WRONG_PORT", "WRONG_MODEL")), "--run-dir", str(run_dir)]
@@ -141,6 +147,10 @@ def run_fault(fault: Fault, base_url: str, work: Path, timeout_s: float) -> dict
         "warnings": warnings,
         "done": (it / "done.json").exists(),
         "proxy_posts": proxy.posts if proxy is not None else None,
+        "critic_errors": len((it / "critic_errors.jsonl").read_text().splitlines())
+        if (it / "critic_errors.jsonl").is_file()
+        else 0,
+        "failure_lines": [line for _, line in lines if "failure" in line or "failed" in line][:4],
         "stderr_tail": [line for _, line in lines[-6:]],
     }
 
