@@ -33,7 +33,7 @@ from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONBALL = "butterfly/pistonball-v0"
-PB_KW = {"n_pistons": 5, "hold": 1}
+PB_KW = {"n_pistons": 5, "hold": 1, "max_cycles": 40}
 LEGAL = {"legal_actions": ["down", "stay", "up"]}
 
 
@@ -342,6 +342,8 @@ def test_cli_runs_several_critic_modes_and_writes_results(tmp_path, monkeypatch)
             "n_pistons=5",
             "--kw",
             "hold=1",
+            "--kw",
+            "max_cycles=40",
             "--fault",
             "idle",
             "--cases",
@@ -396,7 +398,8 @@ def test_cli_refuses_used_out_and_bad_arguments(tmp_path):
 @pytest.mark.integration
 def test_embedded_critic_on_pistonball_faults(embedded, tmp_path):
     out = tmp_path / "cases.jsonl"
-    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(embedded), cases=2, env_kwargs=PB_KW, out=out)
+    # 12 cycles: the model reads a 60-step episode (the prompt, not the verdict, is what this checks)
+    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(embedded), cases=2, env_kwargs={**PB_KW, "max_cycles": 12}, out=out)
     assert s.cases == 2
     for value in (s.agent.value, s.step.value, s.baselines["random"]["agent"].value, s.chance_step):
         assert 0.0 <= value <= 1.0

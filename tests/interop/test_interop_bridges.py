@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from pettingzoo.test import parallel_api_test
+from support import any_sandbox
 
 import lang_pz
 from lang_pz.error import LangPZError
@@ -251,7 +252,7 @@ def test_encoder_keeps_order_and_values():
 
 def _observations(env_id: str, api: str, cycles: int = 25, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
     """Observation texts of seeded episodes of ``env_id`` with random legal words."""
-    env = lang_pz.make(env_id, api=api, **lang_pz.registry[env_id].test_kwargs)
+    env = lang_pz.make(env_id, api=api, **lang_pz.registry[env_id].test_kwargs, **any_sandbox(env_id))
     rng, texts = np.random.default_rng(0), []
 
     def word(info):
