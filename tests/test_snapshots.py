@@ -170,7 +170,7 @@ class GreedySkill(Policy):
 
 
 def test_overcooked_skills_reruns_from_snapshots_equal_whole_reruns():
-    env = lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=60, shaping_factor=1.0)
+    env = lang_pz.make("overcooked/cramped_room-v0", actions="macro", horizon=60, shaping_factor=1.0)
     team = lambda e: {**llm_team(e), "player_0": GreedySkill(e, "player_0")}  # noqa: E731
     factual = rollout(env, team(env), seed=0)
     assert factual.team_return > 20  # soups delivered: the score and the pots are in the state
