@@ -113,7 +113,7 @@ def main() -> None:
     )
     for layout in args.layouts:
         r, _ = raw(layout, args.seconds)
-        for level in ("primitive", "skills"):
+        for level in ("primitive", "macro"):
             c, _ = core(layout, level, args.seconds)
             lt, ld = language(layout, level, args.seconds)
             print(

@@ -2,7 +2,7 @@
 training iteration (the inputs of the capacity model in ``benchmarks/results/scale.md``).
 
 Part 1 (``episodes``): the same seeded Pistonball episodes (actors on an OpenAI-compatible
-stand-in endpoint, :class:`lang_pz.backends.fake_server.FakeOpenAIServer`, every request waiting
+stand-in endpoint, :class:`lang_pz.test.fake_server.FakeOpenAIServer`, every request waiting
 ``L`` seconds, served concurrently) played through :class:`lang_pz.executor_ray.RayExecutor`
 with 1, 2 and 4 workers (``task_cpus`` 1 and 0.5) and, as the baseline, through
 :class:`lang_pz.executor.LocalExecutor` threads with the same worker counts, in the same run,
@@ -33,8 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lang_pz.backends.fake_server import FakeOpenAIServer
 from lang_pz.executor import EnvPool, LocalExecutor
+from lang_pz.test.fake_server import FakeOpenAIServer
 from lang_pz.training import TrainConfig, train
 from lang_pz.training.players import Players, play_job
 from lang_pz.training.team import TeamSpec, worker_env

@@ -50,7 +50,7 @@ CONFIGS: list[tuple[str, dict[str, Any], int]] = [
     ("classic_control/cartpole-v0", {}, 3000),
     ("toy_text/frozen_lake-v0", {}, 3000),
     ("overcooked/cramped_room-v0", {}, 1500),
-    ("overcooked/cramped_room-v0", {"actions": "skills"}, 300),
+    ("overcooked/cramped_room-v0", {"actions": "macro"}, 300),
     ("overcooked/asymmetric_advantages-v0", {}, 1500),
     ("overcooked/coordination_ring-v0", {}, 1500),
     ("overcooked/forced_coordination-v0", {}, 1500),

@@ -181,8 +181,8 @@ def families(data_dir: Path | None) -> list[Family]:
     out = [
         Family("butterfly/pistonball-v0", PISTONBALL, groups=(2, 3)),
         Family("butterfly/pistonball-v0", PISTONBALL, late=3, label="pistonball late-effect"),
-        Family("overcooked/cramped_room-v0", {"actions": "skills", "horizon": 40}),
-        Family("overcooked/asymmetric_advantages-v0", {"actions": "skills", "horizon": 40}),
+        Family("overcooked/cramped_room-v0", {"actions": "macro", "horizon": 40}),
+        Family("overcooked/asymmetric_advantages-v0", {"actions": "macro", "horizon": 40}),
         Family("tasks/gsm8k-v0", data, "harmful", 1, "default", data=True),
         Family("tasks/math500-v0", data, "harmful", 1, "default", data=True),
     ]
@@ -210,7 +210,7 @@ def nofault_families(cases: int) -> list[tuple[str, str, list[NoFaultCase]]]:
             (
                 "overcooked no fault",
                 f"overcooked/{layout}-v0",
-                [NoFaultCase(0, {"actions": "skills", "horizon": h}) for h in horizons],
+                [NoFaultCase(0, {"actions": "macro", "horizon": h}) for h in horizons],
             )
         )
     return out

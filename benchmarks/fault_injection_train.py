@@ -1,6 +1,6 @@
 """`lang-pz train` against a local fake OpenAI-compatible endpoint that injects faults.
 
-Starts :class:`lang_pz.backends.fake_server.FakeOpenAIServer` (first one fault of each kind,
+Starts :class:`lang_pz.test.fake_server.FakeOpenAIServer` (first one fault of each kind,
 then each request faulty with probability ``--fault-rate``: timeouts, HTTP 429 with
 ``Retry-After: 1``, 500, 503, connection resets, truncated bodies, empty choices, malformed
 JSON, replies outside the choices), runs ``python -m lang_pz.cli train`` on 5-piston
@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from lang_pz.backends.fake_server import FAULT_KINDS, FakeOpenAIServer
+from lang_pz.test.fake_server import FAULT_KINDS, FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ both action levels, with overcooked_ai's greedy planning agent
 random players (:class:`lang_pz.policies.RandomPolicy`), through the language environment, and
 prints the mean (and min-max) soups delivered.
 
-    python benchmarks/overcooked_baselines.py [--seeds 5] [--horizon 400] [--actions primitive skills]
+    python benchmarks/overcooked_baselines.py [--seeds 5] [--horizon 400] [--actions primitive macro]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--horizon", type=int, default=400)
-    parser.add_argument("--actions", nargs="+", default=["primitive", "skills"], choices=["primitive", "skills"])
+    parser.add_argument("--actions", nargs="+", default=["primitive", "macro"], choices=["primitive", "macro"])
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     columns = [(kind, level) for level in args.actions for kind in ("greedy", "random")]

@@ -135,8 +135,9 @@ class StageError(LangPZError, RuntimeError):
 
     def __init__(self, stage: str, iteration: int, run_dir: str, cause: str) -> None:
         self.stage, self.iteration, self.run_dir, self.cause = stage, iteration, run_dir, cause
+        end = "" if cause.rstrip().endswith((".", "!", "?")) else "."  # a cause that ends a sentence itself
         super().__init__(
-            f"iteration {iteration} stopped in its {stage} stage: {cause}. Nothing of iteration {iteration} is "
+            f"iteration {iteration} stopped in its {stage} stage: {cause.rstrip()}{end} Nothing of iteration {iteration} is "
             f"marked done; `lang-pz train --resume {run_dir}` redoes it from the start (its finished training "
             f"episodes are kept), {stage} stage included; or set on_stage_failure: continue to go on without "
             "the failed calls"

@@ -55,6 +55,33 @@ def _reject_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]
     return dict(pairs)
 
 
+#: The deepest nesting of arrays and objects a reply may have; a deeper one is refused before
+#: parsing, whatever the interpreter's recursion limit (which other libraries raise).
+MAX_JSON_DEPTH = 64
+
+
+def _nesting_depth(raw: str) -> int:
+    """The deepest ``[``/``{`` nesting of ``raw`` outside strings (an upper bound for broken JSON)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def parse_json_reply(model: type[M], raw: str) -> M:
     """Parse ``raw`` into ``model``; a key repeated in one JSON object is an error.
 
@@ -62,11 +89,13 @@ def parse_json_reply(model: type[M], raw: str) -> M:
         pydantic.ValidationError: the JSON does not match the model.
         ValueError: not JSON, nested too deeply for the parser, or a duplicated key.
     """
+    if _nesting_depth(raw) > MAX_JSON_DEPTH:  # e.g. a small model repeating "[" until max_tokens
+        raise ValueError("the reply nests arrays or objects too deeply: give one flat JSON object")
     try:
         data = json.loads(raw, object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from exc
-    except RecursionError:  # e.g. a small model repeating "[" until max_tokens
+    except RecursionError:
         raise ValueError("the reply nests arrays or objects too deeply: give one flat JSON object") from None
     return model.model_validate(data)
 

@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
 from lang_pz.skills import Skill, SkillLibrary, write_library
 from lang_pz.skills.policy import NONE
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig
 
 ENV = {"n_pistons": 5, "hold": 5, "max_cycles": 50}

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, train
 
 ENV_ID = "butterfly/pistonball-v0"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from standins import AGENTS, StandIn, config, prompt_of, role_of, run_contents
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
+from lang_pz.test import ScriptedBackend
 
 HERE = Path(__file__).parent
 STAND_IN_SPEC = "openai:scripted-stand-in"  # never built: the test gives objects here, a factory to workers
@@ -218,8 +218,8 @@ def test_workers_build_an_openai_backend_from_the_spec(cluster, tmp_path):
     actor call is made by a worker's own client and counted in the run's metrics."""
     from typer.testing import CliRunner
 
-    from lang_pz.backends.fake_server import FakeOpenAIServer
     from lang_pz.cli import app
+    from lang_pz.test.fake_server import FakeOpenAIServer
 
     with FakeOpenAIServer() as server:
         options = json.dumps({"openai:fake": {"base_url": server.url, "cache": False}})

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-from support import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+from support import DATA, skip_where_bwrap_is_missing  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 
 def python_blocks() -> list[str]:
@@ -35,4 +35,5 @@ def test_every_readme_python_block_runs(tmp_path, monkeypatch):
         try:
             exec(compile(block, f"README.md python block {i}", "exec"), namespace)
         except Exception as exc:  # pragma: no cover - the message names the block
+            skip_where_bwrap_is_missing(exc, f"README python block {i}")
             raise AssertionError(f"README python block {i} failed: {exc!r}\n{block}") from exc

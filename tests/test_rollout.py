@@ -197,9 +197,9 @@ def test_raw_observation_is_an_explicit_recorded_opt_in():
 
 
 def test_decision_threads_follow_what_the_backends_serve():
-    from lang_pz.backends import ScriptedBackend
     from lang_pz.policies import LLMPolicy
     from lang_pz.rollout import decision_threads
+    from lang_pz.test import ScriptedBackend
 
     free = ScriptedBackend(lambda r: "up")
     serial = ScriptedBackend(lambda r: "up")

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import Callback, TrainConfig, train
 
 UP, DOWN = "Always push up.", "Always push down."

@@ -1,8 +1,10 @@
-"""LLM backends: one request/reply interface, a response cache, and three implementations.
+"""LLM backends: one request/reply interface, a response cache, and two implementations.
 
 - :class:`LlamaCppBackend` — the embedded default (SmolLM2-135M in process, no network);
-- :class:`OpenAIBackend` — any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp);
-- :class:`ScriptedBackend` — scripted replies, for unit tests only.
+- :class:`OpenAIBackend` — any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp).
+
+Stand-ins for tests (a scripted backend, a fault-injecting fake endpoint) are in
+:mod:`lang_pz.test`.
 
 ``LlamaCppBackend`` and ``OpenAIBackend`` are imported on first use, so ``import
 lang_pz.backends`` does not load llama.cpp or the ``openai`` client. Build one from a string
@@ -15,8 +17,7 @@ endpoint), :mod:`~lang_pz.backends.openai_tokens` (counting and fitting prompts)
 failures mean, and one request's attempts),
 :mod:`~lang_pz.backends.retry` (the retry waits of remote backends),
 :mod:`~lang_pz.backends.meter` (per-role accounting), :mod:`~lang_pz.backends.limit` (one bound on
-requests in flight) and :mod:`~lang_pz.backends.fake_server` (a local fake OpenAI-compatible
-endpoint that injects faults, for testing clients).
+requests in flight).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import importlib
 import inspect
 import json
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from lang_pz.backends.base import (
@@ -37,7 +39,6 @@ from lang_pz.backends.base import (
     TokenUsage,
 )
 from lang_pz.backends.cache import ResponseCache, default_cache_dir
-from lang_pz.backends.scripted import ScriptedBackend
 
 if TYPE_CHECKING:
     from lang_pz.backends.llama_cpp import LlamaCppBackend
@@ -53,7 +54,6 @@ __all__ = [
     "OpenAIBackend",
     "PromptFormat",
     "ResponseCache",
-    "ScriptedBackend",
     "TokenUsage",
     "check_backend_spec",
     "default_cache_dir",
@@ -72,7 +72,20 @@ BACKEND_SPECS = ("embedded", "openai:<model>")
 OPTIONS_ENV = "LANG_PZ_BACKEND_OPTIONS"
 
 
+#: Names that moved to :mod:`lang_pz.test` (stand-ins, not backends); still importable from
+#: here with a DeprecationWarning until the next release.
+_MOVED = {"ScriptedBackend": "lang_pz.test"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(
+            f"lang_pz.backends.{name} moved to {_MOVED[name]}.{name} (a test stand-in, not a backend); "
+            f"import it from {_MOVED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_MOVED[name]), name)
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

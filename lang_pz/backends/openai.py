@@ -79,6 +79,11 @@ _OPENAI_HOST = "api.openai.com"
 _KEYISH = re.compile(r"\b(sk|key|tok)-[A-Za-z0-9_\-*]{8,}")
 log = logging.getLogger(__name__)
 
+#: The start-up check's notes already said in this process (``"<endpoint>: <note>"``): a command
+#: checks an endpoint, then its run builds a backend for it per role and checks it again; each
+#: note is logged once.
+_SAID: set[str] = set()
+
 
 class OpenAIBackend(LLMBackend):
     """Any OpenAI-compatible chat/completions endpoint via the ``openai`` package.
@@ -239,7 +244,9 @@ class OpenAIBackend(LLMBackend):
                     timeout = openai.Timeout(self.timeout_s, connect=self.connect_timeout_s)
                     self._tokenizer = ServerTokenizer(self._client, info.tokenizer, info.server, self.model, timeout)
                 for note in info.notes:
-                    log.warning("%s: %s", self._where, note)
+                    if f"{self._where}: {note}" not in _SAID:
+                        _SAID.add(f"{self._where}: {note}")
+                        log.warning("%s: %s", self._where, note)
                 log.info("%s: %s", self._where, info.summary())
                 self.endpoint = info
             self._checked = True

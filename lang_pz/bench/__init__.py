@@ -20,12 +20,12 @@ from lang_pz.bench.config import case_from_dict, load_config, parse_seeds
 from lang_pz.bench.report import markdown_table, plot_results, summaries, write_results
 from lang_pz.bench.runner import EnvCase, read_episodes, read_failures, run_bench
 from lang_pz.bench.stats import Summary, bootstrap_interval, summarise
-from lang_pz.bench.teams import Team, build_team, default_instruction, parse_team
+from lang_pz.bench.teams import BenchTeam, build_team, default_instruction, parse_team
 
 __all__ = [
+    "BenchTeam",
     "EnvCase",
     "Summary",
-    "Team",
     "bootstrap_interval",
     "build_team",
     "case_from_dict",
@@ -42,3 +42,12 @@ __all__ = [
     "summarise",
     "write_results",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "Team":  # the former name; training's Team is a mapping of agents to policies
+        import warnings
+
+        warnings.warn("lang_pz.bench.Team is now lang_pz.bench.BenchTeam", DeprecationWarning, stacklevel=2)
+        return BenchTeam
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

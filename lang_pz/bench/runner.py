@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lang_pz.bench.teams import Team, build_team
+from lang_pz.bench.teams import BenchTeam, build_team
 from lang_pz.error import EPISODE_ERRORS, InvalidKwargError, LangPZError, error_text
 
 EPISODES_FILE = "episodes.jsonl"
@@ -45,7 +45,7 @@ class EnvCase:
     """
 
     env_id: str
-    teams: Sequence[Team]
+    teams: Sequence[BenchTeam]
     seeds: Sequence[int]
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     objective: str | None = None
@@ -60,10 +60,10 @@ class EnvCase:
         return f"{self.env_id}({kw})" if kw else self.env_id
 
     def __post_init__(self) -> None:
-        bad = [t for t in self.teams if not isinstance(t, Team)]
+        bad = [t for t in self.teams if not isinstance(t, BenchTeam)]
         if bad:
             raise InvalidKwargError(
-                f"EnvCase teams must be Team objects (lang_pz.bench.parse_team('random')), got {bad[0]!r}"
+                f"EnvCase teams must be BenchTeam objects (lang_pz.bench.parse_team('random')), got {bad[0]!r}"
             )
         names = [t.name for t in self.teams]
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -195,7 +195,7 @@ def run_bench(
                     continue
                 meter: dict[str, RoleMeter] = {}
 
-                def llm(team: Team = team, meter: dict[str, RoleMeter] = meter) -> RoleMeter:
+                def llm(team: BenchTeam = team, meter: dict[str, RoleMeter] = meter) -> RoleMeter:
                     if "m" not in meter:
                         meter["m"] = RoleMeter(inner_backend(), f"bench:{team.name}", price_per_mtok)
                     return meter["m"]

@@ -86,7 +86,7 @@ def default_instruction(env_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class Team:
+class BenchTeam:
     """A named team: agent (or ``"*"``, every other agent) -> seat spec.
 
     Attributes:
@@ -124,8 +124,8 @@ class Team:
         return any(s.split(":", 1)[0] in ("llm", "run") for s in self.seats.values())
 
 
-def parse_team(spec: str, name: str | None = None) -> Team:
-    """A :class:`Team` from a team spec (module docstring).
+def parse_team(spec: str, name: str | None = None) -> BenchTeam:
+    """A :class:`BenchTeam` from a team spec (module docstring).
 
     Raises:
         InvalidKwargError: an empty spec, an unknown seat kind (names the valid ones), or an agent
@@ -150,7 +150,7 @@ def parse_team(spec: str, name: str | None = None) -> Team:
                 f"{', '.join(SEAT_KINDS)}"
             )
         seats[agent] = seat
-    return Team(name or spec, seats)
+    return BenchTeam(name or spec, seats)
 
 
 def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], Any]) -> Policy:
@@ -260,7 +260,7 @@ def _spiel_seat(seat: str, env: Any, env_id: str, agent: str) -> Policy:
     return OpenSpielPlayer(env, agent, kind or "random", **budget)
 
 
-def build_team(team: Team, env: Any, env_id: str, llm: Callable[[], Any]) -> dict[str, Policy]:
+def build_team(team: BenchTeam, env: Any, env_id: str, llm: Callable[[], Any]) -> dict[str, Policy]:
     """Agent -> policy for every agent of ``env`` (see :func:`build_seat`).
 
     Raises:

@@ -75,7 +75,18 @@ def check_backend(llm: Any) -> None:
         BackendError: the backend cannot serve requests (e.g. nothing answers at the endpoint,
             or the server does not serve the model).
     """
-    info = llm.check()
+    import logging
+
+    class PrintedHere(logging.Filter):  # the notes are printed below, as warnings: not logged as well
+        def filter(self, record: logging.LogRecord) -> bool:
+            return record.levelno < logging.WARNING
+
+    logger, printed = logging.getLogger("lang_pz.backends.openai"), PrintedHere()
+    logger.addFilter(printed)
+    try:
+        info = llm.check()
+    finally:
+        logger.removeFilter(printed)
     if info is not None and hasattr(info, "summary"):
         typer.echo(f"backend {getattr(llm, 'model', '')!r} at {getattr(llm, 'base_url', '?')}: {info.summary()}", err=True)
         for note in getattr(info, "notes", ()):

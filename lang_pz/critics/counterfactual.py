@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lang_pz import snapshots
 from lang_pz.error import LangPZError
 from lang_pz.objectives import Objective, make_objective
 from lang_pz.policies.base import Policy
@@ -42,7 +43,6 @@ from lang_pz.policies.faulty import FaultyPolicy
 from lang_pz.policies.random import RandomPolicy
 from lang_pz.policies.replay import replaying
 from lang_pz.policies.scripted import ConstantPolicy
-from lang_pz.rollout import rollout
 from lang_pz.trajectory import Trajectory
 
 #: The default objective of re-runs: the team return.
@@ -168,6 +168,25 @@ class Probe:
     agents: tuple[str, ...]
     replacement: str
     at_steps: tuple[int, ...] | None
+
+    def divergence(self, factual: Trajectory) -> int:
+        """The first step (AEC: turn) at which this re-run may act otherwise than ``factual``: the
+        group's first replaced decision where it did not play the replacement word (if one).
+        The re-run starts there (:func:`lang_pz.snapshots.rerun`). 0 (played whole) for
+        :data:`NO_CHANGE` (it checks that an episode replays), ``"previous"``, or no change."""
+        if not self.agents or self.replacement in (NO_CHANGE, "previous"):
+            return 0
+        word = "" if self.replacement == "default" else self.replacement
+        compare = self.replacement == "default" or self.replacement not in NOT_ACTIONS
+        first = []
+        for a in self.agents:
+            for k, s in enumerate(factual.agent_steps(a)):
+                if self.at_steps is not None and k not in self.at_steps:
+                    continue
+                if not (compare and s.raw_output_chars is None and s.raw_output.strip() == word):
+                    first.append(s.step)
+                    break
+        return min(first, default=0)
 
     def rerun(
         self,
@@ -311,6 +330,9 @@ def run_probe(
     """Play one re-run (``team`` from :func:`probe_team`) from the factual episode's seed and
     compare objectives.
 
+    It starts at the probe's :meth:`~Probe.divergence` (:func:`lang_pz.snapshots.rerun`: the
+    factual state there restored or replayed from the record; the same result as a whole re-run).
+
     Args:
         env: a language environment of the same id and kwargs as the factual episode's (it is reset).
         team: the re-run's policies.
@@ -319,7 +341,7 @@ def run_probe(
         objective: what is compared (default: the team return).
     """
     objective = objective or TEAM_RETURN
-    rerun = rollout(env, team, seed=trajectory.seed, episode=trajectory.episode)
+    rerun = snapshots.rerun(env, team, trajectory, probe.divergence(trajectory))
     value = objective(rerun)
     return Counterfactual(
         agents=probe.agents,

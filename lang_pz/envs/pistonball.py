@@ -12,8 +12,9 @@ Action                 ``str``: ``down`` / ``stay`` / ``up`` (discrete) or a num
 Reward                 PettingZoo's: shared by all pistons, proportional to the ball's
                        leftward progress (100 = whole way), plus ``time_penalty`` per cycle
 Fallback               unparseable text applies ``stay`` (discrete) or 0.0 (continuous)
-Hold                   ``hold=k`` repeats each decision for k cycles (``supersuit.frame_skip_v0``);
-                       rewards are summed; ``max_cycles`` counts physics cycles
+Hold                   ``hold=k`` repeats each decision for k cycles (as ``supersuit.frame_skip_v0``,
+                       :class:`PistonballParallel`); rewards are summed; ``max_cycles`` counts
+                       physics cycles
 =====================  =====================================================================
 
 Heights are in pixels above the lowest piston position (0 to 64).
@@ -43,6 +44,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from pettingzoo import ParallelEnv
+
 from lang_pz.envs.checks import (
     check_api,
     check_bool,
@@ -53,6 +56,7 @@ from lang_pz.envs.checks import (
 from lang_pz.error import InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.text.adapter import LanguageAdapter
+from lang_pz.wrappers.lazy import LazyObservation
 
 ACTIONS = ("down", "stay", "up")
 _BALL = {"ball_mass": 0.75, "ball_friction": 0.3, "ball_elasticity": 1.5}  # pistonball_v6's defaults
@@ -179,8 +183,7 @@ def make_env(
         UserWarning: a configuration whose episodes are often degenerate (module docstring).
     """
     from pettingzoo.butterfly import pistonball_v6
-    from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
-    from supersuit import frame_skip_v0
+    from pettingzoo.utils.conversions import parallel_to_aec
 
     from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper
     from lang_pz.wrappers.lazy import ObserveOnDemand
@@ -214,32 +217,133 @@ def make_env(
         check_bool(name, flag)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     _warn_degenerate(n_pistons, hold, max_cycles)
-    # PettingZoo's parallel_env (aec_to_parallel over the AEC env) with the image observations
-    # computed only when read: the text is rendered from the physics state.
-    env = aec_to_parallel(
-        ObserveOnDemand(
-            pistonball_v6.env(
-                n_pistons=n_pistons,
-                continuous=continuous,
-                max_cycles=max_cycles,
-                time_penalty=time_penalty,
-                random_drop=random_drop,
-                random_rotate=random_rotate,
-                ball_mass=ball_mass,
-                ball_friction=ball_friction,
-                ball_elasticity=ball_elasticity,
-                render_mode=render_mode,
-            )
-        )
-    )
-    if hold > 1:
-        env = frame_skip_v0(env, hold)
+    kwargs = {
+        "n_pistons": n_pistons,
+        "continuous": continuous,
+        "max_cycles": max_cycles,
+        "time_penalty": time_penalty,
+        "random_drop": random_drop,
+        "random_rotate": random_rotate,
+        "ball_mass": ball_mass,
+        "ball_friction": ball_friction,
+        "ball_elasticity": ball_elasticity,
+        "render_mode": render_mode,
+    }
     adapter = PistonballAdapter()
     if continuous:
         adapter.action_names = None
-    if api == "aec":
+    if api == "aec" and hold == 1:  # PettingZoo's own AEC env (each piston's move is a physics step)
+        return LanguageAECWrapper(ObserveOnDemand(pistonball_v6.env(**kwargs)), adapter, strict=strict)
+    env = PistonballParallel(pistonball_v6.raw_env(**kwargs), hold)
+    if api == "aec":  # a held decision is a parallel step: the pistons' turns are collected first
         return LanguageAECWrapper(parallel_to_aec(env), adapter, strict=strict)
     return LanguageParallelWrapper(env, adapter, strict=strict)
+
+
+class PistonballParallel(ParallelEnv):
+    """PettingZoo's parallel Pistonball with each decision held for ``hold`` cycles: the steps of
+    ``frame_skip_v0(aec_to_parallel(pistonball_v6.env()), hold)``, made by calling the raw AEC
+    env's ``step`` for each piston in turn, as those wrappers do, without them.
+
+    Why: re-runs replay whole 20-piston episodes, and those layers (per agent and cycle: the order
+    and bounds checks, the conversion's reads of every agent's reward after every agent's step,
+    N^2 a cycle) cost more than the physics: with :meth:`_cycle`, 75-132 -> 29-40 CPU-ms per
+    20-piston, hold-25 episode (``benchmarks/results/scale.md``). The same calls reach the raw env in the same order, so the
+    episodes are the same (``tests/envs/test_env_pistonball.py`` compares every step with the
+    PettingZoo stack): the reward of a cycle is the raw env's after its last piston (PettingZoo
+    clears the others'), the env's generator is left as SuperSuit's frame skip leaves it (its
+    draw of the hold's length from a range of one value consumes none of its state), and continuous actions out of bounds are clipped by PettingZoo's own
+    ``ClipOutOfBoundsWrapper``. Observations are computed only when read
+    (:class:`lang_pz.wrappers.lazy.LazyObservation`: the text comes from the physics state).
+    """
+
+    def __init__(self, raw: Any, hold: int = 1) -> None:
+        from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper
+
+        self.env, self.hold = raw, hold
+        self._acting = ClipOutOfBoundsWrapper(raw) if raw.continuous else raw
+        self.possible_agents = raw.possible_agents
+        self.metadata = raw.metadata
+        self.render_mode = raw.render_mode
+
+    @property
+    def unwrapped(self) -> Any:
+        return self.env
+
+    def observation_space(self, agent: str) -> Any:
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str) -> Any:
+        return self.env.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        raw = self.env
+        raw.reset(seed=seed, options=options)
+        self.agents = raw.agents[:]
+        return {a: LazyObservation(raw, a) for a in raw.agents}, dict(raw.infos)
+
+    def step(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+        raw, acting = self.env, self._acting
+        fast = not raw.continuous and raw.render_mode is None
+        totals = dict.fromkeys(self.agents, 0.0)
+        obs: dict[str, Any] = {}
+        terminations: dict[str, bool] = {}
+        truncations: dict[str, bool] = {}
+        infos: dict[str, Any] = {}
+        for cycle in range(self.hold):
+            if fast:
+                self._cycle(actions)
+            else:
+                for agent in raw.agents:
+                    acting.step(actions[agent])
+            for a in totals:
+                totals[a] += raw.rewards.get(a, 0)
+            ended = raw.terminate or raw.truncate  # every piston's, set after the last piston's move
+            if ended or cycle == self.hold - 1:
+                terminations, truncations, infos = dict(raw.terminations), dict(raw.truncations), dict(raw.infos)
+                obs = {a: LazyObservation(raw, a) for a in raw.agents}
+            while raw.agents and (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
+                raw.step(None)
+            self.agents = raw.agents
+            if ended:
+                break
+        return obs, totals, terminations, truncations, infos
+
+    def _cycle(self, actions: Mapping[str, Any]) -> None:
+        """``raw.step(actions[a])`` for every piston ``a`` in turn (discrete actions, no rendering):
+        PettingZoo 1.24's ``pistonball.raw_env.step``, its moves and physics steps as it makes them
+        and its bookkeeping done once for the cycle (the same state after the last piston: its
+        per-piston clearing and accumulating of every piston's reward is N^2 a cycle)."""
+        raw = self.env
+        space, pistons, index, dt = raw.space, raw.pistonList, raw.agent_name_mapping, raw.dt
+        agents, frames = raw.agents, raw.frames
+        for agent in agents:
+            raw.move_piston(pistons[index[agent]], actions[agent] - 1)
+            space.step(dt)
+        ball_curr_pos = raw._get_ball_position()
+        if ball_curr_pos + raw.ball.velocity[0] * dt <= raw.wall_width + 1:
+            raw.terminate = True
+        reward = -1 * (ball_curr_pos - raw.ball_prev_pos) * (100 / raw.distance_to_wall_at_game_start)
+        if not raw.terminate:
+            reward += raw.time_penalty
+        raw.rewards = dict.fromkeys(agents, reward)
+        raw.ball_prev_pos = ball_curr_pos
+        raw.frames += 1
+        raw.truncate = raw.frames >= raw.max_cycles
+        if frames % raw.recentFrameLimit == 0 or raw.frames % raw.recentFrameLimit == 0:
+            raw.recentPistons = set()
+        raw.terminations = dict.fromkeys(agents, raw.terminate)
+        raw.truncations = dict.fromkeys(agents, raw.truncate)
+        raw._cumulative_rewards = dict.fromkeys(agents, 0 + reward)  # each zeroed at its move, then + reward
+
+    def render(self) -> Any:
+        return self.env.render()
+
+    def state(self) -> Any:
+        return self.env.state()
+
+    def close(self) -> None:
+        self.env.close()
 
 
 def _warn_degenerate(n_pistons: int, hold: int, max_cycles: int) -> None:

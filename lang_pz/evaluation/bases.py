@@ -45,7 +45,7 @@ OVERCOOKED_HARMFUL_PRIMITIVE: Mapping[str, str] = {
     "stay": "interact",
     "interact": "stay",
 }
-#: Overcooked ``actions="skills"`` ``harmful``: put down whatever the cook carries.
+#: Overcooked ``actions="macro"`` ``harmful``: put down whatever the cook carries.
 OVERCOOKED_HARMFUL_SKILL = "place on counter"
 #: Math task environments ``harmful``: a fixed wrong final answer (wrong unless the gold is 0).
 MATH_HARMFUL_TEXT: dict[str, str] = {"gsm8k": "The answer is 0.\n#### 0", "math": "The answer is \\boxed{0}."}
@@ -173,7 +173,7 @@ def default_harmful_action(env_id: str, env: Any) -> str | Mapping[str, str] | N
         return PISTONBALL_HARMFUL
     if family == "overcooked":
         level = getattr(game, "action_level", "primitive")
-        return OVERCOOKED_HARMFUL_SKILL if level == "skills" else OVERCOOKED_HARMFUL_PRIMITIVE
+        return OVERCOOKED_HARMFUL_SKILL if level == "macro" else OVERCOOKED_HARMFUL_PRIMITIVE
     if family == "math":
         return MATH_HARMFUL_TEXT["gsm8k" if getattr(game, "gsm8k", False) else "math"]
     return None

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lang_pz.error import LangPZError
+
+if TYPE_CHECKING:
+    from lang_pz.trajectory import AgentStep
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,29 @@ class Policy(ABC):
 
         The default does nothing (a stateless, deterministic policy).
         """
+
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """Whether deciding ``observation`` may wait on something outside the process (a model's
+        reply). A parallel rollout decides such observations of one step in threads, at once, and
+        the others in its own thread (a thread per decision costs more than a scripted decision).
+        The default: ``True``."""
+        return True
+
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """Go on with the episode after ``steps`` (this agent's decisions so far, as recorded)
+        without being asked them: leave the policy as deciding them would have.
+
+        A counterfactual re-run continues from the step where it first differs from the
+        factual episode instead of replaying the episode's start (:mod:`lang_pz.snapshots`);
+        every policy of the re-run's team must skip its decisions before that step.
+
+        Returns:
+            ``True`` if done; ``False`` (the default, nothing changed) if the policy cannot, e.g.
+            one that draws random numbers or keeps a plan from decision to decision: the re-run
+            then plays the episode from its start. A policy whose decision depends only on the
+            observation and info in front of it returns ``True``.
+        """
+        return False
 
     @abstractmethod
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:

@@ -46,14 +46,17 @@ randomness it uses stays in step with an unfaulted run of the same seed.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from lang_pz.error import LangPZError
 from lang_pz.policies.base import Decision, Policy, legal_actions, mixed_rng
+
+if TYPE_CHECKING:
+    from lang_pz.trajectory import AgentStep
 
 Fault = Literal["idle", "harmful", "random", "misplay", "lag"]
 FAULTS: tuple[str, ...] = ("lag", "misplay", "harmful", "idle", "random")
@@ -203,6 +206,23 @@ class FaultyPolicy(Policy):
             completion_tokens=d.completion_tokens,
             latency_s=time.perf_counter() - t0,
         )
+
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """As the base policy (asked at every decision)."""
+        return self.base.waits(observation, info)
+
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """Skip ``steps`` if the base policy can and no random draw is skipped (a ``"random"`` or
+        ``"misplay"`` fault draws at each replaced decision). :attr:`log` gets one record per
+        skipped decision, its base action taken to be the action played."""
+        n = len(self.log)
+        draws = self.fault in ("random", "misplay") and any(k in self.steps for k in range(n, n + len(steps)))
+        if draws or not self.base.fast_forward(steps):
+            return False
+        for k, s in enumerate(steps, n):
+            played = s.raw_output.strip()
+            self.log.append(FaultRecord(k, played, played, replaced=k in self.steps))
+        return True
 
     @property
     def replaced_decisions(self) -> list[int]:

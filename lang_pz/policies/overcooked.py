@@ -11,7 +11,7 @@ policy.
 Teams: any mix of :class:`lang_pz.policies.LLMPolicy`, this greedy policy and
 :class:`lang_pz.policies.RandomPolicy` (:func:`overcooked_partner` builds the scripted ones)::
 
-    env = lang_pz.make("overcooked/cramped_room-v0", actions="skills")
+    env = lang_pz.make("overcooked/cramped_room-v0", actions="macro")
     policies = {"player_0": LLMPolicy("Always pick up onions.", llm),
                 "player_1": overcooked_partner("greedy", env, "player_1", seed=0)}
 """

@@ -68,6 +68,10 @@ class RandomPolicy(Policy):
             action = f"{float(self.rng.uniform(rng[0], rng[1])):.3f}"
         return Decision(action=action, raw_output=action, latency_s=time.perf_counter() - t0)
 
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False``: no model is asked."""
+        return False
+
     def _uniform(self, low: float, high: float) -> float:
         if np.isfinite(low) and np.isfinite(high):
             return float(self.rng.uniform(low, high))

@@ -8,7 +8,10 @@ what it saw in the episode being re-run, and an :class:`~lang_pz.policies.llm.LL
 function of its request (its text, the observation, the offered actions, a fixed seed: it keeps
 no state between decisions), so it would send the request it sent there. :class:`ReplayPolicy`
 answers such a request with the reply recorded in that episode's trajectory instead of sending it
-again; any other request goes to the model.
+again; any other request goes to the model. A sampled request (``temperature > 0``) is seeded
+from the episode and the decision's number (:meth:`~lang_pz.policies.llm.LLMPolicy.request_seed`),
+so it matches the record only at the same decision; a replayed decision counts in the policy's
+numbering as an asked one does.
 
 For a deterministic backend (greedy decoding, a seeded sampler, a response cache: the default)
 the replayed reply is the one the model would give, so the re-run's result is unchanged and only
@@ -25,7 +28,8 @@ are now answered from the record (``benchmarks/results/scale.md``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lang_pz.backends.cache import cache_key
@@ -34,8 +38,16 @@ from lang_pz.policies.llm import LLMPolicy
 from lang_pz.trajectory import AgentStep, Trajectory
 
 
-def _key(policy: LLMPolicy, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None) -> str:
-    return cache_key({}, policy.build_request(observation, info))
+def _key(
+    policy: LLMPolicy, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None, decision: int
+) -> tuple[str, int | None]:
+    """A request's key: the request, and for a sampled one (its seed is the decision's,
+    :meth:`LLMPolicy.request_seed`) the constructor's seed and the decision's number instead of
+    the seed, which depends on the policy's state when the request is built."""
+    request = policy.build_request(observation, info)
+    if policy.temperature == 0:
+        return cache_key({}, request), None
+    return cache_key({"seed": policy.seed}, dataclasses.replace(request, seed=None)), decision
 
 
 class ReplayPolicy(Policy):
@@ -57,15 +69,18 @@ class ReplayPolicy(Policy):
     Attributes:
         replayed: decisions answered from the record this episode.
         asked: decisions sent to the model this episode.
+        decisions: decisions made or skipped this episode (a sampled request matches the record
+            only at the decision of the same number: its seed is that decision's).
     """
 
     def __init__(self, policy: LLMPolicy, steps: list[AgentStep], played: LLMPolicy | None = None) -> None:
         self.policy = policy
-        self.memo: dict[str, AgentStep] = {}
-        for s in steps:
+        self.memo: dict[tuple[str, int | None], AgentStep] = {}
+        for k, s in enumerate(steps):
             info = None if s.legal_actions is None else {"legal_actions": s.legal_actions}
-            self.memo.setdefault(_key(played or policy, s.observation, info), s)
-        self.replayed = self.asked = 0
+            self.memo.setdefault(_key(played or policy, s.observation, info, k), s)
+        self.replayed = self.asked = self.decisions = 0
+        self._looked_up: tuple[Any, Any, tuple[str, int | None]] | None = None  # (observation, info, key) of waits()
 
     @property
     def backend(self) -> Any:
@@ -74,16 +89,33 @@ class ReplayPolicy(Policy):
 
     def reset(self, seed: int | None = None) -> None:
         """A new episode of the wrapped policy; the counters start again."""
-        self.replayed = self.asked = 0
+        self.replayed = self.asked = self.decisions = 0
         self.policy.reset(seed)
+
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False`` for a request the record answers, else as the wrapped policy."""
+        key = _key(self.policy, observation, info, self.decisions)
+        self._looked_up = (observation, info, key)
+        return key not in self.memo and self.policy.waits(observation, info)
+
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """As the wrapped policy (the record answers nothing it would not be asked again)."""
+        if not self.policy.fast_forward(steps):
+            return False
+        self.decisions += len(steps)
+        return True
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         """The recorded decision for the same request, else the wrapped policy's (errors as there)."""
-        step = self.memo.get(_key(self.policy, observation, info))
+        seen, self._looked_up = self._looked_up, None
+        known = seen is not None and seen[0] is observation and seen[1] is info  # waits() just keyed it
+        step = self.memo.get(seen[2] if known else _key(self.policy, observation, info, self.decisions))  # type: ignore[index]
+        self.decisions += 1
         if step is None:
             self.asked += 1
             return self.policy.decide(observation, info)
         self.replayed += 1
+        self.policy.fast_forward([step])  # the wrapped policy counts it (its next sampling seed)
         return Decision(
             action=step.raw_output.strip(),
             raw_output=step.raw_output,

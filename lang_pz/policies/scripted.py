@@ -8,11 +8,14 @@ if the ball is above it or to its left, go ``up`` (lift the ball's right side).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from lang_pz.error import LangPZError
 from lang_pz.policies.base import Decision, Policy, observation_text
+
+if TYPE_CHECKING:
+    from lang_pz.trajectory import AgentStep
 
 _BALL_RIGHT = re.compile(r"Ball: \d+ px to your right")
 
@@ -37,6 +40,14 @@ class PistonballHeuristic(Policy):
             action = "up"
         return Decision(action=action, raw_output=action)
 
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """``True``: it reads only the observation in front of it."""
+        return True
+
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False``: no model is asked."""
+        return False
+
 
 class ConstantPolicy(Policy):
     """Always the same action text: an unconditional scripted baseline, and the replacement
@@ -57,3 +68,11 @@ class ConstantPolicy(Policy):
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         return Decision(action=self.action, raw_output=self.action)
+
+    def fast_forward(self, steps: Sequence[AgentStep]) -> bool:
+        """``True``: always the same action."""
+        return True
+
+    def waits(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> bool:
+        """``False``: no model is asked."""
+        return False

@@ -33,6 +33,7 @@ are disjoint (see :func:`lang_pz.tasks.datasets.load_items`). :attr:`TaskEnv.ite
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -324,6 +325,36 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    # -- snapshots (lang_pz.snapshots) ------------------------------------------------------
+    #: :meth:`snapshot` copies the whole episode state: a re-run continues from it exactly.
+    snapshots_exact = True
+    #: Attributes fixed at construction, shared by a snapshot instead of copied (the items are
+    #: read, never changed).
+    _CONFIG = frozenset({"items", "observation_spaces", "action_spaces", "_order", "turns", "possible_agents"})
+
+    @property
+    def snapshot_key(self) -> int:
+        """Envs with equal keys restore each other's snapshots: this env only (a task's options
+        are its subclass's, so two instances are not known to be alike)."""
+        return id(self)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of the episode's state now: the item, the turn, the transcript, the rewards and
+        infos, and whatever the task keeps (answers, code ...): every attribute but the
+        construction's items and spaces. Small: the transcript is a few kB; the item is shared."""
+        return self._copy({k: v for k, v in self.__dict__.items() if k not in self._CONFIG})
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        """Continue from ``snap`` (:meth:`snapshot` of an env of the same id and kwargs; it is
+        copied, so it can be restored again)."""
+        self.__dict__.update(self._copy(snap))
+
+    def _copy(self, state: dict[str, Any]) -> dict[str, Any]:
+        shared = {id(self.items): self.items, **{id(x): x for x in self.items}}
+        if "item" in state:
+            shared[id(state["item"])] = state["item"]
+        return copy.deepcopy(state, shared)
 
     def state_text(self) -> str:
         """The global view for a centralised critic: the task, every message, extracted

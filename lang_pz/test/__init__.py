@@ -1,4 +1,13 @@
-"""Compliance tests for language environments, shipped so users can check their own.
+"""Tools for testing: compliance tests for language environments and stand-ins for an LLM.
+
+Shipped so users can check their own envs and clients, and kept out of the core packages:
+
+- :func:`language_api_test` and the ``check_*`` functions: compliance of a language env;
+- :class:`ScriptedBackend`: an LLM backend that replays scripted replies (a stand-in for unit
+  tests, never evidence that a policy works);
+- :class:`~lang_pz.test.fake_server.FakeOpenAIServer`: a local OpenAI-compatible endpoint that
+  answers validly and injects faults (timeouts, 429/5xx, resets, truncated or malformed replies),
+  for testing clients of OpenAI-compatible servers.
 
 Like ``pettingzoo.test``: call :func:`language_api_test` with a registered id or a
 constructor::
@@ -16,10 +25,14 @@ from lang_pz.test.checks import (
     check_not_summary,
     check_observation,
 )
+from lang_pz.test.fake_server import FakeOpenAIServer
 from lang_pz.test.language_test import language_api_test
+from lang_pz.test.scripted_backend import ScriptedBackend
 
 __all__ = [
     "GARBAGE",
+    "FakeOpenAIServer",
+    "ScriptedBackend",
     "check_actions_expressible",
     "check_decoded",
     "check_legal_actions",

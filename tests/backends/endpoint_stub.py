@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from lang_pz.backends.fake_server import reply_body
+from lang_pz.test.fake_server import reply_body
 
 #: ``GET /v1/models`` bodies as each server sends them (llama-cpp-python 0.3.36, vLLM's ModelCard,
 #: llama.cpp's llama-server).

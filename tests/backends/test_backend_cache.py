@@ -17,9 +17,10 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from lang_pz.backends import Generation, GenerationRequest, Message, ResponseCache, ScriptedBackend
+from lang_pz.backends import Generation, GenerationRequest, Message, ResponseCache
 from lang_pz.backends.cache import cache_key
 from lang_pz.error import LangPZError
+from lang_pz.test import ScriptedBackend
 
 IDENTITY = {"backend": "ScriptedBackend", "model": "scripted"}
 REQ = GenerationRequest(prompt="Say something long.", max_tokens=8)

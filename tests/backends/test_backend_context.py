@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 from support import DATA
 
-from lang_pz.backends import Generation, GenerationRequest, LLMBackend, ScriptedBackend
+from lang_pz.backends import Generation, GenerationRequest, LLMBackend
 from lang_pz.error import PromptTooLongError
 from lang_pz.policies.llm import FIT_MARGIN_TOKENS, LLMPolicy, shorten_middle
+from lang_pz.test import ScriptedBackend
 
 INFO = {"legal_actions": ["up", "down", "stay"]}
 LONG = "The question: where is the ball? " + " ".join(f"w{i}" for i in range(3000)) + " The end.\nActions: up, down, stay"

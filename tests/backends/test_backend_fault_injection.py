@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from lang_pz.backends.fake_server import FAULT_KINDS, FakeOpenAIServer
+from lang_pz.test.fake_server import FAULT_KINDS, FakeOpenAIServer
 from lang_pz.training import TrainConfig, train
 
 SECRET = "sk-injection-SECRET-9876543210fedcba"

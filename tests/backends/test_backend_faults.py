@@ -1,6 +1,6 @@
 """Fault handling of the OpenAI-compatible backend against a local fake endpoint.
 
-Every fault kind of :class:`lang_pz.backends.fake_server.FakeOpenAIServer` (timeouts, 429,
+Every fault kind of :class:`lang_pz.test.fake_server.FakeOpenAIServer` (timeouts, 429,
 500, 503, resets, truncated bodies, empty choices, malformed JSON, replies outside the
 choices) is retried and, when it never stops, ends as a BackendError naming the endpoint and
 never the key. Waits are recorded through the backend's sleep hook, never timed.
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from lang_pz.backends import GenerationRequest, Message, OpenAIBackend, make_backend
-from lang_pz.backends.fake_server import FAULT_KINDS, FakeOpenAIServer, minimal_instance
 from lang_pz.backends.retry import Backoff, RetrySchedule, retry_after_s
 from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, LangPZError
+from lang_pz.test.fake_server import FAULT_KINDS, FakeOpenAIServer, minimal_instance
 
 SECRET = "sk-fault-test-SECRET-0123456789abcdef"
 CHOICE = GenerationRequest(messages=(Message("user", "pick one"),), choices=("up", "down", "stay"))

@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-import shutil
 import warnings
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import has_bwrap
 
 import lang_pz
 from lang_pz.backends import GenerationRequest, Message, OpenAIBackend, make_backend
@@ -146,7 +146,7 @@ def _all_formats() -> list[ReplyFormat]:
     for env_id in ("tasks/hotpotqa-v0", "tasks/gsm8k-v0", "tasks/math500-v0", "tasks/mbpp-v0"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            kw = {"sandbox": "rlimits"} if env_id == "tasks/mbpp-v0" and shutil.which("bwrap") is None else {}
+            kw = {"sandbox": "rlimits"} if env_id == "tasks/mbpp-v0" and not has_bwrap() else {}
             env = lang_pz.make(env_id, source="demo", **kw)
         env.reset(seed=0)
         out += [ReplyFormat.from_info(env.infos[a]) for a in env.possible_agents if a in env.infos]

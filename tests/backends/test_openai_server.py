@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import any_sandbox
 
 import lang_pz
 from lang_pz.backends import GenerationRequest, Message, OpenAIBackend
@@ -73,7 +74,7 @@ def test_a_prompt_over_the_servers_context_is_fitted_from_its_reply(backend):
 
 def _task_turn(env_id: str):
     """(env, agent, observation, info) at the first turn of a demo episode of ``env_id``."""
-    env = lang_pz.make(env_id, source="demo")
+    env = lang_pz.make(env_id, source="demo", **any_sandbox(env_id))
     env.reset(seed=0)
     agent = env.agent_selection
     obs, _, _, _, info = env.last()

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.bench import (
     EnvCase,
     bootstrap_interval,
@@ -25,6 +24,7 @@ from lang_pz.bench import (
 )
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.runs import write_policies
+from lang_pz.test import ScriptedBackend
 
 PB = {"n_pistons": 5, "hold": 5, "max_cycles": 50}
 
@@ -310,7 +310,7 @@ def test_seeds_that_name_nothing_or_are_negative_are_refused(bad, message):
         ({"seeds": [1.7]}, "non-empty list of ints"),
         ({"seeds": []}, "non-empty list of ints"),
         ({"seeds": [-1]}, r"\[-1\] are negative"),
-        ({"teams": ["random"]}, "must be Team objects"),
+        ({"teams": ["random"]}, "must be BenchTeam objects"),
     ],
 )
 def test_a_case_that_would_pool_or_miscount_episodes_is_refused(kw, message):

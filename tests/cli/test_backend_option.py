@@ -12,9 +12,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from lang_pz.backends.fake_server import FakeOpenAIServer
 from lang_pz.cli import app
 from lang_pz.cli.common import backend_options
+from lang_pz.test.fake_server import FakeOpenAIServer
 
 runner = CliRunner()
 

@@ -215,8 +215,8 @@ def test_a_failed_episode_is_recorded_the_run_goes_on_and_exits_1(tmp_path, monk
     import json
 
     import lang_pz.backends
-    from lang_pz.backends import ScriptedBackend
     from lang_pz.error import BackendError
+    from lang_pz.test import ScriptedBackend
 
     calls = []
 
@@ -335,7 +335,7 @@ def test_play_refuses_a_run_whose_policies_do_not_cover_the_env(tmp_path):
 
 def test_play_a_run_without_kw_uses_the_runs_env_kwargs(tmp_path, monkeypatch):
     import lang_pz.backends
-    from lang_pz.backends import ScriptedBackend
+    from lang_pz.test import ScriptedBackend
 
     seen = []
 

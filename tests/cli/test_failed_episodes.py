@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 import lang_pz.backends
-from lang_pz.backends import ScriptedBackend
 from lang_pz.bench import EnvCase, parse_team, read_episodes, read_failures, run_bench, summaries
 from lang_pz.bench.report import markdown_table
 from lang_pz.cli import app
 from lang_pz.error import BackendUnavailableError
+from lang_pz.test import ScriptedBackend
 
 runner = CliRunner()
 DOWN = "http://127.0.0.1:9/v1/ is not reachable; check that the server is running at base_url"

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.critics.claims import checked_words, claim, computed_words, contradiction
 from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.critics.difference import DifferenceCritic
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONS = [f"piston_{i}" for i in range(5)]

@@ -12,13 +12,13 @@ import json
 import pytest
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.backends.meter import RoleMeter
 from lang_pz.critics.counterfactual import Counterfactual, counterfactuals
 from lang_pz.error import LangPZError
 from lang_pz.policies.scripted import ConstantPolicy, PistonballHeuristic
 from lang_pz.rollout import rollout
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import Trajectory, TrajectoryWriter, read_trajectories
 
 KW = {"n_pistons": 5, "hold": 5, "max_cycles": 30}  # at most 6 decisions per episode

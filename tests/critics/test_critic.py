@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import (
     CentralCritic,
@@ -29,6 +28,7 @@ from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.critics.render import GLOBAL_EXAMPLE, own_view
 from lang_pz.error import LangPZError, SchemaValidationError
 from lang_pz.structured import ask_structured, repeated_phrase
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 AGENTS = ("piston_0", "piston_1", "piston_2")

@@ -17,11 +17,11 @@ import pytest
 from pydantic import ValidationError
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.critics.decisive import DecisiveCritic, decisive_probes, local_runner, own_steps, recovery_target
 from lang_pz.error import InvalidKwargError
 from lang_pz.evaluation.bases import base_factory
 from lang_pz.evaluation.cases import draw_case
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, train
 
 ENV_ID = "butterfly/pistonball-v0"

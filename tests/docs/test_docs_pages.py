@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import DATA  # $LANG_PZ_DATA_DIR or shared/data beside the project
+from support import DATA, skip_where_bwrap_is_missing  # $LANG_PZ_DATA_DIR or shared/data beside the project
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -63,6 +63,7 @@ def test_every_docs_python_block_runs(page, tmp_path, monkeypatch):
         try:
             exec(compile(block, f"{page.relative_to(DOCS)} python block {i}", "exec"), namespace)
         except Exception as exc:  # pragma: no cover - the message names the page and block
+            skip_where_bwrap_is_missing(exc, f"{page.relative_to(DOCS)} python block {i}")
             raise AssertionError(f"{page.relative_to(DOCS)} python block {i} failed: {exc!r}\n{block}") from exc
 
 

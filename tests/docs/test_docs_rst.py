@@ -41,7 +41,8 @@ def test_a_table_without_header_keeps_continuation_lines_in_their_row_and_roles_
     assert doc is not None
     md = _module().rst_to_markdown(doc)
     row = next(line for line in md.splitlines() if line.startswith("| `to_vector_env`"))
-    assert "vector observations" in row and "what SB3, TorchRL and RLlib train on" in row
+    # words of the first line and of continuation lines, all in the one row
+    assert "parallel envs:" in row and "(encoded text)" in row and "RLlib and CleanRL train on" in row
     assert ":func:" not in md and ":class:" not in md and ":mod:" not in md
     assert "`lang_pz.interop.wrappers`" in md
 

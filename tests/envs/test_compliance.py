@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 from pettingzoo.test import api_test, parallel_api_test
+from support import any_sandbox
 
 import lang_pz
 from lang_pz.test import language_api_test
@@ -22,7 +23,7 @@ CASES = [
 
 @pytest.mark.parametrize(("env_id", "api"), CASES)
 def test_registered_env_complies(env_id, api):
-    assert language_api_test(env_id, api=api) == [api]
+    assert language_api_test(env_id, api=api, kwargs=any_sandbox(env_id)) == [api]
 
 
 def test_every_registered_env_is_covered():

@@ -145,3 +145,73 @@ def test_ball_physics_arguments_reach_pettingzoo():
         lang_pz.make("butterfly/pistonball-v0", ball_mass=0)
     with pytest.raises(InvalidKwargError, match="ball_elasticity must be a number, got 'x'"):
         lang_pz.make("butterfly/pistonball-v0", ball_elasticity="x")
+
+
+# -- the same episodes as PettingZoo's wrappers -----------------------------------------------
+
+
+def _pettingzoo_stack(n_pistons: int, hold: int, continuous: bool, api: str):
+    """Language Pistonball over PettingZoo's own parallel form, as lang_pz built it before
+    :class:`~lang_pz.envs.pistonball.PistonballParallel`."""
+    from pettingzoo.butterfly import pistonball_v6
+    from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
+    from supersuit import frame_skip_v0
+
+    from lang_pz.envs.pistonball import PistonballAdapter
+    from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper
+    from lang_pz.wrappers.lazy import ObserveOnDemand
+
+    env = aec_to_parallel(ObserveOnDemand(pistonball_v6.env(n_pistons=n_pistons, continuous=continuous, max_cycles=60)))
+    env = frame_skip_v0(env, hold) if hold > 1 else env
+    adapter = PistonballAdapter()
+    if continuous:
+        adapter.action_names = None
+    return LanguageAECWrapper(parallel_to_aec(env), adapter) if api == "aec" else LanguageParallelWrapper(env, adapter)
+
+
+def _raw_state(env) -> tuple:
+    raw = env.unwrapped
+    names = ("rewards", "_cumulative_rewards", "terminations", "truncations", "agent_selection", "agents", "frames")
+    return tuple(getattr(raw, n) for n in names) + (raw.ball_prev_pos, raw.terminate, raw.truncate)
+
+
+@pytest.mark.parametrize(
+    ("n_pistons", "hold", "continuous", "api"),
+    [
+        (20, 7, False, "parallel"),
+        (5, 1, False, "parallel"),
+        (3, 2, False, "parallel"),  # the ball reaches the wall: terminated, not truncated
+        (5, 3, True, "parallel"),
+        (5, 4, False, "aec"),
+        (5, 1, True, "aec"),
+    ],
+)
+def test_every_step_is_pettingzoos(n_pistons, hold, continuous, api):
+    """Same observations, rewards, ends, infos and images as PettingZoo's wrappers, whatever
+    the actions (out-of-bounds numbers included), to the end of the episode."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 3 pistons: degenerate episodes, wanted here
+        ours = lang_pz.make(PB, api=api, n_pistons=n_pistons, hold=hold, continuous=continuous, max_cycles=60)
+    theirs = _pettingzoo_stack(n_pistons, hold, continuous, api)
+    rng = np.random.default_rng(n_pistons + hold)
+    words = ["-1.5", "-0.3", "0", "0.7", "2"] if continuous else ["down", "stay", "up", "jump"]
+    for seed in (0, None):  # unseeded: the env's generator goes on from the first episode (holds draw from it)
+        assert ours.reset(seed=seed) == theirs.reset(seed=seed)
+        if api == "parallel":
+            while theirs.agents:
+                actions = {a: words[rng.integers(len(words))] for a in theirs.agents}
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # PettingZoo warns of clipped numbers
+                    assert ours.step(actions) == theirs.step(actions)
+                assert _raw_state(ours) == _raw_state(theirs)
+            assert not ours.agents
+        else:
+            for agent in theirs.agent_iter():
+                assert ours.agent_selection == agent and ours.last() == theirs.last()
+                assert ours.state_text() == theirs.state_text() and ours.infos == theirs.infos
+                _, _, term, trunc, _ = theirs.last()
+                action = None if term or trunc else words[rng.integers(len(words))]
+                ours.step(action)
+                theirs.step(action)
+            assert not ours.agents
+        assert np.array_equal(ours.unwrapped.observe("piston_1"), theirs.unwrapped.observe("piston_1"))

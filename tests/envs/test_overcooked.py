@@ -55,7 +55,7 @@ def cook_one_soup(env, agent: str = "player_0") -> list[float]:
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_skills_pass_api_seed_and_language_tests(layout):
-    assert language_api_test(f"overcooked/{layout}-v0", kwargs={"actions": "skills", "horizon": 30}) == ["parallel", "aec"]
+    assert language_api_test(f"overcooked/{layout}-v0", kwargs={"actions": "macro", "horizon": 30}) == ["parallel", "aec"]
 
 
 def test_registered_ids():
@@ -93,7 +93,7 @@ def test_text_shows_map_players_pots_orders_time():
 def test_text_is_compact_and_deterministic(layout):
     texts = []
     for _ in range(2):
-        env = make(layout, actions="skills", horizon=40)
+        env = make(layout, actions="macro", horizon=40)
         obs, infos = env.reset(seed=3)
         rng = np.random.default_rng(0)
         seen = [obs["player_0"]["text"]]
@@ -107,7 +107,7 @@ def test_text_is_compact_and_deterministic(layout):
 
 
 def test_text_tracks_held_objects_pot_progress_and_counters():
-    env = make(actions="skills")
+    env = make(actions="macro")
     env.reset(seed=0)
     _, _, obs, _ = run_skill(env, "player_0", "pick up onion")
     assert "You (A):" in obs["player_0"]["text"] and "holding an onion." in obs["player_0"]["text"]
@@ -132,7 +132,7 @@ def test_text_tracks_held_objects_pot_progress_and_counters():
 
 
 def test_state_text_names_both_players():
-    env = make(actions="skills")
+    env = make(actions="macro")
     env.reset(seed=0)
     run_skill(env, "player_1", "pick up onion")
     text = env.state_text()
@@ -148,7 +148,7 @@ def test_state_text_names_both_players():
 
 
 def test_skills_cook_and_serve_a_soup_with_sparse_reward():
-    env = make(actions="skills")
+    env = make(actions="macro")
     env.reset(seed=0)
     rewards = cook_one_soup(env)
     value = env.unwrapped.game_state.all_orders[0].value
@@ -161,7 +161,7 @@ def test_skills_cook_and_serve_a_soup_with_sparse_reward():
 def test_shaped_reward_in_the_papers_units():
     from overcooked_ai_py.mdp.overcooked_mdp import BASE_REW_SHAPING_PARAMS as P
 
-    env = make(actions="skills", shaping_factor=1.0)
+    env = make(actions="macro", shaping_factor=1.0)
     env.reset(seed=0)
     rewards = cook_one_soup(env)
     onion, pot = 0.0, float(P["PLACEMENT_IN_POT_REW"])
@@ -170,7 +170,7 @@ def test_shaped_reward_in_the_papers_units():
 
 
 def test_reward_is_shared_by_the_team():
-    env = make(actions="skills")
+    env = make(actions="macro")
     env.reset(seed=0)
     for _ in range(3):
         run_skill(env, "player_0", "pick up onion")
@@ -184,7 +184,7 @@ def test_reward_is_shared_by_the_team():
 
 
 def test_counter_skills_pass_items_in_forced_coordination():
-    env = make("forced_coordination", actions="skills")
+    env = make("forced_coordination", actions="macro")
     env.reset(seed=0)
     game = env.unwrapped
     left = next(a for a in AGENTS if game.game_state.players[game.index(a)].position[0] < 2)
@@ -200,7 +200,7 @@ def test_counter_skills_pass_items_in_forced_coordination():
 
 
 def test_wait_takes_its_ticks_and_steps_end_with_the_first_skill():
-    env = make(actions="skills")
+    env = make(actions="macro")
     env.reset(seed=0)
     _, _, _, _, infos = env.step({"player_0": "wait 5", "player_1": "wait 2"})
     assert infos["player_0"]["ticks"] == 2 and env.unwrapped.game_state.timestep == 2
@@ -209,7 +209,7 @@ def test_wait_takes_its_ticks_and_steps_end_with_the_first_skill():
 
 
 def test_both_skill_players_never_deadlock_on_one_pot():
-    env = make(actions="skills", horizon=120)
+    env = make(actions="macro", horizon=120)
     obs, infos = env.reset(seed=0)
     team = {a: overcooked_partner("greedy", env, a, seed=0) for a in env.agents}
     blocked = 0
@@ -224,7 +224,7 @@ def test_both_skill_players_never_deadlock_on_one_pot():
 
 
 def test_impossible_skill_is_reported_in_info_and_next_observation():
-    env = make(actions="skills")
+    env = make(actions="macro")
     obs, infos = env.reset(seed=0)
     assert "deliver soup" not in infos["player_0"]["legal_actions"]
     obs, _, _, _, infos = env.step({"player_0": "deliver soup", "player_1": "wait 1"})
@@ -239,7 +239,7 @@ def test_impossible_skill_is_reported_in_info_and_next_observation():
 
 
 def test_unreadable_reply_is_reported_and_waits():
-    for level, fallback in (("skills", "wait 1"), ("primitive", "stay")):
+    for level, fallback in (("macro", "wait 1"), ("primitive", "stay")):
         env = make(actions=level)
         env.reset(seed=0)
         before = env.unwrapped.game_state.players[0].pos_and_or
@@ -253,11 +253,11 @@ def test_unreadable_reply_is_reported_and_waits():
 
 
 def infos_word(level: str) -> str:
-    return "wait 1" if level == "skills" else "stay"
+    return "wait 1" if level == "macro" else "stay"
 
 
 def test_strict_mode_raises_on_impossible_skill_with_the_text():
-    env = make(actions="skills", strict=True)
+    env = make(actions="macro", strict=True)
     env.reset(seed=0)
     with pytest.raises(ActionParseError, match="impossible now") as exc:
         env.step({"player_0": "fill dish with soup", "player_1": "wait 1"})
@@ -266,7 +266,7 @@ def test_strict_mode_raises_on_impossible_skill_with_the_text():
 
 
 def test_skill_that_becomes_impossible_midway_ends_with_a_reason():
-    env = make(actions="skills")
+    env = make(actions="macro")
     env.reset(seed=0)
     game = env.unwrapped
     for _ in range(3):
@@ -285,10 +285,16 @@ def test_skill_that_becomes_impossible_midway_ends_with_a_reason():
 # -- kwargs and dependencies --------------------------------------------------------------
 
 
+def test_the_old_name_of_macro_actions_still_works_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="actions='macro'"):
+        env = lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=5)
+    assert env.unwrapped.action_level == "macro"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "names"),
     [
-        ({"actions": "macro"}, ["actions", "'macro'", "primitive", "skills"]),
+        ({"actions": "macros"}, ["actions", "'macros'", "primitive", "macro"]),
         ({"horizon": 0}, ["horizon", "0", ">= 1"]),
         ({"horizon": 12.5}, ["horizon", "12.5"]),
         ({"shaping_factor": -1}, ["shaping_factor", "-1", ">= 0"]),
@@ -388,7 +394,7 @@ def test_seeded_starts_pass_the_api_and_seed_tests():
 # -- partners -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("level", ["primitive", "skills"])
+@pytest.mark.parametrize("level", ["primitive", "macro"])
 def test_greedy_team_delivers_soups_reproducibly(level):
     results = []
     for _ in range(2):
@@ -405,7 +411,7 @@ def test_greedy_team_delivers_soups_reproducibly(level):
 
 
 def test_greedy_in_the_aec_api():
-    env = make(actions="skills", api="aec", horizon=100)
+    env = make(actions="macro", api="aec", horizon=100)
     env.reset(seed=0)
     team = {a: OvercookedGreedyPolicy(env, a, seed=0) for a in env.possible_agents}
     for agent in env.agent_iter():
@@ -415,10 +421,10 @@ def test_greedy_in_the_aec_api():
 
 
 def test_llm_and_greedy_team_with_a_scripted_model():
-    from lang_pz.backends import ScriptedBackend
+    from lang_pz.test import ScriptedBackend
 
     llm = ScriptedBackend(lambda req: "pick up onion" if "pick up onion" in req.choices else req.choices[-1])
-    env = make(actions="skills", horizon=60)
+    env = make(actions="macro", horizon=60)
     obs, infos = env.reset(seed=0)
     team = {
         "player_0": LLMPolicy("Always pick up onions.", llm),
@@ -432,7 +438,7 @@ def test_llm_and_greedy_team_with_a_scripted_model():
 
 
 def test_random_partner_and_bad_partner_arguments():
-    env = make(actions="skills")
+    env = make(actions="macro")
     assert isinstance(overcooked_partner("random", env, "player_0", seed=1), RandomPolicy)
     with pytest.raises(LangPZError, match="one of \\['greedy', 'random'\\], got 'smart'"):
         overcooked_partner("smart", env, "player_0")
@@ -457,7 +463,7 @@ def test_cli_play_greedy():
             "--kw",
             "horizon=80",
             "--kw",
-            "actions=skills",
+            "actions=macro",
             "--show",
             "1",
         ],
@@ -491,7 +497,7 @@ def test_pygame_ce_still_serves_pistonball():
 
 @pytest.mark.integration
 def test_embedded_model_plays_a_few_skill_steps(embedded):
-    env = make(actions="skills", horizon=400)
+    env = make(actions="macro", horizon=400)
     obs, infos = env.reset(seed=0)
     team = {
         "player_0": LLMPolicy("Always pick up an onion, then put it in the pot.", embedded),

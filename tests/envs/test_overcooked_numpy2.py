@@ -71,7 +71,7 @@ def test_without_the_aliases_overcooked_ai_cannot_even_be_imported():
     assert ok.returncode == 0 and ok.stdout.strip() == "ok", ok.stderr[-500:]
 
 
-@pytest.mark.parametrize(("actions", "horizon"), [("primitive", 120), ("skills", 60)])
+@pytest.mark.parametrize(("actions", "horizon"), [("primitive", 120), ("macro", 60)])
 def test_greedy_team_delivers_soups_on_numpy_2(actions, horizon):
     """The motion planner, the medium-level action manager and GreedyHumanModel (overcooked_ai's
     ``np.Inf`` users) play a whole episode; the greedy pair cooks and serves on cramped_room."""

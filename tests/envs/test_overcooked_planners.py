@@ -39,7 +39,7 @@ class _Plant:
 def _skills_env(cache_dir, monkeypatch):
     monkeypatch.setenv("LANG_PZ_CACHE_DIR", str(cache_dir))
     monkeypatch.setattr(overcooked_planners, "_MEMO", {})
-    env = lang_pz.make("overcooked/cramped_room-v0", actions="skills")
+    env = lang_pz.make("overcooked/cramped_room-v0", actions="macro")
     env.reset(seed=0)
     env.step({"player_0": "pick up onion", "player_1": "pick up onion"})
     return env
@@ -83,4 +83,4 @@ def test_planners_are_built_once_per_process_and_layout(tmp_path, monkeypatch):
 
     monkeypatch.setattr(planners.MediumLevelActionManager, "__init__", refuse)
     monkeypatch.setattr(planners.MotionPlanner, "__init__", refuse)
-    lang_pz.make("overcooked/cramped_room-v0", actions="skills").reset(seed=1)
+    lang_pz.make("overcooked/cramped_room-v0", actions="macro").reset(seed=1)

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from support import DATA
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.critics import Credit, CriticReport
 from lang_pz.evaluation.baselines import RandomCritic
 from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
 from lang_pz.evaluation.scoring import assess_and_score, bottom_expected, bottom_strict
 from lang_pz.evaluation.summary import summarise
 from lang_pz.evaluation.whowhen import WhoWhenCase, to_trajectory
+from lang_pz.test import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,6 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.cli import app
 from lang_pz.critics import CentralCritic, Credit, CriticReport
@@ -30,10 +29,11 @@ from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
 from lang_pz.policies import FaultyPolicy
 from lang_pz.policies.base import Decision, Policy
 from lang_pz.policies.faulty import SplicedPolicy
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONBALL = "butterfly/pistonball-v0"
-PB_KW = {"n_pistons": 5, "hold": 1}
+PB_KW = {"n_pistons": 5, "hold": 1, "max_cycles": 40}
 LEGAL = {"legal_actions": ["down", "stay", "up"]}
 
 
@@ -342,6 +342,8 @@ def test_cli_runs_several_critic_modes_and_writes_results(tmp_path, monkeypatch)
             "n_pistons=5",
             "--kw",
             "hold=1",
+            "--kw",
+            "max_cycles=40",
             "--fault",
             "idle",
             "--cases",
@@ -396,7 +398,8 @@ def test_cli_refuses_used_out_and_bad_arguments(tmp_path):
 @pytest.mark.integration
 def test_embedded_critic_on_pistonball_faults(embedded, tmp_path):
     out = tmp_path / "cases.jsonl"
-    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(embedded), cases=2, env_kwargs=PB_KW, out=out)
+    # 12 cycles: the model reads a 60-step episode (the prompt, not the verdict, is what this checks)
+    [s] = run_fault_benchmark(PISTONBALL, CentralCritic(embedded), cases=2, env_kwargs={**PB_KW, "max_cycles": 12}, out=out)
     assert s.cases == 2
     for value in (s.agent.value, s.step.value, s.baselines["random"]["agent"].value, s.chance_step):
         assert 0.0 <= value <= 1.0
@@ -411,7 +414,7 @@ def test_embedded_critic_on_pistonball_faults(embedded, tmp_path):
 # -- Overcooked and the math task environments ------------------------------------------------
 
 OVERCOOKED = "overcooked/cramped_room-v0"
-OC_KW = {"actions": "skills", "horizon": 38}
+OC_KW = {"actions": "macro", "horizon": 38}
 GSM8K = "tasks/gsm8k-v0"
 
 
@@ -592,7 +595,7 @@ def test_cli_eval_critic_on_overcooked_and_gsm8k(tmp_path, monkeypatch):
             "--env",
             OVERCOOKED,
             "--kw",
-            "actions=skills",
+            "actions=macro",
             "--kw",
             "horizon=38",
             "--base",

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.critics.difference import DifferenceCritic, differences, window_probes
@@ -17,6 +16,7 @@ from lang_pz.error import LangPZError
 from lang_pz.evaluation.bases import base_factory
 from lang_pz.evaluation.cases import draw_case
 from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 PISTONBALL = "butterfly/pistonball-v0"
@@ -157,7 +157,7 @@ def test_window_probes_offer_each_agent_only_words_it_was_offered():
     from lang_pz.policies.random import RandomPolicy
     from lang_pz.rollout import rollout
 
-    env = lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=12)
+    env = lang_pz.make("overcooked/cramped_room-v0", actions="macro", horizon=12)
     team = {a: RandomPolicy(seed=i) for i, a in enumerate(env.possible_agents)}
     traj = rollout(env, team, seed=4, episode=0)
     offered = {a: {w for s in traj.agent_steps(a) for w in s.legal_actions or ()} for a in traj.agents}

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.cli import app
 from lang_pz.critics import CentralCritic
@@ -29,6 +28,7 @@ from lang_pz.evaluation.whowhen import (
     task_text,
     to_trajectory,
 )
+from lang_pz.test import ScriptedBackend
 
 WHOWHEN = Path(__file__).resolve().parents[1] / "data" / "whowhen"
 runner = CliRunner()

@@ -14,12 +14,12 @@ from role_runs import labelled_run, role_run
 from typer.testing import CliRunner
 
 import lang_pz.backends
-from lang_pz.backends import ScriptedBackend
 from lang_pz.cli import app
 from lang_pz.error import LangPZError
 from lang_pz.evaluation.agreement import agreement_table, cohen_kappa, score_labels
 from lang_pz.evaluation.labels import load_labelled, read_labels
 from lang_pz.evaluation.summary import proportion_ci
+from lang_pz.test import ScriptedBackend
 
 runner = CliRunner()
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from pettingzoo.test import parallel_api_test
+from support import any_sandbox
 
 import lang_pz
 from lang_pz.error import LangPZError
@@ -96,7 +97,7 @@ def test_numeric_infos_keep_fixed_numeric_keys():
 
 def test_action_mask_follows_legal_actions_on_overcooked_skills():
     pytest.importorskip("overcooked_ai_py")
-    env = DiscreteActions(lang_pz.make("overcooked/cramped_room-v0", actions="skills", horizon=20))
+    env = DiscreteActions(lang_pz.make("overcooked/cramped_room-v0", actions="macro", horizon=20))
     _, infos = env.reset(seed=0)
     words = env.words["player_0"]
     mask = infos["player_0"]["action_mask"]
@@ -251,7 +252,7 @@ def test_encoder_keeps_order_and_values():
 
 def _observations(env_id: str, api: str, cycles: int = 25, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
     """Observation texts of seeded episodes of ``env_id`` with random legal words."""
-    env = lang_pz.make(env_id, api=api, **lang_pz.registry[env_id].test_kwargs)
+    env = lang_pz.make(env_id, api=api, **lang_pz.registry[env_id].test_kwargs, **any_sandbox(env_id))
     rng, texts = np.random.default_rng(0), []
 
     def word(info):

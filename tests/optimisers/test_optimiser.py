@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import Credit, CriticReport
 from lang_pz.critics.counterfactual import Counterfactual
@@ -30,6 +29,7 @@ from lang_pz.optimisers import (
 )
 from lang_pz.optimisers.gradient import evidence_changes, policy_pattern
 from lang_pz.optimisers.textual import DIRECTION_MAX_CHARS, MAX_REWRITE, evidence_for
+from lang_pz.test import ScriptedBackend
 
 
 def prompt_of(req: GenerationRequest) -> str:

@@ -3,8 +3,8 @@ constructor's seed; sampled ones are seeded from the episode seed and the decisi
 
 from __future__ import annotations
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.policies import LLMPolicy
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig
 from lang_pz.training.team import TeamSpec
 
@@ -34,3 +34,14 @@ def test_actor_temperature_reaches_the_team():
     cfg = TrainConfig(env_kwargs={"n_pistons": 5}, actor_temperature=0.5, seed=7)
     team = TeamSpec({"piston_0": "Always push up."}, cfg, ScriptedBackend(["up"])).llm_team()
     assert team["piston_0"].temperature == 0.5 and team["piston_0"].seed == 7
+
+
+def test_a_fast_forward_counts_the_skipped_decisions_in_the_sampling_seed():
+    backend = ScriptedBackend(["up"] * 100)
+    whole = _seeds(LLMPolicy("Always push up.", backend, temperature=0.7, seed=3), 4, decisions=5)
+    skipping = LLMPolicy("Always push up.", backend, temperature=0.7, seed=3)
+    skipping.reset(4)
+    assert skipping.fast_forward([None, None, None])  # type: ignore[list-item]  # only counted
+    assert skipping.build_request({"text": "obs"}, INFO).seed == whole[3]
+    skipping.decide({"text": "obs"}, INFO)
+    assert skipping.build_request({"text": "obs"}, INFO).seed == whole[4]

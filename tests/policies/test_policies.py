@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend
 from lang_pz.error import BackendError, LangPZError
 from lang_pz.evaluation.adherence import (
@@ -28,6 +27,7 @@ from lang_pz.evaluation.adherence import (
 from lang_pz.policies.base import Decision, Policy
 from lang_pz.policies.llm import NUMBER_EXAMPLES, LLMPolicy, choice_examples
 from lang_pz.policies.random import RandomPolicy
+from lang_pz.test import ScriptedBackend
 
 OBS = (
     "You are piston_2 (of 5). Your height: 30 of 64 px. Left neighbour: 12 px lower than you. "
@@ -268,7 +268,7 @@ def test_embedded_model_follows_unconditional_piston_policies():
 
 @pytest.mark.parametrize("policy, backend", [("", "ok"), (None, "ok"), ("Always push up.", "embedded")])
 def test_llm_policy_rejects_bad_arguments_with_the_fix(policy, backend):
-    from lang_pz.backends import ScriptedBackend
+    from lang_pz.test import ScriptedBackend
 
     real = ScriptedBackend([]) if backend == "ok" else backend
     with pytest.raises((ValueError, TypeError), match="policy must be|make_backend"):

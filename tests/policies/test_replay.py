@@ -8,13 +8,13 @@ backend would have given, and the re-run results must not change.
 from __future__ import annotations
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics.counterfactual import counterfactuals, plan_probes, probe_team, run_probe
 from lang_pz.policies.llm import LLMPolicy
 from lang_pz.policies.replay import ReplayPolicy, replaying
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
+from lang_pz.test import ScriptedBackend
 
 KW = {"n_pistons": 8, "hold": 10, "max_cycles": 60}
 

@@ -7,10 +7,10 @@ import pytest
 from support import DATA, requires_bwrap
 from typer.testing import CliRunner
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.cli import app
 from lang_pz.error import InvalidKwargError
 from lang_pz.presets import load_preset, preset_names, preset_path
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, build
 
 EXPECTED = {

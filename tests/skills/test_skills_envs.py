@@ -15,14 +15,14 @@ import pytest
 from skill_standins import SkillStandIn, jsonl
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.rollout import rollout
 from lang_pz.skills import SkillMemory, invocations, read_library, skill_policies
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
-from support import DATA  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
+from support import DATA, any_sandbox  # noqa: E402  ($LANG_PZ_DATA_DIR or shared/data beside the project)
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 GSM8K_PICKS = {
@@ -126,7 +126,7 @@ def test_overcooked_skill_level_with_a_fixed_greedy_partner(tmp_path):
     cfg = run_config(
         tmp_path,
         "overcooked/cramped_room-v0",
-        {"actions": "skills", "horizon": 20},
+        {"actions": "macro", "horizon": 20},
         EXAMPLES / "overcooked",
         partners={"player_1": "greedy"},
         episodes_per_iteration=1,
@@ -155,7 +155,9 @@ def test_code_task_coder_and_tester_use_skills_and_the_code_runs_in_the_sandbox(
     right = "```python\ndef is_palindrome(s):\n    return s == s[::-1]\n```"
     stand_in = SkillStandIn(text=lambda agent, instruction: right if agent == "coder" else "assert is_palindrome('aba')")
     # the demo set (two items) has no held-out split: training only
-    cfg = run_config(tmp_path, "tasks/mbpp-v0", {"source": "demo"}, tmp_path / "lib", validation_seeds=[])
+    cfg = run_config(
+        tmp_path, "tasks/mbpp-v0", {"source": "demo", **any_sandbox("tasks/mbpp-v0")}, tmp_path / "lib", validation_seeds=[]
+    )
     train(cfg, backends=stand_in.backend)
     trajs = read_trajectories(tmp_path / "run" / "iter_000" / "trajectories.jsonl")
     assert all({i.agent for i in invocations(t)} == {"coder", "tester"} for t in trajs)

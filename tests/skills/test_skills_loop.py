@@ -36,9 +36,9 @@ from skill_standins import (
     words,
 )
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.error import SkillFormatError, SkillLibraryError
 from lang_pz.skills import Skill, SkillLibrary, invocations, read_library, write_library
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories
 

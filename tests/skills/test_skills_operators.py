@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.error import SkillLibraryError
 from lang_pz.skills import TEAM, Scoping, Skill, SkillEdit, SkillLibrary, SkillLimits
@@ -22,6 +21,7 @@ from lang_pz.skills.operators import (
     prune,
     refine,
 )
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 A = Skill("add-numbers", "Add the numbers. Use for totals.", "Add every number in the problem.")

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.error import BackendError, LangPZError
 from lang_pz.objectives import make_objective
@@ -18,6 +17,7 @@ from lang_pz.rollout import rollout
 from lang_pz.skills import TEAM, Scoping, Skill, SkillLibrary, read_library
 from lang_pz.skills.evidence import skill_utilities
 from lang_pz.skills.policy import NONE, SkillPolicy, invocations, skill_policies, usage_counts
+from lang_pz.test import ScriptedBackend
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 PUSH = Skill("push-up", "Lift the ball. Use when the ball is above you.", "Always push up.")

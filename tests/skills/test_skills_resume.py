@@ -73,10 +73,10 @@ def test_kill_9_then_resume_a_skills_run_with_the_embedded_model(tmp_path):
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 300
+        hung = time.monotonic() + 1800  # a guard against a hang, not a speed check (a busy machine is slow)
         while '"episode_end"' not in (traj.read_text() if traj.exists() else ""):
             assert proc.poll() is None, f"train exited early ({proc.returncode}): {(tmp_path / 'first.log').read_text()}"
-            assert time.monotonic() < deadline, "no finished episode after 300 s"
+            assert time.monotonic() < hung, "no finished episode after 30 min"
             time.sleep(0.2)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)

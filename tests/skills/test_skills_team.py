@@ -5,13 +5,13 @@ from __future__ import annotations
 import pickle
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.executor import set_worker_backend
 from lang_pz.policies.llm import LLMPolicy
 from lang_pz.skills import Skill, SkillLibrary
 from lang_pz.skills.policy import CHOOSE_ROLE, SkillPolicy
 from lang_pz.skills.team import RoleRouter, SkillTeamSpec
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig
 
 LIB = SkillLibrary.of([Skill("go-down", "Make a slope.", "Always go down."), Skill("push-up", "Lift.", "Always push up.")])

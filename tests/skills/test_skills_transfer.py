@@ -74,7 +74,7 @@ def test_cramped_room_library_on_asymmetric_advantages_with_a_greedy_partner():
         "overcooked/asymmetric_advantages-v0",
         [0, 1],
         stand_in.backend,
-        env_kwargs={"actions": "skills", "horizon": 20},
+        env_kwargs={"actions": "macro", "horizon": 20},
         partners={"player_1": "greedy"},
     )
     assert res.objective == "soups" and set(res.invoked) == {"team/fill-the-pot"}

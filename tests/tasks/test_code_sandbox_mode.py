@@ -85,3 +85,22 @@ def test_a_sandbox_replaced_after_make_is_checked_at_reset(no_bubblewrap):
     env.sandbox = "rlimits"
     with pytest.raises(LangPZError, match="env.sandbox must be a SandboxConfig, got str 'rlimits'"):
         env.reset(seed=0)
+
+
+def test_a_bwrap_path_that_is_no_program_counts_as_missing(tmp_path, monkeypatch):
+    """``/dev/null`` bound over /usr/bin/bwrap (how a machine without the package is simulated), an
+    empty folder or a file without the execute bit: ``bwrap is not installed``, with the fix."""
+    script = tmp_path / "bwrap"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(isolation.shutil, "which", lambda *a, **k: str(script))
+    assert isolation.find_bwrap() == str(script)
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    (tmp_path / "folder").mkdir()
+    for fake in ("/dev/null", str(tmp_path / "folder"), str(plain)):
+        monkeypatch.setattr(isolation.shutil, "which", lambda *a, fake=fake, **k: fake)
+        assert isolation.find_bwrap() is None, fake
+    monkeypatch.setattr(isolation, "_probed", {})
+    with pytest.raises(LangPZError, match=r"bwrap is not installed.*apt-get install bubblewrap.*sandbox='rlimits'"):
+        lang_pz.make("tasks/mbpp-v0", source="demo")

@@ -25,7 +25,6 @@ import pytest
 from support import DATA, requires_bwrap
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.error import (
     ActionParseError,
     DependencyNotInstalled,
@@ -43,6 +42,7 @@ from lang_pz.tasks.code_env import (
 )
 from lang_pz.tasks.math_env import bounded_math_equal, make_gsm8k, make_math500
 from lang_pz.tasks.qa_env import make_hotpotqa
+from lang_pz.test import ScriptedBackend
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")
 

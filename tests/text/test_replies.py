@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import any_sandbox
 
 import lang_pz
-from lang_pz.backends import GenerationRequest, ScriptedBackend
+from lang_pz.backends import GenerationRequest
 from lang_pz.backends.cache import request_fields
 from lang_pz.backends.openai_requests import request_body
 from lang_pz.policies import LLMPolicy
+from lang_pz.test import ScriptedBackend
 from lang_pz.text import replies
 from lang_pz.text.replies import INFO_KEY, ReplyFormat
 
@@ -29,7 +31,7 @@ TWO_TURN_TASKS = TASKS[:3]  # a finder/answerer or solver/verifier pair per epis
 
 def _turns(env_id: str):
     """(env, agent, its info) at each turn of a demo episode played with the format's example."""
-    env = lang_pz.make(env_id, source="demo")
+    env = lang_pz.make(env_id, source="demo", **any_sandbox(env_id))
     for seed in (0, 1):
         env.reset(seed=seed)
         for agent in env.agent_iter():
@@ -64,7 +66,7 @@ def test_parts_render_the_same_language_in_both_forms():
 @pytest.mark.parametrize("env_id", TASKS)
 def test_every_task_turn_states_its_reply_format(env_id):
     seen = {agent for _, agent, info in _turns(env_id) if ReplyFormat.from_info(info) is not None}
-    env = lang_pz.make(env_id, source="demo")
+    env = lang_pz.make(env_id, source="demo", **any_sandbox(env_id))
     assert seen == set(env.possible_agents)
 
 
@@ -72,7 +74,7 @@ def test_every_task_turn_states_its_reply_format(env_id):
 @given(data=st.data())
 def test_every_reply_of_a_stated_format_parses_in_its_env(data):
     env_id = data.draw(st.sampled_from(TASKS))
-    env = lang_pz.make(env_id, source="demo")
+    env = lang_pz.make(env_id, source="demo", **any_sandbox(env_id))
     env.reset(seed=data.draw(st.integers(0, 1)))
     for agent in env.agent_iter():
         _, _, te, tr, info = env.last()
@@ -121,7 +123,7 @@ def test_every_stated_grammar_compiles_in_llama_cpp():
 def test_code_replies_of_the_format_are_python():
     """Every tester reply of the format compiles (a measured reply with ``01``, a syntax error in
     Python 3, did not parse before the numbers lost their leading zeros)."""
-    env = lang_pz.make("tasks/mbpp-v0", source="demo")
+    env = lang_pz.make("tasks/mbpp-v0", source="demo", **any_sandbox("tasks/mbpp-v0"))
     env.reset(seed=0)
     fmt = env.reply_format("tester")
     assert not fmt.matches("assert f(15, 01, 2012) == True".replace("f", env.function_name(env.item)))
@@ -195,7 +197,7 @@ def test_embedded_model_replies_under_the_format_parse(env_id):
 
     backend = LlamaCppBackend(cache=False, n_threads=1)
     policy = LLMPolicy("Choose the action that helps your team most.", backend)
-    env = lang_pz.make(env_id, source="demo")
+    env = lang_pz.make(env_id, source="demo", **any_sandbox(env_id))
     env.reset(seed=0)
     replies_seen = 0
     for agent in env.agent_iter():

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 import lang_pz.backends
 import lang_pz.training.parts
-from lang_pz.backends import ScriptedBackend
 from lang_pz.error import StageError
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import train
 from lang_pz.training.progress import Lines
 

@@ -48,11 +48,11 @@ from standins import (
 from typer.testing import CliRunner
 
 import lang_pz
-from lang_pz.backends import ScriptedBackend
 from lang_pz.critics import Counterfactual, Credit, Evidence, best_gain
 from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
+from lang_pz.test import ScriptedBackend
 from lang_pz.training import IterationMetrics, TrainConfig, train
 
 # -- a two-iteration run shared by several tests -------------------------------------------
@@ -627,10 +627,10 @@ def test_kill_9_then_resume_with_the_embedded_model(tmp_path):
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
+        hung = time.monotonic() + 1800  # a guard against a hang, not a speed check (a busy machine is slow)
         while '"episode_end"' not in (traj.read_text() if traj.exists() else ""):
             assert proc.poll() is None, f"train exited early ({proc.returncode}): {(tmp_path / 'first.log').read_text()}"
-            assert time.monotonic() < deadline, "no finished episode after 120 s"
+            assert time.monotonic() < hung, "no finished episode after 30 min"
             time.sleep(0.2)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)

@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support import CHROMIUM, CHROMIUM_REASON, has_chromium
 from viewer_runs import skills_run, small_run
 
 from lang_pz.runs import RunFolder, read_policies
 from lang_pz.trajectory import read_trajectories
 from lang_pz.viewer import write_view
 
-CHROMIUM = Path("/usr/bin/chromium-headless-shell")
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -26,8 +26,8 @@ ARGS = [
     "--no-first-run",
 ]
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium-headless-shell", allow_module_level=True)
+if not has_chromium():  # missing, or not a program (e.g. /dev/null bound over it)
+    pytest.skip(CHROMIUM_REASON, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("toy_text/frozen_lake-v0", {"map_name": "8x8", "is_slippery": False}),
     ("overcooked/cramped_room-v0", {"horizon": 60}),
     ("overcooked/counter_circuit-v0", {"horizon": 60}),
-    ("overcooked/cramped_room-v0", {"horizon": 80, "actions": "skills"}),
-    ("overcooked/forced_coordination-v0", {"horizon": 80, "actions": "skills"}),
+    ("overcooked/cramped_room-v0", {"horizon": 80, "actions": "macro"}),
+    ("overcooked/forced_coordination-v0", {"horizon": 80, "actions": "macro"}),
     ("butterfly/pistonball-v0", {"n_pistons": 4, "max_cycles": 20}),
 ]
 
@@ -54,10 +54,10 @@ DIGESTS: dict[str, str] = {
     'overcooked/cramped_room-v0 aec {"horizon": 60}': "76a66ee5d9be3f49eb38d81c58d86ca942e8c0e1570b611661d9f5421e6130cc",
     'overcooked/counter_circuit-v0 parallel {"horizon": 60}': "952742804b7fb1d8e3c9a0c3d86124e2ecde39ce797c4d5ca591c48c9fbae929",
     'overcooked/counter_circuit-v0 aec {"horizon": 60}': "a6637254d9eebc93314370ca6857b626d11bfe8187bb32a2e2615f28d4beb5c3",
-    'overcooked/cramped_room-v0 parallel {"actions": "skills", "horizon": 80}': "9247ccf91fbe2e3f69e9244013257bc3dddbfdcc868c063fffa46ec04de58425",
-    'overcooked/cramped_room-v0 aec {"actions": "skills", "horizon": 80}': "dcde7a0a8307dbffcbcc27459c67a85f272f41fad6edc2fdfb3ca87a42851b88",
-    'overcooked/forced_coordination-v0 parallel {"actions": "skills", "horizon": 80}': "1c9e636060c4d20ef0d9019042fc6fec1e3ac1f108141ef0974bf212e644330b",
-    'overcooked/forced_coordination-v0 aec {"actions": "skills", "horizon": 80}': "d9d15a9fb16d3a1d66604153fe15f68ff5da70fc6d994bf456eca9e402044163",
+    'overcooked/cramped_room-v0 parallel {"actions": "macro", "horizon": 80}': "9247ccf91fbe2e3f69e9244013257bc3dddbfdcc868c063fffa46ec04de58425",
+    'overcooked/cramped_room-v0 aec {"actions": "macro", "horizon": 80}': "dcde7a0a8307dbffcbcc27459c67a85f272f41fad6edc2fdfb3ca87a42851b88",
+    'overcooked/forced_coordination-v0 parallel {"actions": "macro", "horizon": 80}': "1c9e636060c4d20ef0d9019042fc6fec1e3ac1f108141ef0974bf212e644330b",
+    'overcooked/forced_coordination-v0 aec {"actions": "macro", "horizon": 80}': "d9d15a9fb16d3a1d66604153fe15f68ff5da70fc6d994bf456eca9e402044163",
     'butterfly/pistonball-v0 parallel {"max_cycles": 20, "n_pistons": 4}': "d7f65bb1b08f06296339bdd2adf65521fa07d79ab91f69316f22d2e539c328f7",
     'butterfly/pistonball-v0 aec {"max_cycles": 20, "n_pistons": 4}': "f244b4344401217bc5b1195dcc59308c534219721ad839edb2a06373e7c60b0d",
 }

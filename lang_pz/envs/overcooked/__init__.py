@@ -16,7 +16,7 @@ Observation            ``{"text": str}``: the map with a key, where you and your
                        objects on counters, the orders, steps left, the team's score, the
                        outcome of your last skill or unreadable reply; then the action line
 Action                 ``actions="primitive"``: ``up``/``down``/``left``/``right``/``stay``/
-                       ``interact``, one tick per step. ``actions="skills"``: one of
+                       ``interact``, one tick per step. ``actions="macro"``: one of
                        :data:`lang_pz.envs.overcooked.macro_actions.SKILL_WORDS` (only those possible
                        now are legal), run by the planner for several ticks (below)
 Reward                 sparse, shared: 20 per delivered soup to both players; plus
@@ -27,7 +27,7 @@ Fallback               unreadable text: ``stay`` (primitive) / ``wait 1`` (skill
                        observation says so, and ``info`` has ``parse_error``
 =====================  =====================================================================
 
-Skill steps (``actions="skills"``): both players' skills advance together, one tick at a time,
+Skill steps (``actions="macro"``): both players' skills advance together, one tick at a time,
 each re-planned every tick with overcooked_ai's motion planner
 (:mod:`lang_pz.envs.overcooked.macro_actions`). The step ends after the tick in which *either*
 skill ends (done, impossible, blocked), the episode ends, or :data:`MAX_SKILL_TICKS` ticks

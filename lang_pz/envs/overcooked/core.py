@@ -10,6 +10,7 @@ Importing this module calls :func:`numpy2_aliases` (overcooked_ai 1.1.0 on NumPy
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import warnings
 from collections.abc import Mapping
@@ -122,7 +123,7 @@ class OvercookedParallelEnv(ParallelEnv):
     Args:
         layout: a key of :data:`LAYOUTS`.
         horizon: episode length in ticks.
-        actions: ``"primitive"`` or ``"skills"``.
+        actions: ``"primitive"`` or ``"macro"``.
         shaping_factor: weight of the shaped reward (0: sparse only).
         render_mode: ``None`` or ``"ansi"`` (the global state text).
         split: ``None``: every episode starts from the layout's fixed start (as in overcooked_ai
@@ -357,6 +358,33 @@ class OvercookedParallelEnv(ParallelEnv):
             "sparse_reward": sparse,
             "shaped_reward": shaped,
         }
+
+    # -- snapshots (lang_pz.snapshots) ------------------------------------------------------
+    #: :meth:`snapshot` copies the whole episode state: a re-run continues from it exactly.
+    snapshots_exact = True
+
+    @property
+    def snapshot_key(self) -> tuple[Any, ...]:
+        """Envs with equal keys restore each other's snapshots: the constructor's arguments."""
+        return (self.layout, self.horizon, self.action_level, self.shaping_factor, self.split)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of the episode's state: overcooked_ai's ``OvercookedState`` and game statistics,
+        the soups, score, last outcome, unread notes and start (a few kB; not the layout, planners
+        or caches, which an episode does not change)."""
+        own = {n: getattr(self, n) for n in ("agents", "soups_delivered", "score", "last_outcome", "_unread", "start")}
+        return copy.deepcopy(
+            {"state": self.game.state, "game_stats": self.game.game_stats, "_position": self._position, **own}
+        )
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        """Continue from ``snap`` (:meth:`snapshot` of an env with the same :attr:`snapshot_key`;
+        copied, so it can be restored again); the per-tick caches start afresh."""
+        snap = copy.deepcopy(snap)
+        self.game.state, self.game.game_stats = snap.pop("state"), snap.pop("game_stats")
+        for name, value in snap.items():
+            setattr(self, name, value)
+        self._tick_id += 1
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":

@@ -1,4 +1,4 @@
-"""Overcooked's macro-actions (the ``actions="skills"`` level), executed with overcooked_ai's planners,
+"""Overcooked's macro-actions (the ``actions="macro"`` level), executed with overcooked_ai's planners,
 and the action vocabulary of both levels (:data:`PRIMITIVES`, :data:`SKILL_WORDS`).
 
 A macro-action (a *skill* in the env's ``actions`` kwarg) is a medium-level action in the sense of overcooked_ai's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +38,9 @@ def make_env(
         api: ``"parallel"`` or ``"aec"``.
         layout: a key of :data:`LAYOUTS` (fixed by the registered id).
         horizon: episode length in ticks (>= 1; the literature uses 400).
-        actions: ``"primitive"`` (one tick per step) or ``"skills"`` (planner-run skills).
+        actions: ``"primitive"`` (one tick per step) or ``"macro"`` (macro-actions run by
+            overcooked_ai's planners; not to be confused with a MASkills skill library).
+            ``"skills"``, its former name, is read as ``"macro"`` with a DeprecationWarning.
         shaping_factor: weight (>= 0) of the shaped reward; 1.0 gives the paper's units.
         strict: raise :class:`lang_pz.error.ActionParseError` on unreadable text.
         render_mode: ``None`` or ``"ansi"``.
@@ -60,7 +63,15 @@ def make_env(
     check_api(env_id, api, ("parallel", "aec"))
     check_choice("layout", layout, tuple(LAYOUTS))
     check_int("horizon", horizon, 1)
-    check_choice("actions", actions, ("primitive", "skills"))
+    if actions == "skills":
+        warnings.warn(
+            "Overcooked's actions='skills' is now actions='macro' (a MASkills skill is something else); "
+            "'skills' will stop working in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        actions = "macro"
+    check_choice("actions", actions, ("primitive", "macro"))
     check_number("shaping_factor", shaping_factor)
     if shaping_factor < 0:
         raise InvalidKwargError(f"shaping_factor must be >= 0 (0 = sparse reward only), got {shaping_factor!r}")

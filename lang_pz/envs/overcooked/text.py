@@ -230,7 +230,7 @@ class OvercookedAdapter(LanguageAdapter):
 
     def action_mask(self, env: Any, agent: str | None, observation: Any, info: Mapping[str, Any]) -> np.ndarray | None:
         """Skills: those that can start now (``skill_mask``); primitive actions: no mask."""
-        if self.level == "skills":
+        if self.level == "macro":
             return env.unwrapped.skill_mask(agent)
         return None
 
@@ -254,7 +254,7 @@ class OvercookedAdapter(LanguageAdapter):
 
     def _skill_word(self, text: str) -> str | None:
         """The skill ``text`` names, ignoring whether it is possible (``None`` if it names none)."""
-        if self.level != "skills":
+        if self.level != "macro":
             return None
         try:
             return SKILL_WORDS[codec.parse_action(spaces.Discrete(len(SKILL_WORDS)), text, names=SKILL_WORDS)]

@@ -338,9 +338,19 @@ SECCOMP_WARNING = (
 )
 
 
+def find_bwrap() -> str | None:
+    """The ``bwrap`` program on ``PATH``, else in /usr/bin or /bin, or ``None``: a path that exists
+    but is not an executable regular file (a broken install, ``/dev/null`` bound over it to hide
+    the package) counts as missing, so the sandbox reports ``bwrap is not installed``."""
+    for found in (shutil.which("bwrap"), shutil.which("bwrap", path="/usr/bin:/bin")):
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+    return None
+
+
 def _resolve(config: SandboxConfig, root: bool, drop: bool, uid: int | None, pythons: list[str]) -> Plan:
     if config.bubblewrap is not False:
-        bwrap = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
+        bwrap = find_bwrap()
         net = config.isolate_network is not False
         sc = filter_bpf() is not None
         plans = [Plan("bubblewrap", drop, net, os.path.realpath(p), bwrap, sc, ipc_isolated=True) for p in pythons]

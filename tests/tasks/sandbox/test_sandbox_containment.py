@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from support import requires_bwrap
+from support import has_bwrap, requires_bwrap
 
 from lang_pz.tasks.sandbox import SandboxConfig, run_python
 
@@ -29,7 +28,7 @@ SITE = next((p for p in sys.path if p.endswith("site-packages")), "")
 NORMAL_UID = 1_400_000_321  # not in the sandbox pool
 
 
-BWRAP = shutil.which("bwrap") is not None
+BWRAP = has_bwrap()
 SYSTEM_PY = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
 
 _AS_USER = """
