@@ -29,11 +29,18 @@ from lang_pz.runs import IterationLog
 P = TypeVar("P")
 
 
+#: Relative slack of :func:`accepts`: the same returns summed in another order differ in their last
+#: bits (-26.598532494758956 against -26.598532494758942), which is not a regression.
+FLOAT_SLACK = 1e-9
+
+
 def accepts(current: float | None, candidate: float | None, tolerance: float = 0.0) -> bool:
     """Whether a candidate's validation value is good enough: ``candidate >= current - tolerance``
-    (a negative tolerance requires a gain). ``None`` on either side (no validation seeds)
-    accepts unchecked."""
-    return candidate is None or current is None or candidate >= current - tolerance
+    (a negative tolerance requires a gain), up to rounding (:data:`FLOAT_SLACK` relative to
+    ``max(1, |current|)``). ``None`` on either side (no validation seeds) accepts unchecked."""
+    if candidate is None or current is None:
+        return True
+    return candidate >= current - tolerance - FLOAT_SLACK * max(1.0, abs(current))
 
 
 def acceptance_groups(

@@ -123,3 +123,17 @@ def test_accept_refuses_a_group_without_a_candidate():
 
     with pytest.raises(LangPZError, match=r"name \['piston_9'\], which have no candidate"):
         accept({"piston_0": "a"}, policy_candidates({"piston_0": "b"}), 1.0, lambda p, label: 1.0, groups=[["piston_9"]])
+
+
+def test_the_same_returns_summed_in_another_order_are_not_a_regression():
+    # measured: a demo candidate's validation mean against the current one's, same episodes
+    assert accepts(-26.598532494758942, -26.598532494758956)
+    assert sum([0.1, 0.2, 0.3]) != sum([0.3, 0.2, 0.1]) and accepts(sum([0.1, 0.2, 0.3]), sum([0.3, 0.2, 0.1]))
+
+
+def test_a_real_drop_is_still_refused_and_a_required_gain_still_required():
+    assert not accepts(-26.5985, -26.6)
+    assert not accepts(1000.0, 999.99)
+    assert not accepts(10.0, 10.0, tolerance=-0.5)
+    assert accepts(10.0, 10.5, tolerance=-0.5)
+    assert accepts(None, 1.0) and accepts(1.0, None)
