@@ -8,13 +8,14 @@ API                 AEC; observation ``{"text": str}``, action ``str`` (free tex
                     characters: more than twice MATH-500's longest worked solution, 3,356)
 solver sees         the problem and the transcript (the verifier's replies)
 solver delivers     MATH: a final answer in ``\\boxed{...}`` (the last box, by brace matching);
-                    GSM8K: the number after ``####``, else the last number of the text.
-                    Fallback: MATH: the whole reply is the answer; GSM8K: no answer
+                    GSM8K: the number after ``####``. Fallback: no answer (scores 0): a reply
+                    without its final answer in the stated form is not graded, so echoing the
+                    problem (whose last number or words may be the answer) cannot score
 reply format        each role's reply as a grammar and a regex (:meth:`MathTaskEnv.reply_format`)
 verifier sees       the problem, the transcript (the solver's reply) and the extracted answer
 verifier delivers   a confirmation (a reply starting with *correct*, *yes*, *agree*, *confirmed*
                     or *verified*) keeps the answer; a new answer (as the solver's: a box for
-                    MATH, ``####`` or a number for GSM8K) replaces it. Fallback: keep the answer
+                    MATH, ``####`` for GSM8K) replaces it. Fallback: keep the answer
 Reward              shared, at the end: 1.0 if the team's final answer equals the gold answer
                     (MATH: ``math-verify`` symbolic equality; GSM8K: exact rational equality of
                     the numbers), else 0.0
@@ -124,7 +125,9 @@ class MathTaskEnv(TaskEnv[Any]):
 
     def _extract(self, text: str) -> str | None:
         if self.gsm8k:
-            tail = text.rsplit("####", 1)[1] if "####" in text else text
+            if "####" not in text:
+                return None
+            tail = text.rsplit("####", 1)[1]
             if gsm8k_number(tail) is None:
                 return None
             return gsm8k_number_text(tail)  # the exact digits (a fraction as a/b), as scored
@@ -139,16 +142,14 @@ class MathTaskEnv(TaskEnv[Any]):
                 return {"verdict": "confirmed", "answer": self.answer}
             raise ActionParseError(text, "neither a confirmation ('Correct') nor a new answer")
         if found is None:
-            need = "a number (after '####')" if self.gsm8k else "a \\boxed{...} answer"
+            need = "'#### <number>'" if self.gsm8k else "a \\boxed{...} answer"
             raise ActionParseError(text, f"no final answer: write {need}")
         return found
 
     def _fallback(self, role: str, text: str) -> Any:
         if role == "verifier":
             return {"verdict": "kept (no verdict)", "answer": self.answer}
-        if self.gsm8k:
-            return None
-        return text.strip() or None
+        return None
 
     def _apply(self, role: str, value: Any) -> list[str]:
         if role == "solver":

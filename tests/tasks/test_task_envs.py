@@ -233,11 +233,23 @@ def test_verifier_corrects_confirms_or_falls_back():
     assert _team_reward(env) == 0.0 and env.infos["verifier"]["fallback"] is True
     assert env.score["answer"] == "2/5"
     env = make_gsm8k(source="demo", index=0)  # 26
-    _play(env, ["36 - 10 = 26", "Correct"])
+    _play(env, ["36 - 10 = 26\n#### 26", "Correct"])
     assert _team_reward(env) == 1.0 and env.infos["solver"]["parse_error"] is None
-    _play(env, ["no idea", "I think it is 26."])
+    _play(env, ["no idea", "I think it is #### 26"])
     assert env.infos["solver"]["fallback"] is True and _team_reward(env) == 1.0
     assert env.score["solver_answer"] is None and env.score["check"] == "ok"
+
+
+def test_a_reply_without_its_final_answer_form_is_not_graded():
+    """Echoing the problem scored on MATH-500 (the whole reply was the answer: 4 of 100 test items,
+    e.g. 'Write $\\frac{3}{20}$ as a decimal.') and on GSM8K (its last number)."""
+    env = make_math500(source="demo", index=1, turns=("solver",))  # gold 5/6
+    _play(env, ["5/6"])
+    assert _team_reward(env) == 0.0 and env.infos["solver"]["fallback"] is True
+    assert env.score["answer"] is None and env.score["check"] == "no_answer"
+    env = make_gsm8k(source="demo", index=0, turns=("solver",))  # gold 26
+    _play(env, ["36 - 10 = 26"])
+    assert _team_reward(env) == 0.0 and env.score["check"] == "no_answer"
 
 
 def test_math_checks_from_threads_are_bounded():
