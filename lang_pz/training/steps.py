@@ -160,7 +160,7 @@ def validate(
     on_episode: Callable[[Trajectory], None] | None = None,
 ) -> float | None:
     """Mean objective of ``actors`` on the held-out ``seeds`` (``None`` when there are none),
-    episodes concurrently as in :func:`collect`.
+    episodes concurrently as in :func:`collect`, with a progress line.
 
     With a ``log``, each episode's value goes to ``validation.jsonl`` (``episode``, ``policies`` =
     ``label``, ``seed``, ``team_return``, ``objective``; episodes numbered on through the
@@ -178,7 +178,14 @@ def validate(
     numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
     players = Players(env, actors, executor, None if reference is None else reference.team)
     recorded = [None if reference is None else reference.episodes.get(s) for s in seeds]
-    played = players.executor.map(functools.partial(play_job, players), list(zip(seeds, numbers, recorded)), remote=True)
+    bar = progress(len(seeds), "test" if test else f"validation ({label})", Context(log=log).calls)
+    try:
+        jobs = list(zip(seeds, numbers, recorded))
+        played = players.executor.map(
+            functools.partial(play_job, players), jobs, remote=True, on_result=lambda _i, _r: bar.update()
+        )
+    finally:
+        bar.close()
     values = []
     writer = log.validation_writer() if log is not None and not test else None
     try:
@@ -269,13 +276,19 @@ def _now(fn: Callable[..., Any], *args: Any, **kw: Any) -> Future[Any]:
 def rerun(ctx: Context, actors: Team, plans: Sequence[tuple[Trajectory, Rerun[T]]], *, seed: int = 0) -> list[T]:
     """Play every planned re-run ``(factual trajectory, plan)`` (concurrently as in :func:`collect`,
     each in its own environment with a fresh team): the one runner of counterfactual probes
-    (:func:`gather_evidence`) and withheld-skill re-runs (MASkills' evidence).
+    (:func:`gather_evidence`) and withheld-skill re-runs (MASkills' evidence), with a progress
+    line (:func:`~lang_pz.training.progress.progress`).
 
     Returns:
         Each plan's result, in plan order.
     """
     players = Players(ctx.envs, actors, ctx.executor)
-    return players.executor.map(functools.partial(rerun_job, players, ctx.objective, seed), list(plans), remote=True)
+    bar = progress(len(plans), "re-runs", ctx.calls)  # the longest silent stage of a run without one
+    try:
+        job = functools.partial(rerun_job, players, ctx.objective, seed)
+        return players.executor.map(job, list(plans), remote=True, on_result=lambda _i, _r: bar.update())
+    finally:
+        bar.close()
 
 
 def gather_evidence(

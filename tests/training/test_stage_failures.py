@@ -101,3 +101,13 @@ def test_plain_progress_lines_at_a_bounded_rate_also_while_one_item_runs():
     Lines(0, "nothing", stream=out).close()  # a step of no items says nothing
     time.sleep(0.2)
     assert len(out.getvalue().splitlines()) == n  # and a closed step says nothing more
+
+
+def test_validation_has_a_progress_line_too(tmp_path, capsys):
+    """Validation episodes were the longest silent stage (13 min of nothing in a new user's
+    `make demo` under nohup, load 6)."""
+    train(
+        config(tmp_path / "run", validation_seeds=[1001, 1002]), backends=ScriptedBackend(StandIn(flipping=AGENTS[:3]).reply)
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("validation (current): 2/2, ") for line in err), err
