@@ -214,6 +214,9 @@ class TaskEnv(AECEnv, Generic[ItemT]):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
+            # -1 played the item of seed n - 1, 1.5 that of seed 1: a typo would run another experiment
+            raise InvalidKwargError(f"seed must be None or an integer >= 0, got {seed!r}")
         if options and "index" in options:
             idx = options["index"]
             check_int("options['index']", idx, 0, len(self.items) - 1)

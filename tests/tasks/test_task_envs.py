@@ -21,6 +21,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
+import numpy as np
 import pytest
 from support import DATA, requires_bwrap
 
@@ -466,3 +467,14 @@ def test_embedded_model_plays_one_episode(env_id, kwargs, embedded, monkeypatch)
     for s in traj.steps:
         print(f"[{s.agent}] obs tail: {s.observation[-160:]!r}\n  -> reply {s.raw_output!r} (parse_error={s.parse_error})")
     print(f"score: {env.score}")
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused(seed):
+    env = make_gsm8k(source="demo")
+    with pytest.raises(InvalidKwargError, match=f"seed must be None or an integer >= 0, got {seed!r}"):
+        env.reset(seed=seed)
+    env.reset(seed=np.int64(3))  # RL libraries pass numpy integers: the item of seed 3
+    other = make_gsm8k(source="demo")
+    other.reset(seed=3)
+    assert env.item_index == other.item_index
