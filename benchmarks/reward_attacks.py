@@ -54,7 +54,9 @@ def data_dir() -> Path:
     """``$LANG_PZ_DATA_DIR``, else ``shared/data`` beside the project (as the tests find it)."""
     env = os.environ.get("LANG_PZ_DATA_DIR")
     beside = Path(__file__).resolve().parents[2] / "shared" / "data"
-    return Path(env) if env else beside if beside.is_dir() else Path("/work/shared/data")
+    if env or beside.is_dir():
+        return Path(env) if env else beside
+    raise SystemExit("set LANG_PZ_DATA_DIR to the folder holding the HumanEval and MBPP data")
 
 
 def answer_key_files() -> list[str]:

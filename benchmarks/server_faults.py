@@ -38,8 +38,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "backends"))
 
-from server_presets import ROOT, cli_env, free_port, llama_server
+from server_presets import ROOT, cli_env, llama_server
 from server_proxy import SwitchProxy
+
+from lang_pz.test.llama_server import free_port
 
 PRESET = "langmarl-overcooked-cramped-room"
 SMALL = [

@@ -18,20 +18,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from lang_pz.error import DependencyNotInstalled
+from lang_pz.test.llama_server import embedded_model_server
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("LANG_PZ_DATA_DIR") or "/work/shared/data")
 
 #: Overrides every preset gets.
 COMMON = [
@@ -66,51 +65,24 @@ ORDER = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def llama_server(base_url: str | None = None) -> Iterator[str]:
     """``base_url`` if given, else llama-cpp-python's server with the embedded model on a free port
-    (stopped at the end); yields the ``.../v1`` URL."""
+    (:func:`lang_pz.test.llama_server.embedded_model_server`, stopped at the end); yields the
+    ``.../v1`` URL."""
     if base_url:
         yield base_url
         return
-    if importlib.util.find_spec("uvicorn") is None:
-        sys.exit("needs llama-cpp-python[server] (the dev extra), or --base-url")
-    from lang_pz.backends.llama_cpp import default_model_path
-
-    port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path())]
-    cmd += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
-                    json.load(r)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    sys.exit("llama_cpp.server did not start")
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        with embedded_model_server() as url:
+            yield url
+    except (DependencyNotInstalled, RuntimeError) as exc:
+        sys.exit(f"{exc} (or give --base-url)")
 
 
 def cli_env(cache: Path) -> dict[str, str]:
     """The environment of a ``lang-pz`` subprocess: this checkout, a fresh response cache, the data."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "LANG_PZ_CACHE_DIR": str(cache), "LANG_PZ_DATA_DIR": str(DATA)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LANG_PZ_CACHE_DIR": str(cache)}  # $LANG_PZ_DATA_DIR passed on
     env.pop("OPENAI_BASE_URL", None)
     env.pop("OPENAI_API_KEY", None)
     return env

@@ -93,10 +93,11 @@ def greedy_actions(split: str | None, seed: int) -> list[tuple[str, ...]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("LANG_PZ_DATA_DIR", "../shared/data"))
+    parser.add_argument("--data-dir", default=os.environ.get("LANG_PZ_DATA_DIR"))
     parser.add_argument("--out", default="benchmarks/results/split_overlap.md")
     args = parser.parse_args()
-    os.environ["LANG_PZ_DATA_DIR"] = str(Path(args.data_dir).resolve())
+    if args.data_dir:
+        os.environ["LANG_PZ_DATA_DIR"] = str(Path(args.data_dir).resolve())
     warnings.simplefilter("ignore")
     lines = [
         "# Items shared between phases, before and after held-out splits",

@@ -12,17 +12,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from endpoint_stub import RecordingStub, free_port
+from endpoint_stub import RecordingStub
+
+from lang_pz.error import DependencyNotInstalled
+from lang_pz.test.llama_server import embedded_model_server
 
 
 @pytest.fixture
@@ -49,31 +46,14 @@ def stub(make_stub: Callable[..., RecordingStub]) -> RecordingStub:
 def llama_server() -> Iterator[str]:
     """The base URL (``.../v1``) of llama-cpp-python's OpenAI-compatible server serving the
     embedded SmolLM2-135M with n_ctx 2048, started once per session."""
-    if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("needs llama-cpp-python[server] (the dev extra): python -m llama_cpp.server")
-    from lang_pz.backends.llama_cpp import default_model_path
-
-    port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path())]
-    cmd += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
-                    json.load(r)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("llama_cpp.server did not start within 60 s")
-                time.sleep(0.5)
+        server = embedded_model_server(n_ctx=2048, start_timeout_s=60)
+        url = server.__enter__()
+    except DependencyNotInstalled as exc:
+        pytest.skip(str(exc))
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # a server busy on a loaded machine: it is ours, end it
-            proc.kill()
-            proc.wait(timeout=30)
+        server.__exit__(None, None, None)
