@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,6 +175,14 @@ def run_bench(
     out.mkdir(parents=True, exist_ok=True)
     records = read_episodes(out)
     done = {(r["env"], r["team"], int(r["seed"])) for r in records}
+    others = sorted({r["env"] for r in records} - {c.name for c in cases})
+    if others:  # a folder reused for another bench: its summary would hide them, the viewer not
+        warnings.warn(
+            f"{out} also holds episodes of {others}, which this bench does not run: summary.md covers "
+            "this bench's cases only, episodes.jsonl and the viewer show them all; use another --out "
+            "folder to keep benches apart",
+            stacklevel=2,
+        )
     shared: dict[str, Any] = {}
 
     def inner_backend() -> Any:

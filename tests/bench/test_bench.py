@@ -85,6 +85,14 @@ def test_bench_is_resumable_and_deterministic(tmp_path):
     assert [r["value"] for r in fresh] == [r["value"] for r in first if r["team"] == "random"]
 
 
+def test_a_folder_reused_for_another_bench_says_so(tmp_path):
+    run_bench([pistonball_case({"h": "heuristic"}, seeds=[0])], tmp_path)
+    other = EnvCase("butterfly/pistonball-v0", teams=[parse_team("random")], seeds=[0], kwargs={**PB, "max_cycles": 30})
+    with pytest.warns(UserWarning, match=r"also holds episodes of \['butterfly/pistonball-v0\(.*which this bench"):
+        records = run_bench([other], tmp_path)
+    assert [r["env"] for r in records] == [other.name]
+
+
 def test_bench_redoes_a_torn_last_line_and_refuses_a_changed_team(tmp_path):
     case = pistonball_case({"h": "heuristic"}, seeds=[0, 1])
     run_bench([case], tmp_path)
