@@ -1,6 +1,6 @@
 """Does the actor follow a candidate text? Play it on the recorded decisions its direction cites.
 
-A supported direction ("play up at steps [0, 1]", :func:`~lang_pz.optimisers.gradient.direction_word`)
+A supported direction ("play up at steps [0, 1]", :func:`~lang_pz.optimisers.directions.direction_word`)
 rests on re-runs in which the agent played that word. A candidate text that names the word is only
 worth validating if the agent's *actor* then plays it: measured with the embedded SmolLM2-135M, the
 text "Always play up." was played as down at 1,310 of 1,311 validation decisions, so the re-runs'
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from lang_pz.backends.base import LLMBackend
+from lang_pz.optimisers.directions import direction_word, evidence_changes
 from lang_pz.policies.base import Policy
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def cited_decisions(
     """The agent's recorded decisions a supported direction cites, at most ``limit`` (evenly spread).
 
     The episodes are ``episodes`` when given, else those whose report supports the gradient's
-    change (:func:`~lang_pz.optimisers.gradient.evidence_changes`), or every trajectory when none
+    change (:func:`~lang_pz.optimisers.directions.evidence_changes`), or every trajectory when none
     does (a change remembered from an earlier iteration); the decisions are the change's ``at steps
     [...]`` of each, or all of the agent's decisions for ``at every step``; only decisions whose
     legal actions hold the word count. Fewer than ``at_least`` are topped up with the agent's
@@ -124,8 +125,6 @@ def cited_decisions(
     Raises:
         ValueError: ``limit < 1``.
     """
-    from lang_pz.optimisers.gradient import direction_word, evidence_changes
-
     if limit < 1:
         raise ValueError(f"limit must be >= 1 recorded decision, got {limit}")
     word = direction_word(gradient)

@@ -19,6 +19,7 @@ from lang_pz.backends.base import Generation
 from lang_pz.critics.base import CriticReport
 from lang_pz.critics.counterfactual import NOT_ACTIONS
 from lang_pz.optimisers.adherence import Adherence
+from lang_pz.optimisers.directions import PLAIN_WORD, direction_word, evidence_changes  # noqa: F401  (re-exported)
 from lang_pz.structured import repeated_phrase
 
 #: Longest text of one part of an edit direction (characters); also the schema's ``maxLength``.
@@ -197,7 +198,6 @@ _POLICY_CHARS = "[A-Za-z0-9 ,.;:'!?()%+<>=/-]"
 #: fill the text with something else first, measured: "Stay. Stay. ..." then "up" at character 147).
 _WORD_WITHIN = 40
 #: An action word a policy text can hold (and a decoding pattern can require).
-_PLAIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _-]*")
 
 
 def policy_pattern(max_policy_chars: int, word: str | None = None) -> str:
@@ -206,7 +206,7 @@ def policy_pattern(max_policy_chars: int, word: str | None = None) -> str:
     for it (``max_policy_chars >= len(word) + 42``), the text must contain it within its first 40
     characters, after a space or at the start, followed by punctuation, a space or the end, so a
     constrained decoder cannot leave a supported word out."""
-    if word is None or not _PLAIN_WORD.fullmatch(word) or max_policy_chars < len(word) + _WORD_WITHIN + 2:
+    if word is None or not PLAIN_WORD.fullmatch(word) or max_policy_chars < len(word) + _WORD_WITHIN + 2:
         return POLICY_PATTERN % (max_policy_chars - 1)
     before, after = _WORD_WITHIN, max_policy_chars - len(word) - _WORD_WITHIN - 1
     return f"^([A-Za-z]{_POLICY_CHARS}{{0,{before - 1}}} )?{word}([ ,.;:!?]{_POLICY_CHARS}{{0,{after - 1}}})?$"
@@ -232,38 +232,6 @@ def policy_reply_model(max_policy_chars: int, word: str | None = None) -> type[B
 def rewrite_fraction(old: str, new: str) -> float:
     """Share of ``old`` an update rewrote: ``1 - difflib.SequenceMatcher(old, new).ratio()`` in [0, 1]."""
     return 1.0 - difflib.SequenceMatcher(None, old, new).ratio()
-
-
-def evidence_changes(agent: str, report: CriticReport) -> list[str]:
-    """The directions the computed re-runs support for ``agent``: ``"play W at every step"`` (or
-    ``"at steps [...]"``) for each action word W whose re-run, with only ``agent`` replaced,
-    beat what it played; best gain first. These become the gradient's choices of ``change``
-    with ``directions="evidence"`` (the facts come from re-runs, the LLM picks and phrases)."""
-    better = sorted(
-        (c for c in report.counterfactuals if c.agents == (agent,) and c.delta > 0 and c.replacement not in NOT_ACTIONS),
-        key=lambda c: -c.delta,
-    )
-    phrases = [
-        f"play {c.replacement} " + ("at every step" if c.at_steps is None else f"at steps {list(c.at_steps)}")
-        for c in better
-    ]
-    return list(dict.fromkeys(phrases))
-
-
-_SUPPORTED_CHANGE = re.compile(r"^play (?P<word>.+?) (?:at every step|at steps \[[0-9, ]*\])$")
-
-
-def direction_word(gradient: Gradient) -> str | None:
-    """The action word a supported gradient tells its agent to play, else ``None``.
-
-    A supported ``change`` is one of :func:`evidence_changes`' phrases, ``"play W at every step"``
-    or ``"play W at steps [...]"``; this returns ``W`` when a policy text can hold it (letters,
-    digits, spaces, ``_`` or ``-``: not e.g. TextArena's ``[4]``). Free-text changes have no word.
-    """
-    if not gradient.supported:
-        return None
-    m = _SUPPORTED_CHANGE.match(gradient.change)
-    return m.group("word") if m and _PLAIN_WORD.fullmatch(m.group("word")) else None
 
 
 def names_word(text: str, word: str) -> bool:

@@ -77,7 +77,7 @@ class TextualPolicyOptimiser(StageRequests):
         seed: base sampling seed.
         directions: ``"evidence"`` (default): where counterfactual re-runs found actions that
             beat what the agent played, the gradient's ``change`` is one of those
-            (:func:`~lang_pz.optimisers.gradient.evidence_changes`, as a schema enum) and the
+            (:func:`~lang_pz.optimisers.directions.evidence_changes`, as a schema enum) and the
             aggregate's one of the batch's, so the direction rests on computed facts and the LLM
             picks and phrases (measured with SmolLM2-135M: free directions copy the worked
             example, while the update stage follows an explicit change); with no such evidence
@@ -265,7 +265,7 @@ class TextualPolicyOptimiser(StageRequests):
         """One LLM call (plus retries): rewrite ``policy`` along ``gradient`` (a candidate).
 
         A *supported* gradient (its change is an action word W that computed re-runs found better,
-        :func:`~lang_pz.optimisers.gradient.direction_word`) is followed or refused: the new text
+        :func:`~lang_pz.optimisers.directions.direction_word`) is followed or refused: the new text
         must name W, no other action word of :attr:`Gradient.words`, and must not keep the current
         text whole around it (:func:`~lang_pz.optimisers.gradient.text_problem`). The evidence
         decides which word; the LLM writes the instruction.
