@@ -40,6 +40,12 @@ BUILT = ["MBPP/367", "MBPP/533", "MBPP/601", "MBPP/927"]
 pytestmark = [requires_bwrap, pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")]
 
 
+@pytest.fixture(autouse=True)
+def _data_dir(monkeypatch):
+    """The benchmark script finds the data as a user does, through $LANG_PZ_DATA_DIR."""
+    monkeypatch.setenv("LANG_PZ_DATA_DIR", str(DATA))
+
+
 @pytest.fixture(scope="module")
 def items():
     every = {it.task_id: it for it in load_humaneval() + load_mbpp(DATA)}
