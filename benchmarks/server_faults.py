@@ -38,19 +38,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "backends"))
 
-from server_presets import ROOT, cli_env, llama_server
+from server_presets import COMMON, ROOT, cli_env, llama_server
 from server_proxy import SwitchProxy
 
 from lang_pz.test.llama_server import free_port
 
 PRESET = "langmarl-overcooked-cramped-room"
-SMALL = [
-    "--set", "iterations=1",
-    "--set", "episodes_per_iteration=1",
-    "--set", "validation_seeds=[1000]",
-    "--set", "test_seeds=[]",
-    "--kw", "horizon=2",
-]  # fmt: skip
+SMALL = [*COMMON, "--kw", "horizon=2"]  # the presets benchmark's overrides, 2-tick episodes
 ACTOR, CRITIC, OPTIMISER = "openai:smollm2", "openai:SmolLM2-135M", "openai:SmolLM2-135M-Instruct"
 
 

@@ -35,6 +35,7 @@ objective for every probe of a few episodes per environment.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 import weakref
@@ -245,13 +246,4 @@ def _aec(
         _check(_recorded(steps, s.step, s.agent), s.action, s.parse_error, s.reward if i in settled else None)
     _check_observations(steps, until, paused.observations)
     states = {k: v for k, v in factual.states.items() if k < until}
-    return Paused(
-        t=paused.t,
-        steps=paused.steps,
-        states=states,
-        returns=paused.returns,
-        observations=paused.observations,
-        infos=paused.infos,
-        open=paused.open,
-        waiting=paused.waiting,
-    )
+    return dataclasses.replace(paused, states=states)
