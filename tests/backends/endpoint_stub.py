@@ -4,13 +4,13 @@ checks what is sent and how replies are read back), and the ``GET /v1/models`` b
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from lang_pz.test.fake_server import reply_body
+from lang_pz.test.llama_server import free_port  # noqa: F401  (the tests import it from here)
 
 #: ``GET /v1/models`` bodies as each server sends them (llama-cpp-python 0.3.36, vLLM's ModelCard,
 #: llama.cpp's llama-server).
@@ -131,10 +131,3 @@ class RecordingStub:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on now (127.0.0.1)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
