@@ -28,8 +28,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
 import lang_pz
-from lang_pz.envs.overcooked import LAYOUTS, PRIMITIVES, OvercookedParallelEnv, import_overcooked
-from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS
+from lang_pz.envs.overcooked import LAYOUTS, OvercookedParallelEnv
+from lang_pz.envs.overcooked.core import import_overcooked
+from lang_pz.envs.overcooked.macro_actions import PRIMITIVES, SKILL_WORDS
 from lang_pz.envs.overcooked.planners import load_planners
 
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reward_attacks_extra import EXTRA_ATTACKS, EXTRA_CONTROLS, planted, solutions
 
-from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp
 from lang_pz.tasks.code_env import CodeTaskEnv
+from lang_pz.tasks.datasets import CodeItem, load_humaneval, load_mbpp
 from lang_pz.tasks.sandbox import isolation, landlock
 
 

@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 
-from lang_pz.tasks import CodeItem
+from lang_pz.tasks.datasets import CodeItem
 
 _STUB = "def {f}(*args, **kwargs):\n    return None\n"
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
-from lang_pz.tasks import load_humaneval
 from lang_pz.tasks.code_env import CodeTaskEnv
+from lang_pz.tasks.datasets import load_humaneval
 from lang_pz.tasks.math_check import bounded_math_equal
 from lang_pz.tasks.sandbox import SandboxConfig, run_python
 

@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's lang_pz, not an installed one
 
 import lang_pz
-from lang_pz.envs.overcooked import AGENTS
+from lang_pz.envs.overcooked.macro_actions import AGENTS
 from lang_pz.policies import OvercookedGreedyPolicy
 from lang_pz.training.phases import PHASES, default_phase_kwargs, items_played, phase_env_kwargs
 

@@ -38,7 +38,8 @@ def make_train_env(obs: str, n_pistons: int, hold: int, max_cycles: int, n_envs:
     from supersuit import frame_skip_v0
 
     import lang_pz
-    from lang_pz.interop import HashedBagOfWordsV1, sb3_vec_env, to_vector_env
+    from lang_pz.interop import sb3_vec_env, to_vector_env
+    from lang_pz.interop.encoders import HashedBagOfWordsV1
     from lang_pz.policies.learned import SuperSuitPixels
 
     if obs == "text":

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import argparse
 
-from lang_pz.bench import EnvCase, markdown_table, parse_team, run_bench, summaries, write_results
+from lang_pz.bench import EnvCase, parse_team, run_bench, summaries, write_results
+from lang_pz.bench.report import markdown_table
 
 
 def main(out: str, llm: bool = False, seeds: int = 6) -> str:

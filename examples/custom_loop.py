@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from lang_pz.critics import best_gain
+from lang_pz.critics.counterfactual import best_gain
 from lang_pz.methods import LangMARL
 from lang_pz.training import TrainConfig, TrainResult, train
 

@@ -19,7 +19,6 @@ import pytest
 
 import lang_pz
 from lang_pz import snapshots
-from lang_pz.backends import ScriptedBackend
 from lang_pz.critics.counterfactual import Probe, plan_probes, probe_team, run_probe
 from lang_pz.objectives import make_objective
 from lang_pz.policies.base import Decision, Policy
@@ -30,6 +29,7 @@ from lang_pz.policies.random import RandomPolicy
 from lang_pz.policies.scripted import ConstantPolicy, PistonballHeuristic
 from lang_pz.rollout import rollout
 from lang_pz.snapshots import Prefixes, PrefixWarning, exact_snapshots, rerun
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import Trajectory
 
 PISTONBALL = {"n_pistons": 5, "hold": 5, "max_cycles": 40}  # 8 decisions an episode

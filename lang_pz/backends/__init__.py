@@ -23,42 +23,28 @@ requests in flight).
 from __future__ import annotations
 
 import difflib
-import importlib
 import inspect
 import json
 import os
-import warnings
 from typing import TYPE_CHECKING, Any
 
-from lang_pz.backends.base import (
-    Generation,
-    GenerationRequest,
-    LLMBackend,
-    Message,
-    PromptFormat,
-    TokenUsage,
-)
-from lang_pz.backends.cache import ResponseCache, default_cache_dir
+from lang_pz._moved import moved_getattr
+from lang_pz.backends.base import Generation, GenerationRequest, LLMBackend, Message
+from lang_pz.backends.cache import ResponseCache
 
 if TYPE_CHECKING:
     from lang_pz.backends.llama_cpp import LlamaCppBackend
     from lang_pz.backends.openai import OpenAIBackend
 
 __all__ = [
-    "OPTIONS_ENV",
     "Generation",
     "GenerationRequest",
     "LLMBackend",
     "LlamaCppBackend",
     "Message",
     "OpenAIBackend",
-    "PromptFormat",
     "ResponseCache",
-    "TokenUsage",
-    "check_backend_spec",
-    "default_cache_dir",
     "make_backend",
-    "option_names",
 ]
 
 _LAZY = {
@@ -70,25 +56,6 @@ BACKEND_SPECS = ("embedded", "openai:<model>")
 #: Environment variable holding default constructor options per backend kind, as JSON, e.g.
 #: ``{"openai": {"timeout_s": 20, "max_attempts": 5}, "embedded": {"n_threads": 1}}``.
 OPTIONS_ENV = "LANG_PZ_BACKEND_OPTIONS"
-
-
-#: Names that moved to :mod:`lang_pz.test` (stand-ins, not backends); still importable from
-#: here with a DeprecationWarning until the next release.
-_MOVED = {"ScriptedBackend": "lang_pz.test"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"lang_pz.backends.{name} moved to {_MOVED[name]}.{name} (a test stand-in, not a backend); "
-            f"import it from {_MOVED[name]}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _ALIASES = {"max_retries": "max_attempts", "retries": "max_attempts", "timeout": "timeout_s", "threads": "n_threads"}
@@ -207,3 +174,15 @@ def make_backend(spec: str, **kwargs: Any) -> LLMBackend:
         return OpenAIBackend(model=rest, **options)
     check_backend_spec(spec)
     raise AssertionError(f"backend spec {spec!r} passed check_backend_spec but was not built")  # unreachable
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "PromptFormat": "lang_pz.backends.base.PromptFormat",
+    "ScriptedBackend": "lang_pz.test.ScriptedBackend",
+    "TokenUsage": "lang_pz.backends.base.TokenUsage",
+    "default_cache_dir": "lang_pz.backends.cache.default_cache_dir",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED, lazy=_LAZY)

@@ -16,38 +16,31 @@ The same from the command line: ``lang-pz bench --config bench.yaml --out bench_
 (:mod:`lang_pz.bench.config` gives the file's format).
 """
 
-from lang_pz.bench.config import case_from_dict, load_config, parse_seeds
-from lang_pz.bench.report import markdown_table, plot_results, summaries, write_results
-from lang_pz.bench.runner import EnvCase, read_episodes, read_failures, run_bench
-from lang_pz.bench.stats import Summary, bootstrap_interval, summarise
-from lang_pz.bench.teams import BenchTeam, build_team, default_instruction, parse_team
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "BenchTeam",
-    "EnvCase",
-    "Summary",
-    "bootstrap_interval",
-    "build_team",
-    "case_from_dict",
-    "default_instruction",
-    "load_config",
-    "markdown_table",
-    "parse_seeds",
-    "parse_team",
-    "plot_results",
-    "read_episodes",
-    "read_failures",
-    "run_bench",
-    "summaries",
-    "summarise",
-    "write_results",
-]
+from lang_pz._moved import moved_getattr
+from lang_pz.bench.config import load_config
+from lang_pz.bench.report import summaries, write_results
+from lang_pz.bench.runner import EnvCase, read_episodes, run_bench
+from lang_pz.bench.teams import BenchTeam, parse_team
+
+__all__ = ["BenchTeam", "EnvCase", "load_config", "parse_team", "read_episodes", "run_bench", "summaries", "write_results"]
 
 
-def __getattr__(name: str) -> object:
-    if name == "Team":  # the former name; training's Team is a mapping of agents to policies
-        import warnings
-
-        warnings.warn("lang_pz.bench.Team is now lang_pz.bench.BenchTeam", DeprecationWarning, stacklevel=2)
-        return BenchTeam
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "Summary": "lang_pz.bench.stats.Summary",
+    "Team": "lang_pz.bench.BenchTeam",
+    "bootstrap_interval": "lang_pz.bench.stats.bootstrap_interval",
+    "build_team": "lang_pz.bench.teams.build_team",
+    "case_from_dict": "lang_pz.bench.config.case_from_dict",
+    "default_instruction": "lang_pz.bench.teams.default_instruction",
+    "markdown_table": "lang_pz.bench.report.markdown_table",
+    "parse_seeds": "lang_pz.bench.config.parse_seeds",
+    "plot_results": "lang_pz.bench.report.plot_results",
+    "read_failures": "lang_pz.bench.runner.read_failures",
+    "summarise": "lang_pz.bench.stats.summarise",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -230,7 +230,7 @@ def build_seat(seat: str, env: Any, env_id: str, agent: str, llm: Callable[[], A
         if not arg:
             raise InvalidKwargError(f"seat {kind!r} needs the weights: {kind}:PATH (an SB3 .zip)")
         if kind == "learned-text":
-            from lang_pz.interop import HashedBagOfWordsV1  # what the committed text model was trained on
+            from lang_pz.interop.encoders import HashedBagOfWordsV1  # what the committed text model was trained on
 
             return SB3Policy.load(Path(arg).expanduser(), HashedBagOfWordsV1(), observation="text")
         return SB3Policy.load(Path(arg).expanduser(), SuperSuitPixels())

@@ -52,15 +52,10 @@ def bench(
     column gives their share, failures.jsonl their errors, and the last line how many and the
     first error; re-running the command plays only them again); 2 when refused."""
     from lang_pz.backends import check_backend_spec
-    from lang_pz.bench import (
-        case_from_dict,
-        load_config,
-        markdown_table,
-        read_failures,
-        run_bench,
-        summaries,
-        write_results,
-    )
+    from lang_pz.bench import load_config, run_bench, summaries, write_results
+    from lang_pz.bench.config import case_from_dict
+    from lang_pz.bench.report import markdown_table
+    from lang_pz.bench.runner import read_failures
     from lang_pz.error import LangPZError
     from lang_pz.trackers import open_trackers
 

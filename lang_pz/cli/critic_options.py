@@ -70,7 +70,7 @@ def _vocabulary(env: Any, agents: Sequence[str], seed: int) -> list[str] | None:
     """Every action word any agent of ``env`` has (its action words and the legal words at a reset
     with ``seed``), or ``None`` for a free-text environment (any text is an action)."""
     from lang_pz.error import LangPZError
-    from lang_pz.interop import action_words
+    from lang_pz.interop.wrappers import action_words
     from lang_pz.policies.base import legal_actions
 
     words: dict[str, None] = {}

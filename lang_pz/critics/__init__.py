@@ -18,26 +18,15 @@
 Benchmarks that score critics (fault injection, Who&When) live in :mod:`lang_pz.evaluation`.
 """
 
-from lang_pz.critics.base import (
-    AgentEvidence,
-    Credit,
-    Critic,
-    CriticReport,
-    compute_evidence,
-)
-from lang_pz.critics.central import CRITIC_MODES, CentralCritic, reply_model
-from lang_pz.critics.counterfactual import (
-    Counterfactual,
-    Evidence,
-    best_gain,
-    counterfactuals,
-)
-from lang_pz.critics.modes import CriticMode, critic_mode, critic_modes, make_critic, register_critic_mode
-from lang_pz.critics.render import render_trajectory, subsample_steps
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
+from lang_pz.critics.base import Credit, Critic, CriticReport
+from lang_pz.critics.central import CentralCritic
+from lang_pz.critics.counterfactual import Counterfactual, Evidence
+from lang_pz.critics.modes import CriticMode, critic_modes, make_critic, register_critic_mode
 
 __all__ = [
-    "CRITIC_MODES",
-    "AgentEvidence",
     "CentralCritic",
     "Counterfactual",
     "Credit",
@@ -45,20 +34,27 @@ __all__ = [
     "CriticMode",
     "CriticReport",
     "Evidence",
-    "best_gain",
-    "compute_evidence",
-    "counterfactuals",
-    "critic_mode",
     "critic_modes",
     "make_critic",
     "register_critic_mode",
-    "render_trajectory",
-    "reply_model",
-    "subsample_steps",
 ]
 
-# Exported since the significance rule and the own-policy mode (kept apart from the lists above).
-from lang_pz.critics.own import OwnPolicyCritic, make_own_policy_critic
-from lang_pz.critics.significance import Significance
 
-__all__ += ["OwnPolicyCritic", "Significance", "make_own_policy_critic"]
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "AgentEvidence": "lang_pz.critics.base.AgentEvidence",
+    "CRITIC_MODES": "lang_pz.critics.central.CRITIC_MODES",
+    "OwnPolicyCritic": "lang_pz.critics.own.OwnPolicyCritic",
+    "Significance": "lang_pz.critics.significance.Significance",
+    "best_gain": "lang_pz.critics.counterfactual.best_gain",
+    "compute_evidence": "lang_pz.critics.base.compute_evidence",
+    "counterfactuals": "lang_pz.critics.counterfactual.counterfactuals",
+    "critic_mode": "lang_pz.critics.modes.critic_mode",
+    "make_own_policy_critic": "lang_pz.critics.own.make_own_policy_critic",
+    "render_trajectory": "lang_pz.critics.render.render_trajectory",
+    "reply_model": "lang_pz.critics.central.reply_model",
+    "subsample_steps": "lang_pz.critics.render.subsample_steps",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -14,32 +14,29 @@
   Cohen's kappa).
 """
 
-from lang_pz.evaluation.baselines import (
-    TRIVIAL_RULES,
-    RandomCritic,
-    TrivialRule,
-    action_leakage,
-)
-from lang_pz.evaluation.faults import CaseContext, CriticSpec, run_fault_benchmark
-from lang_pz.evaluation.pairs import PairSummary, run_pair_benchmark
-from lang_pz.evaluation.scoring import blame, score_report
-from lang_pz.evaluation.summary import Summary, summarise
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
+from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
+from lang_pz.evaluation.pairs import run_pair_benchmark
 from lang_pz.evaluation.whowhen import read_whowhen, run_whowhen_benchmark
 
-__all__ = [
-    "TRIVIAL_RULES",
-    "CaseContext",
-    "CriticSpec",
-    "PairSummary",
-    "RandomCritic",
-    "Summary",
-    "TrivialRule",
-    "action_leakage",
-    "blame",
-    "read_whowhen",
-    "run_fault_benchmark",
-    "run_pair_benchmark",
-    "run_whowhen_benchmark",
-    "score_report",
-    "summarise",
-]
+__all__ = ["CriticSpec", "read_whowhen", "run_fault_benchmark", "run_pair_benchmark", "run_whowhen_benchmark"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "CaseContext": "lang_pz.evaluation.specs.CaseContext",
+    "PairSummary": "lang_pz.evaluation.pairs.PairSummary",
+    "RandomCritic": "lang_pz.evaluation.baselines.RandomCritic",
+    "Summary": "lang_pz.evaluation.summary.Summary",
+    "TRIVIAL_RULES": "lang_pz.evaluation.baselines.TRIVIAL_RULES",
+    "TrivialRule": "lang_pz.evaluation.baselines.TrivialRule",
+    "action_leakage": "lang_pz.evaluation.baselines.action_leakage",
+    "blame": "lang_pz.evaluation.scoring.blame",
+    "score_report": "lang_pz.evaluation.scoring.score_report",
+    "summarise": "lang_pz.evaluation.summary.summarise",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

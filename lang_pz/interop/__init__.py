@@ -30,37 +30,20 @@ gymnasium pin). ``docs/interop.md`` shows each of PettingZoo's tutorials (SB3, T
 RLlib, AgileRL, LangChain) as a diff of the env constructor; ``tests/interop`` runs them shortened.
 """
 
-from lang_pz.interop.aec import MaskedAECEnv, to_masked_aec_env
-from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords, HashedBagOfWordsV1, TextEncoder
-from lang_pz.interop.gym import GymBoxActions, GymDiscreteActions, GymEncodeObservations
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
+from lang_pz.interop.aec import to_masked_aec_env
+from lang_pz.interop.encoders import FunctionEncoder, HashedBagOfWords
 from lang_pz.interop.rllib import register_rllib_env
 from lang_pz.interop.torchrl import torchrl_env
 from lang_pz.interop.vector import register_text_spaces, sb3_vec_env
-from lang_pz.interop.wrappers import (
-    BoxActions,
-    DiscreteActions,
-    EncodeObservations,
-    NumericInfos,
-    RawObservations,
-    action_words,
-    to_vector_env,
-)
+from lang_pz.interop.wrappers import RawObservations, to_vector_env
 
 __all__ = [
-    "BoxActions",
-    "DiscreteActions",
-    "EncodeObservations",
     "FunctionEncoder",
-    "GymBoxActions",
-    "GymDiscreteActions",
-    "GymEncodeObservations",
     "HashedBagOfWords",
-    "HashedBagOfWordsV1",
-    "MaskedAECEnv",
-    "NumericInfos",
     "RawObservations",
-    "TextEncoder",
-    "action_words",
     "register_rllib_env",
     "register_text_spaces",
     "sb3_vec_env",
@@ -68,3 +51,22 @@ __all__ = [
     "to_vector_env",
     "torchrl_env",
 ]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "BoxActions": "lang_pz.interop.wrappers.BoxActions",
+    "DiscreteActions": "lang_pz.interop.wrappers.DiscreteActions",
+    "EncodeObservations": "lang_pz.interop.wrappers.EncodeObservations",
+    "GymBoxActions": "lang_pz.interop.gym.GymBoxActions",
+    "GymDiscreteActions": "lang_pz.interop.gym.GymDiscreteActions",
+    "GymEncodeObservations": "lang_pz.interop.gym.GymEncodeObservations",
+    "HashedBagOfWordsV1": "lang_pz.interop.encoders.HashedBagOfWordsV1",
+    "MaskedAECEnv": "lang_pz.interop.aec.MaskedAECEnv",
+    "NumericInfos": "lang_pz.interop.wrappers.NumericInfos",
+    "TextEncoder": "lang_pz.interop.encoders.TextEncoder",
+    "action_words": "lang_pz.interop.wrappers.action_words",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -10,10 +10,24 @@
 (:mod:`lang_pz.training.registry`).
 """
 
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
 from lang_pz.methods.base import Method
-from lang_pz.methods.data import IterationData, Proposal
+from lang_pz.methods.data import Proposal
 from lang_pz.methods.langmarl import LangMARL
 from lang_pz.methods.maskills import MASkills
-from lang_pz.training.registry import method_class, register_method, registered
+from lang_pz.training.registry import register_method
 
-__all__ = ["IterationData", "LangMARL", "MASkills", "Method", "Proposal", "method_class", "register_method", "registered"]
+__all__ = ["LangMARL", "MASkills", "Method", "Proposal", "register_method"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "IterationData": "lang_pz.methods.data.IterationData",
+    "method_class": "lang_pz.training.registry.method_class",
+    "registered": "lang_pz.training.registry.registered",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -61,7 +61,8 @@ from lang_pz.training.parts import Context, Parts
 from lang_pz.training.parts import build as build_parts
 from lang_pz.training.players import Team
 from lang_pz.training.state import Callback, IterationMetrics, TrainResult, TrainState, UsageMeter, iteration_metrics
-from lang_pz.training.steps import Batch, play_batch, validator
+from lang_pz.training.steps import Batch, play_batch
+from lang_pz.training.validation import validator
 
 S = TypeVar("S", bound=TrainState)
 P = TypeVar("P")

@@ -131,8 +131,7 @@ class OvercookedGreedyPolicy(Policy):
 
     def decide(self, observation: Mapping[str, Any] | str, info: Mapping[str, Any] | None = None) -> Decision:
         """Act from the game state; ``observation`` and ``info`` are not used."""
-        from lang_pz.envs.overcooked import PRIMITIVES
-        from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS
+        from lang_pz.envs.overcooked.macro_actions import PRIMITIVES, SKILL_WORDS
 
         t0 = time.perf_counter()
         state = self.game.game_state

@@ -26,80 +26,64 @@ is :mod:`lang_pz.methods.maskills`. The last two import :mod:`lang_pz.training`;
 module.
 """
 
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
 from lang_pz.skills.aggregate import SkillMemory
-from lang_pz.skills.critic import Residual, SkillCritic, SkillCriticReport, UseCredit
-from lang_pz.skills.diff import LibraryDiff, diff_libraries
-from lang_pz.skills.evidence import SkillUtility, skill_utilities
-from lang_pz.skills.files import (
-    check_library,
-    read_library,
-    read_skill,
-    write_library,
-    write_skill,
-)
-from lang_pz.skills.library import (
-    TEAM,
-    LibraryEvent,
-    Scoping,
-    SkillEdit,
-    SkillLibrary,
-    SkillLimits,
-)
-from lang_pz.skills.operators import (
-    ProposalRules,
-    Proposals,
-    consolidate,
-    induce,
-    propose_edits,
-    prune,
-    refine,
-)
-from lang_pz.skills.policy import (
-    Invocation,
-    SkillPolicy,
-    invocations,
-    skill_policies,
-    usage_counts,
-)
-from lang_pz.skills.skill import Skill, check_name, parse_skill_md, render_skill_md
+from lang_pz.skills.critic import SkillCritic
+from lang_pz.skills.diff import diff_libraries
+from lang_pz.skills.evidence import skill_utilities
+from lang_pz.skills.files import check_library, read_library, write_library
+from lang_pz.skills.library import Scoping, SkillEdit, SkillLibrary, SkillLimits
+from lang_pz.skills.operators import propose_edits
+from lang_pz.skills.policy import SkillPolicy
+from lang_pz.skills.skill import Skill
 from lang_pz.skills.writer import SkillWriter
 
 __all__ = [
-    "TEAM",
-    "Invocation",
-    "LibraryDiff",
-    "LibraryEvent",
-    "ProposalRules",
-    "Proposals",
-    "Residual",
     "Scoping",
     "Skill",
     "SkillCritic",
-    "SkillCriticReport",
     "SkillEdit",
     "SkillLibrary",
     "SkillLimits",
     "SkillMemory",
     "SkillPolicy",
-    "SkillUtility",
     "SkillWriter",
-    "UseCredit",
     "check_library",
-    "check_name",
-    "consolidate",
     "diff_libraries",
-    "induce",
-    "invocations",
-    "parse_skill_md",
     "propose_edits",
-    "prune",
     "read_library",
-    "read_skill",
-    "refine",
-    "render_skill_md",
-    "skill_policies",
     "skill_utilities",
-    "usage_counts",
     "write_library",
-    "write_skill",
 ]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "Invocation": "lang_pz.skills.policy.Invocation",
+    "LibraryDiff": "lang_pz.skills.diff.LibraryDiff",
+    "LibraryEvent": "lang_pz.skills.edits.LibraryEvent",
+    "ProposalRules": "lang_pz.skills.operators.ProposalRules",
+    "Proposals": "lang_pz.skills.operators.Proposals",
+    "Residual": "lang_pz.skills.critic.Residual",
+    "SkillCriticReport": "lang_pz.skills.critic.SkillCriticReport",
+    "SkillUtility": "lang_pz.skills.evidence.SkillUtility",
+    "TEAM": "lang_pz.skills.library.TEAM",
+    "UseCredit": "lang_pz.skills.critic.UseCredit",
+    "check_name": "lang_pz.skills.skill.check_name",
+    "consolidate": "lang_pz.skills.operators.consolidate",
+    "induce": "lang_pz.skills.operators.induce",
+    "invocations": "lang_pz.skills.policy.invocations",
+    "parse_skill_md": "lang_pz.skills.skill.parse_skill_md",
+    "prune": "lang_pz.skills.operators.prune",
+    "read_skill": "lang_pz.skills.files.read_skill",
+    "refine": "lang_pz.skills.operators.refine",
+    "render_skill_md": "lang_pz.skills.skill.render_skill_md",
+    "skill_policies": "lang_pz.skills.policy.skill_policies",
+    "usage_counts": "lang_pz.skills.policy.usage_counts",
+    "write_skill": "lang_pz.skills.files.write_skill",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -64,8 +64,9 @@ from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, visible_text
 from lang_pz.tasks.code_replies import code_reply_format, extract_code, extract_tests
 from lang_pz.tasks.datasets import CodeItem, load_items
-from lang_pz.tasks.sandbox import SandboxConfig, resolve
+from lang_pz.tasks.sandbox import SandboxConfig
 from lang_pz.tasks.sandbox.config import sandbox_from_spec
+from lang_pz.tasks.sandbox.isolation import resolve
 from lang_pz.tasks.sandbox.tester import run_tester_tests
 from lang_pz.tasks.sandbox.verdict import Verdict, hidden_verdict
 from lang_pz.text import replies

@@ -17,26 +17,25 @@ constructor::
     language_api_test(lambda: LanguageAECWrapper(my_aec_env(), MyAdapter()))
 """
 
-from lang_pz.test.checks import (
-    GARBAGE,
-    check_actions_expressible,
-    check_decoded,
-    check_legal_actions,
-    check_not_summary,
-    check_observation,
-)
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
 from lang_pz.test.fake_server import FakeOpenAIServer
 from lang_pz.test.language_test import language_api_test
 from lang_pz.test.scripted_backend import ScriptedBackend
 
-__all__ = [
-    "GARBAGE",
-    "FakeOpenAIServer",
-    "ScriptedBackend",
-    "check_actions_expressible",
-    "check_decoded",
-    "check_legal_actions",
-    "check_not_summary",
-    "check_observation",
-    "language_api_test",
-]
+__all__ = ["FakeOpenAIServer", "ScriptedBackend", "language_api_test"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "GARBAGE": "lang_pz.test.checks.GARBAGE",
+    "check_actions_expressible": "lang_pz.test.checks.check_actions_expressible",
+    "check_decoded": "lang_pz.test.checks.check_decoded",
+    "check_legal_actions": "lang_pz.test.checks.check_legal_actions",
+    "check_not_summary": "lang_pz.test.checks.check_not_summary",
+    "check_observation": "lang_pz.test.checks.check_observation",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -62,4 +62,4 @@ def open_trackers(specs: Sequence[str], config: Mapping[str, Any] | None = None)
     return Trackers(built)
 
 
-__all__ = ["FORMS", "Tracker", "Trackers", "make_tracker", "open_trackers"]
+__all__ = ["Tracker", "Trackers", "make_tracker", "open_trackers"]

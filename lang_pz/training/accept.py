@@ -138,7 +138,7 @@ def accept(
         current: the current parameter (policy texts, a skill library, ...).
         candidates: the proposed changes (only those named in ``groups`` are used).
         value: the current parameter's validation value (``None``: accept unchecked).
-        validate: ``(parameter, label) -> value`` (e.g. :func:`lang_pz.training.steps.validate`
+        validate: ``(parameter, label) -> value`` (e.g. :func:`lang_pz.training.validation.validate`
             on the held-out seeds); called once per group whose candidates apply.
         groups: candidate labels, from :func:`acceptance_groups`.
         tolerance: see :func:`accepts`.

@@ -28,7 +28,7 @@ Team = Mapping[str, Policy] | Callable[[Any], Mapping[str, Policy]]
 
 @dataclass(frozen=True)
 class Reference:
-    """Episodes a later :func:`~lang_pz.training.steps.validate` of the same seeds may answer from.
+    """Episodes a later :func:`~lang_pz.training.validation.validate` of the same seeds may answer from.
 
     Attributes:
         team: the team that played them (agent -> policy, or ``env -> team``).

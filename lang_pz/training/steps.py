@@ -3,16 +3,18 @@ returns plain results, and writes what it makes to the iteration's log if one is
 
 =====================  =====================================================================
 :func:`collect`        decentralised rollouts: episodes of the batch -> trajectories
-:func:`evaluate`       the objective of one episode per seed (the held-out measure)
-:func:`validate`       the mean objective on held-out seeds (the trust region of an update)
+:func:`evaluate`       the objective of one episode per seed: the held-out measure (what a user calls)
 :func:`play_batch`     an iteration's test, current validation and training episodes -> :class:`Batch`
 :func:`rerun`          planned re-runs of episodes' seeds (counterfactual probes, withheld skills)
 :func:`gather_evidence` counterfactual re-runs of the batch -> typed :class:`Evidence`
 :func:`assess`         the critic over the batch -> one report per episode
-:func:`validator`      ``(parameter, label) -> value``, each call answering from the last one's episodes
 =====================  =====================================================================
 
-The first three take the environment (one, or an :class:`~lang_pz.executor.EnvPool`), the
+Validation, the logged mean on held-out seeds the loop's accept step compares, is
+:mod:`lang_pz.training.validation` (:func:`~lang_pz.training.validation.validate`,
+:func:`~lang_pz.training.validation.validator`).
+
+The first two take the environment (one, or an :class:`~lang_pz.executor.EnvPool`), the
 team and what they write to one by one, so they serve outside a run too; the others take the
 iteration's :class:`~lang_pz.training.parts.Context` first (environments, executor, objective,
 log, failures: ``parts.context(log)``). ``actors`` is a team, or ``env -> team`` that builds a
@@ -42,9 +44,10 @@ from lang_pz.executor import Executor, LocalExecutor
 from lang_pz.objectives import Objective
 from lang_pz.runs import IterationLog
 from lang_pz.training.parts import Context
-from lang_pz.training.players import Players, Reference, Rerun, Team, play_job, rerun_job
+from lang_pz.training.players import Players, Rerun, Team, play_job, rerun_job
 from lang_pz.training.progress import progress
 from lang_pz.training.state import Failure
+from lang_pz.training.validation import validate
 from lang_pz.trajectory import Trajectory, TrajectoryBuffer, TrajectoryWriter
 
 E = TypeVar("E")
@@ -133,8 +136,11 @@ def evaluate(
     episode0: int = 0,
     executor: Executor | None = None,
 ) -> list[float]:
-    """The objective (default: team return) of one episode per seed: the held-out measure
-    (episodes concurrently as in :func:`collect`; each one's records appended to ``writer`` at once)."""
+    """The objective (default: team return) of one episode per seed: the held-out measure, e.g. of
+    a run's final policies (``examples/evaluate_run.py``) or of a candidate in a loop of your own
+    (``docs/tutorials/loop.md``); episodes concurrently as in :func:`collect`, each one's records
+    appended to ``writer`` at once. The loop's own validation, the same measure averaged and written
+    to the run's log, is :func:`lang_pz.training.validation.validate`."""
     players = Players(env, actors, executor)
 
     played = players.executor.map(
@@ -144,73 +150,6 @@ def evaluate(
         if writer is not None:
             buf.flush_to(writer)
     return [objective(t) if objective is not None else t.team_return for t, _ in played]
-
-
-def validate(
-    env: Any,
-    actors: Team,
-    seeds: Sequence[int],
-    *,
-    objective: Objective | None = None,
-    log: IterationLog | None = None,
-    label: str = "current",
-    test: bool = False,
-    executor: Executor | None = None,
-    reference: Reference | None = None,
-    on_episode: Callable[[Trajectory], None] | None = None,
-) -> float | None:
-    """Mean objective of ``actors`` on the held-out ``seeds`` (``None`` when there are none),
-    episodes concurrently as in :func:`collect`, with a progress line.
-
-    With a ``log``, each episode's value goes to ``validation.jsonl`` (``episode``, ``policies`` =
-    ``label``, ``seed``, ``team_return``, ``objective``; episodes numbered on through the
-    iteration, in seed order) and its trajectory to ``validation_trajectories.jsonl``; with
-    ``test=True`` (the held-out test, which decides nothing) to ``test.jsonl`` only.
-
-    With a ``reference`` (another team's episodes of the same seeds, e.g. the current team's while
-    a candidate that changes one agent is validated), each LLM agent answers from the reference
-    episode of its seed where it sends the request the reference team's policy sent there
-    (:mod:`lang_pz.policies.replay`): only the changed agents and those their change reaches
-    are asked. ``on_episode`` gets each trajectory, in seed order (to keep as a later reference).
-    """
-    if not seeds:
-        return None
-    numbers = [log.next_validation_episode() if log is not None and not test else i for i, _ in enumerate(seeds)]
-    players = Players(env, actors, executor, None if reference is None else reference.team)
-    recorded = [None if reference is None else reference.episodes.get(s) for s in seeds]
-    bar = progress(len(seeds), "test" if test else f"validation ({label})", Context(log=log).calls)
-    try:
-        jobs = list(zip(seeds, numbers, recorded))
-        played = players.executor.map(
-            functools.partial(play_job, players), jobs, remote=True, on_result=lambda _i, _r: bar.update()
-        )
-    finally:
-        bar.close()
-    values = []
-    writer = log.validation_writer() if log is not None and not test else None
-    try:
-        for s, (traj, buf) in zip(seeds, played):
-            value = objective(traj) if objective is not None else traj.team_return
-            if writer is not None:
-                buf.flush_to(writer)
-            if log is not None:
-                log.log(
-                    "test" if test else "validation",
-                    {
-                        "episode": traj.episode,
-                        "policies": label,
-                        "seed": s,
-                        "team_return": round(traj.team_return, 3),
-                        "objective": round(value, 3),
-                    },
-                )
-            values.append(value)
-            if on_episode is not None:
-                on_episode(traj)
-    finally:
-        if writer is not None:
-            writer.close()
-    return sum(values) / len(values)
 
 
 @dataclass(frozen=True)
@@ -239,8 +178,8 @@ def play_batch(
     on_episode: Callable[[Trajectory], None] | None = None,
     desc: str = "episodes",
 ) -> Batch:
-    """An iteration's first step: the held-out test of ``actors`` (:func:`validate` with
-    ``test=True``), the current value (``value()``, unless the value is already known) and the
+    """An iteration's first step: the held-out test of ``actors``
+    (:func:`~lang_pz.training.validation.validate` with ``test=True``), the current value (``value()``, unless the value is already known) and the
     training episodes (:func:`collect`). They are independent, so with a concurrent executor they
     run side by side; serially, in that order.
     """
@@ -392,40 +331,3 @@ def each(
         else:
             out.append((item, res))
     return out
-
-
-def validator(ctx: Context, team_of: Callable[[P], Team], seeds: Sequence[int]) -> Callable[[P, str], float | None]:
-    """``(parameter, label) -> value``: :func:`validate` of ``team_of(parameter)`` on ``seeds``,
-    logged under ``label``; each call answers from the episodes of the call before it (a
-    :class:`~lang_pz.training.players.Reference`), so a candidate that changes one agent asks only
-    that agent and those its change reaches (:mod:`lang_pz.policies.replay`: only a plain
-    :class:`~lang_pz.policies.llm.LLMPolicy` is replayed, and only a request its policy sent in the
-    reference episode, so the reference never decides a reply that differs). Make one per
-    iteration: nothing is carried to the next, so a resumed iteration makes the calls an
-    uninterrupted one makes. No ``seeds``: nothing is played and every value is ``None``.
-    """
-    latest: list[Reference | None] = [None]
-
-    def val(parameter: P, label: str) -> float | None:
-        team = team_of(parameter)
-        episodes: dict[int, Trajectory] = {}
-
-        def keep(t: Trajectory) -> None:
-            assert t.seed is not None  # played from one of the (int) validation seeds
-            episodes[t.seed] = t
-
-        value = validate(
-            ctx.envs_of("validation"),
-            team,
-            seeds,
-            objective=ctx.objective,
-            log=ctx.log,
-            label=label,
-            executor=ctx.executor,
-            reference=latest[-1],
-            on_episode=keep,
-        )
-        latest[-1] = Reference(team, episodes)
-        return value
-
-    return val

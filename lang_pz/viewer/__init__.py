@@ -7,8 +7,17 @@ cannot make it read or write a file of yours, nor serve one (:mod:`lang_pz.viewe
 :mod:`lang_pz.viewer.serve`, docs/viewer.md).
 """
 
+from typing import TYPE_CHECKING
+
+from lang_pz._moved import moved_getattr
 from lang_pz.viewer.page import write_view
 from lang_pz.viewer.serve import make_server
-from lang_pz.viewer.source import kind_of
 
-__all__ = ["kind_of", "make_server", "write_view"]
+__all__ = ["make_server", "write_view"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {"kind_of": "lang_pz.viewer.source.kind_of"}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -20,17 +20,11 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from lang_pz.backends import (
-    Generation,
-    GenerationRequest,
-    Message,
-    ResponseCache,
-    ScriptedBackend,
-    make_backend,
-)
+from lang_pz.backends import Generation, GenerationRequest, Message, ResponseCache, make_backend
 from lang_pz.backends.cache import cache_key, default_cache_dir
 from lang_pz.backends.llama_cpp import choices_gbnf
 from lang_pz.error import BackendError, BackendUnavailableError, InvalidReplyError, PromptTooLongError
+from lang_pz.test import ScriptedBackend
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 IDENTITY = {"backend": "X", "model": "m1"}

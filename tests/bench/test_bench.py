@@ -11,17 +11,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from lang_pz.bench import (
-    EnvCase,
-    bootstrap_interval,
-    load_config,
-    parse_seeds,
-    parse_team,
-    read_episodes,
-    run_bench,
-    summaries,
-    write_results,
-)
+from lang_pz.bench import EnvCase, load_config, parse_team, read_episodes, run_bench, summaries, write_results
+from lang_pz.bench.config import parse_seeds
+from lang_pz.bench.stats import bootstrap_interval
 from lang_pz.error import InvalidKwargError, LangPZError
 from lang_pz.runs import write_policies
 from lang_pz.test import ScriptedBackend

@@ -13,7 +13,8 @@ import math
 import pytest
 
 import lang_pz.bench.runner as runner
-from lang_pz.bench import EnvCase, parse_team, read_episodes, run_bench, summaries, summarise, write_results
+from lang_pz.bench import EnvCase, parse_team, read_episodes, run_bench, summaries, write_results
+from lang_pz.bench.stats import summarise
 from lang_pz.policies.scripted import ConstantPolicy
 
 C4 = "classic/connect_four-v0"

@@ -299,7 +299,7 @@ def test_set_without_equals_says_key_value():
 
 def test_train_help_lists_every_critic_mode_and_method():
     from lang_pz.critics import critic_modes
-    from lang_pz.methods import registered
+    from lang_pz.training.registry import registered
 
     res = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "400"})
     assert res.exit_code == 0

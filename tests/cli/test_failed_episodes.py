@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 import lang_pz.backends
-from lang_pz.bench import EnvCase, parse_team, read_episodes, read_failures, run_bench, summaries
+from lang_pz.bench import EnvCase, parse_team, read_episodes, run_bench, summaries
 from lang_pz.bench.report import markdown_table
+from lang_pz.bench.runner import read_failures
 from lang_pz.cli import app
 from lang_pz.error import BackendUnavailableError
 from lang_pz.test import ScriptedBackend

@@ -15,17 +15,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from lang_pz.backends.base import GenerationRequest
-from lang_pz.critics import (
-    CentralCritic,
-    Credit,
-    CriticReport,
-    compute_evidence,
-    reply_model,
-    subsample_steps,
-)
-from lang_pz.critics.central import CRITIC_MODES, TEAM
+from lang_pz.critics import CentralCritic, Credit, CriticReport
+from lang_pz.critics.base import compute_evidence
+from lang_pz.critics.central import CRITIC_MODES, TEAM, reply_model
 from lang_pz.critics.counterfactual import Counterfactual
-from lang_pz.critics.render import GLOBAL_EXAMPLE, own_view
+from lang_pz.critics.render import GLOBAL_EXAMPLE, own_view, subsample_steps
 from lang_pz.error import LangPZError, SchemaValidationError
 from lang_pz.structured import ask_structured, repeated_phrase
 from lang_pz.test import ScriptedBackend

@@ -106,7 +106,7 @@ def test_broken_adapters_are_caught(adapter, message, api):
 
 
 def test_garbage_that_parses_is_caught():
-    from lang_pz.test import check_decoded
+    from lang_pz.test.checks import check_decoded
 
     with pytest.raises(AssertionError, match=r"did not set info\['parse_error'\]"):
         check_decoded({"action_text": "qwzx", "action": 0, "parse_error": None, "fallback": False}, "qwzx", True, "here")
@@ -129,7 +129,7 @@ def test_unknown_id_raises():
 
 def test_observation_outside_its_space_is_caught():
     from lang_pz.spaces import text_observation_space
-    from lang_pz.test import check_observation
+    from lang_pz.test.checks import check_observation
 
     space = text_observation_space(10)
     check_observation(space, {"text": "ok: 1\n2"}, "here")

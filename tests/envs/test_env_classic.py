@@ -76,19 +76,8 @@ def test_the_tictactoe_grammar_is_compiled_once(monkeypatch):
 
 
 def test_old_import_paths_still_work():
-    from lang_pz.envs.classic import (  # noqa: F401
-        ConnectFourAdapter,
-        RPSAdapter,
-        TicTacToeAdapter,
-        make_connect_four,
-        make_rps,
+    from lang_pz.envs.classic import (
         make_tictactoe,
-        parse_phrases,
-        rps_moves,
-        rps_outcome,
-        tictactoe_action,
-        tictactoe_phrases,
-        tictactoe_square,
     )
 
     assert lang_pz.registry["classic/tictactoe-v0"].load() is make_tictactoe

@@ -13,7 +13,8 @@ import pytest
 from gymnasium import spaces
 
 from lang_pz.error import InvalidKwargError
-from lang_pz.test import check_not_summary, language_api_test
+from lang_pz.test import language_api_test
+from lang_pz.test.checks import check_not_summary
 from lang_pz.text import families
 from lang_pz.text.adapter import LanguageAdapter
 from lang_pz.wrappers import LanguageAECWrapper, LanguageParallelWrapper

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.envs.openspiel import move_words
+from lang_pz.envs.openspiel.adapter import move_words
 from lang_pz.error import ActionParseError, InvalidKwargError, UnknownEnvironmentError
 
 pyspiel = pytest.importorskip("pyspiel")

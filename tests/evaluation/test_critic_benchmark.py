@@ -26,9 +26,8 @@ from lang_pz.evaluation.baselines import RandomCritic
 from lang_pz.evaluation.bases import base_factory
 from lang_pz.evaluation.cases import fault_truth
 from lang_pz.evaluation.faults import CriticSpec, run_fault_benchmark
-from lang_pz.policies import FaultyPolicy
 from lang_pz.policies.base import Decision, Policy
-from lang_pz.policies.faulty import SplicedPolicy
+from lang_pz.policies.faulty import FaultyPolicy, SplicedPolicy
 from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
@@ -502,7 +501,7 @@ def gold_blamer(gold: str):
 
 def test_math_oracle_team_scores_full_reward_unfaulted():
     import lang_pz
-    from lang_pz.policies import MathOracle
+    from lang_pz.policies.oracle import MathOracle
     from lang_pz.rollout import rollout
 
     for env_id in (GSM8K, "tasks/math500-v0"):
@@ -521,7 +520,7 @@ def test_math_oracle_team_scores_full_reward_unfaulted():
 
 @pytest.mark.parametrize("fault", ["idle", "harmful"])
 def test_math_task_faults_lower_the_reward_and_an_oracle_critic_scores_one(fault, tmp_path):
-    from lang_pz.tasks import demo_items
+    from lang_pz.tasks.datasets import demo_items
 
     gold = demo_items("gsm8k")[0].answer
     critic = CentralCritic(ScriptedBackend(gold_blamer(gold)))
@@ -562,7 +561,7 @@ def test_free_text_and_family_mismatches_are_refused():
 def test_cli_eval_critic_on_overcooked_and_gsm8k(tmp_path, monkeypatch):
     pytest.importorskip("overcooked_ai_py")
     import lang_pz.backends
-    from lang_pz.tasks import demo_items
+    from lang_pz.tasks.datasets import demo_items
 
     gold = demo_items("gsm8k")[0].answer
     monkeypatch.setattr(lang_pz.backends, "make_backend", lambda spec, **kw: ScriptedBackend(gold_blamer(gold)))

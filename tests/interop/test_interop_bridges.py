@@ -17,16 +17,9 @@ from support import any_sandbox
 
 import lang_pz
 from lang_pz.error import LangPZError
-from lang_pz.interop import (
-    DiscreteActions,
-    FunctionEncoder,
-    GymDiscreteActions,
-    GymEncodeObservations,
-    HashedBagOfWords,
-    action_words,
-    register_text_spaces,
-    to_vector_env,
-)
+from lang_pz.interop import FunctionEncoder, HashedBagOfWords, register_text_spaces, to_vector_env
+from lang_pz.interop.gym import GymDiscreteActions, GymEncodeObservations
+from lang_pz.interop.wrappers import DiscreteActions, action_words
 
 ROOT = Path(__file__).resolve().parents[2]  # subprocesses import this checkout's lang_pz
 
@@ -304,7 +297,7 @@ def test_distinct_observations_give_distinct_vectors_on_every_registered_env(env
 
 
 def test_box_actions_send_vectors_as_text_that_parses_back():
-    from lang_pz.interop import GymBoxActions, GymEncodeObservations
+    from lang_pz.interop.gym import GymBoxActions, GymEncodeObservations
     from lang_pz.interop.wrappers import box_text
     from lang_pz.text import codec
     from lang_pz.wrappers import LanguageGymWrapper

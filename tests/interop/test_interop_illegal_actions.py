@@ -11,7 +11,8 @@ import pytest
 
 import lang_pz
 from lang_pz.error import LangPZError
-from lang_pz.interop import GymDiscreteActions, to_masked_aec_env, to_vector_env
+from lang_pz.interop import to_masked_aec_env, to_vector_env
+from lang_pz.interop.gym import GymDiscreteActions
 
 pistonball_kw = {"n_pistons": 5, "max_cycles": 10}
 

@@ -113,7 +113,8 @@ def test_learned_policy_needs_the_raw_observation(model_path):
 def test_text_trained_model_as_a_policy_reads_the_text_not_the_raw_observation():
     from stable_baselines3 import PPO
 
-    from lang_pz.interop import HashedBagOfWordsV1, to_vector_env
+    from lang_pz.interop import to_vector_env
+    from lang_pz.interop.encoders import HashedBagOfWordsV1
 
     model = PPO.load(str(TRAINED_TEXT), device="cpu")
     policy = SB3Policy(model, HashedBagOfWordsV1(), observation="text")
@@ -138,7 +139,7 @@ def test_text_trained_model_as_a_policy_reads_the_text_not_the_raw_observation()
 def test_a_safe_load_gives_the_model_sb3s_own_load_gives():
     from stable_baselines3 import PPO
 
-    from lang_pz.interop import HashedBagOfWordsV1
+    from lang_pz.interop.encoders import HashedBagOfWordsV1
 
     for path in (TRAINED, TRAINED_TEXT):
         ours = SB3Policy.load(path, HashedBagOfWordsV1(), observation="text").model
@@ -177,7 +178,7 @@ def _planted(tmp_path: Path, key: str) -> Path:
 
 @pytest.mark.parametrize("key", ["ep_info_buffer", "observation_space", "policy_kwargs"])
 def test_a_pickle_planted_in_a_model_zip_never_runs(tmp_path, key):
-    from lang_pz.interop import HashedBagOfWordsV1
+    from lang_pz.interop.encoders import HashedBagOfWordsV1
 
     path = _planted(tmp_path, key)
     if key == "ep_info_buffer":  # training state: replaced, the model loads

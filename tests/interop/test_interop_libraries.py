@@ -65,7 +65,7 @@ def test_sb3_ppo_trains_on_a_text_env_and_is_seedable():
 def test_sb3_ppo_on_a_gymnasium_text_env():
     from stable_baselines3 import PPO
 
-    from lang_pz.interop import GymDiscreteActions, GymEncodeObservations
+    from lang_pz.interop.gym import GymDiscreteActions, GymEncodeObservations
 
     env = GymDiscreteActions(GymEncodeObservations(lang_pz.make("classic_control/cartpole-v0")))
     model = PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu").learn(200)
@@ -124,7 +124,7 @@ def test_sb3_sac_on_a_gymnasium_box_text_env():
     import gymnasium as gym
     from stable_baselines3 import SAC
 
-    from lang_pz.interop import GymBoxActions, GymEncodeObservations
+    from lang_pz.interop.gym import GymBoxActions, GymEncodeObservations
     from lang_pz.wrappers import LanguageGymWrapper
 
     env = GymBoxActions(GymEncodeObservations(LanguageGymWrapper(gym.make("Pendulum-v1"))))

@@ -13,7 +13,6 @@ import re
 
 import pytest
 
-from lang_pz.backends import ScriptedBackend
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import Credit, CriticReport
 from lang_pz.critics.counterfactual import Counterfactual
@@ -22,6 +21,7 @@ from lang_pz.optimisers import TextualPolicyOptimiser
 from lang_pz.optimisers.adherence import ActorCheck, Adherence, cited_decisions
 from lang_pz.optimisers.gradient import Gradient
 from lang_pz.optimisers.joint import joint_updates, pair_changes
+from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 
 WORDS = ["down", "stay", "up"]

@@ -18,16 +18,14 @@ from lang_pz.backends.base import GenerationRequest
 from lang_pz.critics import Credit, CriticReport
 from lang_pz.critics.counterfactual import Counterfactual
 from lang_pz.error import SchemaValidationError
-from lang_pz.optimisers import (
-    Gradient,
-    Momentum,
-    PolicyUpdate,
-    TextualPolicyOptimiser,
+from lang_pz.optimisers import Gradient, Momentum, PolicyUpdate, TextualPolicyOptimiser
+from lang_pz.optimisers.gradient import (
+    evidence_changes,
     gradient_reply_model,
+    policy_pattern,
     policy_reply_model,
     rewrite_fraction,
 )
-from lang_pz.optimisers.gradient import evidence_changes, policy_pattern
 from lang_pz.optimisers.textual import DIRECTION_MAX_CHARS, MAX_REWRITE, evidence_for
 from lang_pz.test import ScriptedBackend
 
@@ -198,7 +196,7 @@ def full_script():
 def _step(optimiser, policies, reports):
     """LangMARL's gradients and propose stages over every agent with a policy (a failure would
     be recorded in the context)."""
-    from lang_pz.methods.langmarl import gradients, propose
+    from lang_pz.methods.langmarl.steps import gradients, propose
     from lang_pz.training import Context
 
     ctx = Context()
@@ -259,7 +257,7 @@ def test_aggregation_merges_the_batch_with_the_momentum_lines():
     # when the candidate is accepted (commit_momentum), never before
     assert "Drop: pushing up" in task_of(llm.requests[3])
     assert [g.change for _, g in momentum.get("piston_0")] == ["OLD-CHANGE", "OLDER-CHANGE"]
-    from lang_pz.methods.langmarl import commit_momentum
+    from lang_pz.methods.langmarl.steps import commit_momentum
 
     commit_momentum(momentum, {"piston_0": upd.gradient}, accepted=[])
     assert [g.change for _, g in momentum.get("piston_0")] == ["OLD-CHANGE", "OLDER-CHANGE"]

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from lang_pz.error import LangPZError, SchemaValidationError
-from lang_pz.skills import TEAM, Skill, SkillLibrary
+from lang_pz.skills import Skill, SkillLibrary
 from lang_pz.skills.critic import SkillCritic, skill_uses
 from lang_pz.skills.evidence import SkillUtility
+from lang_pz.skills.library import TEAM
 from lang_pz.test import ScriptedBackend
 from lang_pz.trajectory import AgentStep, Trajectory
 

@@ -16,7 +16,8 @@ from skill_standins import SkillStandIn, jsonl
 
 import lang_pz
 from lang_pz.rollout import rollout
-from lang_pz.skills import SkillMemory, invocations, read_library, skill_policies
+from lang_pz.skills import SkillMemory, read_library
+from lang_pz.skills.policy import invocations, skill_policies
 from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories

@@ -11,20 +11,11 @@ from typer.testing import CliRunner
 
 from lang_pz.cli import app
 from lang_pz.error import SkillFormatError, SkillLibraryError
-from lang_pz.skills import (
-    TEAM,
-    Skill,
-    SkillEdit,
-    SkillLibrary,
-    parse_skill_md,
-    read_library,
-    read_skill,
-    render_skill_md,
-    write_library,
-    write_skill,
-)
+from lang_pz.skills import Skill, SkillEdit, SkillLibrary, read_library, write_library
 from lang_pz.skills.diff import diff_libraries
-from lang_pz.skills.files import MANIFEST, check_library
+from lang_pz.skills.files import MANIFEST, check_library, read_skill, write_skill
+from lang_pz.skills.library import TEAM
+from lang_pz.skills.skill import parse_skill_md, render_skill_md
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 runner = CliRunner()

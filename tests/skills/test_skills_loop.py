@@ -37,7 +37,8 @@ from skill_standins import (
 )
 
 from lang_pz.error import SkillFormatError, SkillLibraryError
-from lang_pz.skills import Skill, SkillLibrary, invocations, read_library, write_library
+from lang_pz.skills import Skill, SkillLibrary, read_library, write_library
+from lang_pz.skills.policy import invocations
 from lang_pz.test import ScriptedBackend
 from lang_pz.training import TrainConfig, train
 from lang_pz.trajectory import read_trajectories

@@ -8,10 +8,11 @@ import pytest
 
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.error import SkillLibraryError
-from lang_pz.skills import TEAM, Scoping, Skill, SkillEdit, SkillLibrary, SkillLimits
+from lang_pz.skills import Scoping, Skill, SkillEdit, SkillLibrary, SkillLimits
 from lang_pz.skills.aggregate import SkillMemory
 from lang_pz.skills.critic import Residual, SkillCriticReport, UseCredit
 from lang_pz.skills.evidence import SkillUtility
+from lang_pz.skills.library import TEAM
 from lang_pz.skills.operators import (
     ProposalRules,
     SkillWriter,

@@ -14,8 +14,9 @@ from lang_pz.error import BackendError, LangPZError
 from lang_pz.objectives import make_objective
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
-from lang_pz.skills import TEAM, Scoping, Skill, SkillLibrary, read_library
+from lang_pz.skills import Scoping, Skill, SkillLibrary, read_library
 from lang_pz.skills.evidence import skill_utilities
+from lang_pz.skills.library import TEAM
 from lang_pz.skills.policy import NONE, SkillPolicy, invocations, skill_policies, usage_counts
 from lang_pz.test import ScriptedBackend
 

@@ -9,8 +9,8 @@ from support import requires_bwrap
 
 import lang_pz
 from lang_pz.error import InvalidKwargError, LangPZError
-from lang_pz.tasks import SandboxConfig, demo_items
-from lang_pz.tasks.sandbox import isolation
+from lang_pz.tasks.datasets import demo_items
+from lang_pz.tasks.sandbox import SandboxConfig, isolation
 
 ENV_IDS = ("tasks/humaneval-v0", "tasks/mbpp-v0")
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 from support import DATA
 
-from lang_pz.tasks import load_gsm8k
+from lang_pz.tasks.datasets import load_gsm8k
 from lang_pz.tasks.math_env import make_gsm8k
 from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, gsm8k_number_text
 

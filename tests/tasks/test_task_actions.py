@@ -18,8 +18,8 @@ from support import requires_bwrap
 
 import lang_pz
 from lang_pz.error import ActionParseError
-from lang_pz.tasks import demo_items, load_humaneval
 from lang_pz.tasks.code_env import extract_code, extract_tests
+from lang_pz.tasks.datasets import demo_items, load_humaneval
 
 #: The code envs run in the default sandbox: bubblewrap.
 TASK_IDS = [

@@ -12,8 +12,7 @@ from support import DATA
 
 import lang_pz
 from lang_pz.error import LangPZError
-from lang_pz.tasks import load_hotpotqa
-from lang_pz.tasks.datasets import demo_items, load_items
+from lang_pz.tasks.datasets import demo_items, load_hotpotqa, load_items
 
 needs_data = pytest.mark.skipif(not (DATA / "hotpotqa").is_dir(), reason="benchmark data folder not available")
 

@@ -34,15 +34,16 @@ from lang_pz.error import (
 )
 from lang_pz.policies import LLMPolicy
 from lang_pz.rollout import rollout
-from lang_pz.tasks import demo_items, load_from_hub, normalize_answer
 from lang_pz.tasks.code_env import (
     extract_code,
     extract_tests,
     make_humaneval,
     make_mbpp,
 )
+from lang_pz.tasks.datasets import demo_items, load_from_hub
 from lang_pz.tasks.math_env import bounded_math_equal, make_gsm8k, make_math500
 from lang_pz.tasks.qa_env import make_hotpotqa
+from lang_pz.tasks.scoring import normalize_answer
 from lang_pz.test import ScriptedBackend
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="benchmark data folder not available")

@@ -10,8 +10,9 @@ from support import DATA, any_sandbox
 
 import lang_pz
 from lang_pz.error import InvalidKwargError, LangPZError
-from lang_pz.tasks.datasets import PHASES, item_key, load_items, seed_order, split
+from lang_pz.tasks.datasets import load_items, split
 from lang_pz.tasks.datasets.items import GSM8KItem
+from lang_pz.tasks.datasets.partition import PHASES, item_key, seed_order
 from lang_pz.tasks.math_env import MathTaskEnv
 
 needs_data = pytest.mark.skipif(not (DATA / "math500").is_dir(), reason="benchmark data folder not available")

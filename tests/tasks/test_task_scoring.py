@@ -22,20 +22,15 @@ import pytest
 from support import DATA
 
 from lang_pz.error import DependencyNotInstalled, LangPZError
-from lang_pz.tasks import (
+from lang_pz.tasks.datasets import load_gsm8k, load_hotpotqa, load_humaneval, load_math500, load_mbpp, split
+from lang_pz.tasks.scoring import (
     exact_match,
     gsm8k_equal,
     gsm8k_gold,
     gsm8k_number,
     last_boxed,
-    load_gsm8k,
-    load_hotpotqa,
-    load_humaneval,
-    load_math500,
-    load_mbpp,
     math_equal,
     normalize_answer,
-    split,
     supporting_fact_scores,
     token_f1,
 )

@@ -11,7 +11,8 @@ from gymnasium import spaces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lang_pz.envs.classic import parse_phrases, tictactoe_action, tictactoe_phrases, tictactoe_square
+from lang_pz.envs.classic.tictactoe import tictactoe_action, tictactoe_phrases, tictactoe_square
+from lang_pz.envs.classic.turns import parse_phrases
 from lang_pz.error import ActionParseError
 from lang_pz.text.codec import (
     action_vocabulary,

@@ -189,7 +189,8 @@ def test_registered_in_python_then_named_by_train(tmp_path, monkeypatch, plugin)
 
 def test_registries_list_what_is_registered_and_refuse_a_second_class_under_a_name():
     from lang_pz.critics import critic_modes
-    from lang_pz.methods import LangMARL, MASkills, method_class, register_method, registered
+    from lang_pz.methods import LangMARL, MASkills, register_method
+    from lang_pz.training.registry import method_class, registered
 
     assert registered()[:2] == ["langmarl", "maskills"]
     assert method_class("langmarl") is LangMARL and method_class("maskills") is MASkills

@@ -48,7 +48,8 @@ from standins import (
 from typer.testing import CliRunner
 
 import lang_pz
-from lang_pz.critics import Counterfactual, Credit, Evidence, best_gain
+from lang_pz.critics import Counterfactual, Credit, Evidence
+from lang_pz.critics.counterfactual import best_gain
 from lang_pz.error import InvalidKwargError, RunDirError
 from lang_pz.policies.scripted import ConstantPolicy
 from lang_pz.rollout import rollout
@@ -783,7 +784,8 @@ def test_a_bad_initial_policy_writes_nothing(tmp_path):
 def test_validation_replays_a_seed_exactly_with_a_random_partner(tmp_path):
     """Policies are reset from the episode seed: two validation episodes of one seed are identical
     (the step itself, given a seed twice; a config refuses repeated validation seeds)."""
-    from lang_pz.training import build, validate
+    from lang_pz.training import build
+    from lang_pz.training.validation import validate
     from lang_pz.trajectory import Trajectory
 
     parts = build(config(tmp_path / "run", partners={"piston_4": "random"}), backends=StandIn().backend)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lang_pz.critics import Counterfactual, Evidence
-from lang_pz.methods.langmarl import commit_momentum, evidence_gate
+from lang_pz.methods.langmarl.steps import commit_momentum, evidence_gate
 from lang_pz.optimisers import Gradient, Momentum
 from lang_pz.runs import RunFolder
 from lang_pz.training import Context

@@ -16,13 +16,15 @@ import pytest
 from typer.testing import CliRunner
 from viewer_runs import small_run
 
-from lang_pz.bench import case_from_dict, run_bench, summaries, write_results
+from lang_pz.bench import run_bench, summaries, write_results
+from lang_pz.bench.config import case_from_dict
 from lang_pz.cli import app
 from lang_pz.error import RunDirError
 from lang_pz.runs import RunFolder, read_policies
 from lang_pz.trajectory import read_trajectories
-from lang_pz.viewer import kind_of, make_server, write_view
+from lang_pz.viewer import make_server, write_view
 from lang_pz.viewer.run import word_diff_ops
+from lang_pz.viewer.source import kind_of
 
 
 def load_data(path: Path, call: str) -> list:

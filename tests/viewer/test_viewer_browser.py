@@ -152,7 +152,8 @@ def test_skills_tab_shows_versions_utility_and_validated_edits(browser, tmp_path
 
 
 def test_bench_page_draws_the_table_and_the_plot(browser, tmp_path):
-    from lang_pz.bench import case_from_dict, run_bench, summaries, write_results
+    from lang_pz.bench import run_bench, summaries, write_results
+    from lang_pz.bench.config import case_from_dict
 
     out = tmp_path / "bench"
     cases = [

@@ -8,32 +8,28 @@
 the turn line). Each module's docstring is the table of its agents, spaces and rewards.
 """
 
-from lang_pz.envs.classic.connect_four import ConnectFourAdapter, make_connect_four
-from lang_pz.envs.classic.rps import RPSAdapter, make_rps, rps_moves, rps_outcome
-from lang_pz.envs.classic.tictactoe import (
-    TICTACTOE_SQUARES,
-    TicTacToeAdapter,
-    make_tictactoe,
-    tictactoe_action,
-    tictactoe_phrases,
-    tictactoe_square,
-)
-from lang_pz.envs.classic.turns import PhraseTable, TurnBasedAdapter, parse_phrases
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "TICTACTOE_SQUARES",
-    "ConnectFourAdapter",
-    "PhraseTable",
-    "RPSAdapter",
-    "TicTacToeAdapter",
-    "TurnBasedAdapter",
-    "make_connect_four",
-    "make_rps",
-    "make_tictactoe",
-    "parse_phrases",
-    "rps_moves",
-    "rps_outcome",
-    "tictactoe_action",
-    "tictactoe_phrases",
-    "tictactoe_square",
-]
+from lang_pz._moved import moved_getattr
+from lang_pz.envs.classic.connect_four import ConnectFourAdapter, make_connect_four
+from lang_pz.envs.classic.rps import RPSAdapter, make_rps
+from lang_pz.envs.classic.tictactoe import TicTacToeAdapter, make_tictactoe
+
+__all__ = ["ConnectFourAdapter", "RPSAdapter", "TicTacToeAdapter", "make_connect_four", "make_rps", "make_tictactoe"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "PhraseTable": "lang_pz.envs.classic.turns.PhraseTable",
+    "TICTACTOE_SQUARES": "lang_pz.envs.classic.tictactoe.TICTACTOE_SQUARES",
+    "TurnBasedAdapter": "lang_pz.envs.classic.turns.TurnBasedAdapter",
+    "parse_phrases": "lang_pz.envs.classic.turns.parse_phrases",
+    "rps_moves": "lang_pz.envs.classic.rps.rps_moves",
+    "rps_outcome": "lang_pz.envs.classic.rps.rps_outcome",
+    "tictactoe_action": "lang_pz.envs.classic.tictactoe.tictactoe_action",
+    "tictactoe_phrases": "lang_pz.envs.classic.tictactoe.tictactoe_phrases",
+    "tictactoe_square": "lang_pz.envs.classic.tictactoe.tictactoe_square",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -1,7 +1,17 @@
 """OpenSpiel games (through Shimmy) as language environments: :mod:`lang_pz.envs.openspiel.games`
 makes them, :mod:`lang_pz.envs.openspiel.adapter` gives their text."""
 
-from lang_pz.envs.openspiel.adapter import OpenSpielAdapter, move_words
-from lang_pz.envs.openspiel.games import NOTES, make_openspiel
+from typing import TYPE_CHECKING
 
-__all__ = ["NOTES", "OpenSpielAdapter", "make_openspiel", "move_words"]
+from lang_pz._moved import moved_getattr
+from lang_pz.envs.openspiel.adapter import OpenSpielAdapter
+from lang_pz.envs.openspiel.games import make_openspiel
+
+__all__ = ["OpenSpielAdapter", "make_openspiel"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {"NOTES": "lang_pz.envs.openspiel.games.NOTES", "move_words": "lang_pz.envs.openspiel.adapter.move_words"}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -45,38 +45,30 @@ The numeric core's observation is only the tick (``Discrete(horizon + 1)``); the
 rendered from the game state, ``env.unwrapped.game_state``.
 """
 
-from lang_pz.envs.overcooked.core import (
-    AGENTS,
-    LAYOUTS,
-    MAX_SKILL_TICKS,
-    PRIMITIVES,
-    OvercookedParallelEnv,
-    import_overcooked,
-)
-from lang_pz.envs.overcooked.make import (
-    make_asymmetric_advantages,
-    make_coordination_ring,
-    make_counter_circuit,
-    make_cramped_room,
-    make_env,
-    make_forced_coordination,
-)
-from lang_pz.envs.overcooked.text import OvercookedAdapter, describe_for, describe_state
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "AGENTS",
-    "LAYOUTS",
-    "MAX_SKILL_TICKS",
-    "PRIMITIVES",
-    "OvercookedAdapter",
-    "OvercookedParallelEnv",
-    "describe_for",
-    "describe_state",
-    "import_overcooked",
-    "make_asymmetric_advantages",
-    "make_coordination_ring",
-    "make_counter_circuit",
-    "make_cramped_room",
-    "make_env",
-    "make_forced_coordination",
-]
+from lang_pz._moved import moved_getattr
+from lang_pz.envs.overcooked.core import LAYOUTS, OvercookedParallelEnv
+from lang_pz.envs.overcooked.make import make_env
+from lang_pz.envs.overcooked.text import OvercookedAdapter
+
+__all__ = ["LAYOUTS", "OvercookedAdapter", "OvercookedParallelEnv", "make_env"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "AGENTS": "lang_pz.envs.overcooked.macro_actions.AGENTS",
+    "MAX_SKILL_TICKS": "lang_pz.envs.overcooked.core.MAX_SKILL_TICKS",
+    "PRIMITIVES": "lang_pz.envs.overcooked.macro_actions.PRIMITIVES",
+    "describe_for": "lang_pz.envs.overcooked.text.describe_for",
+    "describe_state": "lang_pz.envs.overcooked.text.describe_state",
+    "import_overcooked": "lang_pz.envs.overcooked.core.import_overcooked",
+    "make_asymmetric_advantages": "lang_pz.envs.overcooked.make.make_asymmetric_advantages",
+    "make_coordination_ring": "lang_pz.envs.overcooked.make.make_coordination_ring",
+    "make_counter_circuit": "lang_pz.envs.overcooked.make.make_counter_circuit",
+    "make_cramped_room": "lang_pz.envs.overcooked.make.make_cramped_room",
+    "make_forced_coordination": "lang_pz.envs.overcooked.make.make_forced_coordination",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

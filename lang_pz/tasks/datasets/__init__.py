@@ -16,54 +16,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from lang_pz._moved import moved_getattr
 from lang_pz.error import InvalidKwargError
+from lang_pz.tasks.datasets import files, partition
 from lang_pz.tasks.datasets.demo import demo_items
-from lang_pz.tasks.datasets.files import (
-    DATA_DIR_ENV,
-    HOTPOTQA_FILES,
-    hotpotqa_file,
-    load_gsm8k,
-    load_hotpotqa,
-    load_humaneval,
-    load_math500,
-    load_mbpp,
-    resolve_data_dir,
-)
-from lang_pz.tasks.datasets.hub import HUB_SOURCES, load_from_hub
-from lang_pz.tasks.datasets.items import (
-    CodeItem,
-    GSM8KItem,
-    HotpotQAItem,
-    MathItem,
-    gsm8k_item,
-    hotpotqa_item,
-    humaneval_item,
-    math_item,
-    mbpp_item,
-)
-from lang_pz.tasks.datasets.partition import PHASE_FRACTIONS, PHASES, item_key, seed_order, split
+from lang_pz.tasks.datasets.files import load_gsm8k, load_hotpotqa, load_humaneval, load_math500, load_mbpp
+from lang_pz.tasks.datasets.hub import load_from_hub
+from lang_pz.tasks.datasets.items import CodeItem, GSM8KItem, HotpotQAItem, MathItem
+from lang_pz.tasks.datasets.partition import split
 
 __all__ = [
-    "BENCHMARKS",
-    "DATA_DIR_ENV",
-    "HOTPOTQA_FILES",
-    "HUB_SOURCES",
-    "MBPP_SPLITS",
-    "PHASES",
-    "PHASE_FRACTIONS",
-    "SPLITS",
     "CodeItem",
     "GSM8KItem",
     "HotpotQAItem",
     "MathItem",
     "demo_items",
-    "gsm8k_item",
-    "hotpotqa_file",
-    "hotpotqa_item",
-    "humaneval_item",
-    "item_key",
     "load_from_hub",
     "load_gsm8k",
     "load_hotpotqa",
@@ -71,10 +40,6 @@ __all__ = [
     "load_items",
     "load_math500",
     "load_mbpp",
-    "math_item",
-    "mbpp_item",
-    "resolve_data_dir",
-    "seed_order",
     "split",
 ]
 
@@ -90,11 +55,11 @@ MBPP_SPLITS: dict[str, tuple[int, int]] = {
 }
 #: The ``split`` names of each benchmark (HotpotQA also takes any file name in its folder).
 SPLITS: dict[str, tuple[str, ...]] = {
-    "hotpotqa": ("dev", *PHASES),
-    "math500": ("all", *PHASES),
-    "gsm8k": ("all", *PHASES),
-    "humaneval": ("all", *PHASES),
-    "mbpp": ("all", *PHASES, "prompt"),
+    "hotpotqa": ("dev", *partition.PHASES),
+    "math500": ("all", *partition.PHASES),
+    "gsm8k": ("all", *partition.PHASES),
+    "humaneval": ("all", *partition.PHASES),
+    "mbpp": ("all", *partition.PHASES, "prompt"),
 }
 _cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
@@ -129,10 +94,10 @@ def _hotpotqa(split: str, source: str, data_dir: Any, path: Any, split_seed: int
     halves of the dev set; with ``path=`` the phases are a 60/20/20 partition of that file."""
     if path is not None:
         items = list(_load_all("hotpotqa", "file", Path(path).resolve(), ""))
-        return _phase_part(items, split, split_seed, PHASE_FRACTIONS) if split in PHASES else items
+        return _phase_part(items, split, split_seed, partition.PHASE_FRACTIONS) if split in partition.PHASES else items
     base = "dev" if split in ("validation", "test") else split
     if source == "local":
-        items = list(_load_all("hotpotqa", "file", hotpotqa_file(data_dir, base).resolve(), ""))
+        items = list(_load_all("hotpotqa", "file", files.hotpotqa_file(data_dir, base).resolve(), ""))
     else:
         items = list(_load_all("hotpotqa", "hub", None, base))
     return _phase_part(items, split, split_seed, (0.0, 0.5, 0.5)) if base != split else items
@@ -140,7 +105,7 @@ def _hotpotqa(split: str, source: str, data_dir: Any, path: Any, split_seed: int
 
 def _phase_part(items: list[Any], phase: str, seed: int, fractions: tuple[float, float, float]) -> list[Any]:
     """The part of :func:`split` ``(items, seed, fractions)`` that ``phase`` names."""
-    return split(items, seed, fractions)[PHASES.index(phase)]
+    return split(items, seed, fractions)[partition.PHASES.index(phase)]
 
 
 def load_items(
@@ -201,11 +166,33 @@ def load_items(
         return list(_load_all(benchmark, source, None, ""))
     if benchmark == "hotpotqa":
         return _hotpotqa(split, source, data_dir, path, split_seed)
-    resolved = resolve_data_dir(data_dir) if source == "local" and benchmark != "humaneval" else None
+    resolved = files.resolve_data_dir(data_dir) if source == "local" and benchmark != "humaneval" else None
     items = list(_load_all(benchmark, source, resolved, "sanitized" if sanitized else ""))
     if split == "all":
         return items
     if benchmark == "mbpp":
         lo, hi = MBPP_SPLITS[split]
         return [it for it in items if lo <= int(it.task_id.split("/")[1]) <= hi]
-    return _phase_part(items, split, split_seed, PHASE_FRACTIONS)
+    return _phase_part(items, split, split_seed, partition.PHASE_FRACTIONS)
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "DATA_DIR_ENV": "lang_pz.tasks.datasets.files.DATA_DIR_ENV",
+    "HOTPOTQA_FILES": "lang_pz.tasks.datasets.files.HOTPOTQA_FILES",
+    "HUB_SOURCES": "lang_pz.tasks.datasets.hub.HUB_SOURCES",
+    "PHASES": "lang_pz.tasks.datasets.partition.PHASES",
+    "PHASE_FRACTIONS": "lang_pz.tasks.datasets.partition.PHASE_FRACTIONS",
+    "gsm8k_item": "lang_pz.tasks.datasets.items.gsm8k_item",
+    "hotpotqa_file": "lang_pz.tasks.datasets.files.hotpotqa_file",
+    "hotpotqa_item": "lang_pz.tasks.datasets.items.hotpotqa_item",
+    "humaneval_item": "lang_pz.tasks.datasets.items.humaneval_item",
+    "item_key": "lang_pz.tasks.datasets.partition.item_key",
+    "math_item": "lang_pz.tasks.datasets.items.math_item",
+    "mbpp_item": "lang_pz.tasks.datasets.items.mbpp_item",
+    "resolve_data_dir": "lang_pz.tasks.datasets.files.resolve_data_dir",
+    "seed_order": "lang_pz.tasks.datasets.partition.seed_order",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -176,29 +176,25 @@ Module              Concept
 ==================  ===========================================================================
 """
 
-from lang_pz.tasks.sandbox.config import (
-    IDLE_TIMEOUT_S,
-    MAX_ERROR_CHARS,
-    TIMING_KEYS,
-    ExecutionResult,
-    SandboxConfig,
-    Status,
-)
-from lang_pz.tasks.sandbox.isolation import WORKDIR, Plan, resolve
-from lang_pz.tasks.sandbox.run import run_python, run_python_many
-from lang_pz.tasks.sandbox.uids import UID_POOL_SIZE
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "IDLE_TIMEOUT_S",
-    "MAX_ERROR_CHARS",
-    "TIMING_KEYS",
-    "UID_POOL_SIZE",
-    "WORKDIR",
-    "ExecutionResult",
-    "Plan",
-    "SandboxConfig",
-    "Status",
-    "resolve",
-    "run_python",
-    "run_python_many",
-]
+from lang_pz._moved import moved_getattr
+from lang_pz.tasks.sandbox.config import ExecutionResult, SandboxConfig, Status
+from lang_pz.tasks.sandbox.run import run_python, run_python_many
+
+__all__ = ["ExecutionResult", "SandboxConfig", "Status", "run_python", "run_python_many"]
+
+
+#: Names this package no longer exports -> where to import them from (a DeprecationWarning
+#: until the next release: :mod:`lang_pz._moved`).
+_MOVED = {
+    "IDLE_TIMEOUT_S": "lang_pz.tasks.sandbox.config.IDLE_TIMEOUT_S",
+    "MAX_ERROR_CHARS": "lang_pz.tasks.sandbox.config.MAX_ERROR_CHARS",
+    "Plan": "lang_pz.tasks.sandbox.isolation.Plan",
+    "TIMING_KEYS": "lang_pz.tasks.sandbox.config.TIMING_KEYS",
+    "UID_POOL_SIZE": "lang_pz.tasks.sandbox.uids.UID_POOL_SIZE",
+    "WORKDIR": "lang_pz.tasks.sandbox.isolation.WORKDIR",
+    "resolve": "lang_pz.tasks.sandbox.isolation.resolve",
+}
+if not TYPE_CHECKING:
+    __getattr__ = moved_getattr(__name__, _MOVED)

@@ -15,9 +15,10 @@ import pytest
 from support import DATA, requires_bwrap
 
 from lang_pz.error import LangPZError
-from lang_pz.tasks import CodeItem, load_humaneval, load_mbpp
 from lang_pz.tasks.code_env import CodeTaskEnv
-from lang_pz.tasks.sandbox import SandboxConfig, isolation, landlock, resolve
+from lang_pz.tasks.datasets import CodeItem, load_humaneval, load_mbpp
+from lang_pz.tasks.sandbox import SandboxConfig, isolation, landlock
+from lang_pz.tasks.sandbox.isolation import resolve
 from lang_pz.tasks.sandbox.verdict import cast
 
 _spec = importlib.util.spec_from_file_location(

@@ -35,7 +35,7 @@ SECRET = "sk-lang-pz-test-secret-0123456789"
 def _sandbox_pids(run_uid: int | None = None) -> list[int]:
     """Live processes of ``run_uid``, or (``None``) of any uid of the sandbox pool. A run's uid is its
     own across processes (tests/test_sandbox_uids.py), so other lang_pz processes do not count."""
-    from lang_pz.tasks.sandbox import UID_POOL_SIZE
+    from lang_pz.tasks.sandbox.uids import UID_POOL_SIZE
 
     base, size = (run_uid, 1) if run_uid is not None else (SandboxConfig().uid_base, UID_POOL_SIZE)
     found = []

@@ -11,8 +11,8 @@ import warnings
 import pytest
 from support import requires_bwrap
 
-from lang_pz.tasks import demo_items
 from lang_pz.tasks.code_env import CodeTaskEnv
+from lang_pz.tasks.datasets import demo_items
 from lang_pz.tasks.sandbox import SandboxConfig, monitor, run_python
 from lang_pz.tasks.sandbox.config import IDLE_TIMEOUT_S, MAX_ERROR_CHARS, clip
 
