@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import time
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,10 +18,10 @@ from lang_pz.cli.common import (
     check_backend_specs,
     error_lines,
     fail,
-    given_twice,
     parse_kwargs,
     yaml_value,
 )
+from lang_pz.cli.settings import flat_notes, merge_set, set_fields
 from lang_pz.configfile import ConfigFileError, load_yaml, where
 
 
@@ -39,7 +40,7 @@ def _config_help() -> str:
     for method, model in sections().items():
         lines += [
             "",
-            f"Only with --method {method} (the {method}: section; flat keys are moved there):",
+            f"Only with --method {method}: the {method}: section of a file, --set {method}.KEY=VALUE:",
             "",
             *rows(model, f"{method}."),
         ]
@@ -63,94 +64,6 @@ def _methods() -> str:
     from lang_pz.training.registry import described
 
     return described()
-
-
-def _field(key: str) -> Any:
-    """The pydantic field of a setting name (flat or ``method.name``), or ``None``."""
-    from lang_pz.training.config import TrainConfig, setting_names
-    from lang_pz.training.registry import sections
-
-    where = setting_names().get(key)
-    if where is None:
-        return None
-    return (sections()[where] if where else TrainConfig).model_fields[key.rpartition(".")[2]]
-
-
-def set_fields(pairs: list[str]) -> dict[str, Any]:
-    """``--set KEY=VALUE`` pairs as config settings (``KEY`` common, or a method's: flat or
-    ``maskills.KEY``): values are YAML, except that a text field takes the value as written (``No``,
-    ``Stay: wait`` stay text) and YAML's null (``null``, ``~``, empty) unsets an optional text field.
-
-    Raises:
-        ValueError: a pair without ``=``, an unknown field (with a did-you-mean), a value that is
-            not valid YAML, or a key given twice (``--set k=a --set k=b``, as ``--kw`` refuses it:
-            :func:`lang_pz.cli.common.given_twice`).
-    """
-    from lang_pz.training.config import setting_names
-
-    out: dict[str, Any] = {}
-    seen: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError(f"--set needs KEY=VALUE, got {pair!r} (e.g. --set {pair}=VALUE)")
-        if key.strip() in seen:
-            raise ValueError(f"--set {given_twice(key.strip(), seen[key.strip()], pair)}")
-        seen[key.strip()] = value
-        field = _field(key)
-        if field is None:
-            close = difflib.get_close_matches(key, list(setting_names()), n=1)
-            raise ValueError(
-                f"--set {pair!r}: {key!r} is not a TrainConfig field"
-                f"{f'; did you mean {close[0]!r}' if close else ''} (see --help)"
-            )
-        annotation = str(field.annotation)
-        if annotation == "str | None" and value.strip() in ("", "~", "null", "Null", "NULL"):
-            parsed = None
-        elif annotation in ("<class 'str'>", "str | None"):
-            parsed = value
-        else:
-            try:
-                parsed = yaml_value(value, f"--set {key}")
-            except typer.BadParameter as exc:
-                raise ValueError(exc.message) from None
-        method, dot, name = key.rpartition(".")
-        if dot:
-            out.setdefault(method, {})[name] = parsed
-        else:
-            out[key] = parsed
-    return out
-
-
-def merge_set(fields: dict[str, Any], settings: dict[str, Any], config: Path | None = None) -> list[str]:
-    """Lay ``--set`` settings (from :func:`set_fields`) over ``fields`` (a config file's), in place.
-
-    A method's setting joins that method's section when the file has one. ``--set METHOD.KEY``
-    where the file gives ``KEY`` flat (``examples/demo.yaml``'s ``critic_mode:``) replaces the
-    flat value: the command line wins, and one note per such key says so.
-
-    Returns:
-        The notes (to print once each).
-    """
-    from lang_pz.training.config import setting_names
-    from lang_pz.training.registry import sections
-
-    names, methods = setting_names(), sections()
-    notes = []
-    where = f" of {config}" if config is not None else ""
-    for key, value in settings.items():
-        section = fields.get(key if key in methods else names[key])
-        if key in methods:
-            for name in value:
-                if name in fields:  # given flat in the file, now in the section: the command line wins
-                    old = fields.pop(name)
-                    notes.append(f"--set {key}.{name}={value[name]!r} replaces {name}: {old!r}{where}")
-            fields[key] = {**section, **value} if isinstance(section, dict) else value
-        elif names[key] and isinstance(section, dict):
-            section[key] = value
-        else:
-            fields[key] = value
-    return notes
 
 
 def _presets() -> str:
@@ -192,7 +105,7 @@ def train(
         list[str] | None,
         typer.Option(
             "--set",
-            help="any setting KEY=VALUE, a method's as METHOD.KEY or flat (repeatable; values are YAML), listed below",
+            help="any setting KEY=VALUE, a method's as METHOD.KEY (repeatable; values are YAML), listed below",
         ),
     ] = None,
     log: Annotated[
@@ -309,33 +222,51 @@ def train(
         "method": method,
         "skills": str(skills) if skills is not None else None,
     }
-    names = setting_names()
+    names, run_method = setting_names(), method or fields.get("method") or "langmarl"
     for key, value in overrides.items():
-        if value is not None:  # an option of a method's setting goes into that method's section, if the file has one
-            section = fields.get(names[key]) if names[key] else None
-            (section if isinstance(section, dict) else fields)[key] = value
+        if value is None:
+            continue
+        # an option of a method's setting goes into that method's section (the run's method's, if
+        # it has the setting), replacing a flat value of the file; one of another method stays flat,
+        # for TrainConfig to refuse unless the file has that method's section
+        home = run_method if key in sections().get(run_method, TrainConfig).model_fields else names[key]
+        section = fields.get(home) if home else None
+        if home and (isinstance(section, dict) or (section is None and home == run_method)):
+            fields.pop(key, None)
+            fields[home] = {**(section or {}), key: value}
+        else:
+            fields[key] = value
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
         for pair in set_ or []:  # --set imports=[...] may register the method or critic mode other keys name
             if pair.partition("=")[0].strip() == "imports":
                 import_modules(yaml_value(pair.partition("=")[2], "--set imports"))
-        for note in merge_set(fields, set_fields(set_ or []), config):
+        settings = set_fields(set_ or [])
+        for note in merge_set(fields, settings, config):
             say(note)
     except (ValueError, typer.BadParameter) as exc:
         fail(exc)
+    for note in flat_notes(from_file, fields.get("method", "langmarl"), config) + flat_notes(
+        settings, fields.get("method", "langmarl"), flag=True
+    ):
+        say(f"warning: {note}")
     fields.setdefault("run_dir", time.strftime("runs/%Y%m%d-%H%M%S"))
     target = Path(str(fields["run_dir"])).expanduser()
     if target.exists() and not target.is_dir():
         fail(NotADirectoryError(f"--run-dir {target} is a file; give a new (or empty) folder for the run"))
     try:
-        cfg = TrainConfig(**fields)
+        with warnings.catch_warnings():  # the flat keys' DeprecationWarning: said above, once each
+            warnings.filterwarnings("ignore", r".* given flat", DeprecationWarning)
+            cfg = TrainConfig(**fields)
         if backend_opt:  # each option to every backend of the run that takes it, over the file's
             shared: dict[str, Any] = dict(fields.get("backend_options") or {})
             for spec, share in backend_options(backend_opt, [cfg.backend_spec(r) for r in ROLES]).items():
                 shared[spec] = {**shared.get(spec, {}), **share}
             fields["backend_options"] = shared
-            cfg = TrainConfig(**fields)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", r".* given flat", DeprecationWarning)
+                cfg = TrainConfig(**fields)
     except ValidationError as exc:
         if config is not None:
             _fail_in_file(exc, config, from_file, fields)

@@ -3,7 +3,8 @@
 :class:`TrainConfig` is also the schema of ``lang-pz train --config`` YAML/JSON files and of
 ``--set KEY=VALUE``; ``lang-pz train --help`` lists every field. The run's method (any
 registered one: :mod:`lang_pz.training.registry`) has its own settings in a section named after
-it (``langmarl:``, ``maskills:``, ``mymethod:``), checked by that method's settings model.
+it (``langmarl:``, ``maskills:``, ``mymethod:``), checked by that method's settings model; a
+method's setting given flat is deprecated (:mod:`lang_pz.training.layout`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lang_pz.critics.modes import critic_mode
 from lang_pz.error import InvalidKwargError
+from lang_pz.training.layout import split_sections
 from lang_pz.training.registry import described, registered, sections
-from lang_pz.training.sections import _HINTS, LangMARLConfig, MASkillsConfig, one_of
+from lang_pz.training.sections import LangMARLConfig, MASkillsConfig, one_of
 
 __all__ = [
     "ROLES",
@@ -157,42 +158,9 @@ class TrainConfig(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _sections(cls, data: Any, handler: Callable[[Any], TrainConfig]) -> TrainConfig:
-        """The run's method's settings are its section (``langmarl:``), checked by its settings
-        model; a setting given flat (as before sections, e.g. ``skills: lib``) is moved there, and
-        one of another method is refused unless it holds that setting's default (nothing is
-        carried). ``imports`` are imported first (they may register the method)."""
-        if not isinstance(data, dict):
-            return handler(data)
-        data = dict(data)
-        import_modules(data.get("imports"))
-        method, own = data.get("method", "langmarl"), {}
-        for name, model in sorted(sections().items(), key=lambda item: item[0] != method):  # flat keys: the run's first
-            section = data.pop(name, None)
-            moved = {k: data.pop(k) for k in list(data) if k in model.model_fields and k not in cls.model_fields}
-            if name != method:
-                carried = sorted(k for k, v in moved.items() if v != _default(model, k))
-                if section is not None or carried:
-                    what = f"{carried[0]}={moved[carried[0]]!r}" if carried else f"the {name} section"
-                    key = f"{name}.{carried[0]}" if carried else name
-                    hint = f": {_HINTS[carried[0]]}" if carried and carried[0] in _HINTS else ""
-                    raise ValueError(
-                        f"{what} is a setting of method {name!r} ({key}{hint}), and this run's method "
-                        f"is {method!r}: set method={name} (lang-pz train --method {name}) or drop it"
-                    )
-                continue
-            if section is not None and not isinstance(section, dict | BaseModel):
-                own[name] = section  # its model reports the type
-                continue
-            given = section.model_dump(exclude_unset=True) if isinstance(section, BaseModel) else dict(section or {})
-            both = sorted(set(given) & set(moved))
-            if both:
-                pairs = ", ".join(f"{k!r} and '{name}.{k}'" for k in both)
-                raise ValueError(
-                    f"{pairs} are both given (flat and in the {name} section); give each once: keep "
-                    f"{name}.{both[0]} and drop the flat {both[0]!r} (or the reverse)"
-                )
-            own[name] = {**given, **moved}
-        return _validated(cls, handler, data, own)
+        """The run's method's section (``langmarl:``), checked by its settings model; a flat method
+        setting is moved there with a DeprecationWarning (:mod:`lang_pz.training.layout`)."""
+        return split_sections(cls, data, handler)
 
     @field_validator("method")
     @classmethod
@@ -337,11 +305,6 @@ class TrainConfig(BaseModel):
         return instances if isinstance(instances, int) and not isinstance(instances, bool) and instances >= 1 else 1
 
 
-def _default(model: type[BaseModel], name: str) -> Any:
-    f = model.model_fields[name]
-    return f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
-
-
 def setting_names() -> dict[str, str]:
     """Every key a config file or ``--set`` may name -> where it lives: the common settings
     (``""``), and each registered method's settings, flat (``skills``) or dotted
@@ -368,40 +331,6 @@ def import_modules(modules: Any) -> None:
                 f"imports: cannot import {name!r} ({exc}); give a module on the Python path "
                 "(PYTHONPATH=. for a file of the current folder)"
             ) from None
-
-
-def _validated(
-    cls: type[TrainConfig], handler: Callable[[Any], TrainConfig], data: dict[str, Any], own: dict[str, Any]
-) -> TrainConfig:
-    """``handler(data)`` with the method's section (``own``: name -> raw settings) checked by its
-    model and added; every problem of both in one ``ValidationError`` (a section's located under
-    its name), and any other key refused as pydantic refuses an unknown field."""
-    errors: list[Any] = []
-    out: TrainConfig | None = None
-    try:
-        out = handler(data)
-    except ValidationError as exc:
-        errors += exc.errors(include_url=False)
-    checked = {}
-    models = sections()
-    for name, raw in own.items():
-        try:
-            checked[name] = models[name].model_validate(raw)
-        except ValidationError as exc:
-            errors += [{**e, "loc": (name, *e["loc"])} for e in exc.errors(include_url=False)]
-    extra = {k: v for k, v in data.items() if k not in cls.model_fields}
-    errors += [
-        {"type": "extra_forbidden", "loc": (k,), "msg": "Extra inputs are not permitted", "input": v}
-        for k, v in extra.items()
-    ]
-    if errors:
-        details = [
-            InitErrorDetails(type=PydanticCustomError(e["type"], e["msg"]), loc=e["loc"], input=e["input"]) for e in errors
-        ]
-        raise ValidationError.from_exception_data(cls.__name__, details)
-    assert out is not None and out.__pydantic_extra__ is not None
-    out.__pydantic_extra__.update(checked)
-    return out
 
 
 def _non_finite(value: Any, where: str) -> tuple[str, float] | None:

@@ -354,7 +354,7 @@ def test_play_a_run_without_kw_uses_the_runs_env_kwargs(tmp_path, monkeypatch):
 
 
 def test_set_takes_text_as_written_and_null_unsets_an_optional_text_field():
-    from lang_pz.cli.train import set_fields
+    from lang_pz.cli.settings import set_fields
 
     assert set_fields(["initial_policy=No", "objective=null", "critic_backend=~", "run_dir=", "iterations=3"]) == {
         "initial_policy": "No",

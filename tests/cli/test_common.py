@@ -60,7 +60,7 @@ def test_play_names_turns_given_as_one_word():
 
 
 def test_a_set_key_given_twice_is_refused_like_a_kw_key(tmp_path):
-    from lang_pz.cli.train import set_fields
+    from lang_pz.cli.settings import set_fields
 
     with pytest.raises(ValueError, match=r"--set iterations is given twice \(iterations='1' and 'iterations=2'\)"):
         set_fields(["iterations=1", "iterations=2"])
