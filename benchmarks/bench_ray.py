@@ -138,11 +138,10 @@ def calls_part(args: argparse.Namespace) -> None:
             iterations=1,
             episodes_per_iteration=2,
             validation_seeds=[1000, 1001, 1002, 1003],
-            counterfactual=["alternatives"],
+            langmarl={"counterfactual": ["alternatives"], "max_rewrite": 1.0},
             initial_policy="Always push up.",
             workers=1,
             run_dir=str(run),
-            max_rewrite=1.0,
         )
         for name in ("collect", "gather_evidence", "validate", "assess", "propose"):
             setattr(loop, name, counted(server, stages, name, getattr(loop, name)))

@@ -97,14 +97,13 @@ def run_once(url: str, pistons: int, workers: int, folder: Path) -> dict[str, fl
         iterations=1,
         episodes_per_iteration=2,
         validation_seeds=[1000, 1001, 1002, 1003],
-        counterfactual=["alternatives"],
+        langmarl={"counterfactual": ["alternatives"], "max_rewrite": 1.0},
         initial_policy="Always push up.",
         actor_backend="openai:fake",
         backend_options={"openai:fake": {"base_url": url, "cache": False}},
         workers=workers,
         max_concurrent_requests=workers,
         run_dir=str(folder),
-        max_rewrite=1.0,
         on_stage_failure="continue",  # the stand-in's minimal updates never validate (counted above)
     )
     t0 = time.perf_counter()

@@ -145,12 +145,10 @@ def run_one(mode: str, s: int, args: argparse.Namespace) -> dict:
         seed=100 * s,
         validation_seeds=list(range(1000, 1000 + args.validation_seeds)),
         test_seeds=list(range(2000, 2000 + args.test_seeds)),
-        critic_mode=mode,
-        counterfactual=["alternatives"],
+        langmarl={"critic_mode": mode, "counterfactual": ["alternatives"], "actor_check": not args.stock},
         initial_policy=GOOD,
         initial_policies={a: p for a, p in start.items() if p != GOOD},
         max_llm_calls=args.budget,
-        actor_check=not args.stock,
         backend_options={"embedded": {"cache": str(cache), "n_threads": args.threads}},
         run_dir=str(run),
     )

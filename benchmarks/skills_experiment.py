@@ -53,8 +53,8 @@ ARMS = (
 TRAINED = {  # arm -> TrainConfig fields of its training run
     "trained skills (MASkills)": {"method": "maskills"},
     "prompt-only LangMARL": {"method": "langmarl"},
-    "MASkills without rollback": {"method": "maskills", "skill_rollback": False},
-    "MASkills w/o per-invocation credit": {"method": "maskills", "skill_credit": "episode"},
+    "MASkills without rollback": {"method": "maskills", "maskills": {"skill_rollback": False}},
+    "MASkills w/o per-invocation credit": {"method": "maskills", "maskills": {"skill_credit": "episode"}},
 }
 
 
@@ -132,9 +132,18 @@ def train_arm(
                 initial_policy=base,
                 max_llm_calls=case["budget"],
                 run_dir=str(run),
-                skills=str(ROOT / "examples" / "skills" / case["skills"]) if maskills else None,
-                skill_reruns=2 if maskills else None,
-                **fields,
+                method=fields["method"],
+                **(
+                    {
+                        "maskills": {
+                            "skills": str(ROOT / "examples" / "skills" / case["skills"]),
+                            "skill_reruns": 2,
+                            **fields.get("maskills", {}),
+                        }
+                    }
+                    if maskills
+                    else {}
+                ),
             )
             train(cfg, backends=bs)
     finally:

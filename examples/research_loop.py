@@ -49,7 +49,7 @@ if __name__ == "__main__":
         env_kwargs={"n_pistons": 5, "hold": 25},
         iterations=1,
         validation_seeds=[1000],
-        counterfactual=["alternatives"],
+        langmarl={"counterfactual": ["alternatives"]},
         initial_policy="Always push up.",
         actor_backend=args.backend,
         run_dir=args.run_dir,

@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from support import sectioned
+
 import lang_pz
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.policies.scripted import ConstantPolicy
@@ -127,7 +129,7 @@ def config(run_dir: Path, skills: Path | None = None, **kw) -> TrainConfig:
         "method": "maskills",
         "skills": None if skills is None else str(skills),
     }
-    return TrainConfig(**{**base, **kw})
+    return TrainConfig(**sectioned({**base, **kw}))
 
 
 def team_return(words: Mapping[str, str], seed: int) -> float:

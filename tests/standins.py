@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from support import sectioned
+
 import lang_pz
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.policies.scripted import ConstantPolicy
@@ -117,7 +119,7 @@ def config(run_dir: Path, **kw) -> TrainConfig:
         "initial_policy": UP,
         "run_dir": str(run_dir),
     }
-    return TrainConfig(**{**base, **kw})
+    return TrainConfig(**sectioned({**base, **kw}))
 
 
 def team_return(policies: dict[str, str], seed: int) -> float:

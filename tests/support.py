@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,18 @@ def skip_where_bwrap_is_missing(exc: BaseException, what: str) -> None:
     machine without bubblewrap (``what`` ran as written and needs it); else return."""
     if "bwrap is not installed" in str(exc) and not has_bwrap():
         pytest.skip(f"{what} runs model code in the default sandbox: {BWRAP_REASON}")
+
+
+def sectioned(fields: dict[str, Any]) -> dict[str, Any]:
+    """TrainConfig ``fields`` with every setting of the run's method given flat moved into its
+    section (the test helpers take them flat for brevity; a config writes them in the section:
+    lang_pz/training/layout.py). Another method's flat setting is left for TrainConfig to refuse."""
+    from lang_pz.training.config import TrainConfig
+    from lang_pz.training.layout import flat_method_keys
+
+    out = dict(fields)
+    method = out.get("method", "langmarl")
+    for key, home in flat_method_keys(out, TrainConfig.model_fields).items():
+        if home == method:
+            out[method] = {**(out.get(method) or {}), key: out.pop(key)}
+    return out

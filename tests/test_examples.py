@@ -29,7 +29,7 @@ def test_the_custom_loop_writes_the_same_run_folder_as_train(tmp_path):
         iterations=2,
         episodes_per_iteration=1,
         validation_seeds=[1001],
-        counterfactual=["alternatives"],
+        langmarl={"counterfactual": ["alternatives"]},
         initial_policy="Always push up.",
     )
     flips = AGENTS  # every piston's optimiser flips its policy; validation and the gate decide
@@ -60,7 +60,7 @@ def test_the_research_loop_of_modules_makes_the_decisions_of_train(tmp_path):
         iterations=2,
         episodes_per_iteration=2,
         validation_seeds=[1001],
-        counterfactual=["alternatives"],
+        langmarl={"counterfactual": ["alternatives"]},
         initial_policy="Always push up.",
     )
     ours = research.research_train(TrainConfig(**base, run_dir=str(tmp_path / "ours")), backends=StandIn(AGENTS).backend)

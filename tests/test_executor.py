@@ -71,7 +71,7 @@ def test_concurrent_training_writes_what_serial_training_writes(tmp_path):
         iterations=2,
         episodes_per_iteration=3,
         partners={"piston_4": "random"},
-        counterfactual=["alternatives"],
+        langmarl={"counterfactual": ["alternatives"]},
         validation_seeds=[1001, 1002],
         test_seeds=[2000],
     )

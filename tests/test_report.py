@@ -265,7 +265,7 @@ def test_the_critic_mode_is_read_from_the_langmarl_section_and_from_old_flat_con
     from lang_pz.report import _critic_mode
     from lang_pz.training import TrainConfig
 
-    new = json.loads(TrainConfig(critic_mode="central_global").model_dump_json())
+    new = json.loads(TrainConfig(langmarl={"critic_mode": "central_global"}).model_dump_json())
     assert "critic_mode" not in new and _critic_mode(new) == "central_global"
     assert _critic_mode({"critic_mode": "independent"}) == "independent" and _critic_mode({}) == "?"
 

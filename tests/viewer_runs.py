@@ -101,7 +101,7 @@ def skills_run(run_dir: Path) -> Path:
         initial_policy="Always go down.",
         seed=3,
         method="maskills",
-        skills=str(library),
+        maskills={"skills": str(library)},
         run_dir=str(run_dir),
     )
     train(cfg, backends=ScriptedBackend(skills_reply))

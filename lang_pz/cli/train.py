@@ -222,6 +222,12 @@ def train(
         "method": method,
         "skills": str(skills) if skills is not None else None,
     }
+    try:
+        for pair in set_ or []:  # --set imports=[...] may register the method or critic mode other keys name
+            if pair.partition("=")[0].strip() == "imports":
+                import_modules(yaml_value(pair.partition("=")[2], "--set imports"))
+    except (ValueError, typer.BadParameter) as exc:
+        fail(exc)
     names, run_method = setting_names(), method or fields.get("method") or "langmarl"
     for key, value in overrides.items():
         if value is None:
@@ -229,7 +235,8 @@ def train(
         # an option of a method's setting goes into that method's section (the run's method's, if
         # it has the setting), replacing a flat value of the file; one of another method stays flat,
         # for TrainConfig to refuse unless the file has that method's section
-        home = run_method if key in sections().get(run_method, TrainConfig).model_fields else names[key]
+        model = sections().get(run_method)
+        home = (run_method if model is not None and key in model.model_fields else names[key]) if names[key] else ""
         section = fields.get(home) if home else None
         if home and (isinstance(section, dict) or (section is None and home == run_method)):
             fields.pop(key, None)
@@ -239,9 +246,6 @@ def train(
     if kw:
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
-        for pair in set_ or []:  # --set imports=[...] may register the method or critic mode other keys name
-            if pair.partition("=")[0].strip() == "imports":
-                import_modules(yaml_value(pair.partition("=")[2], "--set imports"))
         settings = set_fields(set_ or [])
         for note in merge_set(fields, settings, config):
             say(note)

@@ -53,7 +53,7 @@ def test_training_survives_30_percent_faults_of_every_kind(tmp_path, monkeypatch
             iterations=1,
             validation_seeds=[1000],
             actor_backend="openai:fake",
-            max_rewrite=1.0,
+            langmarl={"max_rewrite": 1.0},
             run_dir=str(run_dir),
         )
         result = train(config)

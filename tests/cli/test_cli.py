@@ -433,7 +433,7 @@ def test_a_policy_file_that_is_not_utf8_is_named(tmp_path):
     "file_text, setting, note",
     [
         (
-            None,
+            "critic_mode: counterfactual\ncounterfactual: [alternatives]\n",
             "langmarl.critic_mode=independent",
             "--set langmarl.critic_mode='independent' replaces critic_mode: 'counterfactual'",
         ),
@@ -445,13 +445,10 @@ def test_a_policy_file_that_is_not_utf8_is_named(tmp_path):
     ],
 )
 def test_set_of_a_section_key_overrides_the_flat_key_of_the_config_file(tmp_path, file_text, setting, note):
-    """``examples/demo.yaml`` gives ``critic_mode`` flat; ``--set langmarl.critic_mode=...`` wins,
+    """A file (of before sections) gives ``critic_mode`` flat; ``--set langmarl.critic_mode=...`` wins,
     said once (the run then stops at ``--iterations 0``, before anything is trained)."""
-    from pathlib import Path
-
-    demo = Path(__file__).resolve().parents[2] / "examples" / "demo.yaml"
     config = tmp_path / "c.yaml"
-    config.write_text(demo.read_text() if file_text is None else file_text)
+    config.write_text(file_text)
     res = runner.invoke(
         app, ["train", "--config", str(config), "--set", setting, "--iterations", "0", "--run-dir", str(tmp_path / "r")]
     )

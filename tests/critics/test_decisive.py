@@ -175,11 +175,11 @@ def test_bad_settings_are_refused():
         with pytest.raises(InvalidKwargError, match=msg):
             DecisiveCritic(**kw)
     with pytest.raises(ValidationError, match="'decisive' searches re-runs"):
-        TrainConfig(critic_mode="decisive")
+        TrainConfig(langmarl={"critic_mode": "decisive"})
     with pytest.raises(ValidationError, match="chooses the decisions it replaces itself"):
-        TrainConfig(critic_mode="coalition", counterfactual=["alternatives"], counterfactual_steps=[0])
+        TrainConfig(langmarl={"critic_mode": "coalition", "counterfactual": ["alternatives"], "counterfactual_steps": [0]})
     with pytest.raises(ValidationError, match="replaces whole policies"):
-        TrainConfig(critic_mode="decisive", counterfactual=["previous"])
+        TrainConfig(langmarl={"critic_mode": "decisive", "counterfactual": ["previous"]})
 
 
 def test_eval_critic_offers_the_new_modes():
@@ -214,10 +214,12 @@ def test_train_runs_with_the_new_critic_mode(tmp_path, mode):
         validation_seeds=[1001],
         initial_policy="Always push up.",
         run_dir=str(tmp_path / "run"),
-        critic_mode=mode,
-        counterfactual=["alternatives"],
-        decisive_max_reruns=12,
-        coalition_max_reruns=4,
+        langmarl={
+            "critic_mode": mode,
+            "counterfactual": ["alternatives"],
+            "decisive_max_reruns": 12,
+            "coalition_max_reruns": 4,
+        },
         on_stage_failure="continue",  # the stand-in's updates keep the old text, which the evidence refuses
     )
     train(cfg, backends=backend)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from skill_standins import SkillStandIn, jsonl
+from support import sectioned
 
 import lang_pz
 from lang_pz.rollout import rollout
@@ -35,12 +36,17 @@ GSM8K_PICKS = {
 def run_config(tmp_path: Path, env_id: str, env_kwargs: dict, skills: Path, **kw) -> TrainConfig:
     base = {"iterations": 1, "episodes_per_iteration": 2, "validation_seeds": [1000]}
     return TrainConfig(
-        env_id=env_id,
-        env_kwargs=env_kwargs,
-        method="maskills",
-        skills=str(skills),
-        run_dir=str(tmp_path / "run"),
-        **{**base, **kw},
+        **sectioned(
+            {
+                "env_id": env_id,
+                "env_kwargs": env_kwargs,
+                "method": "maskills",
+                "skills": str(skills),
+                "run_dir": str(tmp_path / "run"),
+                **base,
+                **kw,
+            }
+        )
     )
 
 

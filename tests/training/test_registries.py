@@ -141,8 +141,8 @@ def test_a_users_method_and_critic_mode_by_name_on_the_command_line(tmp_path, mo
 
     _stand_in(monkeypatch)
     run = tmp_path / "run"
-    args = ["--set", f"imports=[{plugin}]", "--method", "cautious", "--critic-mode", "sign", "--set", "margin=1e9"]
-    more = ["--set", "counterfactual=[alternatives]", "--set", "validation_seeds=[1001]"]
+    args = ["--set", f"imports=[{plugin}]", "--method", "cautious", "--critic-mode", "sign", "--set", "cautious.margin=1e9"]
+    more = ["--set", "cautious.counterfactual=[alternatives]", "--set", "validation_seeds=[1001]"]
     res = CliRunner().invoke(app, ["train", *args, *more, *_common_args(run)])
     assert res.exit_code == 0, res.output
     saved = json.loads((run / "config.json").read_text())
@@ -167,10 +167,10 @@ def test_registered_in_python_then_named_by_train(tmp_path, monkeypatch, plugin)
         initial_policy="Always push up.",
         run_dir=str(tmp_path / "run"),
         method="cautious",
-        critic_mode="sign",  # flat keys go to the run's method's section
-        counterfactual=["alternatives"],
-        margin=1e9,
+        cautious={"critic_mode": "sign", "counterfactual": ["alternatives"], "margin": 1e9},
     )
+    with pytest.warns(DeprecationWarning, match=r"cautious\.margin"):  # a flat key still goes to the run's method's section
+        assert TrainConfig(**{**cfg.model_dump(exclude={"cautious"}), **cfg.cautious.model_dump()}) == cfg
     assert cfg.cautious.critic_mode == "sign" and cfg.langmarl is None
     res = train(cfg, backends=stand_in.backend)
     assert res.metrics[0].changed_agents == [] and len(res.metrics[0].gated_agents) == len(AGENTS)
@@ -178,9 +178,9 @@ def test_registered_in_python_then_named_by_train(tmp_path, monkeypatch, plugin)
     with pytest.raises(
         ValidationError, match=r"critic_options of critic_mode 'sign': scale: Input should be a valid number"
     ):
-        TrainConfig(critic_mode="sign", critic_options={"scale": "big"})
+        TrainConfig(langmarl={"critic_mode": "sign", "critic_options": {"scale": "big"}})
     with pytest.raises(ValidationError, match=r"critic_mode 'central_credit' takes no critic_options"):
-        TrainConfig(critic_options={"scale": 1})
+        TrainConfig(langmarl={"critic_options": {"scale": 1}})
     with pytest.raises(ValidationError, match=r"cautious.margin\n  Input should be a valid number"):
         TrainConfig(method="cautious", cautious={"margin": "wide"})
     with pytest.raises(ValidationError, match=r"margin=5 is a setting of method 'cautious'"):

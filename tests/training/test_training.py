@@ -315,7 +315,7 @@ def test_counterfactual_typo_is_refused_before_anything_is_written(tmp_path, ent
     cfg = TrainConfig(
         env_id=env_id,
         env_kwargs=ENV if "piston" in env_id else {},
-        counterfactual=[entry],
+        langmarl={"counterfactual": [entry]},
         objective="win:player_0" if "rps" in env_id else None,
         validation_seeds=[VAL_SEED],
         run_dir=str(tmp_path / "run"),
@@ -330,7 +330,7 @@ def test_counterfactual_accepts_keywords_and_action_words():
     for entry in (["alternatives", "default", "random"], ["stay"]):
         lang_pz.training.build(config(Path("unused"), counterfactual=entry), backends=StandIn(flipping=[]).backend)
     lang_pz.training.build(
-        TrainConfig(env_id="classic/tictactoe-v0", objective="win:player_1", counterfactual=["5"]),
+        TrainConfig(env_id="classic/tictactoe-v0", objective="win:player_1", langmarl={"counterfactual": ["5"]}),
         backends=StandIn(flipping=[]).backend,
     )  # player_1's first move
 
@@ -758,7 +758,7 @@ def test_zero_sum_training_optimises_one_seat_against_a_fixed_opponent(tmp_path)
         objective="win:player_0",
         partners={"player_1": "random"},
         validation_seeds=[1000, 1001],
-        counterfactual=["alternatives"],
+        langmarl={"counterfactual": ["alternatives"]},
         initial_policy="Always play rock.",
         run_dir=str(tmp_path / "run"),
     )
@@ -808,8 +808,7 @@ def test_resume_with_a_random_partner_replays_the_uninterrupted_run(tmp_path):
         iterations=2,
         episodes_per_iteration=2,
         partners={"piston_4": "random"},
-        counterfactual=["down"],
-        evidence_gate=False,
+        langmarl={"counterfactual": ["down"], "evidence_gate": False},
         on_stage_failure="continue",  # the stand-in answers unflipped agents' updates with their old text, refused
     )
     whole = tmp_path / "whole"
@@ -1088,15 +1087,18 @@ def test_collect_refuses_repeated_episode_numbers(tmp_path):
 
 
 def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_path):
-    """Common settings plus the chosen method's section; a flat key moves into its section, one of
-    the other method is refused naming the new key, and a config.json of either shape resumes."""
+    """Common settings plus the chosen method's section; a flat key (deprecated: it warns) moves into
+    its section, one of the other method is refused naming the new key, and a config.json of either
+    shape resumes."""
     from pydantic import ValidationError
 
-    flat = TrainConfig(critic_mode="counterfactual", counterfactual=["alternatives"], skills=None)
+    with pytest.warns(DeprecationWarning, match=r"langmarl\.critic_mode"):
+        flat = TrainConfig(critic_mode="counterfactual", counterfactual=["alternatives"], skills=None)
     assert flat.langmarl is not None and flat.langmarl.critic_mode == "counterfactual" and flat.maskills is None
     assert TrainConfig(langmarl={"critic_mode": "counterfactual", "counterfactual": ["alternatives"]}) == flat
     assert TrainConfig.model_validate_json(flat.model_dump_json()) == flat
-    skills = TrainConfig(method="maskills", skill_credit="episode", critic_mode="central_credit")  # a default: dropped
+    with pytest.warns(DeprecationWarning, match=r"maskills\.skill_credit"):
+        skills = TrainConfig(method="maskills", skill_credit="episode", critic_mode="central_credit")  # a default: dropped
     assert skills.maskills is not None and skills.maskills.skill_credit == "episode" and skills.langmarl is None
     with pytest.raises(ValidationError, match=r"skill_reruns=3 is a setting of method 'maskills' \(maskills.skill_reruns"):
         TrainConfig(skill_reruns=3)
@@ -1113,7 +1115,8 @@ def test_config_has_one_section_per_method_and_old_flat_files_still_load(tmp_pat
         "skill_scoping": "team",
         "max_skills": 24,
     }  # a config.json written before sections
-    assert TrainConfig(**old) == flat
+    with pytest.warns(DeprecationWarning, match="given flat"):
+        assert TrainConfig(**old) == flat
 
 
 def test_a_third_method_is_a_new_class_run_by_the_same_loop(tmp_path):
