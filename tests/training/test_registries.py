@@ -169,8 +169,9 @@ def test_registered_in_python_then_named_by_train(tmp_path, monkeypatch, plugin)
         method="cautious",
         cautious={"critic_mode": "sign", "counterfactual": ["alternatives"], "margin": 1e9},
     )
-    with pytest.warns(DeprecationWarning, match=r"cautious\.margin"):  # a flat key still goes to the run's method's section
+    with pytest.warns(DeprecationWarning) as caught:  # a flat key still goes to the run's method's section
         assert TrainConfig(**{**cfg.model_dump(exclude={"cautious"}), **cfg.cautious.model_dump()}) == cfg
+    assert any("(cautious.margin; " in str(w.message) for w in caught)
     assert cfg.cautious.critic_mode == "sign" and cfg.langmarl is None
     res = train(cfg, backends=stand_in.backend)
     assert res.metrics[0].changed_agents == [] and len(res.metrics[0].gated_agents) == len(AGENTS)
