@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from support import sectioned
+
 from lang_pz.backends.base import GenerationRequest
 from lang_pz.test import ScriptedBackend
 from lang_pz.training import Callback, TrainConfig, train
@@ -46,19 +48,21 @@ def reply(req: GenerationRequest) -> str:
 def small_run(run_dir: Path, callbacks: tuple[Callback, ...] = (), **kw: Any) -> Path:
     """Two iterations on 5-piston Pistonball (piston_1 starts pushing up), written to ``run_dir``."""
     cfg = TrainConfig(
-        **{
-            "env_kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
-            "iterations": 2,
-            "episodes_per_iteration": 1,
-            "validation_seeds": [1001],
-            "test_seeds": [2001],
-            "critic_mode": "counterfactual",
-            "counterfactual": ["alternatives"],
-            "initial_policy": DOWN,
-            "initial_policies": {"piston_1": UP},
-            "run_dir": str(run_dir),
-            **kw,
-        }
+        **sectioned(
+            {
+                "env_kwargs": {"n_pistons": 5, "hold": 5, "max_cycles": 30},
+                "iterations": 2,
+                "episodes_per_iteration": 1,
+                "validation_seeds": [1001],
+                "test_seeds": [2001],
+                "critic_mode": "counterfactual",
+                "counterfactual": ["alternatives"],
+                "initial_policy": DOWN,
+                "initial_policies": {"piston_1": UP},
+                "run_dir": str(run_dir),
+                **kw,
+            }
+        )
     )
     train(cfg, backends=ScriptedBackend(reply), callbacks=callbacks)
     return run_dir

@@ -123,7 +123,8 @@ def train(
     from lang_pz.trackers import open_trackers
     from lang_pz.training import TrainConfig
     from lang_pz.training import train as run_training
-    from lang_pz.training.config import ROLES, import_modules, setting_names
+    from lang_pz.training.config import ROLES, setting_names
+    from lang_pz.training.layout import import_modules
     from lang_pz.training.registry import sections
 
     say = lambda msg: typer.echo(msg, err=True)  # noqa: E731

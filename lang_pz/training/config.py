@@ -10,7 +10,6 @@ method's setting given flat is deprecated (:mod:`lang_pz.training.layout`).
 from __future__ import annotations
 
 import difflib
-import importlib
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from lang_pz.critics.modes import critic_mode
 from lang_pz.error import InvalidKwargError
+from lang_pz.training.layout import import_modules as import_modules  # its former home (lang-pz train, plugins)
 from lang_pz.training.layout import split_sections
 from lang_pz.training.registry import described, registered, sections
 from lang_pz.training.sections import LangMARLConfig, MASkillsConfig, one_of
@@ -315,22 +315,6 @@ def setting_names() -> dict[str, str]:
             out.setdefault(name, method)
             out[f"{method}.{name}"] = method
     return out
-
-
-def import_modules(modules: Any) -> None:
-    """Import a config's ``imports`` (modules that register methods or critic modes).
-
-    Raises:
-        ValueError: one cannot be imported (the message names it and why).
-    """
-    for name in modules if isinstance(modules, list) else []:
-        try:
-            importlib.import_module(str(name))
-        except ImportError as exc:
-            raise ValueError(
-                f"imports: cannot import {name!r} ({exc}); give a module on the Python path "
-                "(PYTHONPATH=. for a file of the current folder)"
-            ) from None
 
 
 def _non_finite(value: Any, where: str) -> tuple[str, float] | None:

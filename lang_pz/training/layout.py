@@ -15,6 +15,7 @@ refused: the run would not use it). ``lang-pz train`` says the same once per key
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -26,7 +27,7 @@ from lang_pz._moved import caller_stacklevel
 from lang_pz.training.registry import sections
 from lang_pz.training.sections import _HINTS
 
-__all__ = ["flat_key_note", "flat_method_keys", "split_sections"]
+__all__ = ["flat_key_note", "flat_method_keys", "import_modules", "split_sections"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -68,8 +69,6 @@ def split_sections(cls: type[M], data: Any, handler: Callable[[Any], M]) -> M:
     settings model; a setting given flat is moved there (a DeprecationWarning), and one of another
     method is refused unless it holds that setting's default (nothing is carried; the same warning).
     ``imports`` are imported first (they may register the method)."""
-    from lang_pz.training.config import import_modules
-
     if not isinstance(data, dict):
         return handler(data)
     data = dict(data)
@@ -142,3 +141,19 @@ def _validated(cls: type[M], handler: Callable[[Any], M], data: dict[str, Any], 
     assert out is not None and out.__pydantic_extra__ is not None
     out.__pydantic_extra__.update(checked)
     return out
+
+
+def import_modules(modules: Any) -> None:
+    """Import a config's ``imports`` (modules that register methods or critic modes).
+
+    Raises:
+        ValueError: one cannot be imported (the message names it and why).
+    """
+    for name in modules if isinstance(modules, list) else []:
+        try:
+            importlib.import_module(str(name))
+        except ImportError as exc:
+            raise ValueError(
+                f"imports: cannot import {name!r} ({exc}); give a module on the Python path "
+                "(PYTHONPATH=. for a file of the current folder)"
+            ) from None
