@@ -20,7 +20,7 @@ of :meth:`lang_pz.methods.Method.iteration`), so a loop written with them makes 
 ==========================  ========================  ===========================================
 deep RL (TorchRL / torch)   here                      over
 ==========================  ========================  ===========================================
-``TensorDict``              :data:`State`             :class:`~lang_pz.methods.IterationData`
+``TensorDict``              :data:`State`             :class:`~lang_pz.methods.data.IterationData`
 ``nn.Parameter`` s          :class:`TextParameters`   the method's state (agent -> policy text)
 ``ProbabilisticActor``      :class:`LLMActor`         :meth:`Method.rollout` (team of LLMPolicy)
 ``ValueOperator``           :class:`LLMCritic`        :meth:`Method.criticise` (evidence, assess)

@@ -39,7 +39,7 @@ def summaries(
     only the case's own seeds count (records of other seeds in the folder are left out).
 
     Args:
-        failures: records of failed episodes (:func:`lang_pz.bench.read_failures`); a seed that
+        failures: records of failed episodes (:func:`lang_pz.bench.runner.read_failures`); a seed that
             failed and has no episode record counts in the team's ``failed`` (a team whose every
             episode failed gets a row with no mean).
     """

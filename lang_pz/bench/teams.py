@@ -25,7 +25,7 @@ Seat specs:
 ``spiel:KIND[:N]``      :class:`~lang_pz.policies.openspiel.OpenSpielPlayer` (``openspiel/*`` only):
                         OpenSpiel's ``random``, ``cfr`` (CFR+ with N iterations, default 300) or
                         ``mcts`` (N simulations a move, default 100) player, e.g. ``spiel:cfr``
-``oracle``              :class:`~lang_pz.policies.MathOracle` (math task envs; reads the gold
+``oracle``              :class:`~lang_pz.policies.oracle.MathOracle` (math task envs; reads the gold
                         answer: an upper bound, not a policy)
 ``learned:PATH``        :class:`~lang_pz.policies.learned.SB3Policy` with SB3 PPO weights at PATH,
                         preprocessed by :class:`~lang_pz.policies.learned.SuperSuitPixels` (the

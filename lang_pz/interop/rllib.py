@@ -31,7 +31,7 @@ from lang_pz.interop.wrappers import to_vector_env
 
 
 class RLlibMasks(BaseWrapper):
-    """A :class:`~lang_pz.interop.MaskedAECEnv` observed as RLlib's action-masking module wants:
+    """A :class:`~lang_pz.interop.aec.MaskedAECEnv` observed as RLlib's action-masking module wants:
     ``{"observations": the observation flattened to float32, "action_mask": float32 0/1}``.
 
     Raises:

@@ -30,7 +30,7 @@ def torchrl_env(
     Args:
         env: from ``lang_pz.make(id, api="parallel", ...)``.
         encoder: text -> vector (default :class:`lang_pz.interop.HashedBagOfWords`).
-        actions: the action words (default: the env's own, see :func:`lang_pz.interop.action_words`).
+        actions: the action words (default: the env's own, see :func:`lang_pz.interop.wrappers.action_words`).
         seed: the first reset's seed.
         **wrapper_kwargs: passed to ``PettingZooWrapper`` (e.g. ``group_map``, ``use_mask``,
             ``categorical_actions``; default categorical actions, no mask).

@@ -166,7 +166,7 @@ class Method(ABC, Generic[S, P]):
         return self.config.validation_seeds
 
     def validator(self, state: S, ctx: Context) -> Callable[[P, str], float | None]:
-        """``(parameter, label) -> value`` of this iteration (:func:`~lang_pz.training.validator`:
+        """``(parameter, label) -> value`` of this iteration (:func:`~lang_pz.training.validation.validator`:
         each validation answers from the previous one's episodes where nothing changed)."""
         return validator(ctx, functools.partial(self.team_for, state), self.validation_seeds())
 

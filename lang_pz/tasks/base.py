@@ -22,7 +22,7 @@ once, after the last turn; per-role details are in every agent's final ``info["s
 
 The task is chosen at ``reset``: ``options={"index": i}`` or the constructor's ``index`` fix it;
 otherwise ``reset(seed=s)`` plays ``items[order[s % n]]``, where ``order`` is the fixed,
-seeded permutation of :func:`lang_pz.tasks.datasets.seed_order` (the items sorted by a hash of
+seeded permutation of :func:`lang_pz.tasks.datasets.partition.seed_order` (the items sorted by a hash of
 their ids). So the same seed always gives the same task, and ``n`` consecutive seeds give ``n``
 distinct tasks: the items are drawn without replacement until all have been played. ``reset()``
 without a seed plays the next position (the first unseeded reset starts at a random one). Which
@@ -261,8 +261,8 @@ class TaskEnv(AECEnv, Generic[ItemT]):
 
     @staticmethod
     def _key(position: int, item: Any) -> str:
-        """The key :func:`~lang_pz.tasks.datasets.seed_order` sorts ``item`` by (its
-        :func:`~lang_pz.tasks.datasets.item_key`; an item of another type: its position)."""
+        """The key :func:`~lang_pz.tasks.datasets.partition.seed_order` sorts ``item`` by (its
+        :func:`~lang_pz.tasks.datasets.partition.item_key`; an item of another type: its position)."""
         try:
             return item_key(item)
         except LangPZError:

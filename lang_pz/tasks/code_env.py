@@ -133,7 +133,7 @@ class CodeTaskEnv(TaskEnv[CodeItem]):
         self._check_sandbox()
 
     def _check_sandbox(self) -> None:
-        """Probe :attr:`sandbox` (cached per configuration by :func:`~lang_pz.tasks.sandbox.resolve`).
+        """Probe :attr:`sandbox` (cached per configuration by :func:`~lang_pz.tasks.sandbox.isolation.resolve`).
 
         Raises:
             LangPZError: it cannot run here (the message names the fix).

@@ -15,7 +15,7 @@ seed picks the start instead:
   :func:`lang_pz.tasks.datasets.split` (a hash of the pair; ``"all"``: every pair), so a
   validation or test start never puts the players on a pair of cells a training start used;
 - a phase's starts are its pairs times the 16 facing combinations, and seed ``s`` plays
-  position ``s % n`` of their fixed permutation (:func:`lang_pz.tasks.datasets.seed_order`):
+  position ``s % n`` of their fixed permutation (:func:`lang_pz.tasks.datasets.partition.seed_order`):
   ``n`` consecutive seeds play ``n`` distinct starts.
 
 Start states per layout (cell pairs train / validation / test, times 16 facings):

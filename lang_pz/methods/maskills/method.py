@@ -32,7 +32,7 @@ Executors: episodes, withheld-skill re-runs and validation run on any executor (
 :class:`SkillTeamSpec` pickles with its library).
 
 Validation answers from the previous validation's episodes where nothing changed, as LangMARL's
-does (:func:`lang_pz.training.validator`). That is sound for libraries: only a plain
+does (:func:`lang_pz.training.validation.validator`). That is sound for libraries: only a plain
 :class:`~lang_pz.policies.llm.LLMPolicy` is replayed, and only a request its policy sent in the
 reference episode; a :class:`~lang_pz.skills.policy.SkillPolicy` (whose requests show the
 library, which the candidate changes) is never replayed, so only the text agents outside the
