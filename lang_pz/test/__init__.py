@@ -2,7 +2,8 @@
 
 Shipped so users can check their own envs and clients, and kept out of the core packages:
 
-- :func:`language_api_test` and the ``check_*`` functions: compliance of a language env;
+- :func:`language_api_test`: compliance of a language env (the ``check_*`` functions it runs, one
+  by one: :mod:`lang_pz.test.checks`);
 - :class:`ScriptedBackend`: an LLM backend that replays scripted replies (a stand-in for unit
   tests, never evidence that a policy works);
 - :class:`~lang_pz.test.fake_server.FakeOpenAIServer`: a local OpenAI-compatible endpoint that
