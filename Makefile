@@ -26,11 +26,14 @@ install: $(STAMP)  ## create .venv with lang_pz, the embedded model and the test
 demo: $(STAMP)  ## which agent should change? 5-piston Pistonball, embedded model (writes runs/<time>)
 	$(BIN)/lang-pz train --config examples/demo.yaml
 
-test: $(STAMP)  ## the whole test suite, integration tests with the embedded model included
-	$(BIN)/python -m pytest
+# Test workers (pytest-xdist): one per CPU, at most 4 (each holds its own embedded model and torch).
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
+
+test: $(STAMP)  ## the whole test suite, integration tests with the embedded model included (JOBS workers)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 test-fast: $(STAMP)  ## the suite without the embedded-model integration tests
-	$(BIN)/python -m pytest -m "not integration"
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "not integration"
 
 experiment: $(STAMP)  ## which agent should change? critic modes on a good team with wrong agents (embedded model; writes benchmarks/results)
 	$(BIN)/python benchmarks/credit_learning.py
