@@ -34,9 +34,11 @@ __all__ = [
     "gsm8k_gold",
     "gsm8k_number",
     "gsm8k_number_text",
+    "MAX_ANSWER_WORDS",
     "last_boxed",
     "math_equal",
     "normalize_answer",
+    "prose_words",
     "supporting_fact_scores",
     "token_f1",
 ]
@@ -136,6 +138,20 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
+#: The most words of prose a final answer may hold. MATH-500's gold answers hold at most one
+#: (``\\text{east}``, ``5\\text{ cents}``); a box around a sentence (the question echoed, a
+#: derivation) is not a final answer, though math-verify would read a number out of it.
+MAX_ANSWER_WORDS = 2
+_LATEX_NAME_RE = re.compile(r"\\(?:begin|end)\s*\{[^}]*\}|\\[A-Za-z]+")
+_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+
+
+def prose_words(answer: str) -> int:
+    """The words of prose in a LaTeX answer: runs of two or more letters, LaTeX command and
+    environment names (``\\frac``, ``\\begin{pmatrix}``) not counted."""
+    return len(_WORD_RE.findall(_LATEX_NAME_RE.sub(" ", answer)))
+
+
 def _as_boxed_latex(answer: str) -> str:
     """Wrap a bare answer so that math-verify's LaTeX extractor reads all of it."""
     return "$\\boxed{" + answer + "}$"
@@ -157,7 +173,9 @@ def math_equal(prediction: str, gold: str, *, timeout_seconds: int | None = 5) -
 
     Returns:
         ``True`` if math-verify finds the two answers equal; ``False`` otherwise, including when
-        either side cannot be parsed or the prediction is empty.
+        either side cannot be parsed, the prediction is empty, or it holds more than
+        :data:`MAX_ANSWER_WORDS` words of prose (:func:`prose_words`: a box around the question
+        or a sentence is not a final answer, though math-verify reads a number out of it).
     """
     try:
         import math_verify
@@ -165,7 +183,7 @@ def math_equal(prediction: str, gold: str, *, timeout_seconds: int | None = 5) -
         raise DependencyNotInstalled("math_equal needs the package math-verify: pip install math-verify") from e
     boxed = last_boxed(prediction)
     pred = boxed if boxed is not None else prediction.strip()
-    if not pred or not gold.strip():
+    if not pred or not gold.strip() or prose_words(pred) > MAX_ANSWER_WORDS:
         return False
     if threading.current_thread() is not threading.main_thread():
         timeout_seconds = None

@@ -24,6 +24,7 @@ from support import DATA
 from lang_pz.error import DependencyNotInstalled, LangPZError
 from lang_pz.tasks.datasets import load_gsm8k, load_hotpotqa, load_humaneval, load_math500, load_mbpp, split
 from lang_pz.tasks.scoring import (
+    MAX_ANSWER_WORDS,
     exact_match,
     gsm8k_equal,
     gsm8k_gold,
@@ -31,6 +32,7 @@ from lang_pz.tasks.scoring import (
     last_boxed,
     math_equal,
     normalize_answer,
+    prose_words,
     supporting_fact_scores,
     token_f1,
 )
@@ -150,6 +152,28 @@ def test_math_equal_values():
     assert not math_equal(r"\boxed{2\pi}", r"\pi")
     assert not math_equal("", "1")
     assert not math_equal("no box and no math", "7")
+
+
+@needs_data
+def test_a_box_around_the_question_is_not_a_final_answer():
+    """Echoing the problem inside \\boxed{} scored on 15 of MATH-500's items (math-verify reads a
+    number out of the sentence); a box holding more than two words of prose is no answer. What
+    still scores: the problems that are an expression with at most two words around it, whose value
+    math-verify accepts (e.g. "What is $1^{(2^{235423523})}$?" for 1)."""
+    items = load_math500(DATA)
+    scored = {
+        it.unique_id
+        for it in items
+        for reply in (rf"\boxed{{{it.problem}}}", rf"\boxed{{\text{{{it.problem}}}}}")
+        if math_equal(reply, it.answer)
+    }
+    short = {it.unique_id for it in items if prose_words(it.problem) <= MAX_ANSWER_WORDS}
+    assert scored <= short
+    assert len(scored) <= 2
+    assert max(prose_words(it.answer) for it in items) <= MAX_ANSWER_WORDS
+    assert prose_words(r"\text{The proper divisors of 12 are 1, 2, 3}") == 5
+    assert prose_words(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}") == 0
+    assert math_equal(r"\boxed{5\text{ cents}}", r"5\text{ cents}")
 
 
 def test_math_equal_from_threads():
