@@ -317,9 +317,12 @@ class PistonballParallel(ParallelEnv):
         raw = self.env
         space, pistons, index, dt = raw.space, raw.pistonList, raw.agent_name_mapping, raw.dt
         agents, frames = raw.agents, raw.frames
-        for agent in agents:
-            raw.move_piston(pistons[index[agent]], actions[agent] - 1)
-            space.step(dt)
+        if _plain(space):
+            _moves_and_steps(raw, [(pistons[index[a]]._body, actions[a] - 1) for a in agents])
+        else:
+            for agent in agents:
+                raw.move_piston(pistons[index[agent]], actions[agent] - 1)
+                space.step(dt)
         ball_curr_pos = raw._get_ball_position()
         if ball_curr_pos + raw.ball.velocity[0] * dt <= raw.wall_width + 1:
             raw.terminate = True
@@ -344,6 +347,54 @@ class PistonballParallel(ParallelEnv):
 
     def close(self) -> None:
         self.env.close()
+
+
+def _plain(space: Any) -> bool:
+    """Whether ``space.step(dt)`` is just ``cpSpaceStep`` under pymunk's lock flag: a pymunk 7
+    space (the attributes read here) with no Python collision handlers (nothing a step could
+    defer to its end: adds, removals, post-step callbacks), none of those pending, no body
+    waiting for its mass check and one thread. PettingZoo's Pistonball spaces are so."""
+    try:
+        return not (
+            space.threaded
+            or space._handlers
+            or space._bodies_to_check
+            or space._add_later
+            or space._remove_later
+            or space._post_step_callbacks
+            or space._removed_shapes
+            or space._locked
+        )
+    except AttributeError:  # another pymunk: its own step()
+        return False
+
+
+def _moves_and_steps(raw: Any, moves: list[tuple[Any, int]]) -> None:
+    """``raw.move_piston(piston, v)`` then ``raw.space.step(raw.dt)`` for each ``(piston's cffi
+    body, v)`` in turn, on a space :func:`_plain` accepts: the same chipmunk calls with the same
+    arguments (PettingZoo 1.24's ``move_piston``: the position read, moved by ``v`` positions
+    and capped, and set; pymunk 7's ``Space.step``: ``cpSpaceStep`` with ``_locked`` set), without
+    the Python layers around them (a property, a ``__setattr__`` hook and a closure per move, the
+    step's bookkeeping of empty queues: about as much CPU as the physics)."""
+    from pymunk._chipmunk_cffi import lib
+
+    space, dt, per = raw.space, raw.dt, raw.pixels_per_position
+    cp_space, get, put, step = space._space, lib.cpBodyGetPosition, lib.cpBodySetPosition, lib.cpSpaceStep
+    top = raw.screen_height - raw.wall_width - (raw.piston_height - raw.piston_head_height)
+    bottom = top - (raw.n_piston_positions * per)
+    for body, v in moves:
+        p = get(body)
+        y = p.y - v * per
+        if y > top:
+            y = top
+        elif y < bottom:
+            y = bottom
+        put(body, (p.x, y))
+        space._locked = True
+        try:
+            step(cp_space, dt)
+        finally:
+            space._locked = False
 
 
 def _warn_degenerate(n_pistons: int, hold: int, max_cycles: int) -> None:

@@ -172,7 +172,11 @@ def _pettingzoo_stack(n_pistons: int, hold: int, continuous: bool, api: str):
 def _raw_state(env) -> tuple:
     raw = env.unwrapped
     names = ("rewards", "_cumulative_rewards", "terminations", "truncations", "agent_selection", "agents", "frames")
-    return tuple(getattr(raw, n) for n in names) + (raw.ball_prev_pos, raw.terminate, raw.truncate)
+    physics = (  # exact floats: the direct chipmunk calls of PistonballParallel._cycle make the same moves
+        [tuple(p.position) + tuple(p.velocity) for p in raw.pistonList],
+        tuple(raw.ball.position) + tuple(raw.ball.velocity) + (raw.ball.angle, raw.ball.angular_velocity),
+    )
+    return tuple(getattr(raw, n) for n in names) + (raw.ball_prev_pos, raw.terminate, raw.truncate, physics)
 
 
 @pytest.mark.parametrize(
