@@ -40,8 +40,9 @@ reward being shared):
 
 from __future__ import annotations
 
+import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pettingzoo import ParallelEnv
@@ -217,6 +218,7 @@ def make_env(
         check_bool(name, flag)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     _warn_degenerate(n_pistons, hold, max_cycles)
+    _load_sprites_once()
     kwargs = {
         "n_pistons": n_pistons,
         "continuous": continuous,
@@ -347,6 +349,33 @@ class PistonballParallel(ParallelEnv):
 
     def close(self) -> None:
         self.env.close()
+
+
+_SPRITES: dict[str, Any] = {}  # image path -> PettingZoo's get_image() of it
+_SPRITES_LOCK = threading.Lock()
+
+
+def _load_sprites_once() -> None:
+    """Make PettingZoo's Pistonball load its three images once per process: each new env
+    (``raw_env.__init__``) gets a copy of the first one's surfaces (``Surface.copy``: the same
+    size, flags and pixels) instead of decoding the PNGs again. The background, 960 x 560 px, took
+    12.5 of a 20-piston env's 18 CPU-ms to load, 1.6 to copy; concurrent re-runs build one env
+    per worker (``benchmarks/results/scale.md``)."""
+    from pettingzoo.butterfly.pistonball import pistonball as module
+
+    with _SPRITES_LOCK:
+        if getattr(module.get_image, "lang_pz_cached", False):
+            return
+        load: Callable[[str], Any] = module.get_image
+
+        def get_image(path: str) -> Any:
+            with _SPRITES_LOCK:
+                if path not in _SPRITES:
+                    _SPRITES[path] = load(path)
+                return _SPRITES[path].copy()
+
+        get_image.lang_pz_cached = True  # type: ignore[attr-defined]
+        module.get_image = get_image
 
 
 def _plain(space: Any) -> bool:
