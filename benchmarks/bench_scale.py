@@ -106,9 +106,9 @@ def run_once(url: str, pistons: int, workers: int, folder: Path) -> dict[str, fl
         run_dir=str(folder),
         on_stage_failure="continue",  # the stand-in's minimal updates never validate (counted above)
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = train(cfg)
-    return {"wall": time.perf_counter() - t0, "calls": res.metrics[0].llm_calls}
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "calls": res.metrics[0].llm_calls}
 
 
 def warm(pistons: list[int]) -> None:
@@ -143,10 +143,11 @@ def main() -> None:
                 here.send("peak")
                 peak = here.recv()
                 crit = critical_path(Path(tmp) / f"p{n}-w{w}")
-                rows.append((n, w, out["wall"] / args.latency, out["calls"], peak, crit))
+                rows.append((n, w, out["wall"] / args.latency, out["calls"], peak, crit, out["cpu"]))
                 print(
                     f"\npistons {n:2d} workers {w:3d}: wall {out['wall'] / args.latency:7.1f} L, "
-                    f"{out['calls']:5d} calls, peak in flight {peak:3d}, critical path {crit:.0f} L",
+                    f"{out['calls']:5d} calls, peak in flight {peak:3d}, critical path {crit:.0f} L, "
+                    f"{out['cpu']:.2f} CPU-s, load average {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
     here.send("stop")
@@ -155,10 +156,13 @@ def main() -> None:
         f"\nL = {args.latency} s; one iteration, 2 training episodes, counterfactual alternatives, "
         "4 validation seeds, per-agent acceptance"
     )
-    print("| pistons | workers | wall / L | LLM calls | peak in flight | critical path / L | wall / critical |")
-    print("|---|---|---|---|---|---|---|")
-    for n, w, wall, calls, peak, crit in rows:
-        print(f"| {n} | {w} | {wall:.1f} | {calls} | {peak} | {crit:.0f} | {wall / crit:.2f} |")
+    print(
+        "| pistons | workers | wall / L | LLM calls | peak in flight | critical path / L | wall / critical "
+        "| CPU-s (training process) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for n, w, wall, calls, peak, crit, cpu in rows:
+        print(f"| {n} | {w} | {wall:.1f} | {calls} | {peak} | {crit:.0f} | {wall / crit:.2f} | {cpu:.2f} |")
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ reward being shared):
 
 from __future__ import annotations
 
+import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pettingzoo import ParallelEnv
@@ -217,6 +218,7 @@ def make_env(
         check_bool(name, flag)
     check_choice("render_mode", render_mode, (None, "human", "rgb_array"))
     _warn_degenerate(n_pistons, hold, max_cycles)
+    _load_sprites_once()
     kwargs = {
         "n_pistons": n_pistons,
         "continuous": continuous,
@@ -317,9 +319,12 @@ class PistonballParallel(ParallelEnv):
         raw = self.env
         space, pistons, index, dt = raw.space, raw.pistonList, raw.agent_name_mapping, raw.dt
         agents, frames = raw.agents, raw.frames
-        for agent in agents:
-            raw.move_piston(pistons[index[agent]], actions[agent] - 1)
-            space.step(dt)
+        if _plain(space):
+            _moves_and_steps(raw, [(pistons[index[a]]._body, actions[a] - 1) for a in agents])
+        else:
+            for agent in agents:
+                raw.move_piston(pistons[index[agent]], actions[agent] - 1)
+                space.step(dt)
         ball_curr_pos = raw._get_ball_position()
         if ball_curr_pos + raw.ball.velocity[0] * dt <= raw.wall_width + 1:
             raw.terminate = True
@@ -344,6 +349,81 @@ class PistonballParallel(ParallelEnv):
 
     def close(self) -> None:
         self.env.close()
+
+
+_SPRITES: dict[str, Any] = {}  # image path -> PettingZoo's get_image() of it
+_SPRITES_LOCK = threading.Lock()
+
+
+def _load_sprites_once() -> None:
+    """Make PettingZoo's Pistonball load its three images once per process: each new env
+    (``raw_env.__init__``) gets a copy of the first one's surfaces (``Surface.copy``: the same
+    size, flags and pixels) instead of decoding the PNGs again. The background, 960 x 560 px, took
+    12.5 of a 20-piston env's 18 CPU-ms to load, 1.6 to copy; concurrent re-runs build one env
+    per worker (``benchmarks/results/scale.md``)."""
+    from pettingzoo.butterfly.pistonball import pistonball as module
+
+    with _SPRITES_LOCK:
+        if getattr(module.get_image, "lang_pz_cached", False):
+            return
+        load: Callable[[str], Any] = module.get_image
+
+        def get_image(path: str) -> Any:
+            with _SPRITES_LOCK:
+                if path not in _SPRITES:
+                    _SPRITES[path] = load(path)
+                return _SPRITES[path].copy()
+
+        get_image.lang_pz_cached = True  # type: ignore[attr-defined]
+        module.get_image = get_image
+
+
+def _plain(space: Any) -> bool:
+    """Whether ``space.step(dt)`` is just ``cpSpaceStep`` under pymunk's lock flag: a pymunk 7
+    space (the attributes read here) with no Python collision handlers (nothing a step could
+    defer to its end: adds, removals, post-step callbacks), none of those pending, no body
+    waiting for its mass check and one thread. PettingZoo's Pistonball spaces are so."""
+    try:
+        return not (
+            space.threaded
+            or space._handlers
+            or space._bodies_to_check
+            or space._add_later
+            or space._remove_later
+            or space._post_step_callbacks
+            or space._removed_shapes
+            or space._locked
+        )
+    except AttributeError:  # another pymunk: its own step()
+        return False
+
+
+def _moves_and_steps(raw: Any, moves: list[tuple[Any, int]]) -> None:
+    """``raw.move_piston(piston, v)`` then ``raw.space.step(raw.dt)`` for each ``(piston's cffi
+    body, v)`` in turn, on a space :func:`_plain` accepts: the same chipmunk calls with the same
+    arguments (PettingZoo 1.24's ``move_piston``: the position read, moved by ``v`` positions
+    and capped, and set; pymunk 7's ``Space.step``: ``cpSpaceStep`` with ``_locked`` set), without
+    the Python layers around them (a property, a ``__setattr__`` hook and a closure per move, the
+    step's bookkeeping of empty queues: about as much CPU as the physics)."""
+    from pymunk._chipmunk_cffi import lib
+
+    space, dt, per = raw.space, raw.dt, raw.pixels_per_position
+    cp_space, get, put, step = space._space, lib.cpBodyGetPosition, lib.cpBodySetPosition, lib.cpSpaceStep
+    top = raw.screen_height - raw.wall_width - (raw.piston_height - raw.piston_head_height)
+    bottom = top - (raw.n_piston_positions * per)
+    for body, v in moves:
+        p = get(body)
+        y = p.y - v * per
+        if y > top:
+            y = top
+        elif y < bottom:
+            y = bottom
+        put(body, (p.x, y))
+        space._locked = True
+        try:
+            step(cp_space, dt)
+        finally:
+            space._locked = False
 
 
 def _warn_degenerate(n_pistons: int, hold: int, max_cycles: int) -> None:

@@ -33,6 +33,7 @@ decision raises :class:`~lang_pz.error.PromptTooLongError`.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -235,7 +236,7 @@ class LLMPolicy(Policy):
         acts = legal_actions(info)
         rng = action_range(info) if acts is None else None
         if acts is not None:
-            kind, examples, ask = "choice", choice_examples(acts), f"one of: {', '.join(acts)}"
+            kind, examples, ask = "choice", _choice_examples(tuple(acts)), f"one of: {', '.join(acts)}"
             text = _ensure_action_line(text, f"Actions: {', '.join(acts)}")
         elif rng is not None:
             lo, hi = _fmt_number(rng[0]), _fmt_number(rng[1])
@@ -272,7 +273,7 @@ class LLMPolicy(Policy):
                 f"You control one agent. Your policy: {self.policy}\nFollow your policy. Reply with {ask} and nothing else."
             )
             return GenerationRequest(messages=(Message("system", system), Message("user", text)), **common)
-        prompt = "".join(completion_block(p, o, a) for p, o, a in examples)
+        prompt = _worked_prompt(examples)
         prompt += completion_block(" ".join(self.policy.split()), text)  # one line per block
         return GenerationRequest(prompt=prompt, **common)
 
@@ -340,6 +341,20 @@ class LLMPolicy(Policy):
             latency_s=latency,
             meta={"observation_chars_left_out": left_out} if left_out else {},
         )
+
+
+# A policy builds the same worked examples for every request of an episode (and a re-run's
+# replayed agents rebuild every recorded request to key it, :mod:`lang_pz.policies.replay`):
+# both are pure functions of immutable arguments, made once per action set.
+@functools.lru_cache(maxsize=256)
+def _choice_examples(actions: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    return choice_examples(actions)
+
+
+@functools.lru_cache(maxsize=256)
+def _worked_prompt(examples: tuple[tuple[str, str, str], ...]) -> str:
+    """The completion prompt's worked-example blocks."""
+    return "".join(completion_block(p, o, a) for p, o, a in examples)
 
 
 def _ensure_action_line(text: str, line: str) -> str:

@@ -349,14 +349,29 @@ class MultiAgentTextSpaces(ForwardsAttributes):
         self.strict = strict
         self.observation_max_length = observation_max_length
         self.action_max_length = action_max_length
-        self._observation_spaces = {a: text_observation_space(observation_max_length) for a in possible_agents}
-        self._action_spaces = {a: text_space(action_max_length) for a in possible_agents}
+        # made at an agent's first call (the same object on every later one): an env made for a
+        # concurrent episode or re-run never asks, and 20 agents' spaces cost as much as the env
+        self._spaced_agents = frozenset(possible_agents)
+        self._observation_spaces: dict[str, spaces.Space[Any]] = {}
+        self._action_spaces: dict[str, spaces.Space[Any]] = {}
         self._notes: dict[str, str] = {}
         self._fixed_actions = FixedActions()
         self._warned: set[str] = set()  # the warnings this env has issued (each once)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self._observation_spaces[agent]
+        space = self._observation_spaces.get(agent)
+        if space is None:
+            self._spaced(agent)
+            space = self._observation_spaces.setdefault(agent, text_observation_space(self.observation_max_length))
+        return space
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self._action_spaces[agent]
+        space = self._action_spaces.get(agent)
+        if space is None:
+            self._spaced(agent)
+            space = self._action_spaces.setdefault(agent, text_space(self.action_max_length))
+        return space
+
+    def _spaced(self, agent: str) -> None:
+        if agent not in self._spaced_agents:
+            raise KeyError(agent)  # as the dict of every agent's space raised

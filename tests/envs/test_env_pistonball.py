@@ -172,7 +172,11 @@ def _pettingzoo_stack(n_pistons: int, hold: int, continuous: bool, api: str):
 def _raw_state(env) -> tuple:
     raw = env.unwrapped
     names = ("rewards", "_cumulative_rewards", "terminations", "truncations", "agent_selection", "agents", "frames")
-    return tuple(getattr(raw, n) for n in names) + (raw.ball_prev_pos, raw.terminate, raw.truncate)
+    physics = (  # exact floats: the direct chipmunk calls of PistonballParallel._cycle make the same moves
+        [tuple(p.position) + tuple(p.velocity) for p in raw.pistonList],
+        tuple(raw.ball.position) + tuple(raw.ball.velocity) + (raw.ball.angle, raw.ball.angular_velocity),
+    )
+    return tuple(getattr(raw, n) for n in names) + (raw.ball_prev_pos, raw.terminate, raw.truncate, physics)
 
 
 @pytest.mark.parametrize(
@@ -215,3 +219,32 @@ def test_every_step_is_pettingzoos(n_pistons, hold, continuous, api):
                 theirs.step(action)
             assert not ours.agents
         assert np.array_equal(ours.unwrapped.observe("piston_1"), theirs.unwrapped.observe("piston_1"))
+
+
+def test_sprites_are_loaded_once_and_copied():
+    """Every env has its own surfaces with the pixels, size and flags PettingZoo's loading gives
+    (the PNGs are decoded once per process: ``_load_sprites_once``)."""
+    import os
+
+    import pygame
+    from pettingzoo.butterfly.pistonball import pistonball as module
+
+    first, second = (lang_pz.make(PB, n_pistons=5).unwrapped for _ in range(2))
+    for name, file in (
+        ("piston_sprite", "piston.png"),
+        ("piston_body_sprite", "piston_body.png"),
+        ("background", "background.png"),
+    ):
+        image = pygame.image.load(os.path.join(os.path.dirname(module.__file__), file))
+        expected = pygame.Surface(image.get_size(), flags=pygame.SRCALPHA)
+        expected.blit(image, (0, 0))  # PettingZoo's get_image
+        a, b = getattr(first, name), getattr(second, name)
+        assert a is not b
+        for got in (a, b):
+            assert (got.get_size(), got.get_flags(), got.get_bitsize(), got.get_masks()) == (
+                expected.get_size(),
+                expected.get_flags(),
+                expected.get_bitsize(),
+                expected.get_masks(),
+            )
+            assert pygame.image.tobytes(got, "RGBA") == pygame.image.tobytes(expected, "RGBA")
