@@ -360,13 +360,14 @@ def _load_sprites_once() -> None:
     (``raw_env.__init__``) gets a copy of the first one's surfaces (``Surface.copy``: the same
     size, flags and pixels) instead of decoding the PNGs again. The background, 960 x 560 px, took
     12.5 of a 20-piston env's 18 CPU-ms to load, 1.6 to copy; concurrent re-runs build one env
-    per worker (``benchmarks/results/scale.md``)."""
+    per worker (``benchmarks/results/scale.md``). The loader is replaced in PettingZoo's module,
+    so plain PettingZoo Pistonball envs of this process get copies too (the same pixels)."""
     from pettingzoo.butterfly.pistonball import pistonball as module
 
     with _SPRITES_LOCK:
-        if getattr(module.get_image, "lang_pz_cached", False):
-            return
-        load: Callable[[str], Any] = module.get_image
+        load: Callable[[str], Any] | None = getattr(module, "get_image", None)
+        if load is None or getattr(load, "lang_pz_cached", False):
+            return  # another PettingZoo (no module-level loader: its own loading) or done already
 
         def get_image(path: str) -> Any:
             with _SPRITES_LOCK:
