@@ -29,12 +29,12 @@ from fractions import Fraction
 from lang_pz.error import DependencyNotInstalled
 
 __all__ = [
+    "MAX_ANSWER_WORDS",
     "exact_match",
     "gsm8k_equal",
     "gsm8k_gold",
     "gsm8k_number",
     "gsm8k_number_text",
-    "MAX_ANSWER_WORDS",
     "last_boxed",
     "math_equal",
     "normalize_answer",
