@@ -8,9 +8,12 @@ API                 AEC; observation ``{"text": str}``, action ``str`` (free tex
                     characters: more than twice MATH-500's longest worked solution, 3,356)
 solver sees         the problem and the transcript (the verifier's replies)
 solver delivers     MATH: a final answer in ``\\boxed{...}`` (the last box, by brace matching);
-                    GSM8K: the number after ``####``. Fallback: no answer (scores 0): a reply
-                    without its final answer in the stated form is not graded, so echoing the
-                    problem (whose last number or words may be the answer) cannot score
+                    GSM8K: the one number on the line after ``####``. Fallback: no answer
+                    (scores 0): a reply without its final answer in the stated form is not
+                    graded, so echoing the problem (whose last number or words may be the answer)
+                    cannot score; neither can a box of prose, a box around one of the problem's
+                    own formulas (math-verify would evaluate it), or a ``####`` line of several
+                    numbers (:mod:`lang_pz.tasks.scoring`)
 reply format        each role's reply as a grammar and a regex (:meth:`MathTaskEnv.reply_format`)
 verifier sees       the problem, the transcript (the solver's reply) and the extracted answer
 verifier delivers   a confirmation (a reply starting with *correct*, *yes*, *agree*, *confirmed*
@@ -21,7 +24,8 @@ Reward              shared, at the end: 1.0 if the team's final answer equals th
                     the numbers), else 0.0
 info["score"]       ``correct``, ``answer``, ``gold_answer``, ``solver_answer``,
                     ``solver_correct`` (the solver's last own answer), ``changed_by_verifier``,
-                    ``check`` (``"ok"``, ``"too_long"``, ``"timeout"`` or ``"no_answer"``)
+                    ``check`` (``"ok"``, ``"too_long"``, ``"timeout"``, ``"no_answer"`` or
+                    ``"copied_problem"``)
 ==================  ==============================================================================
 
 Bounded scoring: every MATH check runs in a worker interpreter, cut after ``check_timeout_s``
@@ -49,7 +53,7 @@ from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import GSM8KItem, load_items
 from lang_pz.tasks.math_check import MAX_ANSWER_CHARS, bounded_math_equal
-from lang_pz.tasks.scoring import gsm8k_equal, gsm8k_number, gsm8k_number_text, last_boxed
+from lang_pz.tasks.scoring import copies_problem, gsm8k_equal, gsm8k_final_answer, gsm8k_number, last_boxed
 from lang_pz.text import replies
 from lang_pz.text.replies import ReplyFormat
 
@@ -126,12 +130,8 @@ class MathTaskEnv(TaskEnv[Any]):
 
     def _extract(self, text: str) -> str | None:
         if self.gsm8k:
-            if "####" not in text:
-                return None
-            tail = text.rsplit("####", 1)[1]
-            if gsm8k_number(tail) is None:
-                return None
-            return gsm8k_number_text(tail)  # the exact digits (a fraction as a/b), as scored
+            found = gsm8k_final_answer(text)  # the exact digits (a fraction as a/b), as scored
+            return found if found is not None and gsm8k_number(found) is not None else None
         return last_boxed(text) or None
 
     def _parse(self, role: str, text: str) -> Any:
@@ -165,6 +165,8 @@ class MathTaskEnv(TaskEnv[Any]):
             return False, "no_answer"
         if self.gsm8k:
             return gsm8k_equal(answer, self.item.answer), "ok"
+        if copies_problem(answer, self.item.problem, self.item.answer):
+            return False, "copied_problem"
         return bounded_math_equal(answer, self.item.answer, self.check_timeout_s)
 
     def _score(self) -> tuple[float, dict[str, Any]]:

@@ -18,8 +18,12 @@ answerer delivers   the text after the last ``Answer:`` (to the end of that line
 reply format        each role's reply as a grammar and a regex (:meth:`QATaskEnv.reply_format`):
                     a policy's backend can constrain decoding to it
 Reward              shared, at the end: the answer's token F1 against the gold answer, with the
-                    official HotpotQA normalisation (and F1 0 for a yes/no mismatch)
-info["score"]       ``f1``, ``em``, ``answer``, ``gold_answer``; with a finder: ``sp_precision``,
+                    official HotpotQA normalisation (and F1 0 for a yes/no mismatch, and for an
+                    answer naming both options of an "X or Y?" question:
+                    :func:`~lang_pz.tasks.scoring.names_both_options`; naming both scored mean F1
+                    0.116 on the test split without reading a paragraph, 0.04 after)
+info["score"]       ``f1``, ``em``, ``answer``, ``gold_answer``, ``names_both_options``; with a
+                    finder: ``sp_precision``,
                     ``sp_recall``, ``sp_f1`` of the named sentences against the gold supporting
                     facts, ``evidence`` and ``gold_evidence`` (as ``p.s`` labels)
 ==================  ==============================================================================
@@ -45,7 +49,7 @@ from lang_pz.error import ActionParseError, InvalidKwargError
 from lang_pz.registration import Api
 from lang_pz.tasks.base import TaskEnv, cut, visible_text
 from lang_pz.tasks.datasets import HotpotQAItem, load_items
-from lang_pz.tasks.scoring import exact_match, supporting_fact_scores, token_f1
+from lang_pz.tasks.scoring import exact_match, names_both_options, supporting_fact_scores, token_f1
 from lang_pz.text import replies
 from lang_pz.text.replies import ReplyFormat
 
@@ -200,10 +204,12 @@ class QATaskEnv(TaskEnv[HotpotQAItem]):
 
     def _score(self) -> tuple[float, dict[str, Any]]:
         answer = self.answer or ""
-        f1 = token_f1(answer, self.item.answer)
+        hedged = names_both_options(answer, self.item.question)  # chooses nothing: no credit
+        f1 = 0.0 if hedged else token_f1(answer, self.item.answer)
         score: dict[str, Any] = {
             "f1": f1,
-            "em": exact_match(answer, self.item.answer),
+            "em": 0.0 if hedged else exact_match(answer, self.item.answer),
+            "names_both_options": hedged,
             "answer": answer,
             "gold_answer": self.item.answer,
         }

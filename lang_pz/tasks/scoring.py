@@ -30,13 +30,16 @@ from lang_pz.error import DependencyNotInstalled
 
 __all__ = [
     "MAX_ANSWER_WORDS",
+    "copies_problem",
     "exact_match",
     "gsm8k_equal",
+    "gsm8k_final_answer",
     "gsm8k_gold",
     "gsm8k_number",
     "gsm8k_number_text",
     "last_boxed",
     "math_equal",
+    "names_both_options",
     "normalize_answer",
     "prose_words",
     "supporting_fact_scores",
@@ -87,6 +90,26 @@ def token_f1(prediction: str, gold: str) -> float:
     precision = same / len(pred_toks)
     recall = same / len(gold_toks)
     return 2 * precision * recall / (precision + recall)
+
+
+_OPTIONS_RE = re.compile(r"([^,:;?]+?)\s+or\s+([^,:;?]+?)\s*\?\s*$")
+
+
+def names_both_options(prediction: str, question: str) -> bool:
+    """Whether ``prediction`` names both options of a question that ends in a choice ("Which dog
+    is native to France, the Basset Bleu de Gascogne or the Bulldog?"): its normalised tokens hold
+    a word of the option before the final *or* that the other lacks, and a word of the option
+    after it that the question has not used before it.
+    Such an answer chooses nothing, yet token F1 gives it most of the credit (0.89 here); answer
+    F1 is 0 for it (:class:`~lang_pz.tasks.qa_env.QATaskEnv`). A question of another form is never
+    matched (the rule fails open)."""
+    m = _OPTIONS_RE.search(question)
+    if m is None:
+        return False
+    before = set(normalize_answer(question[: m.start(2)]).split())
+    first, second = set(normalize_answer(m.group(1)).split()), set(normalize_answer(m.group(2)).split())
+    said = set(normalize_answer(prediction).split())
+    return bool(said & (first - second)) and bool(said & (second - before))
 
 
 def supporting_fact_scores(predicted: AbstractSet[tuple[str, int]], gold: AbstractSet[tuple[str, int]]) -> dict[str, float]:
@@ -152,6 +175,27 @@ def prose_words(answer: str) -> int:
     return len(_WORD_RE.findall(_LATEX_NAME_RE.sub(" ", answer)))
 
 
+_MATH_SPAN_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL)
+
+
+def _squashed(latex: str) -> str:
+    return re.sub(r"\s+", "", latex).rstrip(".,")
+
+
+def copies_problem(answer: str, problem: str, gold: str) -> bool:
+    """Whether ``answer`` is one of ``problem``'s own formulas (a whole ``$...$``, ``$$...$$``,
+    ``\\[...\\]`` or ``\\(...\\)``, white space and a closing full stop ignored) other than
+    the ``gold`` answer as written. math-verify evaluates what it is given, so a box around the
+    question's expression (``\\dbinom{31}{28}`` for 4495) would score without solving anything:
+    copied from MATH-500's problems, such boxes scored on 29 of 500 items. A formula that is the
+    gold answer itself (``\\sqrt{53}`` "in simplest radical form") is not refused."""
+    mine = _squashed(answer)
+    if not mine or mine == _squashed(gold):
+        return False
+    spans = (next(g for g in m.groups() if g is not None) for m in _MATH_SPAN_RE.finditer(problem))
+    return any(_squashed(span) == mine for span in spans)
+
+
 def _as_boxed_latex(answer: str) -> str:
     """Wrap a bare answer so that math-verify's LaTeX extractor reads all of it."""
     return "$\\boxed{" + answer + "}$"
@@ -182,7 +226,7 @@ def math_equal(prediction: str, gold: str, *, timeout_seconds: int | None = 5) -
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise DependencyNotInstalled("math_equal needs the package math-verify: pip install math-verify") from e
     boxed = last_boxed(prediction)
-    pred = boxed if boxed is not None else prediction.strip()
+    pred = (boxed if boxed is not None else prediction.strip()).rstrip(" .")  # a sentence's full stop
     if not pred or not gold.strip() or prose_words(pred) > MAX_ANSWER_WORDS:
         return False
     if threading.current_thread() is not threading.main_thread():
@@ -230,6 +274,19 @@ def gsm8k_number(text: str) -> Fraction | None:
         return Fraction(num) / Fraction(den) if den else Fraction(num)
     except (ValueError, ZeroDivisionError):
         return None
+
+
+def gsm8k_final_answer(text: str) -> str | None:
+    """The final answer of a GSM8K-formatted reply: the one number (as written, commas removed) on
+    the line after its last ``####``; ``None`` when there is no marker, or that line holds no number
+    or several (``#### 1, 600``, ``#### 6e2``, a sentence with the question's numbers: which one is
+    the answer is not said)."""
+    if "####" not in text:
+        return None
+    line = text.rsplit("####", 1)[1].strip().split("\n", 1)[0]
+    if len(_NUMBER_RE.findall(line)) != 1:
+        return None
+    return gsm8k_number_text(line)
 
 
 def gsm8k_equal(prediction_text: str, gold: str) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 from fractions import Fraction
 
@@ -25,12 +26,15 @@ from lang_pz.error import DependencyNotInstalled, LangPZError
 from lang_pz.tasks.datasets import load_gsm8k, load_hotpotqa, load_humaneval, load_math500, load_mbpp, split
 from lang_pz.tasks.scoring import (
     MAX_ANSWER_WORDS,
+    copies_problem,
     exact_match,
     gsm8k_equal,
+    gsm8k_final_answer,
     gsm8k_gold,
     gsm8k_number,
     last_boxed,
     math_equal,
+    names_both_options,
     normalize_answer,
     prose_words,
     supporting_fact_scores,
@@ -174,6 +178,54 @@ def test_a_box_around_the_question_is_not_a_final_answer():
     assert prose_words(r"\text{The proper divisors of 12 are 1, 2, 3}") == 5
     assert prose_words(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}") == 0
     assert math_equal(r"\boxed{5\text{ cents}}", r"5\text{ cents}")
+
+
+@needs_data
+def test_a_box_around_one_of_the_problems_formulas_is_not_an_answer():
+    """Boxing the problem's last formula scored on 29 of MATH-500's items (math-verify evaluates
+    ``\\dbinom{31}{28}`` to the gold 4495); a copied formula is refused unless it is the gold as
+    written (``\\sqrt{53}`` "in simplest radical form"), and no gold answer counts as a copy."""
+    items = load_math500(DATA)
+    scored = []
+    for it in items:
+        formulas = [a or b for a, b in re.findall(r"\$\$(.+?)\$\$|\$(.+?)\$", it.problem, re.DOTALL)]
+        if formulas and not copies_problem(formulas[-1], it.problem, it.answer):
+            if math_equal(rf"\boxed{{{formulas[-1]}}}", it.answer):
+                scored.append(it.unique_id)
+    assert len(scored) <= 2, scored
+    assert not [it.unique_id for it in items if copies_problem(it.answer, it.problem, it.answer)]
+    assert copies_problem(r"\dbinom{31}{28}", r"Compute $\dbinom{31}{28}$.", "4495")
+    assert copies_problem(r"y \le 1.", r"Then $y \le 1.$ Find the largest", "1")
+    assert not copies_problem(r"\sqrt{53}", r"What is $\sqrt{53}$ in simplest radical form?", r"\sqrt{53}")
+    assert not copies_problem("1+2i", r"the calculation $\frac{-3+4i}{1+2i}$", "1+2i")
+    assert math_equal(r"\boxed{\frac{1}{2}.}", r"\frac12")  # a sentence's full stop is not part of the answer
+
+
+def test_a_gsm8k_final_answer_is_one_number_after_the_marker():
+    assert gsm8k_final_answer("so 12 + 3 = 15\n#### 15") == "15"
+    assert gsm8k_final_answer("#### $1,600 in total") == "1600"
+    assert gsm8k_final_answer("#### -3/4") == "-3/4"
+    assert gsm8k_final_answer("#### 1, 600") is None
+    assert gsm8k_final_answer("#### 6e2") is None
+    assert gsm8k_final_answer("#### Tom has 3 apples and buys 12 more. How many?") is None
+    assert gsm8k_final_answer("no marker 15") is None
+    assert gsm8k_final_answer("#### 7\nthen 9 more words 10") == "7"
+
+
+@needs_data
+def test_an_answer_naming_both_options_chooses_nothing():
+    """Naming both options of an "X or Y?" question had answer F1 0.89; no gold answer of either
+    HotpotQA file names both, and every question of that form is caught when both are named."""
+    rows = [json.loads(x) for f in ("dev_300", "train_300") for x in (DATA / "hotpotqa" / f"{f}.jsonl").open()]
+    assert not [r["answer"] for r in rows if names_both_options(r["answer"], r["question"])]
+    choices = [m for r in rows if (m := re.search(r"([^,:;?]+?)\s+or\s+([^,:;?]+?)\s*\?\s*$", r["question"]))]
+    assert len(choices) >= 60
+    assert all(names_both_options(f"{m.group(1)}, {m.group(2)}", m.string) for m in choices)
+    q = "Which dog is native to France, the Basset Bleu de Gascogne or the Bulldog?"
+    assert names_both_options("Basset Bleu de Gascogne, Bulldog", q)
+    assert not names_both_options("Basset Bleu de Gascogne", q)
+    assert not names_both_options("the Bulldog", q)
+    assert not names_both_options("yes", "Is Paris the capital of France?")
 
 
 def test_math_equal_from_threads():
