@@ -15,6 +15,7 @@ refused: the run would not use it). ``lang-pz train`` says the same once per key
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import warnings
 from collections.abc import Callable, Mapping
@@ -135,12 +136,29 @@ def _validated(cls: type[M], handler: Callable[[Any], M], data: dict[str, Any], 
     ]
     if errors:
         details = [
-            InitErrorDetails(type=PydanticCustomError(e["type"], e["msg"]), loc=e["loc"], input=e["input"]) for e in errors
+            InitErrorDetails(type=PydanticCustomError(e["type"], _hinted(e, cls, models)), loc=e["loc"], input=e["input"])
+            for e in errors
         ]
         raise ValidationError.from_exception_data(cls.__name__, details)
     assert out is not None and out.__pydantic_extra__ is not None
     out.__pydantic_extra__.update(checked)
     return out
+
+
+def _hinted(error: Any, cls: type[BaseModel], models: dict[str, type[BaseModel]]) -> str:
+    """An unknown key's message with the closest known key of its level ("did you mean"); other
+    messages as they are."""
+    loc, msg = tuple(error["loc"]), str(error["msg"])
+    if error["type"] != "extra_forbidden" or not loc:
+        return msg
+    if len(loc) == 1:
+        known = [*cls.model_fields, *models]
+    elif len(loc) == 2 and loc[0] in models:
+        known = list(models[loc[0]].model_fields)
+    else:
+        return msg
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    return f"{msg}; did you mean {close[0]!r}?" if close else msg
 
 
 def import_modules(modules: Any) -> None:

@@ -28,7 +28,10 @@ def _errors(res) -> list[str]:
         ("env_id: x\n  iterations: 1\n", ":2:13: mapping values are not allowed here"),
         ("env_id: x\niteratons: 1\n", ":2: 'iteratons' is not a TrainConfig field; did you mean 'iterations'"),
         ("iterations: 0\n", ":1: iterations: Input should be greater than or equal to 1 (got 0)"),
-        ("langmarl:\n  critc_mode: x\n", ":2: langmarl.critc_mode: Extra inputs are not permitted"),
+        (
+            "langmarl:\n  critc_mode: x\n",
+            ":2: langmarl.critc_mode: Extra inputs are not permitted; did you mean 'critic_mode'?",
+        ),
         ("iterations: 1\ncritic_mode: nope\n", ":2: langmarl.critic_mode: Input should be"),  # flat, moved to its section
     ],
 )

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from lang_pz.cli import app
@@ -89,3 +90,13 @@ def test_the_command_line_says_nothing_for_sections_and_its_own_options(tmp_path
     config.write_text("critic_mode: independent\ncounterfactual: [alternatives]\n")
     out = _train(tmp_path, "--config", str(config), "--critic-mode", "counterfactual")
     assert out.count("'critic_mode' is a setting of method 'langmarl' given flat") == 1
+
+
+def test_an_unknown_key_names_the_closest_one_of_its_level():
+    with pytest.raises(ValidationError, match=r"iteratons\n.*did you mean 'iterations'\?"):
+        TrainConfig(iteratons=3)
+    with pytest.raises(ValidationError, match=r"langmarl\.critc_mode\n.*did you mean 'critic_mode'\?"):
+        TrainConfig(langmarl={"critc_mode": "counterfactual"})
+    with pytest.raises(ValidationError) as info:
+        TrainConfig(zzzzzz=1)
+    assert "did you mean" not in str(info.value)
