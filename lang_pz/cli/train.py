@@ -248,6 +248,16 @@ def train(
         fields["env_kwargs"] = {**fields.get("env_kwargs", {}), **parse_kwargs(kw)}
     try:
         settings = set_fields(set_ or [])
+        flagged = {k for k, v in overrides.items() if v is not None}
+        for key, value in settings.items():
+            twice = sorted(flagged & set(value)) if isinstance(value, dict) and key in sections() else []
+            twice += [key] if key in flagged else []
+            if twice:
+                where_set = f"{key}.{twice[0]}" if twice[0] != key else key
+                raise ValueError(
+                    f"{twice[0]} is given twice on the command line, by its option and by --set {where_set}=...; "
+                    "give it once"
+                )
         for note in merge_set(fields, settings, config):
             say(note)
     except (ValueError, typer.BadParameter) as exc:

@@ -102,3 +102,15 @@ def test_an_empty_train_config_is_refused_not_trained_on_defaults(tmp_path, text
         "fields in it (see `lang-pz train --help`), or drop --config to train on the defaults"
     ]
     assert not run_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (["--critic-mode", "counterfactual", "--set", "langmarl.critic_mode=central_credit"], "critic_mode"),
+        (["--iterations", "2", "--set", "iterations=3"], "iterations"),
+    ],
+)
+def test_a_setting_given_by_its_option_and_by_set_is_refused(tmp_path, args, key):
+    errors = _errors(runner.invoke(app, ["train", *args, "--run-dir", str(tmp_path / "r")]))
+    assert len(errors) == 1 and f"{key} is given twice on the command line" in errors[0], errors
