@@ -294,10 +294,11 @@ def gsm8k_equal(prediction_text: str, gold: str) -> bool:
 
     ``gold`` is the output of :func:`gsm8k_gold`. The comparison is exact on rational values, so
     ``"18"``, ``"18.0"``, ``"18.00"`` and ``"36/2"`` all equal ``"18"`` (``"1/18"`` does not). If the prediction contains ``####``
-    (a GSM8K-formatted solution), only the text after the last marker is read.
+    (a GSM8K-formatted solution), its answer is :func:`gsm8k_final_answer`'s, the rule the task
+    env grades by: one number on the line after the last marker (``"#### 1, 600"`` equals nothing).
     """
     if "####" in prediction_text:
-        prediction_text = prediction_text.rsplit("####", 1)[1]
+        prediction_text = gsm8k_final_answer(prediction_text) or ""
     pred = gsm8k_number(prediction_text)
     gold_n = gsm8k_number(gold)
     return pred is not None and gold_n is not None and pred == gold_n

@@ -210,6 +210,7 @@ def test_a_gsm8k_final_answer_is_one_number_after_the_marker():
     assert gsm8k_final_answer("#### Tom has 3 apples and buys 12 more. How many?") is None
     assert gsm8k_final_answer("no marker 15") is None
     assert gsm8k_final_answer("#### 7\nthen 9 more words 10") == "7"
+    assert not gsm8k_equal("#### 1, 600", "600") and gsm8k_equal("#### $1,600 in total", "1600")
 
 
 @needs_data
